@@ -1,0 +1,90 @@
+"""Side-by-side forward timings of ranker_attention on this machine.
+
+(a) our Pallas path (interpret mode on CPU) vs JAX's reference Pallas GPU kernel
+    ``jax.experimental.pallas.ops.gpu.attention.mha(..., interpret=True)``;
+(b) our XLA path vs ``jax.nn.dot_product_attention(implementation="xla")``.
+
+Forward only, jitted, after warm-up; the median of --repeats runs. A ratio
+below 1 means ours is faster. Usage:
+
+    python benchmarks/bench_kernel.py [--repeats N] [--dtype float32|bfloat16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.experimental.pallas.ops.gpu import attention as jax_gpu_attention  # noqa: E402
+
+from kernel import BlockSizes, ranker_attention  # noqa: E402
+
+# (batch, seq_len, heads, head_dim, causal)
+SHAPES = [
+    (1, 512, 4, 64, False),
+    (1, 512, 4, 64, True),
+    (2, 1024, 4, 64, False),
+    (2, 1024, 4, 64, True),
+    (1, 2048, 2, 128, True),
+]
+
+
+def _median_seconds(fn, args, repeats: int) -> float:
+    jax.block_until_ready(fn(*args))  # compile + warm-up
+    jax.block_until_ready(fn(*args))
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    args = parser.parse_args()
+    dtype = jnp.dtype(args.dtype)
+    rng = np.random.default_rng(0)
+    print(f"jax {jax.__version__}, backend {jax.default_backend()}, dtype {dtype}, "
+          f"median of {args.repeats}; block_q = block_kv = 128 for both Pallas kernels")
+    header = (f"{'shape (b, s, h, d)':<22}{'causal':>7} | {'ours pallas':>11} "
+              f"{'jax mha':>9} {'ratio':>6} | {'ours xla':>9} {'jax.nn':>9} {'ratio':>6}")
+    print(header)
+    print("-" * len(header))
+    for batch, seq, heads, head_dim, causal in SHAPES:
+        shape = (batch, seq, heads, head_dim)
+        q, k, v = (jnp.asarray(rng.standard_normal(shape), dtype) for _ in range(3))
+        scale = 1.0 / math.sqrt(head_dim)
+
+        ours_pallas = jax.jit(lambda q, k, v, causal=causal: ranker_attention(
+            q, k, v, causal=causal, sm_scale=scale, implementation="pallas",
+            config=BlockSizes(block_q=128, block_kv=128)))
+        theirs_pallas = jax.jit(lambda q, k, v, causal=causal: jax_gpu_attention.mha(
+            q, k, v, segment_ids=None, sm_scale=scale, causal=causal, interpret=True,
+            block_sizes=jax_gpu_attention.BlockSizes(block_q=128, block_k=128)))
+        ours_xla = jax.jit(lambda q, k, v, causal=causal: ranker_attention(
+            q, k, v, causal=causal, sm_scale=scale, implementation="xla"))
+        theirs_xla = jax.jit(lambda q, k, v, causal=causal: jax.nn.dot_product_attention(
+            q, k, v, scale=scale, is_causal=causal, implementation="xla"))
+
+        t_op = _median_seconds(ours_pallas, (q, k, v), args.repeats)
+        t_tp = _median_seconds(theirs_pallas, (q, k, v), args.repeats)
+        t_ox = _median_seconds(ours_xla, (q, k, v), args.repeats)
+        t_tx = _median_seconds(theirs_xla, (q, k, v), args.repeats)
+        print(f"{str(shape):<22}{str(causal):>7} | {t_op * 1e3:9.1f}ms {t_tp * 1e3:7.1f}ms "
+              f"{t_op / t_tp:6.2f} | {t_ox * 1e3:7.2f}ms {t_tx * 1e3:7.2f}ms {t_ox / t_tx:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

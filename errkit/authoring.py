@@ -1,0 +1,359 @@
+"""Commands that write catalogue files: `errkit fmt`, `errkit new`, `errkit import`."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+from types import MappingProxyType
+
+from . import expr, patterns, spec, template
+from .atomic import write_text
+from .errors import UsageError
+from .load import SCHEMA_FILE, entry_files, load, read_document, yaml
+from .model import Entry, Param, Variant
+
+MODELINE = f"# yaml-language-server: $schema=../{SCHEMA_FILE}"
+# Where `new`/`import` start numbering in an empty area: one hundred codes per area.
+AREA_BASES = {"inputs": 100, "config": 200, "mask": 300, "sharding": 400, "upstream": 500, "imported": 900}
+
+
+# -- fmt ------------------------------------------------------------------------------------------
+
+
+def formatted(text: str) -> str:
+    """The canonical form of an entry file: same data, comments and key order; our layout."""
+    data = yaml().load(text)
+    buffer = io.StringIO()
+    yaml().dump(data, buffer)
+    out = buffer.getvalue()
+    if not out.startswith("# yaml-language-server:"):
+        out = MODELINE + "\n" + out
+    return out.rstrip("\n") + "\n"
+
+
+def format_files(root: Path, paths: Iterable[Path] | None, check: bool) -> tuple[list[Path], list[str]]:
+    changed, problems = [], []
+    targets = list(paths) if paths is not None else entry_files(root)
+    if paths is None and not root.is_dir():
+        raise UsageError(f"{root}: no such catalogue folder")
+    for path in targets:
+        data, findings = read_document(path, str(path))
+        if findings:
+            problems.extend(str(f) for f in findings)
+            continue
+        text = path.read_text(encoding="utf-8")
+        try:
+            new = formatted(text)
+        except YAMLError as err:
+            problems.append(f"{path}:1:1: yaml-syntax: {err}")
+            continue
+        if new != text:
+            changed.append(path)
+            if not check:
+                write_text(path, new)
+    return changed, problems
+
+
+# -- new ------------------------------------------------------------------------------------------
+
+
+def used_codes(root: Path) -> set[str]:
+    loaded = load(root)
+    codes = {e.code for e in loaded.entries}
+    if loaded.settings:
+        codes |= set(loaded.settings.retired)
+    for path in entry_files(root):  # entries too broken to load still hold their code
+        match = re.search(r"^code:\s*['\"]?([A-Z]{2,4}[0-9]{3})", path.read_text(encoding="utf-8", errors="replace"), re.M)
+        if match:
+            codes.add(match.group(1))
+    return codes
+
+
+def next_code(root: Path, area: str, prefix: str = "RA", taken: set[str] | None = None) -> str:
+    taken = used_codes(root) if taken is None else taken
+    in_area = [int(p.name[len(prefix):len(prefix) + 3]) for p in (root / area).glob(f"{prefix}[0-9][0-9][0-9]*.yaml")]
+    start = max(in_area) + 1 if in_area else AREA_BASES.get(area, 600)
+    for number in range(start, 1000):
+        code = f"{prefix}{number:03d}"
+        if code not in taken:
+            return code
+    raise UsageError(f"no free code left after {prefix}{start:03d}")
+
+
+def _check_names(area: str, slug: str) -> None:
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", area):
+        raise UsageError(f"area {area!r} must be a lower-case folder name")
+    if not re.fullmatch(spec.SLUG, slug):
+        raise UsageError(f"slug {slug!r} must be kebab-case (a-z, 0-9 and '-')")
+
+
+def new_entry(root: Path, area: str, slug: str, code: str | None, exception: str) -> Path:
+    from .generate.render import render_template
+
+    _check_names(area, slug)
+    if not root.is_dir():
+        raise UsageError(f"{root}: no such catalogue folder")
+    taken = used_codes(root)
+    if code is None:
+        code = next_code(root, area, taken=taken)
+    elif not re.fullmatch(spec.CODE, code):
+        raise UsageError(f"code {code!r} must look like RA123")
+    elif code in taken:
+        raise UsageError(f"code {code} is taken (or retired); codes are never reused")
+    path = root / area / f"{code}-{slug}.yaml"
+    if path.exists():
+        raise UsageError(f"{path} exists already")
+    text = render_template("entry.yaml.j2", code=code, slug=slug, exception=exception, modeline=MODELINE)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text(path, text)
+    return path
+
+
+# -- import ---------------------------------------------------------------------------------------
+
+_INT_HINTS = ("ndim", "heads", "len", "size", "dim", "block", "num", "steps", "count", "batch", "wgs", "tiles", "blocks")
+
+
+def _param_name(expr_text: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", expr_text.strip()).strip("_").lower()
+    return name if re.fullmatch(spec.IDENTIFIER, name or "") else f"value_{name}"
+
+
+def _guess_type(name: str) -> str:
+    if "shape" in name:
+        return "shape"
+    if "dtype" in name:
+        return "dtype"
+    if any(h in name for h in ("scale", "cap")) and "method" not in name:
+        return "float"
+    if any(h in name for h in _INT_HINTS):
+        return "int"
+    return "str"
+
+
+def _check_from_validation(code: str | None, params: Iterable[str]) -> str | None:
+    """The invariant in a dataset `validationCode` snippet (`assert COND, ...` or `if not COND: raise`)."""
+    if not code:
+        return None
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        candidate = None
+        if isinstance(node, ast.Assert):
+            candidate = ast.unparse(node.test)
+        elif isinstance(node, ast.If):
+            test = node.test
+            candidate = ast.unparse(test.operand) if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else f"not ({ast.unparse(test)})"
+        if candidate:
+            try:
+                expr.check(candidate, params)
+                return candidate
+            except expr.ExprError:
+                return None
+    return None
+
+
+def _assignments(text: str, params: dict[str, str]) -> dict[str, Any]:
+    """`name=value` pairs of declared int params in prose ("num_q_heads=12 with num_kv_heads=8")."""
+    found = {}
+    for name, value in re.findall(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(-?[0-9]+)\b", text or ""):
+        if params.get(name) == "int" and name not in found:
+            found[name] = int(value)
+    return found
+
+
+def _good_example(check: str, bad: dict[str, int]) -> dict[str, int] | None:
+    """Move one value of a bad example towards 1 until the check holds."""
+    for name in sorted(bad):
+        for value in range(bad[name], 0, -1):
+            trial = dict(bad, **{name: value})
+            try:
+                if expr.evaluate(check, trial):
+                    return trial
+            except Exception:
+                break
+    return None
+
+
+def _split_fix(example: str | None) -> tuple[str | None, str | None]:
+    if not example:
+        return None, None
+    match = re.match(r"\s*#\s*before\s*\n(.*?)\n\s*#\s*after\s*\n(.*)", example, re.S | re.I)
+    if match:
+        return match.group(1).strip() + "\n", match.group(2).strip() + "\n"
+    return None, example.strip() + "\n"
+
+
+def _lines(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value if str(v).strip()]
+    if isinstance(value, str) and value.strip():
+        return [value.strip()]
+    return []
+
+
+def _title(record: dict) -> str:
+    tag = record.get("backgroundTag")
+    if isinstance(tag, str) and tag.strip():
+        return tag.replace("-", " ").strip().capitalize()
+    return str(record.get("errorMessage", "Imported error"))[:120]
+
+
+def record_to_entry(record: dict, code: str) -> CommentedMap:
+    message = record.get("errorMessage")
+    if not isinstance(message, str) or not message.strip():
+        raise ValueError("record has no errorMessage")
+    tpl = template.parse(message)
+    params: dict[str, str] = {}
+    for field in tpl.fields:
+        name = _param_name(field.name)
+        params.setdefault(name, _guess_type(name))
+    exception = record.get("errorClass") if record.get("errorClass") in spec.EXCEPTIONS else "ValueError"
+    check = _check_from_validation(record.get("validationCode"), params)
+    entry = CommentedMap()
+    entry["code"] = code
+    entry["slug"] = (re.sub(r"[^a-z0-9]+", "-", str(record.get("slug") or "").lower()).strip("-") or f"imported-{code.lower()}")[:60].rstrip("-")
+    entry["title"] = _title(record)
+    entry["exception"] = exception
+    entry["message"] = message
+    entry["explain_only"] = True  # an imported wording is someone else's raise site: no validator here
+    entry["params"] = CommentedMap(
+        (name, CommentedMap([("type", type_), ("description", f"Value of {name} in the message.")])) for name, type_ in params.items()
+    )
+    if check:
+        entry["check"] = check
+    entry["explanation"] = LiteralScalarString((record.get("documentation") or "See the original raise site.").strip() + "\n")
+    entry["triggers"] = CommentedSeq(_lines(record.get("triggerScenarios")) or ["See the original raise site."])
+    situations = _lines(record.get("commonSituations"))
+    if len(situations) == 1:
+        situations = [s.strip() for s in situations[0].split(";") if s.strip()]
+    if situations:
+        entry["situations"] = CommentedSeq(situations)
+    before, after = _split_fix(record.get("exampleFix"))
+    fixes = CommentedSeq()
+    for i, summary in enumerate(_lines(record.get("solutions")) or ["See the original raise site."]):
+        fix = CommentedMap([("summary", summary)])
+        if i == 0 and after:
+            if before:
+                fix["before"] = LiteralScalarString(before)
+            fix["after"] = LiteralScalarString(after)
+        fixes.append(fix)
+    entry["fixes"] = fixes
+    if _lines(record.get("preventionTips")):
+        entry["prevention"] = CommentedSeq(_lines(record.get("preventionTips")))
+    tags = [re.sub(r"[^a-z0-9-]+", "-", t.lower()).strip("-") for t in record.get("tags") or [] if isinstance(t, str)]
+    if [t for t in tags if t]:
+        entry["tags"] = CommentedSeq([t for t in tags if t])
+    if check:
+        bad = _assignments(record.get("triggerScenarios") or "", params)
+        if set(bad) >= set(params) - {n for n, t in params.items() if t != "int"} and bad and not expr.evaluate(check, bad):
+            good = _good_example(check, bad)
+            if good:
+                entry["examples"] = CommentedMap([("bad", CommentedSeq([CommentedMap(bad)])), ("good", CommentedSeq([CommentedMap(good)]))])
+                for ex in (entry["examples"]["bad"][0], entry["examples"]["good"][0]):
+                    ex.fa.set_flow_style()
+    origin_fields = {
+        "id": "record_id", "datasetVersion": "dataset_version", "repo": "repo", "filePath": "path", "lineNumber": "line", "githubUrl": "url",
+        "analyzedSha": "sha", "analyzedAt": "analyzed_at", "sourceCode": "source_code", "messagePattern": "message_pattern",
+        "errorType": "error_type", "errorCode": "error_code", "httpStatus": "http_status", "handlingStrategy": "handling_strategy",
+        "backgroundTag": "background_tag", "validationCode": "validation_code", "typeGuard": "type_guard",
+        "tryCatchPattern": "try_catch", "schemaVersion": "schema_version",
+    }
+    origin = CommentedMap()
+    for key, name in origin_fields.items():
+        value = record.get(key)
+        if value is None or value == "":
+            continue
+        origin[name] = LiteralScalarString(value) if isinstance(value, str) and "\n" in value else value
+    if origin:
+        entry["origin"] = origin
+    return entry
+
+
+def _records(path: Path) -> list[dict]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, expected a JSON file") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{path}:{err.lineno}:{err.colno}: invalid JSON: {err.msg}") from None
+    items = data if isinstance(data, list) else [data]
+    out = []
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("record"), dict):
+            record = dict(item["record"])
+            if "datasetVersion" in item:
+                record["datasetVersion"] = item["datasetVersion"]
+            out.append(record)
+        elif isinstance(item, dict) and "errorMessage" in item:
+            out.append(item)
+        else:
+            raise UsageError(f"{path}: expected dataset records (objects with 'record' or 'errorMessage')")
+    return out
+
+
+def _covered_by(root: Path, message: str) -> str | None:
+    """The code of an entry whose wording already matches `message` rendered with sample values."""
+    try:
+        tpl = template.parse(message)
+    except template.TemplateError:
+        return None
+    names = {f.name: _param_name(f.name) for f in tpl.fields}
+    params = MappingProxyType({n: Param(n, _guess_type(n), "") for n in names.values()})
+    variant = Variant(message, "import", aliases=MappingProxyType(names))
+    probe = Entry(code="RA000", slug="probe", title="", area="", exception="ValueError", message="probe",
+                  explanation="", params=params, variants=(variant,))
+    try:
+        wording = patterns.compile_wording(probe, 1)
+    except patterns.WordingError:
+        return None
+    renderings = [wording.render(p) for p in patterns.sample_params(probe)]
+    for entry in load(root).entries:
+        for other in patterns.wordings(entry):
+            regex = re.compile(other.pattern)
+            if any(regex.fullmatch(text) for text in renderings):
+                return entry.code
+    return None
+
+
+def import_records(path: Path, root: Path, area: str, force: bool) -> tuple[list[Path], list[str]]:
+    _check_names(area, "x")
+    records = _records(path)
+    root.mkdir(parents=True, exist_ok=True)
+    taken = used_codes(root)
+    written, skipped = [], []
+    for record in records:
+        message = record.get("errorMessage")
+        covered = _covered_by(root, message) if isinstance(message, str) and not force else None
+        if covered:
+            skipped.append(f"{path}: {message!r} is already covered by {covered}; skipped (use --force to import anyway)")
+            continue
+        code = next_code(root, area, taken=taken)
+        try:
+            entry = record_to_entry(record, code)
+        except ValueError as err:
+            skipped.append(f"{path}: record {record.get('id', '?')}: {err}; skipped")
+            continue
+        taken.add(code)
+        buffer = io.StringIO()
+        yaml().dump(entry, buffer)
+        target = root / area / f"{code}-{entry['slug']}.yaml"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_text(target, formatted(MODELINE + "\n" + buffer.getvalue()))
+        written.append(target)
+    return written, skipped

@@ -1,0 +1,144 @@
+"""The `errkit` command: parse arguments, call the modules that do the work, print.
+
+Imports of the working modules happen inside each command, so `errkit explain` loads only what
+it needs (no ruamel.yaml, jinja2 or jax).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+from .errors import UsageError
+
+
+def _catalog_dir(args) -> Path:
+    return Path(args.catalog) if args.catalog else Path("catalog")
+
+
+def cmd_lint(args) -> int:
+    from .lint import lint
+
+    root = Path(args.dir) if args.dir else _catalog_dir(args)
+    loaded, findings = lint(root)
+    for f in findings:
+        print(f)
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        print(f"{len(errors)} error(s) in {root}", file=sys.stderr)
+        return EXIT_FINDINGS
+    print(f"{root}: {len(loaded.entries)} entries, no problems", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_fmt(args) -> int:
+    from .authoring import format_files
+
+    root = _catalog_dir(args)
+    paths = [Path(p) for p in args.files] if args.files else None
+    changed, problems = format_files(root, paths, check=args.check)
+    for line in problems:
+        print(line, file=sys.stderr)
+    for path in changed:
+        print(("would reformat " if args.check else "reformatted ") + str(path))
+    if problems:
+        return EXIT_FINDINGS
+    return EXIT_FINDINGS if (args.check and changed) else EXIT_OK
+
+
+def cmd_new(args) -> int:
+    from .authoring import new_entry
+
+    path = new_entry(_catalog_dir(args), args.area, args.slug, code=args.code, exception=args.exception)
+    print(path)
+    return EXIT_OK
+
+
+def cmd_import(args) -> int:
+    from .authoring import import_records
+
+    written, skipped = import_records(Path(args.file), _catalog_dir(args) if not args.into else Path(args.into),
+                                      area=args.area, force=args.force)
+    for line in skipped:
+        print(line, file=sys.stderr)
+    for path in written:
+        print(path)
+    return EXIT_OK if written or not skipped else EXIT_FINDINGS
+
+
+def cmd_generate(args) -> int:
+    from .generate import run as generate_run
+
+    return generate_run(_catalog_dir(args), check=args.check)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="errkit", description="A declarative error catalogue for JAX attention kernels.")
+    parser.add_argument("--catalog", metavar="DIR", help="catalogue folder (default: ./catalog)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("lint", help="check every catalogue file; path:line:col: rule: message")
+    p.add_argument("dir", nargs="?", help="catalogue folder (default: ./catalog)")
+    p.set_defaults(func=cmd_lint)
+
+    p = sub.add_parser("fmt", help="normalise catalogue files in place, keeping comments and key order")
+    p.add_argument("files", nargs="*", help="entry files (default: the whole catalogue)")
+    p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file would change")
+    p.set_defaults(func=cmd_fmt)
+
+    p = sub.add_parser("new", help="scaffold a new entry")
+    p.add_argument("area", help="folder under the catalogue (inputs, config, mask, sharding, upstream, ...)")
+    p.add_argument("slug", help="kebab-case name")
+    p.add_argument("--code", help="code to use (default: the next free one of the area)")
+    p.add_argument("--exception", default="ValueError", choices=("ValueError", "NotImplementedError", "TypeError"))
+    p.set_defaults(func=cmd_new)
+
+    p = sub.add_parser("import", help="turn dataset records (JSON) into entries")
+    p.add_argument("file", help="a JSON file with one record or a list of records")
+    p.add_argument("--into", metavar="DIR", help="catalogue folder to write into (default: --catalog)")
+    p.add_argument("--area", default="imported", help="area folder for the new entries (default: imported)")
+    p.add_argument("--force", action="store_true", help="import even when the catalogue already covers the wording")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("generate", help="write validators, matcher index, schema and site pages from the catalogue")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 naming every stale file")
+    p.set_defaults(func=cmd_generate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return args.func(args)
+    except UsageError as err:
+        print(f"errkit: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader went away (`errkit ... | head -1`): not an error worth a traceback.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print("errkit: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # a bug of ours: one clear line, the traceback only on request
+        if os.environ.get("ERRKIT_DEBUG"):
+            raise
+        print(f"errkit: internal error: {type(err).__name__}: {err} (set ERRKIT_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""The restricted expression language of `check`, `suggest` and group bindings.
+
+A small subset of Python expressions, parsed with `ast` and checked against a whitelist before
+anything runs: literals, declared names, arithmetic, comparisons, boolean logic, `in`, subscripts,
+conditional expressions and calls of a named set of helpers. Everything else is rejected with a
+reason and never executed. Checked expressions compile to Python source (for generated code) or to
+a code object (for `errkit explain`).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from . import fixes
+
+MAX_POWER = 64
+MAX_CONSTANT = 2**64
+MAX_STRING = 200
+MAX_LENGTH = 2000
+
+
+class ExprError(ValueError):
+    def __init__(self, rule: str, message: str, column: int = 0):
+        super().__init__(message)
+        self.rule = rule  # bad-expression | forbidden-expression | unknown-name
+        self.column = column
+
+
+_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+_UNARY = (ast.UAdd, ast.USub, ast.Not)
+_COMPARE = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot)
+_DESCRIBE = {
+    ast.Attribute: "attribute access",
+    ast.Lambda: "lambda",
+    ast.ListComp: "comprehension",
+    ast.SetComp: "comprehension",
+    ast.DictComp: "comprehension",
+    ast.GeneratorExp: "generator expression",
+    ast.NamedExpr: "assignment expression",
+    ast.JoinedStr: "f-string",
+    ast.Await: "await",
+    ast.Yield: "yield",
+    ast.YieldFrom: "yield",
+    ast.Starred: "star expression",
+    ast.Dict: "dict display",
+    ast.Set: "set display",
+}
+
+
+@dataclass(frozen=True)
+class Checked:
+    source: str
+    tree: ast.Expression
+    names: frozenset[str]  # free names used (helpers excluded)
+
+
+def parse(source: str) -> ast.Expression:
+    if not isinstance(source, str) or not source.strip():
+        raise ExprError("bad-expression", "empty expression")
+    if len(source) > MAX_LENGTH:
+        raise ExprError("bad-expression", f"expression is longer than {MAX_LENGTH} characters")
+    try:
+        return ast.parse(source.strip(), mode="eval")
+    except SyntaxError as err:
+        raise ExprError("bad-expression", f"does not parse: {err.msg}", max((err.offset or 1) - 1, 0)) from None
+
+
+def check(source: str, names: Iterable[str], functions: Iterable[str] = fixes.HELPERS) -> Checked:
+    """Parse and vet `source`; names are the variables it may read, functions the helpers it may call."""
+    tree = parse(source)
+    allowed, helpers = frozenset(names), frozenset(functions)
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        _vet(node, allowed, helpers, used)
+    return Checked(source=source.strip(), tree=tree, names=frozenset(used))
+
+
+def _forbid(node: ast.AST, what: str) -> ExprError:
+    return ExprError("forbidden-expression", f"{what} is not allowed", getattr(node, "col_offset", 0))
+
+
+def _vet(node: ast.AST, allowed: frozenset, helpers: frozenset, used: set) -> None:
+    if isinstance(node, ast.Expression):
+        return
+    if type(node) in _DESCRIBE:
+        raise _forbid(node, _DESCRIBE[type(node)])
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, int):
+            if abs(value) > MAX_CONSTANT:
+                raise _forbid(node, f"an integer constant above 2**64")
+            return
+        if isinstance(value, float):
+            return
+        if isinstance(value, str):
+            if len(value) > MAX_STRING:
+                raise _forbid(node, f"a string constant longer than {MAX_STRING} characters")
+            return
+        raise _forbid(node, f"a {type(value).__name__} constant")
+    if isinstance(node, ast.Name):
+        if node.id.startswith("_"):
+            raise _forbid(node, f"the name {node.id!r} (names starting with '_')")
+        if node.id in allowed:
+            used.add(node.id)
+            return
+        if node.id in helpers:
+            return  # legal only as a call target; the Call branch checks that
+        raise ExprError("unknown-name", f"unknown name {node.id!r}{_hint(node.id, allowed | helpers)}", node.col_offset)
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id.startswith("_"):
+            raise _forbid(node, f"a call of {node.func.id!r} (names starting with '_')")
+        if not isinstance(node.func, ast.Name) or node.func.id not in helpers:
+            target = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+            raise ExprError("unknown-name" if isinstance(node.func, ast.Name) else "forbidden-expression",
+                            f"call of {target!r}: only the helpers {', '.join(sorted(helpers))} may be called", node.col_offset)
+        if node.keywords:
+            raise _forbid(node, "a keyword argument")
+        return
+    if isinstance(node, ast.BinOp):
+        if not isinstance(node.op, _BINOPS):
+            raise _forbid(node, f"the operator {type(node.op).__name__}")
+        if isinstance(node.op, ast.Mult) and any(
+            isinstance(side, (ast.List, ast.Tuple)) or (isinstance(side, ast.Constant) and isinstance(side.value, str))
+            for side in (node.left, node.right)
+        ):
+            raise _forbid(node, "repeating a string or sequence with '*'")
+        if isinstance(node.op, ast.Pow):
+            exp = node.right
+            if not (isinstance(exp, ast.Constant) and isinstance(exp.value, int) and not isinstance(exp.value, bool)
+                    and 0 <= exp.value <= MAX_POWER):
+                raise _forbid(node, f"'**' with an exponent other than a literal 0..{MAX_POWER}")
+        return
+    if isinstance(node, ast.UnaryOp):
+        if not isinstance(node.op, _UNARY):
+            raise _forbid(node, f"the operator {type(node.op).__name__}")
+        return
+    if isinstance(node, ast.Compare):
+        for op, right in zip(node.ops, node.comparators):
+            if not isinstance(op, _COMPARE):
+                raise _forbid(node, f"the comparison {type(op).__name__}")
+            if isinstance(op, (ast.Is, ast.IsNot)) and not (isinstance(right, ast.Constant) and right.value is None):
+                raise _forbid(node, "'is' with anything but None")
+        return
+    if isinstance(node, (ast.BoolOp, ast.IfExp, ast.Subscript, ast.Slice, ast.Tuple, ast.List,
+                         ast.Load, ast.And, ast.Or) + _BINOPS + _UNARY + _COMPARE):
+        return
+    raise _forbid(node, type(node).__name__)
+
+
+def _hint(name: str, choices) -> str:
+    from .spec import did_you_mean
+
+    return did_you_mean(name, choices)
+
+
+def to_python(checked: Checked, rename: Mapping[str, str] | None = None) -> str:
+    """Python source of a vetted expression; `rename` maps names (params, helpers) to others."""
+    if not rename:
+        return ast.unparse(checked.tree.body)
+
+    class _Rename(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return ast.copy_location(ast.Name(id=rename.get(node.id, node.id), ctx=node.ctx), node)
+
+    tree = _Rename().visit(ast.parse(checked.source, mode="eval"))
+    return ast.unparse(tree.body)
+
+
+def evaluate(source: str, env: Mapping[str, Any], functions: Mapping[str, Any] | None = None) -> Any:
+    """Vet, then evaluate with no builtins: only `env` and the helpers are visible."""
+    helpers = fixes.HELPERS if functions is None else functions
+    checked = check(source, env.keys(), helpers.keys())
+    code = compile(checked.tree, "<catalogue expression>", "eval")
+    scope = dict(helpers)
+    scope.update(env)
+    return eval(code, {"__builtins__": {}}, scope)  # noqa: S307 - vetted above, no builtins

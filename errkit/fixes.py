@@ -1,0 +1,100 @@
+"""Helpers that catalogue expressions (`check`, `suggest`) may call.
+
+Pure Python, no imports beyond `math`: the explain path uses them. Each has a JavaScript twin in
+the site's paste page (`errkit/generate/templates/helpers.js.j2`); keep the two in step.
+"""
+
+from __future__ import annotations
+
+import math
+
+_LIMIT = 10**12  # divisors() walks up to sqrt(n); keep it bounded on hostile values
+
+
+def divisors(n: int) -> list[int]:
+    """All positive divisors of n, ascending (empty for n < 1)."""
+    n = int(n)
+    if n < 1 or n > _LIMIT:
+        return []
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d != n // d:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]
+
+
+def nearest(candidates: list, x: float) -> list:
+    """The candidates closest to x (both, on a tie), ascending."""
+    candidates = sorted(set(candidates))
+    if not candidates:
+        return []
+    best = min(abs(c - x) for c in candidates)
+    return [c for c in candidates if abs(c - x) == best]
+
+
+def next_multiple(n: int, m: int) -> int:
+    """The smallest multiple of m that is >= n."""
+    return -(-int(n) // int(m)) * int(m) if m else int(n)
+
+
+def prev_multiple(n: int, m: int) -> int:
+    """The largest multiple of m that is <= n (at least m)."""
+    return max(int(n) // int(m) * int(m), int(m)) if m else int(n)
+
+
+def is_power_of_two(n: int) -> bool:
+    return isinstance(n, int) and not isinstance(n, bool) and n > 0 and n & (n - 1) == 0
+
+
+def next_power_of_two(n: int) -> int:
+    n = int(n)
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def prev_power_of_two(n: int) -> int:
+    n = int(n)
+    return 1 if n <= 1 else 1 << (n.bit_length() - 1)
+
+
+def is_finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def gcd(a: int, b: int) -> int:
+    return math.gcd(int(a), int(b))
+
+
+def common_divisors(a: int, b: int) -> list[int]:
+    """Positive divisors shared by a and b, ascending."""
+    return divisors(gcd(a, b))
+
+
+def clamp(x, low, high):
+    return max(low, min(high, x))
+
+
+HELPERS = {
+    "divisors": divisors,
+    "common_divisors": common_divisors,
+    "nearest": nearest,
+    "next_multiple": next_multiple,
+    "prev_multiple": prev_multiple,
+    "is_power_of_two": is_power_of_two,
+    "next_power_of_two": next_power_of_two,
+    "prev_power_of_two": prev_power_of_two,
+    "is_finite": is_finite,
+    "gcd": gcd,
+    "clamp": clamp,
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "len": len,
+    "int": int,
+    "float": float,
+    "round": round,
+    "sorted": sorted,
+}

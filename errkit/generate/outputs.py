@@ -1,0 +1,29 @@
+"""Each producer turns the catalogue into {project-relative path: text}."""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+from .. import spec
+from ..load import SCHEMA_FILE
+from ..model import Catalogue
+from .render import HEADER
+
+
+def _json(data) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def schema(catalogue: Catalogue) -> dict[str, str]:
+    """JSON Schema of entry files, from the same definition the loader validates with."""
+    root = catalogue.root.name
+
+    def header(doc: dict) -> None:
+        doc["$comment"] = HEADER
+        doc["description"] = "One errkit catalogue entry (catalog/<area>/<CODE>-<slug>.yaml)."
+
+    return {f"{root}/{SCHEMA_FILE}": _json(spec.json_schema(spec.ENTRY, "errkit catalogue entry", header))}
+
+
+PRODUCERS: tuple[Callable[[Catalogue], dict[str, str]], ...] = (schema,)

@@ -1,0 +1,238 @@
+"""Rules over the whole catalogue. Each rule is a small named function yielding Findings."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from . import expr, fixes, patterns, runtime, template, values
+from .load import Loaded, display_path, load
+from .model import Entry, Finding, Settings
+
+EntryRule = Callable[[Entry], Iterator[Finding]]
+
+
+def at(entry: Entry, key_path: tuple, rule: str, message: str, severity: str = "error") -> Finding:
+    line, col = entry.positions.of(key_path) if entry.positions else (1, 1)
+    path = display_path(entry.source_path) if entry.source_path else entry.code
+    return Finding(path, line, col, rule, message, severity)
+
+
+def _expressions(entry: Entry) -> Iterator[tuple[tuple, str]]:
+    if entry.check is not None:
+        yield ("check",), entry.check
+    for i, fix in enumerate(entry.fixes):
+        for label, source in fix.suggest.items():
+            yield ("fixes", i, "suggest", label), source
+
+
+# -- per-entry rules ------------------------------------------------------------------------------
+
+
+def templates(entry: Entry) -> Iterator[Finding]:
+    """Each wording parses, and every placeholder names a declared param."""
+    for i in range(len(entry.wordings)):
+        try:
+            patterns.compile_wording(entry, i)
+        except patterns.WordingError as err:
+            key = ("message",) if i == 0 else ("variants", i - 1, "message")
+            yield at(entry, key, err.rule, str(err))
+
+
+def own_message_fields(entry: Entry) -> Iterator[Finding]:
+    """A validator raises its message as an f-string over its params, so fields must be bare param names."""
+    if entry.explain_only:
+        return
+    try:
+        tpl = template.parse(entry.message)
+    except template.TemplateError:
+        return  # reported by `templates`
+    for field in tpl.fields:
+        if field.name not in entry.params and template.resolve(field, entry.params, {}) is not None:
+            yield at(entry, ("message",), "undeclared-placeholder",
+                     f"{{{field.name}}}: a validator's own message may only use declared param names")
+        elif field.self_doc and field.expr != field.name:
+            yield at(entry, ("message",), "bad-template", f"write {{{field.name}=}} without spaces around the name")
+
+
+def unused_params(entry: Entry) -> Iterator[Finding]:
+    used: set[str] = set()
+    for wording in patterns.wordings(entry):
+        used.update(c.param for c in wording.captures)
+    for _, source in _expressions(entry):
+        try:
+            used |= expr.check(source, entry.params.keys()).names
+        except expr.ExprError:
+            pass
+    for name in entry.params:
+        if name not in used:
+            yield at(entry, ("params", name), "unused-param", f"param {name!r} is used by no wording, check or suggestion")
+
+
+def expressions(entry: Entry) -> Iterator[Finding]:
+    for key, source in _expressions(entry):
+        try:
+            expr.check(source, entry.params.keys())
+        except expr.ExprError as err:
+            yield at(entry, key, err.rule, f"{source!r}: {err}")
+    if entry.check is None and not entry.explain_only:
+        yield at(entry, (), "missing-field", "missing required field 'check' (required unless explain_only)")
+
+
+def examples(entry: Entry) -> Iterator[Finding]:
+    if entry.check is None:
+        return
+    try:
+        checked = expr.check(entry.check, entry.params.keys())
+    except expr.ExprError:
+        return  # reported by `expressions`
+    if not entry.bad_examples or not entry.good_examples:
+        yield at(entry, ("examples",), "missing-examples", "an entry with a check needs at least one bad and one good example")
+    for kind, rows, want in (("bad", entry.bad_examples, False), ("good", entry.good_examples, True)):
+        for i, raw in enumerate(rows):
+            key = ("examples", kind, i)
+            missing = sorted(checked.names - raw.keys())
+            unknown = sorted(raw.keys() - entry.params.keys())
+            if unknown:
+                yield at(entry, key + (unknown[0],), "example-param", f"{unknown[0]!r} is not a declared param")
+                continue
+            if missing:
+                yield at(entry, key, "example-param", f"{kind} example lacks {', '.join(missing)} (used by the check)")
+                continue
+            try:
+                env = entry.typed(raw)
+            except values.ValueTypeError as err:
+                yield at(entry, key, "example-param", str(err))
+                continue
+            for name, value in env.items():
+                if value is None and not entry.params[name].optional:
+                    yield at(entry, key + (name,), "example-param", f"{name} is not optional")
+            try:
+                holds = bool(expr.evaluate(entry.check, env))
+            except Exception as err:  # the check itself fails on these values: report, never crash
+                yield at(entry, key, "example-error", f"check raised {type(err).__name__}: {err}")
+                continue
+            if holds != want:
+                rule = "bad-example-passes" if kind == "bad" else "good-example-fails"
+                verdict = "satisfies" if holds else "violates"
+                yield at(entry, key, rule, f"{kind} example {dict(env)} {verdict} the check {entry.check!r}")
+
+
+ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, unused_params, expressions, examples)
+
+
+# -- catalogue-wide rules -------------------------------------------------------------------------
+
+
+def duplicates(entries: Iterable[Entry]) -> Iterator[Finding]:
+    for attr in ("code", "slug"):
+        seen: dict[str, Entry] = {}
+        for entry in entries:
+            key = getattr(entry, attr)
+            if key in seen:
+                first = seen[key]
+                yield at(entry, (attr,), f"duplicate-{attr}",
+                         f"{attr} {key!r} is already used by {display_path(first.source_path)}")
+            else:
+                seen[key] = entry
+
+
+def retired_codes(settings: Settings, entries: Iterable[Entry]) -> Iterator[Finding]:
+    for entry in entries:
+        if entry.code in settings.retired:
+            yield at(entry, ("code",), "retired-code", f"{entry.code} was retired and is never reused; take a new code")
+
+
+def related(entries: Iterable[Entry]) -> Iterator[Finding]:
+    codes = {e.code for e in entries}
+    for entry in entries:
+        for i, code in enumerate(entry.related):
+            if code not in codes:
+                yield at(entry, ("related", i), "unknown-related", f"related code {code!r} is not in the catalogue")
+
+
+def overlapping_wordings(entries: Iterable[Entry]) -> Iterator[Finding]:
+    """Two entries whose wordings can match the same rendered message."""
+    compiled = [(w, re.compile(w.pattern)) for e in entries for w in patterns.wordings(e)]
+    reported: set[tuple[str, str]] = set()
+    for wording, _ in compiled:
+        renderings = []
+        for params in patterns.sample_params(wording.entry):
+            try:
+                renderings.append(wording.render(params))
+            except (KeyError, ValueError, TypeError):
+                continue
+        for other, regex in compiled:
+            pair = tuple(sorted((wording.entry.code, other.entry.code)))
+            if other.entry.code == wording.entry.code or pair in reported:
+                continue
+            hit = next((text for text in renderings if regex.fullmatch(text)), None)
+            if hit is not None:
+                reported.add(pair)
+                yield at(wording.entry, wording.key_path, "overlapping-wording",
+                         f"{hit!r} matches a wording of {other.entry.code} too ({other.variant.message!r}); "
+                         "make the wordings distinct or merge the entries")
+
+
+def groups(settings: Settings, entries: Iterable[Entry]) -> Iterator[Finding]:
+    by_code = {e.code: e for e in entries}
+    where: dict[str, list[str]] = defaultdict(list)
+    path = display_path(settings.positions.path) if settings.positions else "errkit.yaml"
+
+    def finding(key_path: tuple, rule: str, message: str) -> Finding:
+        line, col = settings.positions.of(key_path) if settings.positions else (1, 1)
+        return Finding(path, line, col, rule, message)
+
+    binding_helpers = set(fixes.HELPERS) | set(runtime.BINDINGS)
+    for name, group in settings.groups.items():
+        base = ("groups", name)
+        for param, source in group.bindings.items():
+            try:
+                expr.check(source, set(group.args) | set(group.bindings), binding_helpers)
+            except expr.ExprError as err:
+                yield finding(base + ("bindings", param), err.rule, f"{source!r}: {err}")
+        for i, code in enumerate(group.checks):
+            entry = by_code.get(code)
+            if entry is None:
+                yield finding(base + ("checks", i), "group-unknown-code", f"{code} is not in the catalogue")
+                continue
+            where[code].append(name)
+            if entry.explain_only:
+                yield finding(base + ("checks", i), "group-explain-only", f"{code} is explain_only: it has no validator")
+                continue
+            needed = set()
+            try:
+                needed |= expr.check(entry.check or "True", entry.params.keys()).names
+                own = template.parse(entry.message)
+                needed |= {f.name for f in own.fields}
+            except (expr.ExprError, template.TemplateError):
+                pass
+            for param in sorted(needed - set(group.bindings) - set(group.args)):
+                yield finding(base + ("checks", i), "unbound-param", f"{code} needs {param!r}, which group {name!r} does not bind")
+    for entry in by_code.values():
+        if not entry.explain_only and entry.code not in where:
+            yield at(entry, ("code",), "entry-not-in-group",
+                     f"{entry.code} is in no validate group of errkit.yaml (add it to one, or mark it explain_only)")
+        if len(where.get(entry.code, ())) > 1:
+            yield at(entry, ("code",), "entry-in-two-groups", f"{entry.code} is checked by groups {', '.join(where[entry.code])}")
+
+
+def run(loaded: Loaded) -> list[Finding]:
+    findings = list(loaded.findings)
+    for entry in loaded.entries:
+        for rule in ENTRY_RULES:
+            findings.extend(rule(entry))
+    findings.extend(duplicates(loaded.entries))
+    findings.extend(related(loaded.entries))
+    findings.extend(overlapping_wordings(loaded.entries))
+    if loaded.settings:
+        findings.extend(groups(loaded.settings, loaded.entries))
+        findings.extend(retired_codes(loaded.settings, loaded.entries))
+    return sorted(set(findings))
+
+
+def lint(root: Path) -> tuple[Loaded, list[Finding]]:
+    loaded = load(root)
+    return loaded, run(loaded)

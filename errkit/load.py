@@ -1,0 +1,248 @@
+"""Catalogue files (ruamel.yaml) -> immutable model objects, with source positions kept for messages.
+
+Loading never raises on bad content: every problem becomes a Finding, and an entry whose structure
+is broken is left out of the model (the findings say why).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterator
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from . import spec
+from .model import Catalogue, Entry, Finding, Fix, Group, Param, Positions, Settings, Variant
+
+SETTINGS_FILE = "errkit.yaml"
+SCHEMA_FILE = "entry.schema.json"
+MAX_FILE_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Loaded:
+    root: Path
+    settings: Settings | None
+    entries: tuple[Entry, ...]
+    findings: tuple[Finding, ...]
+
+    @property
+    def catalogue(self) -> Catalogue | None:
+        """The whole catalogue, when its settings loaded (entries with broken structure left out)."""
+        return Catalogue(self.root, self.settings, self.entries) if self.settings else None
+
+
+def yaml() -> YAML:
+    y = YAML()  # round trip: keeps comments and key order
+    y.preserve_quotes = True
+    y.width = 4096  # never fold long lines: authors wrap prose themselves
+    y.indent(mapping=2, sequence=4, offset=2)
+    return y
+
+
+def entry_files(root: Path) -> list[Path]:
+    """Entry files: every *.yaml one folder below the catalogue root, sorted."""
+    return sorted(p for p in root.glob("*/*.yaml") if p.is_file() or p.is_symlink())
+
+
+def read_document(path: Path, display: str) -> tuple[Any, list[Finding]]:
+    """Parse one YAML file; (None, findings) when it cannot be read or parsed."""
+    try:
+        if path.is_dir():
+            return None, [Finding(display, 1, 1, "unreadable", "is a directory, expected a YAML file")]
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return None, [Finding(display, 1, 1, "unreadable", f"file is {size} bytes; at most {MAX_FILE_BYTES}")]
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        return None, [Finding(display, 1, 1, "yaml-syntax", f"not UTF-8 text (byte {err.start})")]
+    except OSError as err:
+        return None, [Finding(display, 1, 1, "unreadable", err.strerror or str(err))]
+    try:
+        data = yaml().load(text)
+    except MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        what = " ".join(x for x in (err.context, err.problem) if x)
+        return None, [Finding(display, line, col, "yaml-syntax", what or "invalid YAML")]
+    except (YAMLError, ValueError, RecursionError) as err:
+        return None, [Finding(display, 1, 1, "yaml-syntax", str(err).splitlines()[0] if str(err) else "invalid YAML")]
+    if data is None:
+        return None, [Finding(display, 1, 1, "missing-field", "file is empty")]
+    return data, []
+
+
+def positions(data: Any, path: Path) -> Positions:
+    table: dict[tuple, tuple[int, int]] = {(): (1, 1)}
+
+    def walk(node: Any, key_path: tuple) -> None:
+        if isinstance(node, CommentedMap):
+            for key in node:
+                try:
+                    line, col = node.lc.key(key)
+                    table[key_path + (key,)] = (line + 1, col + 1)
+                except (KeyError, TypeError, AttributeError):
+                    pass
+                walk(node[key], key_path + (key,))
+        elif isinstance(node, CommentedSeq):
+            for i, item in enumerate(node):
+                try:
+                    line, col = node.lc.item(i)
+                    table[key_path + (i,)] = (line + 1, col + 1)
+                except (KeyError, TypeError, AttributeError, IndexError):
+                    pass
+                walk(item, key_path + (i,))
+
+    walk(data, ())
+    return Positions(path=path, table=MappingProxyType(table))
+
+
+def plain(node: Any) -> Any:
+    """ruamel's commented containers and scalars as plain Python values."""
+    if isinstance(node, dict):
+        return {str(k): plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [plain(v) for v in node]
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    return node
+
+
+def problems_to_findings(problems: list[spec.Problem], pos: Positions, display: str) -> list[Finding]:
+    out = []
+    for p in problems:
+        line, col = pos.of(p.path)
+        where = ".".join(str(k) for k in p.path)
+        prefix = f"{where}: " if where and p.rule != "unknown-key" else ""
+        out.append(Finding(display, line, col, p.rule, prefix + p.message))
+    return out
+
+
+def _freeze_map(raw: dict | None) -> MappingProxyType:
+    return MappingProxyType(dict(raw or {}))
+
+
+def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
+    examples = raw.get("examples") or {}
+    return Entry(
+        code=raw["code"],
+        slug=raw["slug"],
+        title=raw["title"],
+        area=area,
+        exception=raw["exception"],
+        message=raw["message"],
+        explanation=raw["explanation"],
+        params=MappingProxyType(
+            {name: Param(name, p["type"], p["description"], bool(p.get("optional", False))) for name, p in (raw.get("params") or {}).items()}
+        ),
+        check=raw.get("check"),
+        explain_only=bool(raw.get("explain_only", False)),
+        severity=raw.get("severity", "error"),
+        triggers=tuple(raw["triggers"]),
+        situations=tuple(raw.get("situations") or ()),
+        fixes=tuple(
+            Fix(f["summary"], _freeze_map(f.get("suggest")), f.get("before"), f.get("after")) for f in raw["fixes"]
+        ),
+        prevention=tuple(raw.get("prevention") or ()),
+        tags=tuple(raw.get("tags") or ()),
+        variants=tuple(
+            Variant(v["message"], v["source"], v.get("exception"), _freeze_map(v.get("aliases")), v.get("location"), v.get("note"))
+            for v in raw.get("variants") or ()
+        ),
+        bad_examples=tuple(_freeze_map(x) for x in examples.get("bad") or ()),
+        good_examples=tuple(_freeze_map(x) for x in examples.get("good") or ()),
+        related=tuple(raw.get("related") or ()),
+        origin=_freeze_map(raw.get("origin")),
+        positions=pos,
+    )
+
+
+def build_settings(raw: dict, pos: Positions) -> Settings:
+    groups = {
+        name: Group(name, g["description"], tuple(g["args"]), MappingProxyType(dict(g["bindings"])), tuple(g["checks"]))
+        for name, g in raw["groups"].items()
+    }
+    return Settings(
+        project=raw["project"],
+        version=raw["version"],
+        docs_url=raw["docs_url"],
+        validators=raw["validators"],
+        groups=MappingProxyType(groups),
+        repo_url=raw.get("repo_url"),
+        retired=tuple(raw.get("retired") or ()),
+        positions=pos,
+    )
+
+
+def display_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def load_entry_file(path: Path, area: str) -> tuple[Entry | None, list[Finding]]:
+    display = display_path(path)
+    data, findings = read_document(path, display)
+    if data is None:
+        return None, findings
+    pos = positions(data, path)
+    raw = plain(data)
+    problems = spec.validate(spec.ENTRY, raw)
+    findings = problems_to_findings(problems, pos, display)
+    if not isinstance(raw, dict):
+        return None, findings
+    # Keep linting what is sound: a broken or missing field is replaced by an empty stand-in (its
+    # own finding is already reported), so the other rules still run on the rest of the entry.
+    broken = {p.path[0] for p in problems if p.path and p.rule != "unknown-key"}
+    sound = {k: v for k, v in raw.items() if k not in broken}
+    for f in spec.ENTRY.fields:
+        if f.required and f.name not in sound:
+            sound[f.name] = spec.empty(f.kind)
+    return build_entry(sound, area, pos), findings
+
+
+def load(root: Path) -> Loaded:
+    """Load the catalogue under `root`: settings from errkit.yaml, one entry per area/*.yaml."""
+    root = Path(root)
+    findings: list[Finding] = []
+    if not root.exists():
+        return Loaded(root, None, (), (Finding(display_path(root), 1, 1, "unreadable", "no such catalogue folder"),))
+    if not root.is_dir():
+        return Loaded(root, None, (), (Finding(display_path(root), 1, 1, "unreadable", "is not a folder"),))
+    settings_path = root / SETTINGS_FILE
+    settings = None
+    # Without errkit.yaml the folder is a bare set of entries (drafts, an import): linted, not generated.
+    data, found = read_document(settings_path, display_path(settings_path)) if settings_path.exists() else (None, [])
+    findings += found
+    if data is not None:
+        pos = positions(data, settings_path)
+        raw = plain(data)
+        problems = spec.validate(spec.SETTINGS, raw)
+        findings += problems_to_findings(problems, pos, display_path(settings_path))
+        if not problems:
+            settings = build_settings(raw, pos)
+    entries = []
+    for path in entry_files(root):
+        entry, found = load_entry_file(path, path.parent.name)
+        findings += found
+        if entry is not None:
+            entries.append(entry)
+    return Loaded(root, settings, tuple(entries), tuple(findings))
+
+
+def iter_entries_raw(root: Path) -> Iterator[tuple[Path, Any]]:
+    for path in entry_files(root):
+        data, _ = read_document(path, display_path(path))
+        if data is not None:
+            yield path, data

@@ -1,0 +1,154 @@
+"""The catalogue as immutable objects: the hub every other module reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from . import values
+
+EMPTY: Mapping = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str
+    description: str
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class Fix:
+    summary: str
+    suggest: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # label -> expression
+    before: str | None = None
+    after: str | None = None
+
+
+@dataclass(frozen=True)
+class Variant:
+    message: str
+    source: str
+    exception: str | None = None
+    aliases: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # placeholder expression -> param name
+    location: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Where each key path of a document sits in its file (1-based line and column)."""
+
+    path: Path
+    table: Mapping[tuple, tuple[int, int]] = field(default_factory=lambda: EMPTY)
+
+    def of(self, key_path: tuple) -> tuple[int, int]:
+        key_path = tuple(key_path)
+        while key_path:
+            if key_path in self.table:
+                return self.table[key_path]
+            key_path = key_path[:-1]
+        return self.table.get((), (1, 1))
+
+
+@dataclass(frozen=True)
+class Entry:
+    code: str
+    slug: str
+    title: str
+    area: str
+    exception: str
+    message: str
+    explanation: str
+    params: Mapping[str, Param] = field(default_factory=lambda: EMPTY)
+    check: str | None = None
+    explain_only: bool = False
+    severity: str = "error"
+    triggers: tuple[str, ...] = ()
+    situations: tuple[str, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+    prevention: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    variants: tuple[Variant, ...] = ()
+    bad_examples: tuple[Mapping[str, Any], ...] = ()
+    good_examples: tuple[Mapping[str, Any], ...] = ()
+    related: tuple[str, ...] = ()
+    origin: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    positions: Positions | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def source_path(self) -> Path | None:
+        return self.positions.path if self.positions else None
+
+    @property
+    def wordings(self) -> tuple[Variant, ...]:
+        """The entry's own message first, then its variants."""
+        own = Variant(message=self.message, source="this kernel", exception=self.exception)
+        return (own,) + self.variants
+
+    @property
+    def class_name(self) -> str:
+        return "".join(part.capitalize() for part in self.slug.split("-")) + "Error"
+
+    def typed(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """Example values from YAML converted to the params' runtime types."""
+        return {name: values.coerce(self.params[name].type, value) if name in self.params else value for name, value in raw.items()}
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    description: str
+    args: tuple[str, ...]
+    bindings: Mapping[str, str]
+    checks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Settings:
+    project: str
+    version: str
+    docs_url: str
+    validators: str
+    groups: Mapping[str, Group]
+    repo_url: str | None = None
+    retired: tuple[str, ...] = ()
+    positions: Positions | None = field(default=None, compare=False, repr=False)
+
+    def page_url(self, code: str) -> str:
+        return f"{self.docs_url.rstrip('/')}/{self.version}/errors/{code}/"
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    root: Path
+    settings: Settings
+    entries: tuple[Entry, ...]
+
+    def by_code(self) -> dict[str, Entry]:
+        return {e.code: e for e in self.entries}
+
+    def get(self, code_or_slug: str) -> Entry | None:
+        key = code_or_slug.strip()
+        for e in self.entries:
+            if e.code == key.upper() or e.slug == key.lower():
+                return e
+        return None
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One problem in a catalogue file, printed as `path:line:col: rule: message`."""
+
+    path: str
+    line: int
+    col: int
+    rule: str
+    message: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.rule}: {self.message}"

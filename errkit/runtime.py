@@ -1,0 +1,111 @@
+"""What generated validators import at run time: the exception base and the binding helpers.
+
+No jax import here: the helpers read arrays through their duck-typed attributes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from types import MappingProxyType
+from typing import Any, Mapping
+
+DOCS_URL_ENV = "ERRKIT_DOCS_URL"
+
+
+class CatalogueError(Exception):
+    """Base of every catalogued error: `str(e)` is the message; `.code`, `.params`, a docs note."""
+
+    code: str = ""
+    title: str = ""
+    docs_base: str = ""
+    docs_version: str = ""
+
+    def __init__(self, message: str, params: Mapping[str, Any] | None = None):
+        super().__init__(message)
+        self.params = MappingProxyType(dict(params or {}))
+        self.add_note(f"[{self.code}] {self.title} - see {self.docs_url}")
+
+    @property
+    def docs_url(self) -> str:
+        base = os.environ.get(DOCS_URL_ENV) or self.docs_base
+        return f"{base.rstrip('/')}/{self.docs_version}/errors/{self.code}/"
+
+    def __reduce__(self):
+        return (type(self), (str(self), dict(self.params)))
+
+
+# -- binding helpers: how params are read off the kernel's inputs ---------------------------------
+
+def is_array(x) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+def ndim(x) -> int:
+    """Rank of an array; -1 for something that is not an array."""
+    return len(x.shape) if is_array(x) else -1
+
+
+def shape(x) -> tuple:
+    return tuple(int(d) for d in x.shape) if is_array(x) else ()
+
+
+def dim(x, axis: int) -> int:
+    dims = shape(x)
+    return dims[axis] if -len(dims) <= axis < len(dims) else -1
+
+
+def dtype_name(x) -> str:
+    if is_array(x):
+        return str(getattr(x.dtype, "name", x.dtype))
+    return type(x).__name__
+
+
+def type_name(x) -> str:
+    return type(x).__name__
+
+
+def concrete_min(x):
+    """The smallest element as an int, or None when the array is traced (under jit) or empty."""
+    try:
+        return int(x.min())
+    except Exception:  # tracers refuse concretisation; empty arrays have no min
+        return None
+
+
+def attr(obj, name: str, default=None):
+    """A public attribute of a config object (names starting with '_' are refused)."""
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        return default
+    return getattr(obj, name, default)
+
+
+def axis_names(mesh) -> str:
+    return ", ".join(repr(str(n)) for n in getattr(mesh, "axis_names", ()))
+
+
+def axis_size(mesh, name) -> int:
+    """Size of mesh axis `name`; 1 for None; 0 for a name the mesh lacks."""
+    if name is None:
+        return 1
+    sizes = dict(getattr(mesh, "shape", {}))
+    return int(sizes.get(name, 0))
+
+
+def is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+BINDINGS = {
+    "is_array": is_array,
+    "ndim": ndim,
+    "shape": shape,
+    "dim": dim,
+    "dtype_name": dtype_name,
+    "type_name": type_name,
+    "concrete_min": concrete_min,
+    "attr": attr,
+    "axis_names": axis_names,
+    "axis_size": axis_size,
+    "is_number": is_number,
+}

@@ -1,0 +1,360 @@
+"""The catalogue file format, defined once.
+
+The loader validates raw YAML against these definitions and the JSON Schema shipped for editors is
+produced from them (`errkit generate` writes it), so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+EXCEPTIONS = ("ValueError", "NotImplementedError", "TypeError")
+# Upstream kernels also raise assertions; only variants may say so.
+VARIANT_EXCEPTIONS = EXCEPTIONS + ("AssertionError",)
+PARAM_TYPES = ("int", "float", "bool", "str", "dtype", "shape")
+IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+CODE = r"^[A-Z]{2,4}[0-9]{3}$"
+SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+TAG = r"^[a-z0-9][a-z0-9-]*$"
+
+
+@dataclass(frozen=True)
+class Kind:
+    description: str = ""
+
+    def json_schema(self) -> dict:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Str(Kind):
+    pattern: str | None = None
+    max_length: int = 10_000
+    min_length: int = 1
+
+    def json_schema(self) -> dict:
+        out: dict[str, Any] = {"type": "string", "minLength": self.min_length, "maxLength": self.max_length}
+        if self.pattern:
+            out["pattern"] = self.pattern
+        return out
+
+
+@dataclass(frozen=True)
+class Bool(Kind):
+    def json_schema(self) -> dict:
+        return {"type": "boolean"}
+
+
+@dataclass(frozen=True)
+class Int(Kind):
+    minimum: int | None = None
+
+    def json_schema(self) -> dict:
+        out: dict[str, Any] = {"type": "integer"}
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        return out
+
+
+@dataclass(frozen=True)
+class Enum(Kind):
+    values: tuple[str, ...] = ()
+
+    def json_schema(self) -> dict:
+        return {"enum": list(self.values)}
+
+
+@dataclass(frozen=True)
+class AnyValue(Kind):
+    """A parameter value in an example: checked later against the parameter's declared type."""
+
+    def json_schema(self) -> dict:
+        return {}
+
+
+@dataclass(frozen=True)
+class ListOf(Kind):
+    item: Kind = field(default_factory=Kind)
+    min_items: int = 0
+
+    def json_schema(self) -> dict:
+        out = {"type": "array", "items": self.item.json_schema()}
+        if self.min_items:
+            out["minItems"] = self.min_items
+        return out
+
+
+@dataclass(frozen=True)
+class MapOf(Kind):
+    """A mapping whose keys are names chosen by the author (parameter names, suggestion labels)."""
+
+    value: Kind = field(default_factory=Kind)
+    key_pattern: str | None = None
+    key_what: str = "key"
+
+    def json_schema(self) -> dict:
+        out: dict[str, Any] = {"type": "object", "additionalProperties": self.value.json_schema()}
+        if self.key_pattern:
+            out["propertyNames"] = {"pattern": self.key_pattern}
+        return out
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    kind: Kind
+    required: bool = False
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Record(Kind):
+    fields: tuple[Field, ...] = ()
+
+    def field_named(self, name: str) -> Field | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+    def json_schema(self) -> dict:
+        props = {}
+        for f in self.fields:
+            schema = dict(f.kind.json_schema())
+            if f.description:
+                schema["description"] = f.description
+            props[f.name] = schema
+        out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
+        required = [f.name for f in self.fields if f.required]
+        if required:
+            out["required"] = required
+        return out
+
+
+PARAM = Record(
+    fields=(
+        Field("type", Enum(values=PARAM_TYPES), True, "Value type; shape is a tuple of ints, dtype a dtype name."),
+        Field("description", Str(max_length=300), True, "One line saying what the value is."),
+        Field("optional", Bool(), description="The value may be None."),
+    )
+)
+
+FIX = Record(
+    fields=(
+        Field("summary", Str(max_length=500), True, "What to change, in one sentence."),
+        Field(
+            "suggest",
+            MapOf(value=Str(max_length=500), key_what="suggestion label"),
+            description="Label -> expression computing a concrete value from the params.",
+        ),
+        Field("before", Str(), description="Code before the fix."),
+        Field("after", Str(), description="Code after the fix."),
+    )
+)
+
+VARIANT = Record(
+    fields=(
+        Field("message", Str(max_length=2000), True, "Another wording of the same condition, as an f-string template."),
+        Field("source", Str(max_length=300), True, "Where users meet this wording."),
+        Field("exception", Enum(values=VARIANT_EXCEPTIONS), description="Exception class, when it differs from the entry's."),
+        Field(
+            "aliases",
+            MapOf(value=Str(pattern=IDENTIFIER), key_what="placeholder expression"),
+            description="Placeholder expression in this wording -> the param it carries (e.g. 'self.block_q': block_q).",
+        ),
+        Field("location", Str(max_length=500), description="File and line (or URL) of the raise site."),
+        Field("note", Str(max_length=1000), description="Anything a reader should know about this wording."),
+    )
+)
+
+EXAMPLES = Record(
+    fields=(
+        Field("bad", ListOf(item=MapOf(value=AnyValue(), key_pattern=IDENTIFIER, key_what="param")), description="Param sets that violate the check."),
+        Field("good", ListOf(item=MapOf(value=AnyValue(), key_pattern=IDENTIFIER, key_what="param")), description="Param sets that satisfy the check."),
+    )
+)
+
+ORIGIN = Record(
+    fields=(
+        Field("record_id", Str(), description="Id of the dataset record this entry was imported from."),
+        Field("dataset_version", Str()),
+        Field("repo", Str(), description="Repository of the original raise site."),
+        Field("path", Str(), description="File of the original raise site."),
+        Field("line", Int(minimum=1)),
+        Field("url", Str(), description="Permalink to the original raise site."),
+        Field("sha", Str(), description="Commit the original was analysed at."),
+        Field("analyzed_at", Str()),
+        Field("source_code", Str(max_length=20_000), description="The code around the original raise."),
+        Field("message_pattern", Str(), description="The dataset's own regex for the message (informative)."),
+        Field("error_type", Str()),
+        Field("error_code", Str()),
+        Field("http_status", Int()),
+        Field("handling_strategy", Str()),
+        Field("background_tag", Str()),
+        Field("validation_code", Str(), description="The dataset's validation snippet, verbatim."),
+        Field("type_guard", Str()),
+        Field("try_catch", Str(), description="A try/except pattern for callers."),
+        Field("schema_version", Int()),
+    )
+)
+
+ENTRY = Record(
+    fields=(
+        Field("code", Str(pattern=CODE), True, "Stable code, never reused (e.g. RA105)."),
+        Field("slug", Str(pattern=SLUG), True, "Short kebab-case name."),
+        Field("title", Str(max_length=200), True, "One-line title."),
+        Field("exception", Enum(values=EXCEPTIONS), True, "Builtin class the raised exception subclasses."),
+        Field("severity", Enum(values=("error", "warning")), description="Default error."),
+        Field("message", Str(max_length=2000), True, "The exact template the kernel raises (f-string semantics)."),
+        Field("params", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="param"), description="Typed values in the message."),
+        Field("check", Str(max_length=2000), description="Invariant that must hold; the error is raised when it is false."),
+        Field("explain_only", Bool(), description="Upstream-only condition: recognised by explain, no validator is generated."),
+        Field("explanation", Str(), True, "What it means (markdown)."),
+        Field("triggers", ListOf(item=Str(max_length=1000), min_items=1), True, "Concrete inputs that raise it."),
+        Field("situations", ListOf(item=Str(max_length=1000)), description="Common situations in which people meet it."),
+        Field("fixes", ListOf(item=FIX, min_items=1), True, "Ways to fix it."),
+        Field("prevention", ListOf(item=Str(max_length=1000)), description="How to avoid it in the first place."),
+        Field("tags", ListOf(item=Str(pattern=TAG, max_length=40))),
+        Field("variants", ListOf(item=VARIANT), description="Other wordings of the same condition."),
+        Field("examples", EXAMPLES, description="Param sets that violate / satisfy the check."),
+        Field("related", ListOf(item=Str(pattern=CODE)), description="Codes of related entries."),
+        Field("origin", ORIGIN, description="Provenance of an imported entry."),
+    )
+)
+
+GROUP = Record(
+    fields=(
+        Field("description", Str(max_length=500), True),
+        Field("args", ListOf(item=Str(pattern=IDENTIFIER), min_items=1), True, "Arguments of the generated validate function."),
+        Field("bindings", MapOf(value=Str(max_length=500), key_pattern=IDENTIFIER, key_what="param"), True, "Param -> expression over the args."),
+        Field("checks", ListOf(item=Str(pattern=CODE), min_items=1), True, "Entry codes, in the order they run."),
+    )
+)
+
+SETTINGS = Record(
+    fields=(
+        Field("project", Str(), True, "Name shown on the site."),
+        Field("version", Str(), True, "Catalogue version: part of every docs URL."),
+        Field("docs_url", Str(), True, "Base URL of the published site, without the version."),
+        Field("repo_url", Str(), description="Repository URL, for edit links."),
+        Field("validators", Str(), True, "Path of the generated validators module, relative to the project root."),
+        Field("groups", MapOf(value=GROUP, key_pattern=IDENTIFIER, key_what="group"), True),
+        Field("retired", ListOf(item=Str(pattern=CODE)), description="Codes no longer in use: never to be reused."),
+    )
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: tuple  # key path inside the document
+    rule: str
+    message: str
+
+
+def did_you_mean(word: str, choices) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "empty (null)"
+    return type(value).__name__
+
+
+def validate(kind: Kind, value: Any, path: tuple = ()) -> list[Problem]:
+    """All problems of `value` against `kind`, each with its key path."""
+    out: list[Problem] = []
+    _validate(kind, value, path, out)
+    return out
+
+
+def _wrong(path, what, value, out):
+    out.append(Problem(path, "wrong-type", f"expected {what}, got {_type_name(value)}"))
+
+
+def _validate(kind: Kind, value: Any, path: tuple, out: list[Problem]) -> None:
+    if isinstance(kind, Str):
+        if not isinstance(value, str):
+            return _wrong(path, "a string", value, out)
+        if len(value) < kind.min_length:
+            out.append(Problem(path, "wrong-type", "must not be empty"))
+        elif len(value) > kind.max_length:
+            out.append(Problem(path, "wrong-type", f"is {len(value)} characters long; at most {kind.max_length}"))
+        elif kind.pattern and not re.match(kind.pattern, value):
+            out.append(Problem(path, "wrong-type", f"{value!r} does not match {kind.pattern}"))
+    elif isinstance(kind, Bool):
+        if not isinstance(value, bool):
+            _wrong(path, "true or false", value, out)
+    elif isinstance(kind, Int):
+        if not isinstance(value, int) or isinstance(value, bool):
+            _wrong(path, "an integer", value, out)
+        elif kind.minimum is not None and value < kind.minimum:
+            out.append(Problem(path, "wrong-type", f"must be at least {kind.minimum}"))
+    elif isinstance(kind, Enum):
+        if not isinstance(value, str) or value not in kind.values:
+            hint = did_you_mean(value, kind.values) if isinstance(value, str) else ""
+            out.append(Problem(path, "wrong-type", f"must be one of {', '.join(kind.values)}; got {value!r}{hint}"))
+    elif isinstance(kind, ListOf):
+        if not isinstance(value, list):
+            return _wrong(path, "a list", value, out)
+        if len(value) < kind.min_items:
+            out.append(Problem(path, "missing-field", f"needs at least {kind.min_items} item(s)"))
+        for i, item in enumerate(value):
+            _validate(kind.item, item, path + (i,), out)
+    elif isinstance(kind, MapOf):
+        if not isinstance(value, dict):
+            return _wrong(path, "a mapping", value, out)
+        for key, item in value.items():
+            if not isinstance(key, str) or (kind.key_pattern and not re.match(kind.key_pattern, key)):
+                out.append(Problem(path + (key,), "wrong-type", f"{kind.key_what} name {key!r} is not a valid identifier"))
+                continue
+            _validate(kind.value, item, path + (key,), out)
+    elif isinstance(kind, Record):
+        if not isinstance(value, dict):
+            return _wrong(path, "a mapping", value, out)
+        names = [f.name for f in kind.fields]
+        for key in value:
+            if key not in names:
+                out.append(Problem(path + (key,), "unknown-key", f"unknown key {key!r}{did_you_mean(str(key), names)}"))
+        for f in kind.fields:
+            if f.name not in value:
+                if f.required:
+                    out.append(Problem(path, "missing-field", f"missing required field {f.name!r}"))
+                continue
+            _validate(f.kind, value[f.name], path + (f.name,), out)
+
+
+def empty(kind: Kind) -> Any:
+    """A stand-in value of `kind` for a field that is missing or broken."""
+    if isinstance(kind, Enum):
+        return kind.values[0]
+    if isinstance(kind, ListOf):
+        return []
+    if isinstance(kind, (MapOf, Record)):
+        return {}
+    if isinstance(kind, Bool):
+        return False
+    if isinstance(kind, Int):
+        return 0
+    return ""
+
+
+def json_schema(kind: Record, title: str, extra: Callable[[dict], None] | None = None) -> dict:
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": title}
+    schema.update(kind.json_schema())
+    if extra:
+        extra(schema)
+    return schema

@@ -1,0 +1,234 @@
+"""Message templates with Python f-string semantics: parse, render, and turn into a typed regex.
+
+This is the one place that knows f-string rules (`{{`/`}}` escapes, `{expr=}`, `!r`, `:spec`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from . import values
+
+
+class TemplateError(ValueError):
+    def __init__(self, message: str, column: int):
+        super().__init__(message)
+        self.column = column  # 0-based offset in the template text
+
+
+@dataclass(frozen=True)
+class Field:
+    expr: str  # the expression text exactly as written (whitespace included, as `=` prints it)
+    self_doc: bool
+    conversion: str | None
+    spec: str
+    column: int
+
+    @property
+    def name(self) -> str:
+        return self.expr.strip()
+
+
+@dataclass(frozen=True)
+class Template:
+    text: str
+    parts: tuple[str | Field, ...]
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return tuple(p for p in self.parts if isinstance(p, Field))
+
+    @property
+    def literals(self) -> tuple[str, ...]:
+        """The fixed text runs, `expr=` prefixes included: what a prefilter can look for."""
+        out: list[str] = []
+        run = ""
+        for part in self.parts:
+            if isinstance(part, str):
+                run += part
+            else:
+                if part.self_doc:
+                    run += part.expr + "="
+                if run:
+                    out.append(run)
+                run = ""
+        if run:
+            out.append(run)
+        return tuple(out)
+
+    def render(self, value_of: Callable[[Field], Any]) -> str:
+        out = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+            else:
+                value = value_of(part)
+                prefix = part.expr + "=" if part.self_doc else ""
+                out.append(prefix + values.format_field(value, part.self_doc, part.conversion, part.spec))
+        return "".join(out)
+
+
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def parse(text: str) -> Template:
+    parts: list[str | Field] = []
+    literal: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "{":
+            if text.startswith("{{", i):
+                literal.append("{")
+                i += 2
+                continue
+            if literal:
+                parts.append("".join(literal))
+                literal = []
+            field, i = _parse_field(text, i)
+            parts.append(field)
+        elif ch == "}":
+            if text.startswith("}}", i):
+                literal.append("}")
+                i += 2
+                continue
+            raise TemplateError("single '}' is not allowed (write '}}' for a literal brace)", i)
+        else:
+            literal.append(ch)
+            i += 1
+    if literal:
+        parts.append("".join(literal))
+    return Template(text=text, parts=tuple(parts))
+
+
+def _parse_field(text: str, start: int) -> tuple[Field, int]:
+    """Parse the replacement field opening at `start`; return it and the index after its '}'."""
+    i = start + 1
+    depth: list[str] = []
+    quote: str | None = None
+    expr_end = conv = spec_start = None
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in _CLOSERS:
+            depth.append(_CLOSERS[ch])
+        elif depth and ch == depth[-1]:
+            depth.pop()
+        elif not depth:
+            if ch == "!" and not text.startswith("!=", i):
+                expr_end = i
+                conv = text[i + 1 : i + 2]
+                if conv not in ("r", "s", "a"):
+                    raise TemplateError(f"conversion must be !r, !s or !a, got !{conv}", i)
+                i += 2
+                if i < n and text[i] == ":":
+                    spec_start = i + 1
+                    break
+                if i < n and text[i] == "}":
+                    break
+                raise TemplateError("expected ':' or '}' after the conversion", i)
+            if ch == ":":
+                expr_end = i
+                spec_start = i + 1
+                break
+            if ch == "}":
+                expr_end = i
+                break
+        i += 1
+    else:
+        raise TemplateError("unclosed '{' (write '{{' for a literal brace)", start)
+    spec = ""
+    if spec_start is not None:
+        close = text.find("}", spec_start)
+        if close < 0:
+            raise TemplateError("unclosed '{' (write '{{' for a literal brace)", start)
+        spec = text[spec_start:close]
+        if "{" in spec:
+            raise TemplateError("nested fields in a format spec are not supported", spec_start)
+        i = close
+    expr = text[start + 1 : expr_end]
+    self_doc = False
+    stripped = expr.rstrip()
+    if stripped.endswith("=") and not stripped.endswith(("==", "!=", "<=", ">=")):
+        self_doc = True
+        expr = expr[: len(stripped) - 1] + expr[len(stripped):]  # keep whitespace: `{x = }` prints `x = `
+    if not expr.strip():
+        raise TemplateError("empty replacement field", start)
+    _check_expression(expr.strip(), start + 1)
+    return Field(expr=expr if self_doc else expr.strip(), self_doc=self_doc, conversion=conv, spec=spec, column=start), i + 1
+
+
+def _check_expression(expr: str, column: int) -> None:
+    import ast  # parse only, never evaluate
+
+    try:
+        ast.parse("(" + expr + ")", mode="eval")
+    except SyntaxError as err:
+        raise TemplateError(f"{{{expr}}} is not a valid Python expression: {err.msg}", column) from None
+
+
+# -- regex ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Capture:
+    group: str
+    param: str
+    type: str
+
+
+def to_regex(template: Template, typed: Callable[[Field], tuple[str, str, bool]]) -> tuple[str, tuple[Capture, ...]]:
+    """An unanchored regex for the rendered message and what each named group carries.
+
+    `typed(field)` gives (param name, param type, optional) for a field.
+    """
+    pieces: list[str] = []
+    captures: list[Capture] = []
+    for part in template.parts:
+        if isinstance(part, str):
+            pieces.append(_literal(part))
+            continue
+        param, type_, optional = typed(part)
+        group = f"g{len(captures)}"
+        if part.self_doc:
+            pieces.append(_literal(part.expr + "="))
+        body = values.pattern(type_, optional, part.conversion, part.self_doc, part.spec)
+        pieces.append(f"(?P<{group}>{body})")
+        captures.append(Capture(group, param, type_))
+    return "".join(pieces), tuple(captures)
+
+
+def _literal(text: str) -> str:
+    # Runs of spaces match flexibly: logs and terminals rewrap or collapse them.
+    return r"\s+".join(re.escape(chunk) for chunk in re.split(r"\s+", text))
+
+
+def extract(captures: tuple[Capture, ...], match: "re.Match[str]") -> dict[str, Any] | None:
+    """Typed params from a match; None when one param shows two different values."""
+    out: dict[str, Any] = {}
+    for cap in captures:
+        value = values.parse(cap.type, match.group(cap.group))
+        if cap.param in out and out[cap.param] != value:
+            return None
+        out[cap.param] = value
+    return out
+
+
+def resolve(field: Field, params: Mapping[str, Any], aliases: Mapping[str, str]) -> str | None:
+    """The param a field carries: an alias, the param of that name, or a dotted name's last part."""
+    name = field.name
+    if name in aliases:
+        return aliases[name]
+    if name in params:
+        return name
+    last = name.rsplit(".", 1)[-1]
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) and last in params:
+        return last
+    return None

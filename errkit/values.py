@@ -1,0 +1,133 @@
+"""Param types: how a value of each type is written in a message, found in text and read back.
+
+Kept free of heavy imports: `errkit explain` uses it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+DTYPE_NAMES = (
+    "bfloat16", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
+    "int4", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "complex64",
+)
+
+_NAME = r"[A-Za-z][A-Za-z0-9_]*"
+_STR_REPR = r"""'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*\""""
+_FORMATTED_NUMBER = r"[-+ ]?(?:[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?%?|inf|nan)"
+
+# Every pattern is built from character classes and bounded alternations, so matching stays linear.
+PATTERNS = {
+    "int": r"-?[0-9]+",
+    "float": r"[-+]?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|inf|nan)",
+    "bool": r"True|False",
+    "str": r"[^\n]*?",
+    "str_repr": _STR_REPR,
+    "dtype": rf"dtype\(['\"]?{_NAME}['\"]?\)|(?:jnp\.|np\.|numpy\.|jax\.numpy\.)?{_NAME}|'{_NAME}'",
+    "shape": r"\((?:-?[0-9]+(?:, ?-?[0-9]+)*,?)?\)",
+}
+
+
+class ValueTypeError(ValueError):
+    pass
+
+
+def coerce(type_: str, raw: Any) -> Any:
+    """A YAML value as the runtime value of a param of `type_`; ValueTypeError when it cannot be."""
+    if raw is None:
+        return None
+    if type_ == "int":
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            return int(raw)
+    elif type_ == "float":
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            return float(raw)
+    elif type_ == "bool":
+        if isinstance(raw, bool):
+            return raw
+    elif type_ == "str":
+        if isinstance(raw, str):
+            return str(raw)
+    elif type_ == "dtype":
+        if isinstance(raw, str) and re.fullmatch(_NAME, raw):
+            return str(raw)
+    elif type_ == "shape":
+        if isinstance(raw, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in raw):
+            return tuple(int(x) for x in raw)
+    else:
+        raise ValueTypeError(f"unknown param type {type_!r}")
+    raise ValueTypeError(f"{raw!r} is not a valid {type_}")
+
+
+def format_field(value: Any, self_doc: bool, conversion: str | None, spec: str) -> str:
+    """Exactly what an f-string replacement field writes for `value`."""
+    if conversion == "r" or (self_doc and conversion is None and not spec):
+        value = repr(value)
+    elif conversion == "s":
+        value = str(value)
+    elif conversion == "a":
+        value = ascii(value)
+    return format(value, spec)
+
+
+def pattern(type_: str, optional: bool, conversion: str | None, self_doc: bool, spec: str) -> str:
+    """The regex (no groups of its own) for a field of this type written this way."""
+    as_repr = conversion in ("r", "a") or (self_doc and conversion is None and not spec)
+    if spec and type_ in ("int", "float") and conversion is None:
+        body = _FORMATTED_NUMBER
+    elif type_ == "str" and as_repr:
+        body = PATTERNS["str_repr"]
+    else:
+        body = PATTERNS[type_]
+    if spec and not body == _FORMATTED_NUMBER:
+        body = rf"\s*(?:{body})\s*"  # alignment specs pad with spaces
+    if optional:
+        body = f"None|{body}"
+    return body
+
+
+def parse(type_: str, text: str) -> Any:
+    """The typed value written as `text` (which matched `pattern`)."""
+    text = text.strip()
+    if text == "None":
+        return None
+    if type_ == "int":
+        return int(text.replace(",", "").replace("_", ""))
+    if type_ == "float":
+        return float(text.rstrip("%").replace(",", "").replace("_", ""))
+    if type_ == "bool":
+        return text == "True"
+    if type_ == "str":
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            import ast  # only for quoted strings, to undo escapes exactly
+
+            try:
+                return ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                return text
+        return text
+    if type_ == "dtype":
+        names = re.findall(_NAME, text)
+        names = [n for n in names if n not in ("dtype", "jnp", "np", "numpy", "jax")]
+        return names[-1] if names else text
+    if type_ == "shape":
+        return tuple(int(x) for x in re.findall(r"-?[0-9]+", text))
+    raise ValueTypeError(f"unknown param type {type_!r}")
+
+
+def sample(type_: str, seed: int) -> Any:
+    """A deterministic, plausible value of the type (used where no example gives one)."""
+    if type_ == "int":
+        return 3 + seed * 7
+    if type_ == "float":
+        return 0.5 + seed
+    if type_ == "bool":
+        return seed % 2 == 1
+    if type_ == "str":
+        return f"value{seed}"
+    if type_ == "dtype":
+        return DTYPE_NAMES[seed % len(DTYPE_NAMES)]
+    if type_ == "shape":
+        return tuple(2 + seed + i for i in range(1 + seed % 4))
+    raise ValueTypeError(f"unknown param type {type_!r}")

@@ -1,0 +1,475 @@
+"""Pallas implementation of ranker attention (flash attention, forward + backward).
+
+Portable Pallas only (``pl.pallas_call`` with a grid and BlockSpecs, plain ref
+loads/stores, ``lax.fori_loop``), so the same kernels lower to Triton on GPU and
+run with ``interpret=True`` on CPU.
+
+Layout: q, o [b, sq, hq, d]; k, v [b, skv, hkv, d]; the head axis is squeezed
+out of every block, so a kernel instance sees 2-D tiles [rows, d].
+
+Mask (see kernel/reference.py): query i may attend key j iff
+  j < ctx and (not causal or j <= i),  or  (bound given and j == i),
+where ctx = bound[b] (clipped to [0, kv_len]) with a bound and kv_len without.
+Keys j >= kv_len (sequence padding) are always masked out.
+
+Everything in here assumes validated inputs (kernel/_validators.py); the
+wrapper ``pallas_attention`` pads sequences and head_dim so that every tile
+is a power of two >= 16 and every sequence a whole number of blocks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+from kernel.config import BlockSizes
+from kernel.reference import MASK_VALUE, soft_cap
+
+_MIN_BLOCK = 16  # smallest tile side Triton's dot accepts
+
+
+@dataclasses.dataclass(frozen=True)
+class _Static:
+    """Everything static about one call (hashable: a jit / custom_vjp key)."""
+
+    q_len: int  # true, unpadded lengths
+    kv_len: int
+    group: int  # query heads per kv head
+    block_q: int
+    block_kv: int
+    block_q_dkv: int
+    block_kv_dkv: int
+    block_q_dq: int
+    block_kv_dq: int
+    sm_scale: float
+    cap: float | None  # None: no capping
+    cap_method: str
+    causal: bool
+    has_bound: bool
+    interpret: bool
+
+
+# --------------------------------------------------------------------------
+# Small helpers usable inside kernels.
+# --------------------------------------------------------------------------
+
+
+def _cdiv(a, b: int):
+    """Ceiling division for non-negative ints, Python or traced."""
+    if isinstance(a, int):
+        return -(-a // b)
+    return lax.div(a + (b - 1), b)
+
+
+def _div(a, b: int):
+    return a // b if isinstance(a, int) else lax.div(a, b)
+
+
+def _dot_nt(a, b):
+    """a [m, k] @ b[n, k]^T -> [m, n] in float32."""
+    return lax.dot_general(a, b, (((1,), (1,)), ((), ())),
+                           preferred_element_type=jnp.float32)
+
+
+def _dot_tn(a, b):
+    """a [k, m]^T @ b[k, n] -> [m, n] in float32."""
+    return lax.dot_general(a, b, (((0,), (0,)), ((), ())),
+                           preferred_element_type=jnp.float32)
+
+
+def _dot(a, b):
+    return jnp.dot(a, b, preferred_element_type=jnp.float32)
+
+
+def _capped_logits(q, k, st: _Static):
+    """(raw scaled logits, capped logits), both [bq, bkv] float32."""
+    s = _dot_nt(q, k) * st.sm_scale
+    return s, soft_cap(s, st.cap, st.cap_method)
+
+
+def _cap_grad(s, st: _Static):
+    """d soft_cap(s) / d s, or None when there is no capping."""
+    if st.cap is None or st.cap_method == "none":
+        return None
+    if st.cap_method == "tanh":
+        t = jnp.tanh(s / st.cap)
+        return 1.0 - t * t
+    r = 1.0 / (1.0 + jnp.abs(s) / st.cap)  # soft_sign
+    return r * r
+
+
+def _allowed(st: _Static, i0, j0, bq: int, bkv: int, ctx, *, kv_padded: bool,
+             q_padded: bool = False):
+    """Boolean [bq, bkv] (or broadcastable) mask of a tile, None if all-True.
+
+    i0 / j0: first query row / key column of the tile; ctx: the context end
+    (bound[b] with a bound, unused otherwise).
+    """
+    rows = i0 + jnp.arange(bq, dtype=jnp.int32)[:, None]
+    cols = j0 + jnp.arange(bkv, dtype=jnp.int32)[None, :]
+    allowed = None
+
+    def both(a, b):
+        return b if a is None else a & b
+
+    if st.has_bound:
+        allowed = cols < ctx
+    elif kv_padded:
+        allowed = cols < st.kv_len
+    if st.causal:
+        allowed = both(allowed, cols <= rows)
+    if st.has_bound:
+        diag = cols == rows
+        if kv_padded:
+            diag = diag & (cols < st.kv_len)
+        allowed = allowed | diag
+    if q_padded:
+        allowed = both(allowed, rows < st.q_len)
+    return allowed
+
+
+def _kv_ranges(st: _Static, i0, bq: int, bkv: int, ctx):
+    """kv-block ranges [lo, hi) a query tile starting at row i0 must visit.
+
+    The context range first, then (with a bound) the diagonal blocks not
+    already covered. Blocks wholly masked for the tile are skipped.
+    """
+    n_kv = _cdiv(st.kv_len, bkv)  # blocks holding real keys
+    if not st.has_bound:
+        if not st.causal:
+            return [(0, n_kv)]
+        return [(0, jnp.minimum(_cdiv(i0 + bq, bkv), n_kv))]
+    ctx_end = jnp.minimum(ctx, i0 + bq) if st.causal else ctx
+    n_ctx = _cdiv(ctx_end, bkv)
+    diag_lo = jnp.maximum(n_ctx, _div(i0, bkv))
+    diag_hi = jnp.minimum(_cdiv(i0 + bq, bkv), n_kv)
+    return [(0, n_ctx), (diag_lo, diag_hi)]
+
+
+def _q_range(st: _Static, j0, bq: int, bkv: int, ctx):
+    """q-block range [lo, hi) that can attend a kv tile starting at key j0."""
+    n_q = _cdiv(st.q_len, bq)  # blocks holding real queries
+    in_ctx = j0 < (ctx if st.has_bound else st.kv_len)
+    ctx_lo = _div(j0, bq) if st.causal else 0
+    if not st.has_bound:
+        return ctx_lo, jnp.where(in_ctx, n_q, ctx_lo)
+    diag_lo = _div(j0, bq)
+    diag_hi = jnp.minimum(_cdiv(j0 + bkv, bq), n_q)
+    return (jnp.where(in_ctx, ctx_lo, diag_lo),
+            jnp.where(in_ctx, n_q, diag_hi))
+
+
+# --------------------------------------------------------------------------
+# Kernels.
+# --------------------------------------------------------------------------
+
+
+def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool):
+    q_ref, k_ref, v_ref, *refs = refs
+    bound_ref = refs.pop(0) if st.has_bound else None
+    o_ref, *lse_ref = refs
+    bq, bkv = st.block_q, st.block_kv
+    i0 = pl.program_id(2) * bq
+    ctx = bound_ref[0] if st.has_bound else None
+
+    q = q_ref[...]
+
+    def body(jk, carry):
+        acc, m, l = carry
+        j0 = jk * bkv
+        k = k_ref[pl.ds(j0, bkv), :]
+        v = v_ref[pl.ds(j0, bkv), :]
+        _, c = _capped_logits(q, k, st)
+        allowed = _allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
+        if allowed is not None:
+            c = jnp.where(allowed, c, MASK_VALUE)
+        m_new = jnp.maximum(m, jnp.max(c, axis=1))
+        correction = jnp.exp(m - m_new)
+        p = jnp.exp(c - m_new[:, None])
+        l = correction * l + jnp.sum(p, axis=1)
+        acc = correction[:, None] * acc + _dot(p, v.astype(jnp.float32))
+        return acc, m_new, l
+
+    carry = (jnp.zeros((bq, q.shape[-1]), jnp.float32),
+             jnp.full((bq,), -jnp.inf, jnp.float32),
+             jnp.zeros((bq,), jnp.float32))
+    for lo, hi in _kv_ranges(st, i0, bq, bkv, ctx):
+        carry = lax.fori_loop(lo, hi, body, carry)
+    acc, m, l = carry
+
+    # Rows that visited no block (only whole padding tiles) get o = 0, lse = 0.
+    visited = l > 0.0
+    l = jnp.where(visited, l, 1.0)
+    o_ref[...] = (acc / l[:, None]).astype(o_ref.dtype)
+    if with_lse:
+        lse_ref[0][...] = jnp.where(visited, m + jnp.log(l), 0.0)
+
+
+def _dq_kernel(*refs, st: _Static, kv_padded: bool):
+    q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, *refs = refs
+    bound_ref = refs.pop(0) if st.has_bound else None
+    (dq_ref,) = refs
+    bq, bkv = st.block_q_dq, st.block_kv_dq
+    i0 = pl.program_id(2) * bq
+    ctx = bound_ref[0] if st.has_bound else None
+
+    q = q_ref[...]
+    do = do_ref[...].astype(jnp.float32)
+    lse = lse_ref[...][:, None]
+    delta = delta_ref[...][:, None]
+
+    def body(jk, dq):
+        j0 = jk * bkv
+        k = k_ref[pl.ds(j0, bkv), :]
+        v = v_ref[pl.ds(j0, bkv), :].astype(jnp.float32)
+        s, c = _capped_logits(q, k, st)
+        allowed = _allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
+        if allowed is not None:
+            c = jnp.where(allowed, c, MASK_VALUE)
+        p = jnp.exp(c - lse)
+        ds = p * (_dot_nt(do, v) - delta)
+        grad = _cap_grad(s, st)
+        if grad is not None:
+            ds = ds * grad
+        return dq + _dot(ds, k.astype(jnp.float32))
+
+    dq = jnp.zeros((bq, q.shape[-1]), jnp.float32)
+    for lo, hi in _kv_ranges(st, i0, bq, bkv, ctx):
+        dq = lax.fori_loop(lo, hi, body, dq)
+    dq_ref[...] = (dq * st.sm_scale).astype(dq_ref.dtype)
+
+
+def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
+    q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, *refs = refs
+    bound_ref = refs.pop(0) if st.has_bound else None
+    dk_ref, dv_ref = refs
+    bq, bkv = st.block_q_dkv, st.block_kv_dkv
+    j0 = pl.program_id(2) * bkv
+    ctx = bound_ref[0] if st.has_bound else None
+
+    k = k_ref[...]
+    v = v_ref[...].astype(jnp.float32)
+
+    def body(iq, carry):
+        dk, dv = carry
+        i0 = iq * bq
+        q = q_ref[pl.ds(i0, bq), :]
+        do = do_ref[pl.ds(i0, bq), :].astype(jnp.float32)
+        lse = lse_ref[pl.ds(i0, bq)][:, None]
+        delta = delta_ref[pl.ds(i0, bq)][:, None]
+        s, c = _capped_logits(q, k, st)
+        allowed = _allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded,
+                           q_padded=q_padded)
+        if allowed is not None:
+            c = jnp.where(allowed, c, MASK_VALUE)
+        p = jnp.exp(c - lse)
+        dv = dv + _dot_tn(p, do)
+        ds = p * (_dot_nt(do, v) - delta)
+        grad = _cap_grad(s, st)
+        if grad is not None:
+            ds = ds * grad
+        dk = dk + _dot_tn(ds, q.astype(jnp.float32))
+        return dk, dv
+
+    zeros = jnp.zeros((bkv, k.shape[-1]), jnp.float32)
+    lo, hi = _q_range(st, j0, bq, bkv, ctx)
+    dk, dv = lax.fori_loop(lo, hi, body, (zeros, zeros))
+    dk_ref[...] = (dk * st.sm_scale).astype(dk_ref.dtype)
+    dv_ref[...] = dv.astype(dv_ref.dtype)
+
+
+# --------------------------------------------------------------------------
+# pallas_call wrappers (arrays already padded).
+# --------------------------------------------------------------------------
+
+
+def _kv_head(h, group: int):
+    return h if group == 1 else lax.div(h, group)
+
+
+def _bound_spec():
+    return pl.BlockSpec((None, 1), lambda b, h, i: (b, 0))
+
+
+def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
+    batch, sq, hq, dp = q.shape
+    skv = k.shape[1]
+    bq, g = st.block_q, st.group
+    q_spec = pl.BlockSpec((None, bq, None, dp), lambda b, h, i: (b, i, h, 0))
+    kv_spec = pl.BlockSpec((None, skv, None, dp),
+                           lambda b, h, i: (b, 0, _kv_head(h, g), 0))
+    in_specs, args = [q_spec, kv_spec, kv_spec], [q, k, v]
+    if st.has_bound:
+        in_specs.append(_bound_spec())
+        args.append(bound)
+    out_shape = [jax.ShapeDtypeStruct(q.shape, q.dtype)]
+    out_specs = [q_spec]
+    if with_lse:
+        out_shape.append(jax.ShapeDtypeStruct((batch, hq, sq), jnp.float32))
+        out_specs.append(pl.BlockSpec((None, None, bq), lambda b, h, i: (b, h, i)))
+    kernel = functools.partial(_fwd_kernel, st=st, kv_padded=skv != st.kv_len,
+                               with_lse=with_lse)
+    return pl.pallas_call(
+        kernel,
+        grid=(batch, hq, sq // bq),
+        in_specs=in_specs,
+        out_specs=out_specs,
+        out_shape=out_shape,
+        interpret=st.interpret,
+        name="ranker_attention_fwd",
+    )(*args)
+
+
+def _backward_dq(q, k, v, do, lse, delta, bound, st: _Static):
+    batch, sq, hq, dp = q.shape
+    skv = k.shape[1]
+    bq, g = st.block_q_dq, st.group
+    q_spec = pl.BlockSpec((None, bq, None, dp), lambda b, h, i: (b, i, h, 0))
+    kv_spec = pl.BlockSpec((None, skv, None, dp),
+                           lambda b, h, i: (b, 0, _kv_head(h, g), 0))
+    row_spec = pl.BlockSpec((None, None, bq), lambda b, h, i: (b, h, i))
+    in_specs = [q_spec, kv_spec, kv_spec, q_spec, row_spec, row_spec]
+    args = [q, k, v, do, lse, delta]
+    if st.has_bound:
+        in_specs.append(_bound_spec())
+        args.append(bound)
+    kernel = functools.partial(_dq_kernel, st=st, kv_padded=skv != st.kv_len)
+    return pl.pallas_call(
+        kernel,
+        grid=(batch, hq, sq // bq),
+        in_specs=in_specs,
+        out_specs=q_spec,
+        out_shape=jax.ShapeDtypeStruct(q.shape, q.dtype),
+        interpret=st.interpret,
+        name="ranker_attention_dq",
+    )(*args)
+
+
+def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
+    """dk, dv. With GQA each query head writes its own partial dk/dv (float32);
+    the group is summed afterwards, so no two kernel instances share an output."""
+    batch, sq, hq, dp = q.shape
+    skv, hkv = k.shape[1], k.shape[2]
+    bkv, g = st.block_kv_dkv, st.group
+    q_spec = pl.BlockSpec((None, sq, None, dp), lambda b, h, j: (b, 0, h, 0))
+    kv_spec = pl.BlockSpec((None, bkv, None, dp),
+                           lambda b, h, j: (b, j, _kv_head(h, g), 0))
+    row_spec = pl.BlockSpec((None, None, sq), lambda b, h, j: (b, h, 0))
+    in_specs = [q_spec, kv_spec, kv_spec, q_spec, row_spec, row_spec]
+    args = [q, k, v, do, lse, delta]
+    if st.has_bound:
+        in_specs.append(_bound_spec())
+        args.append(bound)
+    out_spec = pl.BlockSpec((None, bkv, None, dp), lambda b, h, j: (b, j, h, 0))
+    out_dtype = k.dtype if g == 1 else jnp.float32
+    out_shape = jax.ShapeDtypeStruct((batch, skv, hq, dp), out_dtype)
+    kernel = functools.partial(_dkdv_kernel, st=st, kv_padded=skv != st.kv_len,
+                               q_padded=sq != st.q_len)
+    dk, dv = pl.pallas_call(
+        kernel,
+        grid=(batch, hq, skv // bkv),
+        in_specs=in_specs,
+        out_specs=[out_spec, out_spec],
+        out_shape=[out_shape, out_shape],
+        interpret=st.interpret,
+        name="ranker_attention_dkdv",
+    )(*args)
+    if g > 1:
+        dk = dk.reshape(batch, skv, hkv, g, dp).sum(axis=3).astype(k.dtype)
+        dv = dv.reshape(batch, skv, hkv, g, dp).sum(axis=3).astype(v.dtype)
+    return dk, dv
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(4,))
+def _flash_attention(q, k, v, bound, st: _Static):
+    return _forward(q, k, v, bound, st, with_lse=False)[0]
+
+
+def _flash_attention_fwd(q, k, v, bound, st: _Static):
+    out, lse = _forward(q, k, v, bound, st, with_lse=True)
+    return out, (q, k, v, bound, out, lse)
+
+
+def _flash_attention_bwd(st: _Static, residuals, do):
+    q, k, v, bound, out, lse = residuals
+    # delta_i = sum_d o_id * do_id = sum_j p_ij dp_ij  (softmax backward term)
+    delta = jnp.sum(out.astype(jnp.float32) * do.astype(jnp.float32), axis=-1)
+    delta = jnp.transpose(delta, (0, 2, 1))  # [b, hq, sq], like lse
+    dq = _backward_dq(q, k, v, do, lse, delta, bound, st)
+    dk, dv = _backward_dkdv(q, k, v, do, lse, delta, bound, st)
+    return dq, dk, dv, None
+
+
+_flash_attention.defvjp(_flash_attention_fwd, _flash_attention_bwd)
+
+
+# --------------------------------------------------------------------------
+# Public entry point of this module: padding and block clamping.
+# --------------------------------------------------------------------------
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(n - 1, 0).bit_length()
+
+
+def _clamp_block(block: int, seq_len: int) -> int:
+    """A block never exceeds the sequence rounded up to a power of two (>= 16)."""
+    return min(block, max(_MIN_BLOCK, _next_pow2(seq_len)))
+
+
+def _round_up(n: int, multiple: int) -> int:
+    return -(-n // multiple) * multiple
+
+
+def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
+                     cap: float | None, cap_method: str, config: BlockSizes,
+                     interpret: bool):
+    """Ranker attention with the Pallas kernels. Inputs are assumed validated."""
+    batch, q_len, num_q_heads, head_dim = q.shape
+    kv_len, num_kv_heads = k.shape[1], k.shape[2]
+
+    def pick(size, default):
+        return default if size is None else size
+
+    block_q = _clamp_block(config.block_q, q_len)
+    block_kv = _clamp_block(config.block_kv, kv_len)
+    block_q_dkv = _clamp_block(pick(config.block_q_dkv, config.block_q), q_len)
+    block_kv_dkv = _clamp_block(pick(config.block_kv_dkv, config.block_kv), kv_len)
+    block_q_dq = _clamp_block(pick(config.block_q_dq, config.block_q), q_len)
+    block_kv_dq = _clamp_block(pick(config.block_kv_dq, config.block_kv), kv_len)
+
+    # Blocks are powers of two, so the largest one is a multiple of the others.
+    sq = _round_up(q_len, max(block_q, block_q_dkv, block_q_dq))
+    skv = _round_up(kv_len, max(block_kv, block_kv_dkv, block_kv_dq))
+    dp = max(_MIN_BLOCK, _next_pow2(head_dim))
+
+    if (sq, dp) != (q_len, head_dim):
+        q = jnp.pad(q, ((0, 0), (0, sq - q_len), (0, 0), (0, dp - head_dim)))
+    if (skv, dp) != (kv_len, head_dim):
+        pads = ((0, 0), (0, skv - kv_len), (0, 0), (0, dp - head_dim))
+        k = jnp.pad(k, pads)
+        v = jnp.pad(v, pads)
+    if bound is not None:
+        bound = jnp.clip(bound.astype(jnp.int32), 0, kv_len).reshape(batch, 1)
+
+    no_cap = cap is None or cap_method == "none"
+    st = _Static(
+        q_len=q_len, kv_len=kv_len, group=num_q_heads // num_kv_heads,
+        block_q=block_q, block_kv=block_kv,
+        block_q_dkv=block_q_dkv, block_kv_dkv=block_kv_dkv,
+        block_q_dq=block_q_dq, block_kv_dq=block_kv_dq,
+        sm_scale=float(sm_scale),
+        cap=None if no_cap else float(cap),
+        cap_method="none" if no_cap else cap_method,
+        causal=bool(causal), has_bound=bound is not None,
+        interpret=bool(interpret),
+    )
+    out = _flash_attention(q, k, v, bound, st)
+    if (sq, dp) != (q_len, head_dim):
+        out = out[:, :q_len, :, :head_dim]
+    return out

@@ -1,0 +1,67 @@
+"""The "xla" implementation: ranker attention in plain jax.numpy.
+
+It is written to be read: it is the definition the Pallas kernel is held to.
+Inputs are assumed valid (see kernel/_validators.py).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+# Logit given to masked-out keys. Finite (not -inf) so that a row whose keys
+# are all masked in one kv block never produces inf - inf = nan in the
+# online softmax of the Pallas kernel; exp(MASK_VALUE - m) is exactly 0.
+MASK_VALUE = -0.7 * float(np.finfo(np.float32).max)
+
+
+def soft_cap(s: jax.Array, cap: float | None, cap_method: str) -> jax.Array:
+    """Soft-caps float32 logits ``s``. ``cap=None`` or ``"none"``: no capping."""
+    if cap is None or cap_method == "none":
+        return s
+    if cap_method == "tanh":
+        return cap * jnp.tanh(s / cap)
+    # "soft_sign"
+    return s / (1.0 + jnp.abs(s) / cap)
+
+
+def attention_mask(q_len: int, kv_len: int, bound: jax.Array | None, causal: bool):
+    """Boolean mask, True where query i may attend key j.
+
+    Returns None (no masking), an array [1, q_len, kv_len], or, with ``bound``,
+    an array [batch, q_len, kv_len]:
+
+    * no bound: everything, or ``j <= i`` when causal;
+    * bound: ``j == i`` or (``j < bound[b]`` and (not causal or ``j <= i``)),
+      i.e. candidates see the whole context and themselves, never each other.
+    """
+    i = jnp.arange(q_len)[:, None]
+    j = jnp.arange(kv_len)[None, :]
+    if bound is None:
+        return (j <= i)[None] if causal else None
+    context = j < bound.astype(jnp.int32)[:, None, None]
+    if causal:
+        context = context & (j <= i)[None]
+    return context | (j == i)[None]
+
+
+def attention_reference(q, k, v, *, bound=None, causal=False, sm_scale, cap=None,
+                        cap_method="tanh"):
+    """q: [b, sq, hq, d]; k, v: [b, skv, hkv, d] -> [b, sq, hq, d] in q.dtype."""
+    batch, q_len, num_q_heads, head_dim = q.shape
+    kv_len, num_kv_heads = k.shape[1], k.shape[2]
+    group = num_q_heads // num_kv_heads  # query head h reads kv head h // group
+
+    qg = q.reshape(batch, q_len, num_kv_heads, group, head_dim)
+    logits = jnp.einsum("bqhgd,bkhd->bhgqk", qg, k,
+                        preferred_element_type=jnp.float32)
+    logits = soft_cap(logits * sm_scale, cap, cap_method)
+
+    mask = attention_mask(q_len, kv_len, bound, causal)
+    if mask is not None:
+        logits = jnp.where(mask[:, None, None], logits, MASK_VALUE)
+
+    probs = jax.nn.softmax(logits, axis=-1)
+    out = jnp.einsum("bhgqk,bkhd->bqhgd", probs, v.astype(jnp.float32))
+    return out.reshape(q.shape).astype(q.dtype)

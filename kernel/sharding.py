@@ -1,0 +1,54 @@
+"""``sharded_ranker_attention``: the kernel under ``jax.shard_map``.
+
+Batch is split over ``batch_axis``; with ``head_axis`` the q heads and the kv
+heads are both split into contiguous chunks over it, so every shard keeps
+whole GQA groups (shard s holds q heads [s*hq/n, (s+1)*hq/n) and kv heads
+[s*hkv/n, (s+1)*hkv/n)). Attention is independent per example and per head,
+so no collective is needed.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+from jax.sharding import PartitionSpec as P
+
+from kernel import _validators
+from kernel.attention import dispatch, validate
+
+
+def sharded_ranker_attention(q, k, v, *, mesh, batch_axis="data", head_axis=None,
+                             bound=None, causal=False, sm_scale=None, cap=None,
+                             cap_method="tanh", config=None,
+                             implementation=None):
+    """``ranker_attention`` with q/k/v/bound sharded over ``mesh``.
+
+    Inputs are validated once, on the global arrays; each shard then runs the
+    chosen implementation on its local block without re-validating.
+    """
+    _validators.validate_sharding(mesh, batch_axis, head_axis, q, k)
+    impl = validate(q, k, v, bound=bound, causal=causal, sm_scale=sm_scale,
+                    cap=cap, cap_method=cap_method, config=config,
+                    implementation=implementation)
+    if sm_scale is None:  # from the global head_dim (the same on every shard)
+        sm_scale = 1.0 / math.sqrt(q.shape[-1])
+
+    qkv_spec = P(batch_axis, None, head_axis, None)
+    local = functools.partial(dispatch, causal=causal, sm_scale=sm_scale,
+                              cap=cap, cap_method=cap_method, config=config,
+                              impl=impl)
+
+    if bound is None:
+        def per_shard(q, k, v):
+            return local(q, k, v, bound=None)
+        in_specs, args = (qkv_spec, qkv_spec, qkv_spec), (q, k, v)
+    else:
+        def per_shard(q, k, v, bound):
+            return local(q, k, v, bound=bound)
+        in_specs, args = (qkv_spec, qkv_spec, qkv_spec, P(batch_axis)), (q, k, v, bound)
+
+    # check_vma=False: pallas_call does not track varying manual axes.
+    return jax.shard_map(per_shard, mesh=mesh, in_specs=in_specs,
+                         out_specs=qkv_spec, check_vma=False)(*args)
