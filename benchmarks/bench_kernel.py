@@ -38,15 +38,19 @@ SHAPES = [
 ]
 
 
-def _median_seconds(fn, args, repeats: int) -> float:
-    jax.block_until_ready(fn(*args))  # compile + warm-up
-    jax.block_until_ready(fn(*args))
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+def _median_seconds(fns, args, repeats: int) -> list[float]:
+    """Median wall time of each fn. The fns run round-robin, so load from other
+    processes on the machine hits all of them alike."""
+    for fn in fns:  # compile + warm-up
         jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        jax.block_until_ready(fn(*args))
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, acc in zip(fns, times):
+            start = time.perf_counter()
+            jax.block_until_ready(fn(*args))
+            acc.append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
 
 
 def main() -> None:
@@ -78,10 +82,8 @@ def main() -> None:
         theirs_xla = jax.jit(lambda q, k, v, causal=causal: jax.nn.dot_product_attention(
             q, k, v, scale=scale, is_causal=causal, implementation="xla"))
 
-        t_op = _median_seconds(ours_pallas, (q, k, v), args.repeats)
-        t_tp = _median_seconds(theirs_pallas, (q, k, v), args.repeats)
-        t_ox = _median_seconds(ours_xla, (q, k, v), args.repeats)
-        t_tx = _median_seconds(theirs_xla, (q, k, v), args.repeats)
+        t_op, t_tp = _median_seconds([ours_pallas, theirs_pallas], (q, k, v), args.repeats)
+        t_ox, t_tx = _median_seconds([ours_xla, theirs_xla], (q, k, v), args.repeats)
         print(f"{str(shape):<22}{str(causal):>7} | {t_op * 1e3:9.1f}ms {t_tp * 1e3:7.1f}ms "
               f"{t_op / t_tp:6.2f} | {t_ox * 1e3:7.2f}ms {t_tx * 1e3:7.2f}ms {t_ox / t_tx:6.2f}")
 

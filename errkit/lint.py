@@ -53,7 +53,7 @@ def own_message_fields(entry: Entry) -> Iterator[Finding]:
         if field.name not in entry.params and template.resolve(field, entry.params, {}) is not None:
             yield at(entry, ("message",), "undeclared-placeholder",
                      f"{{{field.name}}}: a validator's own message may only use declared param names")
-        elif field.self_doc and field.expr != field.name:
+        elif field.self_doc and field.doc != field.name + "=":
             yield at(entry, ("message",), "bad-template", f"write {{{field.name}=}} without spaces around the name")
 
 

@@ -20,11 +20,12 @@ class TemplateError(ValueError):
 
 @dataclass(frozen=True)
 class Field:
-    expr: str  # the expression text exactly as written (whitespace included, as `=` prints it)
+    expr: str  # the expression text
     self_doc: bool
     conversion: str | None
     spec: str
     column: int
+    doc: str = ""  # for `{expr=}`: the text it prints before the value, spaces kept (`{x = }` -> "x = ")
 
     @property
     def name(self) -> str:
@@ -49,8 +50,7 @@ class Template:
             if isinstance(part, str):
                 run += part
             else:
-                if part.self_doc:
-                    run += part.expr + "="
+                run += part.doc
                 if run:
                     out.append(run)
                 run = ""
@@ -65,8 +65,7 @@ class Template:
                 out.append(part)
             else:
                 value = value_of(part)
-                prefix = part.expr + "=" if part.self_doc else ""
-                out.append(prefix + values.format_field(value, part.self_doc, part.conversion, part.spec))
+                out.append(part.doc + values.format_field(value, part.self_doc, part.conversion, part.spec))
         return "".join(out)
 
 
@@ -153,16 +152,15 @@ def _parse_field(text: str, start: int) -> tuple[Field, int]:
         if "{" in spec:
             raise TemplateError("nested fields in a format spec are not supported", spec_start)
         i = close
-    expr = text[start + 1 : expr_end]
-    self_doc = False
-    stripped = expr.rstrip()
-    if stripped.endswith("=") and not stripped.endswith(("==", "!=", "<=", ">=")):
-        self_doc = True
-        expr = expr[: len(stripped) - 1] + expr[len(stripped):]  # keep whitespace: `{x = }` prints `x = `
-    if not expr.strip():
+    raw = text[start + 1 : expr_end]
+    stripped = raw.rstrip()
+    self_doc = stripped.endswith("=") and not stripped.endswith(("==", "!=", "<=", ">="))
+    expr = stripped[:-1].strip() if self_doc else raw.strip()
+    if not expr:
         raise TemplateError("empty replacement field", start)
-    _check_expression(expr.strip(), start + 1)
-    return Field(expr=expr if self_doc else expr.strip(), self_doc=self_doc, conversion=conv, spec=spec, column=start), i + 1
+    _check_expression(expr, start + 1)
+    field = Field(expr=expr, self_doc=self_doc, conversion=conv, spec=spec, column=start, doc=raw if self_doc else "")
+    return field, i + 1
 
 
 def _check_expression(expr: str, column: int) -> None:
@@ -198,7 +196,7 @@ def to_regex(template: Template, typed: Callable[[Field], tuple[str, str, bool]]
         param, type_, optional = typed(part)
         group = f"g{len(captures)}"
         if part.self_doc:
-            pieces.append(_literal(part.expr + "="))
+            pieces.append(_literal(part.doc))
         body = values.pattern(type_, optional, part.conversion, part.self_doc, part.spec)
         pieces.append(f"(?P<{group}>{body})")
         captures.append(Capture(group, param, type_))

@@ -133,35 +133,70 @@ def _allowed(st: _Static, i0, j0, bq: int, bkv: int, ctx, *, kv_padded: bool,
     return allowed
 
 
+def _min(a, b):
+    return min(a, b) if isinstance(a, int) and isinstance(b, int) else jnp.minimum(a, b)
+
+
+def _max(a, b):
+    return max(a, b) if isinstance(a, int) and isinstance(b, int) else jnp.maximum(a, b)
+
+
+def _visit(body, carry, lo, hi, full_lo, full_hi):
+    """Runs ``carry = body(idx, carry, masked)`` for idx in [lo, hi).
+
+    Blocks in [full_lo, full_hi) are known to be entirely visible and skip the
+    mask (masked=False); the others are masked. Bounds are ints or traced ints.
+    """
+    full_lo = _min(_max(full_lo, lo), hi)
+    full_hi = _min(_max(full_hi, full_lo), hi)
+    for a, b, masked in ((lo, full_lo, True), (full_lo, full_hi, False),
+                         (full_hi, hi, True)):
+        if isinstance(a, int) and isinstance(b, int) and a >= b:
+            continue
+        carry = lax.fori_loop(a, b, functools.partial(body, masked=masked), carry)
+    return carry
+
+
 def _kv_ranges(st: _Static, i0, bq: int, bkv: int, ctx):
-    """kv-block ranges [lo, hi) a query tile starting at row i0 must visit.
+    """kv-block ranges a query tile starting at row i0 must visit, as
+    (lo, hi, full_lo, full_hi) for ``_visit``.
 
     The context range first, then (with a bound) the diagonal blocks not
     already covered. Blocks wholly masked for the tile are skipped.
     """
     n_kv = _cdiv(st.kv_len, bkv)  # blocks holding real keys
-    if not st.has_bound:
-        if not st.causal:
-            return [(0, n_kv)]
-        return [(0, jnp.minimum(_cdiv(i0 + bq, bkv), n_kv))]
-    ctx_end = jnp.minimum(ctx, i0 + bq) if st.causal else ctx
-    n_ctx = _cdiv(ctx_end, bkv)
-    diag_lo = jnp.maximum(n_ctx, _div(i0, bkv))
-    diag_hi = jnp.minimum(_cdiv(i0 + bq, bkv), n_kv)
-    return [(0, n_ctx), (diag_lo, diag_hi)]
+    ctx_len = ctx if st.has_bound else st.kv_len  # keys j < ctx_len are context
+    n_full = _div(ctx_len, bkv)  # blocks entirely inside the context
+    if st.causal:
+        n_ctx = _cdiv(_min(ctx_len, i0 + bq), bkv)
+        n_full = _min(n_full, _div(i0 + 1, bkv))  # blocks entirely at or below i0
+    else:
+        n_ctx = _cdiv(ctx_len, bkv)
+    ranges = [(0, n_ctx, 0, n_full)]
+    if st.has_bound:
+        diag_lo = _max(n_ctx, _div(i0, bkv))
+        diag_hi = _min(_cdiv(i0 + bq, bkv), n_kv)
+        ranges.append((diag_lo, diag_hi, diag_hi, diag_hi))
+    return ranges
 
 
 def _q_range(st: _Static, j0, bq: int, bkv: int, ctx):
-    """q-block range [lo, hi) that can attend a kv tile starting at key j0."""
+    """q-block range that can attend a kv tile starting at key j0, as
+    (lo, hi, full_lo, full_hi) for ``_visit``."""
     n_q = _cdiv(st.q_len, bq)  # blocks holding real queries
-    in_ctx = j0 < (ctx if st.has_bound else st.kv_len)
-    ctx_lo = _div(j0, bq) if st.causal else 0
+    ctx_len = ctx if st.has_bound else st.kv_len
+    in_ctx = j0 < ctx_len  # some key of the tile is context
+    lo = _div(j0, bq) if st.causal else 0
+    # Tiles seeing every key of this kv tile: all keys are context, all rows real,
+    # and (causal) the first row is at or after the last key.
+    full_lo = _cdiv(j0 + bkv - 1, bq) if st.causal else 0
+    full_hi = jnp.where(j0 + bkv <= ctx_len, st.q_len // bq, full_lo)
     if not st.has_bound:
-        return ctx_lo, jnp.where(in_ctx, n_q, ctx_lo)
+        return lo, jnp.where(in_ctx, n_q, lo), full_lo, full_hi
     diag_lo = _div(j0, bq)
-    diag_hi = jnp.minimum(_cdiv(j0 + bkv, bq), n_q)
-    return (jnp.where(in_ctx, ctx_lo, diag_lo),
-            jnp.where(in_ctx, n_q, diag_hi))
+    diag_hi = _min(_cdiv(j0 + bkv, bq), n_q)
+    return (jnp.where(in_ctx, lo, diag_lo), jnp.where(in_ctx, n_q, diag_hi),
+            full_lo, full_hi)
 
 
 # --------------------------------------------------------------------------
@@ -179,13 +214,14 @@ def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool):
 
     q = q_ref[...]
 
-    def body(jk, carry):
+    def body(jk, carry, masked):
         acc, m, l = carry
         j0 = jk * bkv
         k = k_ref[pl.ds(j0, bkv), :]
         v = v_ref[pl.ds(j0, bkv), :]
         _, c = _capped_logits(q, k, st)
-        allowed = _allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
+        allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
+                   if masked else None)
         if allowed is not None:
             c = jnp.where(allowed, c, MASK_VALUE)
         m_new = jnp.maximum(m, jnp.max(c, axis=1))
@@ -198,8 +234,8 @@ def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool):
     carry = (jnp.zeros((bq, q.shape[-1]), jnp.float32),
              jnp.full((bq,), -jnp.inf, jnp.float32),
              jnp.zeros((bq,), jnp.float32))
-    for lo, hi in _kv_ranges(st, i0, bq, bkv, ctx):
-        carry = lax.fori_loop(lo, hi, body, carry)
+    for bounds in _kv_ranges(st, i0, bq, bkv, ctx):
+        carry = _visit(body, carry, *bounds)
     acc, m, l = carry
 
     # Rows that visited no block (only whole padding tiles) get o = 0, lse = 0.
@@ -223,12 +259,13 @@ def _dq_kernel(*refs, st: _Static, kv_padded: bool):
     lse = lse_ref[...][:, None]
     delta = delta_ref[...][:, None]
 
-    def body(jk, dq):
+    def body(jk, dq, masked):
         j0 = jk * bkv
         k = k_ref[pl.ds(j0, bkv), :]
         v = v_ref[pl.ds(j0, bkv), :].astype(jnp.float32)
         s, c = _capped_logits(q, k, st)
-        allowed = _allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
+        allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
+                   if masked else None)
         if allowed is not None:
             c = jnp.where(allowed, c, MASK_VALUE)
         p = jnp.exp(c - lse)
@@ -239,8 +276,8 @@ def _dq_kernel(*refs, st: _Static, kv_padded: bool):
         return dq + _dot(ds, k.astype(jnp.float32))
 
     dq = jnp.zeros((bq, q.shape[-1]), jnp.float32)
-    for lo, hi in _kv_ranges(st, i0, bq, bkv, ctx):
-        dq = lax.fori_loop(lo, hi, body, dq)
+    for bounds in _kv_ranges(st, i0, bq, bkv, ctx):
+        dq = _visit(body, dq, *bounds)
     dq_ref[...] = (dq * st.sm_scale).astype(dq_ref.dtype)
 
 
@@ -255,7 +292,7 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
     k = k_ref[...]
     v = v_ref[...].astype(jnp.float32)
 
-    def body(iq, carry):
+    def body(iq, carry, masked):
         dk, dv = carry
         i0 = iq * bq
         q = q_ref[pl.ds(i0, bq), :]
@@ -263,8 +300,8 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
         lse = lse_ref[pl.ds(i0, bq)][:, None]
         delta = delta_ref[pl.ds(i0, bq)][:, None]
         s, c = _capped_logits(q, k, st)
-        allowed = _allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded,
-                           q_padded=q_padded)
+        allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded,
+                            q_padded=q_padded) if masked else None)
         if allowed is not None:
             c = jnp.where(allowed, c, MASK_VALUE)
         p = jnp.exp(c - lse)
@@ -277,8 +314,7 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
         return dk, dv
 
     zeros = jnp.zeros((bkv, k.shape[-1]), jnp.float32)
-    lo, hi = _q_range(st, j0, bq, bkv, ctx)
-    dk, dv = lax.fori_loop(lo, hi, body, (zeros, zeros))
+    dk, dv = _visit(body, (zeros, zeros), *_q_range(st, j0, bq, bkv, ctx))
     dk_ref[...] = (dk * st.sm_scale).astype(dk_ref.dtype)
     dv_ref[...] = dv.astype(dv_ref.dtype)
 

@@ -53,15 +53,16 @@ def attention_reference(q, k, v, *, bound=None, causal=False, sm_scale, cap=None
     kv_len, num_kv_heads = k.shape[1], k.shape[2]
     group = num_q_heads // num_kv_heads  # query head h reads kv head h // group
 
-    qg = q.reshape(batch, q_len, num_kv_heads, group, head_dim)
-    logits = jnp.einsum("bqhgd,bkhd->bhgqk", qg, k,
+    # [b, hkv, g, sq, d]: one batched matmul per kv head, shared by its group.
+    qg = q.reshape(batch, q_len, num_kv_heads, group, head_dim).transpose(0, 2, 3, 1, 4)
+    logits = jnp.einsum("bhgqd,bkhd->bhgqk", qg, k,
                         preferred_element_type=jnp.float32)
     logits = soft_cap(logits * sm_scale, cap, cap_method)
 
-    mask = attention_mask(q_len, kv_len, bound, causal)
+    mask = attention_mask(q_len, kv_len, bound, causal)  # [b or 1, sq, skv]
     if mask is not None:
         logits = jnp.where(mask[:, None, None], logits, MASK_VALUE)
 
     probs = jax.nn.softmax(logits, axis=-1)
-    out = jnp.einsum("bhgqk,bkhd->bqhgd", probs, v.astype(jnp.float32))
-    return out.reshape(q.shape).astype(q.dtype)
+    out = jnp.einsum("bhgqk,bkhd->bhgqd", probs, v.astype(jnp.float32))
+    return out.transpose(0, 3, 1, 2, 4).reshape(q.shape).astype(q.dtype)

@@ -1,0 +1,73 @@
+"""`errkit lint`: the real catalogue is clean; each rule fires on its own small broken fixture."""
+
+from pathlib import Path
+
+import pytest
+
+from conftest import CATALOG, FIXTURES
+
+LINT_FIXTURES = sorted(p for p in (FIXTURES / "lint").iterdir() if p.is_dir())
+
+
+def test_catalogue_lints_clean(run_cli):
+    code, out, err = run_cli("lint", CATALOG)
+    assert code == 0, out
+    assert out == ""
+    assert "no problems" in err
+
+
+@pytest.mark.parametrize("fixture", LINT_FIXTURES, ids=lambda p: p.name)
+def test_each_rule_reports_path_line_and_message(fixture: Path, run_cli):
+    expected = (fixture / "expect.txt").read_text().strip()  # "file:line: rule"
+    location, rule = expected.rsplit(": ", 1)
+    code, out, err = run_cli("lint", ".", cwd=fixture)
+    assert code == 1, out
+    assert "Traceback" not in out + err
+    hits = [line for line in out.splitlines() if line.startswith(location + ":") and f": {rule}: " in line]
+    assert hits, f"expected {expected!r} in:\n{out}"
+    message = hits[0].split(f": {rule}: ", 1)[1]
+    assert len(message) > 10  # a real explanation, not just the rule name
+
+
+def test_lint_reports_every_problem_at_once(tmp_path, run_cli):
+    area = tmp_path / "area"
+    area.mkdir()
+    broken = (FIXTURES / "lint" / "undeclared-placeholder" / "area" / "XX101-first.yaml").read_text()
+    broken = broken.replace("title: Heads do not divide", "titel: typo").replace("check: a % b == 0", "check: a.real")
+    (area / "XX101-first.yaml").write_text(broken)
+    code, out, _ = run_cli("lint", tmp_path)
+    rules = {line.split(": ")[1] for line in out.splitlines()}
+    assert code == 1
+    assert {"unknown-key", "missing-field", "undeclared-placeholder", "forbidden-expression"} <= rules
+
+
+def test_hostile_expressions_are_rejected_without_running(tmp_path, run_cli):
+    marker = tmp_path / "pwned"
+    area = tmp_path / "area"
+    area.mkdir()
+    base = (FIXTURES / "lint" / "undeclared-placeholder" / "area" / "XX101-first.yaml").read_text()
+    base = base.replace('{c=}"', '{b=}"')
+    hostile = [
+        f"__import__('os').system('touch {marker}') == 0",
+        "().__class__.__bases__[0].__subclasses__() == 0",
+        "10**10**10 > a",
+        "(lambda: a)() == 0",
+        "[x for x in divisors(a)] == 0",
+        "'x' * 10**18 == a",
+    ]
+    for i, source in enumerate(hostile):
+        text = base.replace("code: XX101", f"code: XX{101 + i}").replace("slug: first", f"slug: s{i}")
+        text = text.replace("must be divisible by", f"must be divisible {i} by")
+        text = text.replace("check: a % b == 0", "check: " + repr(source).replace("\\'", "''"))
+        (area / f"XX{101 + i}-s{i}.yaml").write_text(text)
+    code, out, _ = run_cli("lint", tmp_path)
+    assert code == 1
+    assert not marker.exists()
+    flagged = [line for line in out.splitlines() if "forbidden-expression" in line or "unknown-name" in line]
+    assert len({line.split(":")[0] for line in flagged}) == len(hostile), out
+
+
+def test_missing_folder_is_a_clear_error(run_cli, tmp_path):
+    code, out, _ = run_cli("lint", tmp_path / "nope")
+    assert code == 1
+    assert "no such catalogue folder" in out
