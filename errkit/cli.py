@@ -77,10 +77,57 @@ def cmd_generate(args) -> int:
     return generate_run(_catalog_dir(args), check=args.check)
 
 
+def cmd_explain(args) -> int:
+    from .explain import run
+
+    return run(args.text, as_json=args.json, show_all=args.all)
+
+
+def cmd_list(args) -> int:
+    from .match import Index
+
+    index = Index.load()
+    for code, entry in index.entries.items():
+        kind = "explain-only" if entry["explain_only"] else entry["exception"]
+        print(f"{code}  {entry['area']:<9} {kind:<19} {entry['title']}")
+    return EXIT_OK
+
+
+def cmd_show(args) -> int:
+    from .explain import Style, format_entry
+    from .match import Index
+
+    index = Index.load()
+    code = index.lookup(args.code)
+    if code is None:
+        raise UsageError(f"no entry with code or slug {args.code!r} (see `errkit list`)")
+    if args.json:
+        import json
+
+        print(json.dumps({"code": code, **index.entries[code]}, ensure_ascii=False))
+    else:
+        print(format_entry(code, index.entries[code], Style(sys.stdout)))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="errkit", description="A declarative error catalogue for JAX attention kernels.")
     parser.add_argument("--catalog", metavar="DIR", help="catalogue folder (default: ./catalog)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("explain", help="find the catalogued error in a message, traceback or log and explain it")
+    p.add_argument("text", nargs="*", help="error text, a file path, '-' for standard input, or a code/slug")
+    p.add_argument("--json", action="store_true", help="one JSON object per match (JSON Lines)")
+    p.add_argument("--all", action="store_true", help="every distinct match in the input, with counts")
+    p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser("list", help="every catalogue entry, by code")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("show", help="one entry in full")
+    p.add_argument("code", help="code or slug")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("lint", help="check every catalogue file; path:line:col: rule: message")
     p.add_argument("dir", nargs="?", help="catalogue folder (default: ./catalog)")

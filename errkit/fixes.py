@@ -28,12 +28,13 @@ def divisors(n: int) -> list[int]:
 
 
 def nearest(candidates: list, x: float) -> list:
-    """The candidates closest to x (both, on a tie), ascending."""
+    """The closest candidates on either side of x (x itself when it is one), ascending."""
     candidates = sorted(set(candidates))
-    if not candidates:
-        return []
-    best = min(abs(c - x) for c in candidates)
-    return [c for c in candidates if abs(c - x) == best]
+    if x in candidates:
+        return [x]
+    below = [c for c in candidates if c < x]
+    above = [c for c in candidates if c > x]
+    return ([below[-1]] if below else []) + ([above[0]] if above else [])
 
 
 def next_multiple(n: int, m: int) -> int:

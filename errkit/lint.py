@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -55,6 +56,17 @@ def own_message_fields(entry: Entry) -> Iterator[Finding]:
                      f"{{{field.name}}}: a validator's own message may only use declared param names")
         elif field.self_doc and field.doc != field.name + "=":
             yield at(entry, ("message",), "bad-template", f"write {{{field.name}=}} without spaces around the name")
+        elif any(ch in field.spec for ch in "'\"\\\n"):
+            yield at(entry, ("message",), "bad-template", f"{{{field.name}}}: quotes, backslashes and newlines are not allowed in a format spec")
+
+
+def param_names(entry: Entry) -> Iterator[Finding]:
+    """Params become Python names in generated code: no keywords, no helper names."""
+    reserved = set(fixes.HELPERS) | set(runtime.BINDINGS)
+    for name in entry.params:
+        if keyword.iskeyword(name) or name in reserved or name.startswith("_"):
+            yield at(entry, ("params", name), "bad-param-name",
+                     f"{name!r} is a Python keyword, a helper name or private; choose another name")
 
 
 def unused_params(entry: Entry) -> Iterator[Finding]:
@@ -120,7 +132,7 @@ def examples(entry: Entry) -> Iterator[Finding]:
                 yield at(entry, key, rule, f"{kind} example {dict(env)} {verdict} the check {entry.check!r}")
 
 
-ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, unused_params, expressions, examples)
+ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, param_names, unused_params, expressions, examples)
 
 
 # -- catalogue-wide rules -------------------------------------------------------------------------

@@ -26,4 +26,7 @@ def schema(catalogue: Catalogue) -> dict[str, str]:
     return {f"{root}/{SCHEMA_FILE}": _json(spec.json_schema(spec.ENTRY, "errkit catalogue entry", header))}
 
 
-PRODUCERS: tuple[Callable[[Catalogue], dict[str, str]], ...] = (schema,)
+from .index import index  # noqa: E402
+from .validators import validators  # noqa: E402
+
+PRODUCERS: tuple[Callable[[Catalogue], dict[str, str]], ...] = (schema, validators, index)

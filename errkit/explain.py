@@ -1,0 +1,311 @@
+"""`errkit explain`: read pasted text or a log, find catalogued errors, compute fixes, print them."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from .errors import UsageError
+from .match import HEADER, WORD, Index, Match, clean
+
+CHUNK = 4 * 1024 * 1024
+TAIL = 256 * 1024  # what the approximate pass reads: the most recent part of the input
+
+
+# -- input ----------------------------------------------------------------------------------------
+
+
+def _binary_chunks(stream):
+    while True:
+        block = stream.read(CHUNK)
+        if not block:
+            return
+        yield block
+
+
+def text_chunks(raw_chunks, warn):
+    """Decode byte chunks into text chunks that end on a line boundary."""
+    pending = b""
+    first = True
+    warned = False
+    for block in raw_chunks:
+        if first:
+            if b"\x00" in block[:8192]:
+                raise UsageError("the input looks binary (it has NUL bytes); pass a text log or message")
+            first = False
+        block = pending + block
+        cut = block.rfind(b"\n") + 1
+        if cut == 0 and len(block) < 8 * CHUNK:
+            pending = block
+            continue
+        cut = cut or len(block)
+        pending = block[cut:]
+        text = block[:cut].decode("utf-8", errors="replace")
+        if not warned and "\ufffd" in text:
+            warn("errkit: the input is not valid UTF-8; undecodable bytes were replaced")
+            warned = True
+        yield text
+    if pending:
+        text = pending.decode("utf-8", errors="replace")
+        if not warned and "\ufffd" in text:
+            warn("errkit: the input is not valid UTF-8; undecodable bytes were replaced")
+        yield text
+
+
+def open_input(sources: list[str], stdin):
+    """Byte chunks of what to explain: '-' or piped stdin, a file path, or the arguments themselves."""
+    if sources in ([], ["-"]):
+        if sources == [] and (stdin is None or stdin.isatty()):
+            raise UsageError("nothing to explain: pass an error text, a file, or '-' for standard input")
+        return _binary_chunks(stdin.buffer if hasattr(stdin, "buffer") else stdin)
+    if len(sources) == 1 and "\n" not in sources[0] and len(sources[0]) < 4096 and os.path.exists(sources[0]):
+        path = sources[0]
+        if os.path.isdir(path):
+            raise UsageError(f"{path} is a directory; pass a file, an error text, or '-'")
+        try:
+            handle = open(path, "rb")
+        except OSError as err:
+            raise UsageError(f"cannot read {path}: {err.strerror}") from None
+        return _file_chunks(handle)
+    return iter([" ".join(sources).encode("utf-8", errors="replace")])
+
+
+def _file_chunks(handle):
+    with handle:
+        yield from _binary_chunks(handle)
+
+
+# -- matching -------------------------------------------------------------------------------------
+
+
+class Found:
+    __slots__ = ("match", "count", "last_line")
+
+    def __init__(self, match: Match):
+        self.match, self.count, self.last_line = match, 0, match.line
+
+
+def explain_chunks(index: Index, chunks) -> tuple[list[Found], str, bool]:
+    """(distinct exact matches, most recent first; the input's tail; whether any text was seen)."""
+    found: dict = {}
+    line = 1
+    tail = ""
+    seen_text = False
+    for text in chunks:
+        if text.strip():
+            seen_text = True
+        for match in index.scan(text, first_line=line):
+            key = match.key()
+            item = found.get(key)
+            if item is None:
+                item = found[key] = Found(match)
+            item.count += 1
+            item.last_line = match.line
+        line += text.count("\n")
+        tail = (tail + text)[-TAIL:]
+    ordered = sorted(found.values(), key=lambda f: f.last_line, reverse=True)
+    return ordered, tail, seen_text
+
+
+def approximate(index: Index, tail: str, limit: int = 3) -> list[Match]:
+    """Closest wordings to the error lines of the input (edited, truncated or newer wordings)."""
+    from difflib import SequenceMatcher
+
+    lines = [clean(l) for l in tail.splitlines() if l.strip()]
+    segments = []
+    for l in lines:
+        header = HEADER.search(l)
+        if header and (header.group("msg") or "").strip():
+            segments.append(header.group("msg").strip())
+    if not segments:
+        segments = [l.strip() for l in lines[-20:]]
+    segments = segments[-5:]
+    scored: dict[str, Match] = {}
+    for seg in segments:
+        seg_words = set(WORD.findall(seg))
+        norm_seg = _normalise(seg)
+        for i, wording in enumerate(index.wordings):
+            if not wording["template"] or not seg_words.intersection(WORD.findall(wording["skeleton"])):
+                continue
+            score = SequenceMatcher(None, norm_seg, _normalise(wording["skeleton"]), autojunk=False).ratio()
+            best = scored.get(wording["code"])
+            if score >= 0.6 and (best is None or score > best.score):
+                scored[wording["code"]] = Match(wording["code"], wording, {}, 0, exact=False, score=round(score, 3), text=seg)
+    return sorted(scored.values(), key=lambda m: -m.score)[:limit]
+
+
+def _normalise(text: str) -> str:
+    import re
+
+    text = re.sub(r"<[^<>]*>", "#", text)
+    text = re.sub(r"\([-0-9, ]*\)|'[^']*'|-?[0-9][0-9.e+-]*", "#", text)
+    return " ".join(text.split())
+
+
+# -- fixes ----------------------------------------------------------------------------------------
+
+
+def suggestions(fix: dict, params: dict) -> list[dict]:
+    from . import expr
+
+    out = []
+    for label, source in fix.get("suggest", {}).items():
+        try:
+            checked = expr.check(source, params.keys())
+            value = expr.evaluate(source, {k: params[k] for k in checked.names})
+            out.append({"label": label, "value": _jsonable(value)})
+        except expr.ExprError as err:
+            if err.rule == "unknown-name":
+                out.append({"label": label, "needs": source})
+        except Exception:  # a suggestion that cannot be computed for these values is left out
+            continue
+    return out
+
+
+def _jsonable(value):
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and value != value:
+        return "nan"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def result(index: Index, match: Match, count: int = 1) -> dict:
+    entry = index.entries[match.code]
+    wording = match.wording
+    return {
+        "code": match.code,
+        "slug": entry["slug"],
+        "title": entry["title"],
+        "confidence": "exact" if match.exact else "approximate",
+        "score": match.score,
+        "matched": {
+            "wording": wording["template"],
+            "variant": wording["variant"],
+            "source": wording["source"],
+            "exception": wording["exception"],
+            "text": match.text,
+        },
+        "params": {k: _jsonable(v) for k, v in match.params.items()},
+        "fixes": [
+            {"summary": fix["summary"], "suggestions": suggestions(fix, match.params) if match.exact else [],
+             "before": fix.get("before"), "after": fix.get("after")}
+            for fix in entry["fixes"]
+        ],
+        "explanation": entry["explanation"],
+        "docs_url": entry["docs_url"],
+        "line": match.line,
+        "count": count,
+    }
+
+
+# -- output ---------------------------------------------------------------------------------------
+
+
+class Style:
+    def __init__(self, stream):
+        self.on = bool(getattr(stream, "isatty", lambda: False)()) and "NO_COLOR" not in os.environ
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.on else text
+
+    def bold(self, text):
+        return self._wrap("1", text)
+
+    def dim(self, text):
+        return self._wrap("2", text)
+
+    def green(self, text):
+        return self._wrap("32", text)
+
+    def yellow(self, text):
+        return self._wrap("33", text)
+
+
+def _show(value) -> str:
+    if isinstance(value, list):
+        return ", ".join(_show(v) for v in value) if value else "(none)"
+    return str(value)
+
+
+def _first_paragraph(text: str) -> str:
+    para = text.strip().split("\n\n", 1)[0]
+    return " ".join(para.split())
+
+
+def format_result(res: dict, style: Style) -> str:
+    label = lambda s: style.dim(f"  {s:<9}")  # noqa: E731
+    head = f"{style.bold(res['code'])}  {style.bold(res['title'])}"
+    if res["confidence"] == "approximate":
+        head += "  " + style.yellow(f"[approximate match, similarity {res['score']:.2f}]")
+    elif res["count"] > 1:
+        head += style.dim(f"  (x{res['count']}, last at line {res['line']})")
+    lines = [head]
+    matched = res["matched"]
+    lines.append(label("wording") + matched["wording"])
+    lines.append(label("") + style.dim(f"{matched['exception']} raised by {matched['source']}"))
+    if res["confidence"] == "approximate":
+        lines.append(label("you have") + matched["text"][:200])
+    if res["params"]:
+        lines.append(label("values") + ", ".join(f"{k}={_show(v)}" for k, v in res["params"].items()))
+    lines.append(label("means") + _first_paragraph(res["explanation"]))
+    for n, fix in enumerate(res["fixes"], 1):
+        lines.append(label(f"fix {n}") + fix["summary"])
+        for s in fix["suggestions"]:
+            if "value" in s:
+                lines.append(label("") + "  " + style.green(f"{s['label']}: {_show(s['value'])}"))
+    lines.append(label("docs") + res["docs_url"])
+    return "\n".join(lines)
+
+
+def format_entry(code: str, entry: dict, style: Style) -> str:
+    lines = [f"{style.bold(code)}  {style.bold(entry['title'])}  {style.dim(entry['slug'])}"]
+    lines.append(style.dim(f"  {entry['exception']}: ") + entry["message"])
+    lines.append("")
+    lines.extend("  " + l for l in entry["explanation"].strip().splitlines())
+    for n, fix in enumerate(entry["fixes"], 1):
+        lines.append("")
+        lines.append(f"  fix {n}: {fix['summary']}")
+        for lbl, source in fix["suggest"].items():
+            lines.append(style.dim(f"    {lbl}: computed as {source}"))
+    lines.append("")
+    lines.append("  docs: " + entry["docs_url"])
+    return "\n".join(lines)
+
+
+def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None, err=None) -> int:
+    stdin = sys.stdin if stdin is None else stdin
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    style = Style(out)
+    index = Index.load()
+    if len(sources) == 1 and "\n" not in sources[0] and " " not in sources[0].strip() and not os.path.exists(sources[0]):
+        code = index.lookup(sources[0])
+        if code:
+            entry = index.entries[code]
+            if as_json:
+                out.write(json.dumps({"code": code, **entry}, ensure_ascii=False) + "\n")
+            else:
+                out.write(format_entry(code, entry, style) + "\n")
+            return 0
+    chunks = text_chunks(open_input(sources, stdin), lambda msg: print(msg, file=err))
+    found, tail, seen_text = explain_chunks(index, chunks)
+    if not seen_text:
+        raise UsageError("the input is empty: nothing to explain")
+    results = [result(index, f.match, f.count) for f in (found if show_all else found[:1])]
+    if not results:
+        results = [result(index, m) for m in approximate(index, tail)]
+    if not results:
+        print("errkit: no catalogued error found in the input", file=err)
+        return 1
+    for res in results:
+        if as_json:
+            out.write(json.dumps(res, ensure_ascii=False) + "\n")
+        else:
+            out.write(format_result(res, style) + "\n\n")
+    return 0 if results[0]["confidence"] == "exact" else 1

@@ -1,0 +1,166 @@
+"""Find catalogue wordings in pasted text: anchor-word prefilter, then the wordings' typed regexes.
+
+The explain path: imports only json, os and re (values/template for reading values back); reads the
+index that `errkit generate` compiled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from . import values
+
+INDEX_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_index.json")
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# `SomeError: message`, possibly after a log prefix, pytest's `E   ` or a dotted module path.
+HEADER = re.compile(
+    r"(?:^|(?<=[\s:\[\]|>(]))(?P<exc>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*(?:Error|Exception))"
+    r"(?:: ?(?P<msg>.*))?$"
+)
+FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>[0-9]+), in (?P<func>\S+)')
+MAX_LINE = 16_384  # an error message is never longer; a longer line is read up to here
+
+
+class Match:
+    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text")
+
+    def __init__(self, code, wording, params, line, exact=True, score=1.0, text=""):
+        self.code, self.wording, self.params, self.line = code, wording, params, line
+        self.exact, self.score, self.text = exact, score, text
+
+    def key(self):
+        return (self.code, repr(sorted(self.params.items())))
+
+
+class Index:
+    def __init__(self, data: dict):
+        self.data = data
+        self.entries: dict = data["entries"]
+        self.wordings: list = data["wordings"]
+        self.anchors: dict = data["anchors"]
+        self.anchor_set = frozenset(self.anchors)
+        self.always = [i for i in data["always"] if self.wordings[i]["template"]]
+        self.located = [i for i, w in enumerate(self.wordings) if not w["template"] and w.get("location")]
+        self._compiled: dict[int, re.Pattern] = {}
+
+    @classmethod
+    def load(cls, path: str = INDEX_FILE) -> "Index":
+        with open(path, encoding="utf-8") as handle:
+            return cls(json.load(handle))
+
+    def regex(self, i: int) -> re.Pattern:
+        pattern = self._compiled.get(i)
+        if pattern is None:
+            pattern = self._compiled[i] = re.compile(self.wordings[i]["regex"])
+        return pattern
+
+    def lookup(self, key: str):
+        """An entry by code or slug (case-insensitive), or None."""
+        key = key.strip()
+        if key.upper() in self.entries:
+            return key.upper()
+        for code, entry in self.entries.items():
+            if entry["slug"] == key.lower():
+                return code
+        return None
+
+    # -- exact matching ---------------------------------------------------------------------------
+
+    def candidates(self, line: str) -> list[int]:
+        found = self.anchor_set.intersection(WORD.findall(line))
+        ids = [i for word in found for i in self.anchors[word]]
+        return ids + self.always if self.always else ids
+
+    def _extract(self, i: int, m: "re.Match[str]"):
+        out = {}
+        for group, param, type_ in self.wordings[i]["captures"]:
+            value = values.parse(type_, m.group(group))
+            if param in out and out[param] != value:
+                return None
+            out[param] = value
+        return out
+
+    def match_line(self, line: str, line_no: int = 0) -> Match | None:
+        """The best wording found in one line: a fullmatch of the message part first, then a search."""
+        line = clean(line)
+        ids = self.candidates(line)
+        if not ids:
+            return None
+        header = HEADER.search(line)
+        segments = []
+        if header and header.group("msg") is not None:
+            segments.append((header.group("msg").strip(), True))
+        segments.append((line.strip(), False))
+        best: Match | None = None
+        for text, full in segments:
+            for i in ids:
+                pattern = self.regex(i)
+                m = pattern.fullmatch(text) if full else pattern.search(text)
+                if m is None:
+                    continue
+                params = self._extract(i, m)
+                if params is None:
+                    continue
+                wording = self.wordings[i]
+                if best is None or wording["literal_chars"] > best.wording["literal_chars"]:
+                    best = Match(wording["code"], wording, params, line_no, text=text)
+            if best is not None:
+                return best
+        return best
+
+    def match_location(self, frame_path: str, func: str, line_no: int) -> Match | None:
+        """An empty-message exception, recognised by the raise site of its traceback's last frame."""
+        frame_path = frame_path.replace("\\", "/")
+        for i in self.located:
+            wording = self.wordings[i]
+            path, _, where = wording["location"].partition(" in ")
+            path = path.split(":")[0]
+            if frame_path.endswith(path) and (not where or where == func):
+                return Match(wording["code"], wording, {}, line_no, text=f"{frame_path} in {func}")
+        return None
+
+    def scan(self, text: str, first_line: int = 1):
+        """Every match in a block of text, in order. Only lines holding an anchor word are read."""
+        present = self.anchor_set.intersection(WORD.findall(text))
+        starts = set()
+        for word in present:
+            pos = text.find(word)
+            while pos >= 0:
+                end = pos + len(word)
+                before = text[pos - 1] if pos else " "
+                after = text[end] if end < len(text) else " "
+                if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                    starts.add(text.rfind("\n", 0, pos) + 1)
+                pos = text.find(word, end)
+        if self.always or self.located:
+            for m in re.finditer(r"(?m)^.*(?:Error|Exception)\b.*$", text):
+                starts.add(m.start())
+        for start in sorted(starts):
+            end = text.find("\n", start)
+            end = len(text) if end < 0 else end
+            line = text[start:min(end, start + MAX_LINE)]
+            line_no = first_line + text.count("\n", 0, start)
+            match = self.match_line(line, line_no)
+            if match is None and self.located:
+                match = self._located_match(text, start, line, line_no)
+            if match is not None:
+                yield match
+
+    def _located_match(self, text: str, start: int, line: str, line_no: int) -> Match | None:
+        header = HEADER.search(clean(line))
+        if not header or (header.group("msg") or "").strip():
+            return None
+        window = text[max(0, start - 4000):start].splitlines()
+        frames = [m for m in (FRAME.match(l) for l in window) if m]
+        if not frames:
+            return None
+        last = frames[-1]
+        return self.match_location(last.group("path"), last.group("func"), line_no)
+
+
+def clean(line: str) -> str:
+    line = ANSI.sub("", line) if "\x1b" in line else line
+    return line.rstrip("\r\n")
