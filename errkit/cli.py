@@ -110,6 +110,18 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
+def cmd_scan(args) -> int:
+    from .scan import run
+
+    return run(args)
+
+
+def cmd_docs(args) -> int:
+    from .generate.site import run
+
+    return run(_catalog_dir(args), args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="errkit", description="A declarative error catalogue for JAX attention kernels.")
     parser.add_argument("--catalog", metavar="DIR", help="catalogue folder (default: ./catalog)")
@@ -155,6 +167,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("generate", help="write validators, matcher index, schema and site pages from the catalogue")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 naming every stale file")
     p.set_defaults(func=cmd_generate)
+    p = sub.add_parser("scan", help="find every raise site in Python code and audit catalogue coverage")
+    from .scan_args import add_arguments as add_scan_arguments
+
+    add_scan_arguments(p)
+    p.set_defaults(func=cmd_scan)
+
+    p = sub.add_parser("docs", help="render the troubleshooting site's pages into site/docs (also done by generate)")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 naming every stale page")
+    p.set_defaults(func=cmd_docs)
     return parser
 
 

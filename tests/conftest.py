@@ -35,3 +35,10 @@ def errkit_subprocess(*args, input=None, cwd=ROOT, env=None, timeout=120):
         [sys.executable, "-m", "errkit.cli", *map(str, args)],
         input=input, capture_output=True, cwd=cwd, env=env, timeout=timeout,
     )
+
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("ci", max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -27,6 +27,7 @@ def schema(catalogue: Catalogue) -> dict[str, str]:
 
 
 from .index import index  # noqa: E402
+from .site import pages  # noqa: E402
 from .validators import validators  # noqa: E402
 
-PRODUCERS: tuple[Callable[[Catalogue], dict[str, str]], ...] = (schema, validators, index)
+PRODUCERS: tuple[Callable[[Catalogue], dict[str, str]], ...] = (schema, validators, index, pages)

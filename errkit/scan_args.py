@@ -1,0 +1,8 @@
+"""Command-line arguments of `errkit scan` (kept apart so `errkit --help` does not import the scanner)."""
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("paths", nargs="+", help="Python files or folders to scan")
+    parser.add_argument("--json", action="store_true", help="one JSON object per raise site")
+    parser.add_argument("--fail-on-uncatalogued", action="store_true", help="exit 1 listing sites no entry covers")
+    parser.add_argument("--emit", metavar="DIR", help="write a draft entry for each uncatalogued site into DIR")

@@ -1,0 +1,231 @@
+"""`errkit explain`: every wording round-trips through render -> explain, in any wrapping; bad input is handled."""
+
+import io
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import CATALOG, errkit_subprocess
+from errkit import explain, patterns, values
+from errkit.load import load
+
+CATALOGUE = load(CATALOG).catalogue
+WORDINGS = [w for e in CATALOGUE.entries for w in patterns.wordings(e) if w.variant.message]
+SAFE_TEXT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_0123456789", min_size=1, max_size=12)
+
+STRATEGIES = {
+    "int": st.integers(-(10**6), 10**6),
+    "float": st.floats(allow_nan=False, width=64, min_value=-1e9, max_value=1e9) | st.sampled_from([float("inf"), -float("inf")]),
+    "bool": st.booleans(),
+    "str": SAFE_TEXT,
+    "dtype": st.sampled_from(values.DTYPE_NAMES),
+    "shape": st.lists(st.integers(0, 4096), max_size=5).map(tuple),
+}
+
+
+def params_for(wording):
+    fields = {c.param for c in wording.captures}
+    strategies = {}
+    for name in fields:
+        p = wording.entry.params[name]
+        base = STRATEGIES[p.type]
+        strategies[name] = st.none() | base if p.optional else base
+    return st.fixed_dictionaries(strategies)
+
+
+def explain_json(text, *args):
+    out, err = io.StringIO(), io.StringIO()
+    code = explain.run([text], as_json=True, show_all="--all" in args, out=out, err=err)
+    return code, [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+WRAPPERS = {
+    "bare": lambda exc, msg: msg,
+    "traceback": lambda exc, msg: (
+        "Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n    out = attention(q, k, v)\n"
+        "  File \"kernel.py\", line 40, in attention\n    raise ValueError(msg)\n"
+        "ValueError: an unrelated first error\n\nThe above exception was the direct cause of the following exception:\n\n"
+        "Traceback (most recent call last):\n  File \"train.py\", line 14, in <module>\n"
+        f"{exc}: {msg}\n"
+    ),
+    "pytest": lambda exc, msg: (
+        "    def test_forward():\n>       ranker_attention(q, k, v)\n\ntests/test_model.py:31: \n"
+        "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _\n"
+        f"E   {exc}: {msg}\n\nkernel/_validators.py:88: {exc}\n"
+        f"=========================== short test summary info ============================\n"
+        f"FAILED tests/test_model.py::test_forward - {exc}: {msg}\n"
+    ),
+    "log": lambda exc, msg: "\n".join(
+        [f"2026-11-29 10:00:{i:02d},123 INFO trainer: step {i} loss=0.{i}31 lr=3e-4" for i in range(40)]
+        + [f"2026-11-29 10:00:41,007 ERROR trainer: step failed: {exc}: {msg}"]
+        + [f"2026-11-29 10:00:{i:02d},500 WARNING data: slow batch {i}" for i in range(42, 50)]
+    ),
+}
+
+
+def _expected(params, wording):
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+
+
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+@pytest.mark.parametrize("wording", WORDINGS, ids=lambda w: f"{w.entry.code}-v{w.index}")
+def test_render_then_explain_round_trips(wording, wrapper):
+    @given(params_for(wording))
+    def check(params):
+        message = wording.render(params)
+        exc = wording.variant.exception or wording.entry.exception
+        code, results = explain_json(WRAPPERS[wrapper](exc, message))
+        assert code == 0, message
+        assert results[0]["code"] == wording.entry.code, message
+        assert results[0]["confidence"] == "exact"
+        got = {k: v for k, v in results[0]["params"].items()}
+        want = _expected(params, wording)
+        for k, v in want.items():
+            if isinstance(v, float) and v in (float("inf"), -float("inf")):
+                want[k] = "inf" if v > 0 else "-inf"
+        assert got == want, message
+
+    check()
+
+
+def test_explain_the_issue_example_computes_divisors():
+    code, (res,) = explain_json("num_q_heads=12 must be divisible by and num_kv_heads=8")
+    assert code == 0 and res["code"] == "RA105"
+    assert res["params"] == {"num_q_heads": 12, "num_kv_heads": 8}
+    suggested = {s["label"]: s["value"] for fix in res["fixes"] for s in fix["suggestions"] if "value" in s}
+    assert suggested["valid num_kv_heads"] == [1, 2, 3, 4, 6, 12]
+    assert suggested["nearest valid num_kv_heads"] == [6, 12]
+    assert res["docs_url"].endswith("/errors/RA105/")
+    assert "x-algorithm" in res["matched"]["source"]
+
+
+def test_all_counts_every_distinct_match_most_recent_first():
+    log = "\n".join([
+        "ValueError: num_q_heads=12 must be divisible by num_kv_heads=8",
+        "noise",
+        "ValueError: num_q_heads=12 must be divisible by num_kv_heads=8",
+        "ValueError: q, k, and v should all be 4D, got: q.ndim=3, k.ndim=4, v.ndim=4",
+    ])
+    code, results = explain_json(log, "--all")
+    assert code == 0
+    assert [(r["code"], r["count"], r["line"]) for r in results] == [("RA101", 1, 4), ("RA105", 2, 3)]
+    code, results = explain_json(log)
+    assert [r["code"] for r in results] == ["RA101"]
+
+
+def test_an_edited_wording_is_an_approximate_match():
+    code, results = explain_json("num_q_heads=12 must be evenly divisible by num_kv_heads=8!")
+    assert code == 1
+    assert results[0]["code"] == "RA105"
+    assert results[0]["confidence"] == "approximate" and 0.6 <= results[0]["score"] < 1
+
+
+def test_nothing_matched_exits_1():
+    code, results = explain_json("everything is fine")
+    assert code == 1 and results == []
+
+
+def test_lookup_by_code_and_slug(run_cli):
+    code, out, _ = run_cli("explain", "RA105")
+    assert code == 0 and "divisible" in out
+    code, out, _ = run_cli("explain", "gqa-head-count")
+    assert code == 0 and out.startswith("RA105")
+    code, out, _ = run_cli("show", "ra105", "--json")
+    assert json.loads(out)["slug"] == "gqa-head-count"
+    code, _, err = run_cli("show", "RA999")
+    assert code == 2 and "no entry" in err
+
+
+def test_list_shows_every_entry(run_cli):
+    code, out, _ = run_cli("list")
+    assert code == 0
+    assert len(out.splitlines()) == len(CATALOGUE.entries)
+
+
+# -- bad input: a clear line and the right exit code, never a traceback ---------------------------
+
+
+def _assert_clean(proc, code, fragment):
+    err = proc.stderr.decode()
+    assert proc.returncode == code, (proc.returncode, err)
+    assert "Traceback" not in err
+    assert fragment in err
+
+
+def test_empty_input():
+    _assert_clean(errkit_subprocess("explain", "-", input=b""), 2, "empty")
+    _assert_clean(errkit_subprocess("explain", "   "), 2, "empty")
+
+
+def test_binary_input(tmp_path):
+    path = tmp_path / "core.bin"
+    path.write_bytes(b"\x7fELF\x00\x00\x01" + bytes(range(256)) * 10)
+    _assert_clean(errkit_subprocess("explain", path), 2, "binary")
+
+
+def test_non_utf8_input_still_matches():
+    data = b"\xff\xfe garbage \xc3\x28\nValueError: num_q_heads=12 must be divisible by num_kv_heads=8\n"
+    proc = errkit_subprocess("explain", "--json", "-", input=data)
+    _assert_clean(proc, 0, "not valid UTF-8")
+    assert json.loads(proc.stdout)["code"] == "RA105"
+
+
+def test_directory_instead_of_file(tmp_path):
+    _assert_clean(errkit_subprocess("explain", tmp_path), 2, "is a directory")
+
+
+def test_one_megabyte_single_line():
+    line = b"x" * 1_000_000 + b" num_q_heads=12 must be divisible by num_kv_heads=8"
+    proc = errkit_subprocess("explain", "-", input=line)
+    assert proc.returncode in (0, 1) and b"Traceback" not in proc.stderr
+
+
+def test_hundred_megabyte_log(tmp_path):
+    path = tmp_path / "big.log"
+    noise = b"2026-11-29 10:00:00,000 INFO trainer: step ok loss=0.131 lr=3e-4 tokens=81920\n"
+    with open(path, "wb") as handle:
+        block = noise * 10_000
+        for _ in range(100_000_000 // len(block)):
+            handle.write(block)
+        handle.write(b"2026-11-29 10:01:00,000 ERROR trainer: ValueError: num_q_heads=12 must be divisible by num_kv_heads=8\n")
+    proc = errkit_subprocess("explain", "--json", path, timeout=300)
+    _assert_clean(proc, 0, "")
+    assert json.loads(proc.stdout)["code"] == "RA105"
+
+
+def test_closed_stdout():
+    import subprocess
+    import sys
+
+    shell = f"{sys.executable} -m errkit.cli explain RA105 | head -c 1"
+    proc = subprocess.run(["bash", "-c", f"set -o pipefail; {shell}"], capture_output=True, timeout=60)
+    assert b"Traceback" not in proc.stderr and b"BrokenPipe" not in proc.stderr
+
+
+def test_no_arguments_on_a_terminal_is_a_usage_error():
+    out, err = io.StringIO(), io.StringIO()
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    from errkit.errors import UsageError
+
+    with pytest.raises(UsageError, match="nothing to explain"):
+        explain.run([], as_json=False, show_all=False, stdin=Tty(), out=out, err=err)
+
+
+def test_explain_imports_nothing_heavy():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, io; from errkit import explain; "
+        "explain.run(['num_q_heads=12 must be divisible by num_kv_heads=8'], False, False, out=io.StringIO()); "
+        "heavy = [m for m in ('jax', 'ruamel', 'jinja2', 'numpy', 'errkit.load', 'errkit.lint') if m in sys.modules]; "
+        "print(heavy)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
