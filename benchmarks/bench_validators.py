@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
 
 from benchmarks._timing import HEADER, compare, row  # noqa: E402
 from kernel import BlockSizes, _validators  # noqa: E402
@@ -67,7 +68,7 @@ def hand_written(q, k, v, bound, config, implementation="xla", sm_scale=None, ca
             raise TypeError("bound must be an integer array")
         if tuple(bound.shape) != (batch,):
             raise ValueError(f"Expected bound to have shape ({batch},), got {bound.shape}")
-        if int(bound.min()) < 0:
+        if int(np.asarray(bound).min()) < 0:
             raise ValueError("bound must be >= 0")
         if q_seq_len != kv_seq_len:
             raise ValueError("bound requires equal lengths")

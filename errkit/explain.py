@@ -175,7 +175,7 @@ def _jsonable(value):
     return value
 
 
-def result(index: Index, match: Match, count: int = 1) -> dict:
+def result(index: Index, match: Match, count: int = 1, last_line: int | None = None) -> dict:
     entry = index.entries[match.code]
     wording = match.wording
     return {
@@ -199,7 +199,7 @@ def result(index: Index, match: Match, count: int = 1) -> dict:
         ],
         "explanation": entry["explanation"],
         "docs_url": entry["docs_url"],
-        "line": match.line,
+        "line": match.line if last_line is None else last_line,
         "count": count,
     }
 
@@ -297,7 +297,7 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
     found, tail, seen_text = explain_chunks(index, chunks)
     if not seen_text:
         raise UsageError("the input is empty: nothing to explain")
-    results = [result(index, f.match, f.count) for f in (found if show_all else found[:1])]
+    results = [result(index, f.match, f.count, f.last_line) for f in (found if show_all else found[:1])]
     if not results:
         results = [result(index, m) for m in approximate(index, tail)]
     if not results:

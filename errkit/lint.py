@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from . import expr, fixes, patterns, runtime, template, values
+from . import expr, fixes, patterns, runtime, spec, template, values
 from .load import Loaded, display_path, load
 from .model import Entry, Finding, Settings
 
@@ -58,6 +58,22 @@ def own_message_fields(entry: Entry) -> Iterator[Finding]:
             yield at(entry, ("message",), "bad-template", f"write {{{field.name}=}} without spaces around the name")
         elif any(ch in field.spec for ch in "'\"\\\n"):
             yield at(entry, ("message",), "bad-template", f"{{{field.name}}}: quotes, backslashes and newlines are not allowed in a format spec")
+
+
+def exception_kind(entry: Entry) -> Iterator[Finding]:
+    if not entry.explain_only and entry.exception not in spec.EXCEPTIONS:
+        yield at(entry, ("exception",), "wrong-type",
+                 f"a validator raises {', '.join(spec.EXCEPTIONS)}; {entry.exception} is for explain_only entries")
+
+
+def empty_messages(entry: Entry) -> Iterator[Finding]:
+    """An empty message can only be recognised by where it was raised."""
+    for i, wording in enumerate(entry.wordings):
+        if not wording.message.strip() and not wording.location:
+            key = ("message",) if i == 0 else ("variants", i - 1, "message")
+            yield at(entry, key, "empty-message", "an empty message needs a `location` (file, optionally ' in function') to be recognised")
+    if not entry.message.strip() and not entry.explain_only:
+        yield at(entry, ("message",), "empty-message", "a validator must raise a message")
 
 
 def param_names(entry: Entry) -> Iterator[Finding]:
@@ -132,7 +148,7 @@ def examples(entry: Entry) -> Iterator[Finding]:
                 yield at(entry, key, rule, f"{kind} example {dict(env)} {verdict} the check {entry.check!r}")
 
 
-ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, param_names, unused_params, expressions, examples)
+ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, param_names, exception_kind, empty_messages, unused_params, expressions, examples)
 
 
 # -- catalogue-wide rules -------------------------------------------------------------------------
@@ -167,7 +183,8 @@ def related(entries: Iterable[Entry]) -> Iterator[Finding]:
 
 def overlapping_wordings(entries: Iterable[Entry]) -> Iterator[Finding]:
     """Two entries whose wordings can match the same rendered message."""
-    compiled = [(w, re.compile(w.pattern)) for e in entries for w in patterns.wordings(e)]
+    # Empty messages are told apart by location, not text.
+    compiled = [(w, re.compile(w.pattern)) for e in entries for w in patterns.wordings(e) if w.variant.message.strip()]
     reported: set[tuple[str, str]] = set()
     for wording, _ in compiled:
         renderings = []

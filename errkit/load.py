@@ -163,6 +163,8 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         good_examples=tuple(_freeze_map(x) for x in examples.get("good") or ()),
         related=tuple(raw.get("related") or ()),
         origin=_freeze_map(raw.get("origin")),
+        source=raw.get("source"),
+        location=raw.get("location"),
         positions=pos,
     )
 

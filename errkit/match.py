@@ -44,17 +44,20 @@ class Index:
         self.anchor_set = frozenset(self.anchors)
         self.always = [i for i in data["always"] if self.wordings[i]["template"]]
         self.located = [i for i, w in enumerate(self.wordings) if not w["template"] and w.get("location")]
-        self._compiled: dict[int, re.Pattern] = {}
+        self._compiled: dict[tuple, re.Pattern] = {}
 
     @classmethod
     def load(cls, path: str = INDEX_FILE) -> "Index":
         with open(path, encoding="utf-8") as handle:
             return cls(json.load(handle))
 
-    def regex(self, i: int) -> re.Pattern:
-        pattern = self._compiled.get(i)
+    def regex(self, i: int, to_line_end: bool = False) -> re.Pattern:
+        """The wording's regex; `to_line_end` anchors it at the end of the line (for searching a log line)."""
+        key = (i, to_line_end)
+        pattern = self._compiled.get(key)
         if pattern is None:
-            pattern = self._compiled[i] = re.compile(self.wordings[i]["regex"])
+            source = self.wordings[i]["regex"]
+            pattern = self._compiled[key] = re.compile(f"(?:{source})\\s*$" if to_line_end else source)
         return pattern
 
     def lookup(self, key: str):
@@ -90,15 +93,19 @@ class Index:
         if not ids:
             return None
         header = HEADER.search(line)
+        stripped = line.strip()
+        # Most specific first: the message after `SomeError: `, the whole line, the line's end, anywhere.
         segments = []
         if header and header.group("msg") is not None:
-            segments.append((header.group("msg").strip(), True))
-        segments.append((line.strip(), False))
+            segments.append((header.group("msg").strip(), "full"))
+        segments += [(stripped, "full"), (stripped, "end"), (stripped, "any")]
         best: Match | None = None
-        for text, full in segments:
+        for text, how in segments:
             for i in ids:
-                pattern = self.regex(i)
-                m = pattern.fullmatch(text) if full else pattern.search(text)
+                if how == "full":
+                    m = self.regex(i).fullmatch(text)
+                else:
+                    m = self.regex(i, to_line_end=how == "end").search(text)
                 if m is None:
                     continue
                 params = self._extract(i, m)

@@ -77,6 +77,8 @@ class Entry:
     good_examples: tuple[Mapping[str, Any], ...] = ()
     related: tuple[str, ...] = ()
     origin: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    source: str | None = None
+    location: str | None = None
     positions: Positions | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -86,7 +88,8 @@ class Entry:
     @property
     def wordings(self) -> tuple[Variant, ...]:
         """The entry's own message first, then its variants."""
-        own = Variant(message=self.message, source="this kernel", exception=self.exception)
+        source = self.source or ("an upstream kernel" if self.explain_only else "errkit's ranker attention kernel")
+        own = Variant(message=self.message, source=source, exception=self.exception, location=self.location)
         return (own,) + self.variants
 
     @property

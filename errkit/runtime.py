@@ -47,7 +47,10 @@ def ndim(x) -> int:
 
 
 def shape(x) -> tuple:
-    return tuple(int(d) for d in x.shape) if is_array(x) else ()
+    dims = getattr(x, "shape", None)
+    if dims is None or not hasattr(x, "dtype"):
+        return ()
+    return dims if type(dims) is tuple else tuple(int(d) for d in dims)
 
 
 def dim(x, axis: int) -> int:
@@ -55,10 +58,22 @@ def dim(x, axis: int) -> int:
     return dims[axis] if -len(dims) <= axis < len(dims) else -1
 
 
+_DTYPE_NAMES: dict = {}
+
+
 def dtype_name(x) -> str:
-    if is_array(x):
-        return str(getattr(x.dtype, "name", x.dtype))
-    return type(x).__name__
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or not hasattr(x, "shape"):
+        return type(x).__name__
+    try:
+        return _DTYPE_NAMES[dtype]
+    except (KeyError, TypeError):
+        name = str(getattr(dtype, "name", dtype))
+        try:
+            _DTYPE_NAMES[dtype] = name  # numpy's dtype.name is slow; a validator asks for it every call
+        except TypeError:
+            pass
+        return name
 
 
 def type_name(x) -> str:
@@ -67,15 +82,20 @@ def type_name(x) -> str:
 
 def concrete_min(x):
     """The smallest element as an int, or None when the array is traced (under jit) or empty."""
+    if x is None or not is_array(x):
+        return None
     try:
-        return int(x.min())
-    except Exception:  # tracers refuse concretisation; empty arrays have no min
+        import numpy  # read on the host: no device dispatch for a [batch] vector
+
+        host = numpy.asarray(x)
+        return int(host.min()) if host.size else None
+    except Exception:  # tracers refuse concretisation
         return None
 
 
 def attr(obj, name: str, default=None):
     """A public attribute of a config object (names starting with '_' are refused)."""
-    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+    if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
         return default
     return getattr(obj, name, default)
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 EXCEPTIONS = ("ValueError", "NotImplementedError", "TypeError")
-# Upstream kernels also raise assertions; only variants may say so.
-VARIANT_EXCEPTIONS = EXCEPTIONS + ("AssertionError",)
+# Upstream kernels also raise these; only explain-only entries and variants may say so.
+VARIANT_EXCEPTIONS = EXCEPTIONS + ("AssertionError", "RuntimeError")
 PARAM_TYPES = ("int", "float", "bool", "str", "dtype", "shape")
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 CODE = r"^[A-Z]{2,4}[0-9]{3}$"
@@ -162,7 +162,8 @@ VARIANT = Record(
             MapOf(value=Str(pattern=IDENTIFIER), key_what="placeholder expression"),
             description="Placeholder expression in this wording -> the param it carries (e.g. 'self.block_q': block_q).",
         ),
-        Field("location", Str(max_length=500), description="File and line (or URL) of the raise site."),
+        Field("location", Str(max_length=500),
+              description="Raise site: 'path/to/file.py[:line][ in function]'. Required for an empty message: explain then recognises it by the traceback's last frame."),
         Field("note", Str(max_length=1000), description="Anything a reader should know about this wording."),
     )
 )
@@ -203,9 +204,12 @@ ENTRY = Record(
         Field("code", Str(pattern=CODE), True, "Stable code, never reused (e.g. RA105)."),
         Field("slug", Str(pattern=SLUG), True, "Short kebab-case name."),
         Field("title", Str(max_length=200), True, "One-line title."),
-        Field("exception", Enum(values=EXCEPTIONS), True, "Builtin class the raised exception subclasses."),
+        Field("exception", Enum(values=VARIANT_EXCEPTIONS), True,
+              "Builtin class the raised exception subclasses (ValueError, NotImplementedError or TypeError unless explain_only)."),
         Field("severity", Enum(values=("error", "warning")), description="Default error."),
         Field("message", Str(max_length=2000), True, "The exact template the kernel raises (f-string semantics)."),
+        Field("source", Str(max_length=300), description="Who raises `message` (explain_only entries: the upstream kernel); default: this kernel."),
+        Field("location", Str(max_length=500), description="Raise site of `message`, as for variants."),
         Field("params", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="param"), description="Typed values in the message."),
         Field("check", Str(max_length=2000), description="Invariant that must hold; the error is raised when it is false."),
         Field("explain_only", Bool(), description="Upstream-only condition: recognised by explain, no validator is generated."),

@@ -20,7 +20,24 @@ def python_expression(source: str, names) -> str:
     rename.update({name: f"_rt.{name}" for name in runtime.BINDINGS})
     for name in checked.names:
         rename.pop(name, None)  # a param shadows nothing: its own name wins
-    return expr.to_python(checked, rename)
+    return _inline_attr(expr.to_python(checked, rename))
+
+
+def _inline_attr(source: str) -> str:
+    """`_rt.attr(x, 'name')` with a literal public name is plain `getattr(x, 'name', None)` (faster)."""
+    tree = ast.parse(source, mode="eval")
+
+    class Inline(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            func, args = node.func, node.args
+            if (isinstance(func, ast.Attribute) and ast.unparse(func) == "_rt.attr" and len(args) == 2
+                    and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
+                    and args[1].value.isidentifier() and not args[1].value.startswith("_")):
+                return ast.Call(ast.Name("getattr", ast.Load()), [args[0], args[1], ast.Constant(None)], [])
+            return node
+
+    return ast.unparse(Inline().visit(tree).body)
 
 
 def fstring(message: str) -> str:
@@ -35,50 +52,91 @@ def fstring(message: str) -> str:
 
 
 @dataclass(frozen=True)
+class Operand:
+    """One operand of a check's top-level `or` chain: the Python test that fails it, and the params it reads."""
+
+    failing: str  # `not (operand)`, with a leading `not` cancelled
+    names: frozenset[str]
+
+
+@dataclass(frozen=True)
 class CheckCode:
     entry: Entry
     condition: str
     message: str
-    params: tuple[str, ...]  # in the order the function takes them
+    params: tuple[str, ...]  # in the order the function takes them (declaration order)
+    operands: tuple[Operand, ...]  # `a or b or c` -> a, b, c (a condition without `or`: itself)
 
     @property
     def function(self) -> str:
         return f"check_{self.entry.code.lower()}"
 
+    @property
+    def condition_params(self) -> frozenset[str]:
+        return frozenset().union(*(o.names for o in self.operands))
+
+    @property
+    def message_only(self) -> tuple[str, ...]:
+        return tuple(p for p in self.params if p not in self.condition_params)
+
 
 def check_code(entry: Entry) -> CheckCode:
-    used = expr.check(entry.check, entry.params.keys()).names | {f.name for f in template.parse(entry.message).fields}
+    checked = expr.check(entry.check, entry.params.keys())
+    used = checked.names | {f.name for f in template.parse(entry.message).fields}
     params = tuple(name for name in entry.params if name in used)  # declaration order
-    return CheckCode(entry, python_expression(entry.check, entry.params.keys()), fstring(entry.message), params)
+    body = checked.tree.body
+    parts = body.values if isinstance(body, ast.BoolOp) and isinstance(body.op, ast.Or) else [body]
+    operands = []
+    for part in parts:
+        negated = isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not)
+        source = ast.unparse(part.operand if negated else part)
+        python = python_expression(source, entry.params.keys())
+        operands.append(Operand(python if negated else f"not ({python})", expr.check(source, entry.params.keys()).names))
+    return CheckCode(entry, python_expression(entry.check, entry.params.keys()), fstring(entry.message), params, tuple(operands))
 
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # "bind" or "check"
+    kind: str  # "bind", "unless" (an operand that, when true, passes the check), "raise"
+    indent: int
     name: str = ""
     source: str = ""
     check: CheckCode | None = None
 
 
 def group_steps(group: Group, checks: list[CheckCode]) -> list[Step]:
-    """Bindings placed just before the first check that needs them (dependencies first)."""
-    steps: list[Step] = []
-    bound = set(group.args)
-    binding_names = {name: expr.check(src, set(group.args) | set(group.bindings), set(fixes.HELPERS) | set(runtime.BINDINGS)).names
-                     for name, src in group.bindings.items()}
+    """The body of a validate function.
 
-    def bind(name: str, seen: tuple = ()) -> None:
-        if name in bound or name not in group.bindings or name in seen:
+    A check `a or b or c` becomes nested `if not a:` blocks, and each param is read just before the
+    first operand that needs it, so short-circuiting skips the reads too (no bound: nothing about
+    bound is read). Params only the message shows are read in the failing branch. A param read
+    inside a branch is not reused outside it.
+    """
+    steps: list[Step] = []
+    names = set(group.args) | set(group.bindings)
+    helpers = set(fixes.HELPERS) | set(runtime.BINDINGS)
+    binding_names = {name: expr.check(src, names, helpers).names for name, src in group.bindings.items()}
+
+    def bind(name: str, indent: int, done: set, seen: tuple = ()) -> None:
+        if name in done or name not in group.bindings or name in seen:
             return
         for dep in sorted(binding_names[name]):
-            bind(dep, seen + (name,))
-        steps.append(Step("bind", name, python_expression(group.bindings[name], set(group.args) | set(group.bindings))))
-        bound.add(name)
+            bind(dep, indent, done, seen + (name,))
+        steps.append(Step("bind", indent, name, python_expression(group.bindings[name], names)))
+        done.add(name)
 
+    outer = set(group.args)
     for code in checks:
-        for name in code.params:
-            bind(name)
-        steps.append(Step("check", check=code))
+        done = outer
+        for depth, operand in enumerate(code.operands):
+            for name in code.params:
+                if name in operand.names:
+                    bind(name, 1 + depth, done)
+            steps.append(Step("unless", 1 + depth, source=operand.failing))
+            done = set(done)  # what the next, nested operand reads stays inside this branch
+        for name in code.message_only:
+            bind(name, 1 + len(code.operands), done)
+        steps.append(Step("raise", 1 + len(code.operands), check=code))
     return steps
 
 
