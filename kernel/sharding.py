@@ -34,12 +34,22 @@ def sharded_ranker_attention(q, k, v, *, mesh, batch_axis="data", head_axis=None
                     implementation=implementation)
     if sm_scale is None:  # from the global head_dim (the same on every shard)
         sm_scale = 1.0 / math.sqrt(q.shape[-1])
+    return _sharded(q, k, v, bound, mesh=mesh, batch_axis=batch_axis,
+                    head_axis=head_axis, causal=bool(causal),
+                    sm_scale=float(sm_scale),
+                    cap=None if cap is None else float(cap),
+                    cap_method=cap_method, config=config, impl=impl)
 
+
+@functools.partial(jax.jit, static_argnames=(
+    "mesh", "batch_axis", "head_axis", "causal", "sm_scale", "cap", "cap_method",
+    "config", "impl"))
+def _sharded(q, k, v, bound, *, mesh, batch_axis, head_axis, causal, sm_scale,
+             cap, cap_method, config, impl):
     qkv_spec = P(batch_axis, None, head_axis, None)
     local = functools.partial(dispatch, causal=causal, sm_scale=sm_scale,
                               cap=cap, cap_method=cap_method, config=config,
                               impl=impl)
-
     if bound is None:
         def per_shard(q, k, v):
             return local(q, k, v, bound=None)
