@@ -9,11 +9,11 @@ a code object (for `errkit explain`).
 
 from __future__ import annotations
 
-import ast
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+import _ast as ast  # the C node classes only: `import ast` (enum, contextlib, ...) is too slow for explain
 
 from . import fixes
+
+PyCF_ONLY_AST = 0x400
 
 MAX_POWER = 64
 MAX_CONSTANT = 2**64
@@ -49,11 +49,27 @@ _DESCRIBE = {
 }
 
 
-@dataclass(frozen=True)
 class Checked:
-    source: str
-    tree: ast.Expression
-    names: frozenset[str]  # free names used (helpers excluded)
+    """A vetted expression: its source, syntax tree and the free names it reads (helpers excluded)."""
+
+    __slots__ = ("source", "tree", "names")
+
+    def __init__(self, source: str, tree, names: frozenset):
+        self.source, self.tree, self.names = source, tree, names
+
+
+def walk(node):
+    """Every node below `node`, itself included (what ast.walk does, without importing ast)."""
+    todo = [node]
+    while todo:
+        node = todo.pop()
+        yield node
+        for name in node._fields:
+            child = getattr(node, name, None)
+            if isinstance(child, list):
+                todo.extend(c for c in child if isinstance(c, ast.AST))
+            elif isinstance(child, ast.AST):
+                todo.append(child)
 
 
 def parse(source: str) -> ast.Expression:
@@ -62,17 +78,17 @@ def parse(source: str) -> ast.Expression:
     if len(source) > MAX_LENGTH:
         raise ExprError("bad-expression", f"expression is longer than {MAX_LENGTH} characters")
     try:
-        return ast.parse(source.strip(), mode="eval")
+        return compile(source.strip(), "<catalogue expression>", "eval", PyCF_ONLY_AST)
     except SyntaxError as err:
         raise ExprError("bad-expression", f"does not parse: {err.msg}", max((err.offset or 1) - 1, 0)) from None
 
 
-def check(source: str, names: Iterable[str], functions: Iterable[str] = fixes.HELPERS) -> Checked:
+def check(source: str, names, functions=fixes.HELPERS) -> Checked:
     """Parse and vet `source`; names are the variables it may read, functions the helpers it may call."""
     tree = parse(source)
     allowed, helpers = frozenset(names), frozenset(functions)
     used: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         _vet(node, allowed, helpers, used)
     return Checked(source=source.strip(), tree=tree, names=frozenset(used))
 
@@ -114,7 +130,7 @@ def _vet(node: ast.AST, allowed: frozenset, helpers: frozenset, used: set) -> No
         if isinstance(node.func, ast.Name) and node.func.id.startswith("_"):
             raise _forbid(node, f"a call of {node.func.id!r} (names starting with '_')")
         if not isinstance(node.func, ast.Name) or node.func.id not in helpers:
-            target = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+            target = node.func.id if isinstance(node.func, ast.Name) else _unparse(node.func)
             raise ExprError("unknown-name" if isinstance(node.func, ast.Name) else "forbidden-expression",
                             f"call of {target!r}: only the helpers {', '.join(sorted(helpers))} may be called", node.col_offset)
         if node.keywords:
@@ -157,20 +173,28 @@ def _hint(name: str, choices) -> str:
     return did_you_mean(name, choices)
 
 
+def _unparse(node) -> str:
+    import ast as full_ast  # generate time only
+
+    return full_ast.unparse(node)
+
+
 def to_python(checked: Checked, rename: Mapping[str, str] | None = None) -> str:
     """Python source of a vetted expression; `rename` maps names (params, helpers) to others."""
+    import ast as full_ast  # generate time only
+
     if not rename:
-        return ast.unparse(checked.tree.body)
+        return full_ast.unparse(checked.tree.body)
 
-    class _Rename(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            return ast.copy_location(ast.Name(id=rename.get(node.id, node.id), ctx=node.ctx), node)
+    class _Rename(full_ast.NodeTransformer):
+        def visit_Name(self, node):
+            return full_ast.copy_location(full_ast.Name(id=rename.get(node.id, node.id), ctx=node.ctx), node)
 
-    tree = _Rename().visit(ast.parse(checked.source, mode="eval"))
-    return ast.unparse(tree.body)
+    tree = _Rename().visit(full_ast.parse(checked.source, mode="eval"))
+    return full_ast.unparse(tree.body)
 
 
-def evaluate(source: str, env: Mapping[str, Any], functions: Mapping[str, Any] | None = None) -> Any:
+def evaluate(source: str, env, functions=None):
     """Vet, then evaluate with no builtins: only `env` and the helpers are visible."""
     helpers = fixes.HELPERS if functions is None else functions
     checked = check(source, env.keys(), helpers.keys())

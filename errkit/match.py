@@ -44,6 +44,8 @@ class Index:
         self.anchor_set = frozenset(self.anchors)
         self.always = [i for i in data["always"] if self.wordings[i]["template"]]
         self.located = [i for i, w in enumerate(self.wordings) if not w["template"] and w.get("location")]
+        self.gates: list = data["gates"]
+        self.ungated: list = data["ungated"]
         self._compiled: dict[tuple, re.Pattern] = {}
 
     @classmethod
@@ -130,26 +132,33 @@ class Index:
         return None
 
     def scan(self, text: str, first_line: int = 1):
-        """Every match in a block of text, in order. Only lines holding an anchor word are read."""
-        present = self.anchor_set.intersection(WORD.findall(text))
+        """Every match in a block of text, in order.
+
+        A few gate substrings (every wording holds one) are searched at C speed; only the lines
+        holding one are matched further.
+        """
         starts = set()
-        for word in present:
-            pos = text.find(word)
+        for gate in self.gates:
+            pos = text.find(gate)
             while pos >= 0:
-                end = pos + len(word)
-                before = text[pos - 1] if pos else " "
-                after = text[end] if end < len(text) else " "
-                if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                starts.add(text.rfind("\n", 0, pos) + 1)
+                pos = text.find("\n", pos)  # one hit per line is enough
+                if pos < 0:
+                    break
+                pos = text.find(gate, pos)
+        if self.ungated or self.located:
+            for marker in ("Error", "Exception"):
+                pos = text.find(marker)
+                while pos >= 0:
                     starts.add(text.rfind("\n", 0, pos) + 1)
-                pos = text.find(word, end)
-        if self.always or self.located:
-            for m in re.finditer(r"(?m)^.*(?:Error|Exception)\b.*$", text):
-                starts.add(m.start())
+                    pos = text.find(marker, pos + 1)
+        line_no, counted = first_line, 0
         for start in sorted(starts):
             end = text.find("\n", start)
             end = len(text) if end < 0 else end
             line = text[start:min(end, start + MAX_LINE)]
-            line_no = first_line + text.count("\n", 0, start)
+            line_no += text.count("\n", counted, start)  # incrementally: starts are sorted
+            counted = start
             match = self.match_line(line, line_no)
             if match is None and self.located:
                 match = self._located_match(text, start, line, line_no)

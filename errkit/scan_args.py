@@ -6,3 +6,4 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per raise site")
     parser.add_argument("--fail-on-uncatalogued", action="store_true", help="exit 1 listing sites no entry covers")
     parser.add_argument("--emit", metavar="DIR", help="write a draft entry for each uncatalogued site into DIR")
+    parser.add_argument("--index", metavar="FILE", help="matcher index to audit against (default: errkit/_index.json, from `errkit generate`)")

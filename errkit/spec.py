@@ -154,7 +154,8 @@ FIX = Record(
 
 VARIANT = Record(
     fields=(
-        Field("message", Str(max_length=2000), True, "Another wording of the same condition, as an f-string template."),
+        Field("message", Str(max_length=2000, min_length=0), True,
+              "Another wording of the same condition, as an f-string template ('' for an exception raised without text)."),
         Field("source", Str(max_length=300), True, "Where users meet this wording."),
         Field("exception", Enum(values=VARIANT_EXCEPTIONS), description="Exception class, when it differs from the entry's."),
         Field(
@@ -207,7 +208,8 @@ ENTRY = Record(
         Field("exception", Enum(values=VARIANT_EXCEPTIONS), True,
               "Builtin class the raised exception subclasses (ValueError, NotImplementedError or TypeError unless explain_only)."),
         Field("severity", Enum(values=("error", "warning")), description="Default error."),
-        Field("message", Str(max_length=2000), True, "The exact template the kernel raises (f-string semantics)."),
+        Field("message", Str(max_length=2000, min_length=0), True,
+              "The exact template the kernel raises (f-string semantics); '' only for an explain_only entry with a location."),
         Field("source", Str(max_length=300), description="Who raises `message` (explain_only entries: the upstream kernel); default: this kernel."),
         Field("location", Str(max_length=500), description="Raise site of `message`, as for variants."),
         Field("params", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="param"), description="Typed values in the message."),

@@ -6,7 +6,6 @@ Kept free of heavy imports: `errkit explain` uses it.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 DTYPE_NAMES = (
     "bfloat16", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
@@ -33,7 +32,7 @@ class ValueTypeError(ValueError):
     pass
 
 
-def coerce(type_: str, raw: Any) -> Any:
+def coerce(type_: str, raw: object) -> object:
     """A YAML value as the runtime value of a param of `type_`; ValueTypeError when it cannot be."""
     if raw is None:
         return None
@@ -60,7 +59,7 @@ def coerce(type_: str, raw: Any) -> Any:
     raise ValueTypeError(f"{raw!r} is not a valid {type_}")
 
 
-def format_field(value: Any, self_doc: bool, conversion: str | None, spec: str) -> str:
+def format_field(value: object, self_doc: bool, conversion: str | None, spec: str) -> str:
     """Exactly what an f-string replacement field writes for `value`."""
     if conversion == "r" or (self_doc and conversion is None and not spec):
         value = repr(value)
@@ -87,7 +86,7 @@ def pattern(type_: str, optional: bool, conversion: str | None, self_doc: bool, 
     return body
 
 
-def parse(type_: str, text: str) -> Any:
+def parse(type_: str, text: str) -> object:
     """The typed value written as `text` (which matched `pattern`)."""
     text = text.strip()
     if text == "None":
@@ -116,7 +115,7 @@ def parse(type_: str, text: str) -> Any:
     raise ValueTypeError(f"unknown param type {type_!r}")
 
 
-def sample(type_: str, seed: int) -> Any:
+def sample(type_: str, seed: int) -> object:
     """A deterministic, plausible value of the type (used where no example gives one)."""
     if type_ == "int":
         return 3 + seed * 7

@@ -43,6 +43,26 @@ def anchor_words(wording: patterns.Wording) -> list[str]:
     return words
 
 
+def gate_tokens(wording: patterns.Wording) -> set[str]:
+    """Whitespace-free pieces of the wording's fixed text: every matching text contains each of them."""
+    return {tok for run in wording.template.literals for tok in run.split() if len(tok) >= 3}
+
+
+def choose_gates(token_sets: list[set[str]]) -> list[str]:
+    """A small set of substrings such that every wording contains one (greedy set cover).
+
+    Scanning a log for a few substrings runs at C speed; only lines holding one are read further.
+    """
+    uncovered = {i for i, tokens in enumerate(token_sets) if tokens}
+    gates: list[str] = []
+    while uncovered:
+        counts = Counter(tok for i in uncovered for tok in token_sets[i])
+        best = max(counts, key=lambda t: (counts[t] * min(len(t), 10), len(t), t))
+        gates.append(best)
+        uncovered = {i for i in uncovered if best not in token_sets[i]}
+    return sorted(gates)
+
+
 def _suggestions(entry: Entry) -> list[dict]:
     return [
         {"summary": fix.summary, "suggest": dict(fix.suggest), "before": fix.before, "after": fix.after}
@@ -95,8 +115,13 @@ def build(catalogue: Catalogue) -> dict:
             "related": list(entry.related),
             "docs_url": settings.page_url(entry.code),
         }
+    token_sets = [gate_tokens(w) for w in wordings]
+    gates = choose_gates(token_sets)
+    ungated = [i for i, tokens in enumerate(token_sets) if not tokens and wordings[i].variant.message]
     return {
         "$comment": HEADER,
+        "gates": gates,
+        "ungated": ungated,
         "project": settings.project,
         "version": settings.version,
         "entries": entries,
