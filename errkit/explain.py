@@ -120,7 +120,7 @@ def approximate(index: Index, tail: str, limit: int = 3) -> list[Match]:
             segments.append(header.group("msg").strip())
     if not segments:
         segments = [l.strip() for l in lines[-20:]]
-    segments = segments[-5:]
+    segments = [seg[-2000:] for seg in segments[-5:]]  # similarity is quadratic: compare a message-sized piece
     scored: dict[str, Match] = {}
     for seg in segments:
         seg_words = set(WORD.findall(seg))

@@ -13,14 +13,28 @@ import re
 from . import values
 
 INDEX_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_index.json")
-WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class _Lazy:
+    """A regex compiled on first use: compiling at import would slow every `errkit explain` start."""
+
+    def __init__(self, pattern: str):
+        self.pattern, self._compiled = pattern, None
+
+    def __getattr__(self, name):
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern)
+        return getattr(self._compiled, name)
+
+
+WORD = _Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
+ANSI = _Lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
 # `SomeError: message`, possibly after a log prefix, pytest's `E   ` or a dotted module path.
-HEADER = re.compile(
+HEADER = _Lazy(
     r"(?:^|(?<=[\s:\[\]|>(]))(?P<exc>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*(?:Error|Exception))"
     r"(?:: ?(?P<msg>.*))?$"
 )
-FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>[0-9]+), in (?P<func>\S+)')
+FRAME = _Lazy(r'^\s*File "(?P<path>[^"]+)", line (?P<line>[0-9]+), in (?P<func>\S+)')
 MAX_LINE = 16_384  # an error message is never longer; a longer line is read up to here
 
 
@@ -137,11 +151,11 @@ class Index:
         A few gate substrings (every wording holds one) are searched at C speed; only the lines
         holding one are matched further.
         """
-        starts = set()
+        starts: dict[int, int] = {}  # line start -> where a gate was seen on it
         for gate in self.gates:
             pos = text.find(gate)
             while pos >= 0:
-                starts.add(text.rfind("\n", 0, pos) + 1)
+                starts.setdefault(text.rfind("\n", 0, pos) + 1, pos)
                 pos = text.find("\n", pos)  # one hit per line is enough
                 if pos < 0:
                     break
@@ -150,13 +164,17 @@ class Index:
             for marker in ("Error", "Exception"):
                 pos = text.find(marker)
                 while pos >= 0:
-                    starts.add(text.rfind("\n", 0, pos) + 1)
+                    starts.setdefault(text.rfind("\n", 0, pos) + 1, pos)
                     pos = text.find(marker, pos + 1)
         line_no, counted = first_line, 0
         for start in sorted(starts):
             end = text.find("\n", start)
             end = len(text) if end < 0 else end
-            line = text[start:min(end, start + MAX_LINE)]
+            if end - start <= MAX_LINE:
+                line = text[start:end]
+            else:  # a huge line: read the window around what the gate saw
+                hit = starts[start]
+                line = text[max(start, hit - MAX_LINE // 2):min(end, hit + MAX_LINE // 2)]
             line_no += text.count("\n", counted, start)  # incrementally: starts are sorted
             counted = start
             match = self.match_line(line, line_no)
