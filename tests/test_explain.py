@@ -232,3 +232,15 @@ def test_explain_imports_nothing_heavy():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert explain.Style(Tty()).on
+    assert not explain.Style(io.StringIO()).on
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not explain.Style(Tty()).on
