@@ -25,13 +25,14 @@ def sharded_ranker_attention(q, k, v, *, mesh, batch_axis="data", head_axis=None
                              implementation=None):
     """``ranker_attention`` with q/k/v/bound sharded over ``mesh``.
 
-    Inputs are validated once, on the global arrays; each shard then runs the
+    Inputs are validated once, on the global arrays (then the mesh); each shard then runs the
     chosen implementation on its local block without re-validating.
     """
-    _validators.validate_sharding(mesh, batch_axis, head_axis, q, k)
+    # The arrays first: the sharding checks read their batch and head dimensions.
     impl = validate(q, k, v, bound=bound, causal=causal, sm_scale=sm_scale,
                     cap=cap, cap_method=cap_method, config=config,
                     implementation=implementation)
+    _validators.validate_sharding(mesh, batch_axis, head_axis, q, k)
     if sm_scale is None:  # from the global head_dim (the same on every shard)
         sm_scale = 1.0 / math.sqrt(q.shape[-1])
     return _sharded(q, k, v, bound, mesh=mesh, batch_axis=batch_axis,
