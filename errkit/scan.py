@@ -16,7 +16,10 @@ in a variable before the raise. A file that cannot be read or parsed is reported
 from __future__ import annotations
 
 import ast
+import contextlib
+import errno
 import functools
+import gc
 import io
 import itertools
 import json
@@ -57,7 +60,6 @@ class RawSite:
     template: str  # "" when the raise has no message
     hints: dict[str, str]  # field expression -> type, from %-conversions
     condition: str | None  # when it raises: the guarding `if` test, or `not (assert test)`
-    is_assert: bool = False
 
 
 @dataclass
@@ -158,8 +160,6 @@ def _first_visit(path: Path, seen: set[str]) -> bool:
 
 
 def _os_reason(err: OSError) -> str:
-    import errno
-
     if err.errno == errno.ENOENT:
         return "no such file or directory"
     if err.errno == errno.ELOOP:
@@ -181,7 +181,9 @@ def read_source(path: Path) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as err:
-        raise Skip(f"bad encoding declaration: {err}") from None
+        if "invalid or missing" not in str(err):
+            raise Skip(f"bad encoding declaration: {err}") from None
+        encoding = "utf-8"  # no declaration, and the first lines are not UTF-8: say where
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as err:
@@ -199,6 +201,18 @@ def parse_source(text: str, path: Path) -> ast.Module:
         raise Skip(f"syntax error at line {err.lineno}: {err.msg}") from None
     except (ValueError, RecursionError, MemoryError) as err:
         raise Skip(f"cannot parse: {type(err).__name__}: {err}") from None
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Building a large AST allocates many objects; none form cycles, so the collector can wait."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def is_generated(text: str) -> bool:
@@ -333,6 +347,9 @@ class MessageBuilder:
     def format_call(self, node: ast.Call) -> str:
         fmt = node.func.value.value
         positional = [a for a in node.args]
+        if len(positional) == 1 and isinstance(positional[0], ast.Starred):  # `.format(*args)`: args[0], args[1], ...
+            star = positional[0].value
+            positional = [ast.Subscript(value=star, slice=ast.Constant(i), ctx=ast.Load()) for i in range(fmt.count("{"))]
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         starred = any(isinstance(a, ast.Starred) for a in positional) or any(k.arg is None for k in node.keywords)
         out, auto = [], 0
@@ -462,7 +479,7 @@ def _assigned(stmt: ast.stmt, name: str):
     if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
         return stmt.value
     if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
-        return stmt.value if stmt.value is not None else None
+        return stmt.value
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
         if isinstance(stmt.op, ast.Add):
             return ast.BinOp(left=ast.Name(id=name, ctx=ast.Load()), op=ast.Add(), right=stmt.value)
@@ -521,17 +538,23 @@ class SiteCollector:
 
     def assert_site(self, stmt: ast.Assert, scope: list[str], chain: Chain) -> None:
         simple = condition_text(stmt.test) is not None
-        self.add("AssertionError", stmt, scope, chain, stmt.msg, ast.unparse(negate(stmt.test)) if simple else None, is_assert=True)
+        self.add("AssertionError", stmt, scope, chain, stmt.msg, ast.unparse(negate(stmt.test)) if simple else None)
 
-    def add(self, name, stmt, scope, chain, message, condition, is_assert=False) -> None:
+    def add(self, name, stmt, scope, chain, message, condition) -> None:
         builder = MessageBuilder()
         text = builder.build(message, chain) if message is not None else ""
-        try:
-            parse_template(text)
-        except template.TemplateError:
-            text = field_text(message)  # a message we cannot express as a template: one opaque field
-            builder.hints = {}
-        self.sites.append(RawSite(name, stmt.lineno, ".".join(scope) or "<module>", text, builder.hints, condition, is_assert))
+        if not _valid_template(text):  # a message we cannot express as a template: one opaque field
+            text, builder.hints = field_text(message), {}
+            text = text if _valid_template(text) else "{message}"
+        self.sites.append(RawSite(name, stmt.lineno, ".".join(scope) or "<module>", text, builder.hints, condition))
+
+
+def _valid_template(text: str) -> bool:
+    try:
+        parse_template(text)
+    except template.TemplateError:
+        return False
+    return True
 
 
 def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
@@ -682,6 +705,8 @@ def assign_params(site: Site) -> None:
     for name in numeric_names(tree) & set(site.params):
         if site.params[name] == "str":
             site.params[name] = "int"
+    if any(isinstance(n, ast.Name) and n.id not in site.params and n.id not in fixes.HELPERS for n in ast.walk(tree)):
+        return  # names the message does not print: expr.check would refuse them (quicker to see here)
     source = ast.unparse(tree)
     try:
         expr.check(source, site.params)
@@ -734,7 +759,8 @@ def scan_paths(paths: Iterable[str], report=None) -> ScanResult:
     for path in python_files(paths, note):
         try:
             text = read_source(path)
-            collector = SiteCollector().collect(parse_source(text, path))
+            with _gc_paused():
+                collector = SiteCollector().collect(parse_source(text, path))
         except Skip as err:
             note(path, str(err))
             continue
@@ -760,22 +786,20 @@ def scan_paths(paths: Iterable[str], report=None) -> ScanResult:
 # -- coverage ---------------------------------------------------------------------------------------
 
 
-def sample_values(site: Site, seed: int, as_int: bool = False) -> dict[str, Any]:
-    return {name: values.sample("int" if as_int else type_, seed + i) for i, (name, type_) in enumerate(site.params.items())}
+def render(site: Site, type_of: dict[str, str], seed: int) -> str | None:
+    """The site's message with a sample value of the given type for each field expression; one line."""
+    value_of = {name: values.sample(type_, seed + i) for i, (name, type_) in enumerate(type_of.items())}
+    try:
+        text = parse_template(site.template).render(lambda f: value_of[f.name])
+    except (ValueError, TypeError, KeyError):
+        return None  # a spec the sample value cannot take
+    return " ".join(text.split("\n")).strip()
 
 
 def renderings(site: Site) -> list[str]:
-    """The site's message rendered with sample values of its param types (and once with all ints)."""
-    tpl = parse_template(site.template)
-    out = []
-    for seed, as_int in ((0, False), (1, False), (0, True)):
-        params = sample_values(site, seed, as_int)
-        try:
-            text = tpl.render(lambda f: params[site.param_of[f.name]])
-        except (ValueError, TypeError, KeyError):
-            continue
-        out.append(" ".join(text.split("\n")))
-    return out
+    """The site's message rendered with sample values of its inferred param types."""
+    type_of = {source: site.params[param] for source, param in site.param_of.items()}
+    return [text for text in (render(site, type_of, seed) for seed in (0, 1)) if text is not None]
 
 
 class Coverage:
@@ -788,12 +812,32 @@ class Coverage:
         if not site.template:
             found = self.index.match_location(site.abspath, site.bare_function, site.line)
             return found.code if found else ("generated" if site.generated else None)
-        for text in renderings(site):
-            text = text.strip()
+        texts = renderings(site)
+        for text in texts + self.typed_renderings(site, texts):
             found = self.index.match_line(text)
             if found is not None and re.fullmatch(found.wording["regex"], text):
                 return found.code
         return "generated" if site.generated else None
+
+    def typed_renderings(self, site: Site, texts: list[str]) -> list[str]:
+        """Renderings with the value types of each candidate wording, field by field.
+
+        A guessed type ("batch_axis" reads like an int) must not hide a wording that prints a
+        string there: the candidates come from the anchor words, their captures give the types.
+        """
+        fields = parse_template(site.template).fields
+        out = []
+        for i in dict.fromkeys(i for text in texts[:1] for i in self.index.candidates(text)):
+            captures = self.index.wordings[i]["captures"]
+            if len(captures) != len(fields):
+                continue
+            type_of: dict[str, str] = {}
+            for f, capture in zip(fields, captures):
+                type_of.setdefault(f.name, capture[2])
+            text = render(site, type_of, 0)
+            if text is not None:
+                out.append(text)
+        return out
 
 
 def load_index(path: str | None):
@@ -867,9 +911,10 @@ def slug_for(site: Site) -> str:
     return "-".join(words[:7])[:60].strip("-") or "draft"
 
 
-def allowed(field_name: str, record=spec.ENTRY) -> tuple:
-    kind = record.field_named(field_name).kind if record.field_named(field_name) else None
-    return getattr(kind, "values", ())
+def allowed(field_name: str, record: spec.Record | None = None) -> tuple:
+    """The values the catalogue format allows for an enum field of an entry (or of `record`)."""
+    found = (record or spec.ENTRY).field_named(field_name)
+    return getattr(found.kind, "values", ()) if found else ()
 
 
 def empty_messages_allowed() -> bool:
@@ -891,6 +936,12 @@ def example_candidates(type_: str) -> list:
 
 def find_examples(check: str, types: dict[str, str]) -> tuple[dict, dict] | None:
     """A param set that violates the check and one that satisfies it, over the names it reads."""
+    return _find_examples(check, tuple(sorted(types.items())))
+
+
+@functools.lru_cache(maxsize=1024)
+def _find_examples(check: str, typed: tuple) -> tuple[dict, dict] | None:
+    types = dict(typed)
     names = sorted(expr.check(check, types).names)
     pools = [example_candidates(types[n]) for n in names]
     bad = good = None
@@ -979,7 +1030,7 @@ class DraftWriter:
         if not "".join(p for p in parse_template(site.template).parts if isinstance(p, str)).strip():
             return "the message is all placeholders (no fixed wording to recognise)"
         for wording in already:
-            if any(re.fullmatch(wording.pattern, text.strip()) for text in renderings(site)):
+            if any(re.fullmatch(wording.pattern, text) for text in renderings(site)):
                 return f"already drafted as {wording.entry.code} in {self.root}"
         return None
 

@@ -3,7 +3,9 @@
 
 def add_arguments(parser) -> None:
     parser.add_argument("paths", nargs="+", help="Python files or folders to scan")
-    parser.add_argument("--json", action="store_true", help="one JSON object per raise site")
+    parser.add_argument("--json", action="store_true", help="one JSON object per raise site (JSON Lines)")
     parser.add_argument("--fail-on-uncatalogued", action="store_true", help="exit 1 listing sites no entry covers")
-    parser.add_argument("--emit", metavar="DIR", help="write a draft entry for each uncatalogued site into DIR")
-    parser.add_argument("--index", metavar="FILE", help="matcher index to audit against (default: errkit/_index.json, from `errkit generate`)")
+    parser.add_argument("--emit", metavar="DIR",
+                        help="write a draft entry (DIR/drafts/RA9xx-<slug>.yaml, marked for review) for each uncatalogued site")
+    parser.add_argument("--index", metavar="FILE",
+                        help="matcher index to audit against (default: errkit/_index.json, written by `errkit generate`)")
