@@ -201,7 +201,18 @@ def _q_range(st: _Static, j0, bq: int, bkv: int, ctx):
 
 # --------------------------------------------------------------------------
 # Kernels.
+#
+# Every operand is passed whole (``pl.BlockSpec()``) and each kernel instance
+# indexes its own tiles: ref[b, rows, head, :]. On GPU this is the same pointer
+# arithmetic a blocked BlockSpec would generate; in interpret mode it avoids
+# copying every blocked operand once per grid step, which dominated the run
+# time (see benchmarks/bench_kernel.py).
 # --------------------------------------------------------------------------
+
+
+def _kv_head(h, group: int):
+    """The kv head read by query head h (GQA)."""
+    return h if group == 1 else lax.div(h, group)
 
 
 def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool):
@@ -209,16 +220,18 @@ def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool):
     bound_ref = refs.pop(0) if st.has_bound else None
     o_ref, *lse_ref = refs
     bq, bkv = st.block_q, st.block_kv
+    b, h = pl.program_id(0), pl.program_id(1)
+    hk = _kv_head(h, st.group)
     i0 = pl.program_id(2) * bq
-    ctx = bound_ref[0] if st.has_bound else None
+    ctx = bound_ref[b] if st.has_bound else None
 
-    q = q_ref[...]
+    q = q_ref[b, pl.ds(i0, bq), h, :]
 
     def body(jk, carry, masked):
         acc, m, l = carry
         j0 = jk * bkv
-        k = k_ref[pl.ds(j0, bkv), :]
-        v = v_ref[pl.ds(j0, bkv), :]
+        k = k_ref[b, pl.ds(j0, bkv), hk, :]
+        v = v_ref[b, pl.ds(j0, bkv), hk, :]
         _, c = _capped_logits(q, k, st)
         allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
                    if masked else None)
@@ -241,9 +254,9 @@ def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool):
     # Rows that visited no block (only whole padding tiles) get o = 0, lse = 0.
     visited = l > 0.0
     l = jnp.where(visited, l, 1.0)
-    o_ref[...] = (acc / l[:, None]).astype(o_ref.dtype)
+    o_ref[b, pl.ds(i0, bq), h, :] = (acc / l[:, None]).astype(o_ref.dtype)
     if with_lse:
-        lse_ref[0][...] = jnp.where(visited, m + jnp.log(l), 0.0)
+        lse_ref[0][b, h, pl.ds(i0, bq)] = jnp.where(visited, m + jnp.log(l), 0.0)
 
 
 def _dq_kernel(*refs, st: _Static, kv_padded: bool):
@@ -251,18 +264,21 @@ def _dq_kernel(*refs, st: _Static, kv_padded: bool):
     bound_ref = refs.pop(0) if st.has_bound else None
     (dq_ref,) = refs
     bq, bkv = st.block_q_dq, st.block_kv_dq
+    b, h = pl.program_id(0), pl.program_id(1)
+    hk = _kv_head(h, st.group)
     i0 = pl.program_id(2) * bq
-    ctx = bound_ref[0] if st.has_bound else None
+    ctx = bound_ref[b] if st.has_bound else None
 
-    q = q_ref[...]
-    do = do_ref[...].astype(jnp.float32)
-    lse = lse_ref[...][:, None]
-    delta = delta_ref[...][:, None]
+    rows = pl.ds(i0, bq)
+    q = q_ref[b, rows, h, :]
+    do = do_ref[b, rows, h, :].astype(jnp.float32)
+    lse = lse_ref[b, h, rows][:, None]
+    delta = delta_ref[b, h, rows][:, None]
 
     def body(jk, dq, masked):
         j0 = jk * bkv
-        k = k_ref[pl.ds(j0, bkv), :]
-        v = v_ref[pl.ds(j0, bkv), :].astype(jnp.float32)
+        k = k_ref[b, pl.ds(j0, bkv), hk, :]
+        v = v_ref[b, pl.ds(j0, bkv), hk, :].astype(jnp.float32)
         s, c = _capped_logits(q, k, st)
         allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
                    if masked else None)
@@ -278,7 +294,7 @@ def _dq_kernel(*refs, st: _Static, kv_padded: bool):
     dq = jnp.zeros((bq, q.shape[-1]), jnp.float32)
     for bounds in _kv_ranges(st, i0, bq, bkv, ctx):
         dq = _visit(body, dq, *bounds)
-    dq_ref[...] = (dq * st.sm_scale).astype(dq_ref.dtype)
+    dq_ref[b, rows, h, :] = (dq * st.sm_scale).astype(dq_ref.dtype)
 
 
 def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
@@ -286,19 +302,23 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
     bound_ref = refs.pop(0) if st.has_bound else None
     dk_ref, dv_ref = refs
     bq, bkv = st.block_q_dkv, st.block_kv_dkv
+    b, h = pl.program_id(0), pl.program_id(1)
+    hk = _kv_head(h, st.group)
     j0 = pl.program_id(2) * bkv
-    ctx = bound_ref[0] if st.has_bound else None
+    ctx = bound_ref[b] if st.has_bound else None
 
-    k = k_ref[...]
-    v = v_ref[...].astype(jnp.float32)
+    cols = pl.ds(j0, bkv)
+    k = k_ref[b, cols, hk, :]
+    v = v_ref[b, cols, hk, :].astype(jnp.float32)
 
     def body(iq, carry, masked):
         dk, dv = carry
         i0 = iq * bq
-        q = q_ref[pl.ds(i0, bq), :]
-        do = do_ref[pl.ds(i0, bq), :].astype(jnp.float32)
-        lse = lse_ref[pl.ds(i0, bq)][:, None]
-        delta = delta_ref[pl.ds(i0, bq)][:, None]
+        rows = pl.ds(i0, bq)
+        q = q_ref[b, rows, h, :]
+        do = do_ref[b, rows, h, :].astype(jnp.float32)
+        lse = lse_ref[b, h, rows][:, None]
+        delta = delta_ref[b, h, rows][:, None]
         s, c = _capped_logits(q, k, st)
         allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded,
                             q_padded=q_padded) if masked else None)
@@ -315,8 +335,9 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
 
     zeros = jnp.zeros((bkv, k.shape[-1]), jnp.float32)
     dk, dv = _visit(body, (zeros, zeros), *_q_range(st, j0, bq, bkv, ctx))
-    dk_ref[...] = (dk * st.sm_scale).astype(dk_ref.dtype)
-    dv_ref[...] = dv.astype(dv_ref.dtype)
+    # With GQA, dk/dv hold one slice per *query* head (summed by the caller).
+    dk_ref[b, cols, h, :] = (dk * st.sm_scale).astype(dk_ref.dtype)
+    dv_ref[b, cols, h, :] = dv.astype(dv_ref.dtype)
 
 
 # --------------------------------------------------------------------------
@@ -324,66 +345,38 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
 # --------------------------------------------------------------------------
 
 
-def _kv_head(h, group: int):
-    return h if group == 1 else lax.div(h, group)
-
-
-def _bound_spec():
-    return pl.BlockSpec((None, 1), lambda b, h, i: (b, 0))
+def _call(kernel, grid, args, out_shape, st: _Static, name: str):
+    """pallas_call with every operand passed whole (see the Kernels note)."""
+    args = [a for a in args if a is not None]
+    return pl.pallas_call(
+        kernel,
+        grid=grid,
+        in_specs=[pl.BlockSpec() for _ in args],
+        out_specs=[pl.BlockSpec() for _ in out_shape],
+        out_shape=out_shape,
+        interpret=st.interpret,
+        name=name,
+    )(*args)
 
 
 def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
-    batch, sq, hq, dp = q.shape
-    skv = k.shape[1]
-    bq, g = st.block_q, st.group
-    q_spec = pl.BlockSpec((None, bq, None, dp), lambda b, h, i: (b, i, h, 0))
-    kv_spec = pl.BlockSpec((None, skv, None, dp),
-                           lambda b, h, i: (b, 0, _kv_head(h, g), 0))
-    in_specs, args = [q_spec, kv_spec, kv_spec], [q, k, v]
-    if st.has_bound:
-        in_specs.append(_bound_spec())
-        args.append(bound)
+    batch, sq, hq, _ = q.shape
     out_shape = [jax.ShapeDtypeStruct(q.shape, q.dtype)]
-    out_specs = [q_spec]
     if with_lse:
         out_shape.append(jax.ShapeDtypeStruct((batch, hq, sq), jnp.float32))
-        out_specs.append(pl.BlockSpec((None, None, bq), lambda b, h, i: (b, h, i)))
-    kernel = functools.partial(_fwd_kernel, st=st, kv_padded=skv != st.kv_len,
+    kernel = functools.partial(_fwd_kernel, st=st, kv_padded=k.shape[1] != st.kv_len,
                                with_lse=with_lse)
-    return pl.pallas_call(
-        kernel,
-        grid=(batch, hq, sq // bq),
-        in_specs=in_specs,
-        out_specs=out_specs,
-        out_shape=out_shape,
-        interpret=st.interpret,
-        name="ranker_attention_fwd",
-    )(*args)
+    return _call(kernel, (batch, hq, sq // st.block_q), [q, k, v, bound],
+                 out_shape, st, "ranker_attention_fwd")
 
 
 def _backward_dq(q, k, v, do, lse, delta, bound, st: _Static):
-    batch, sq, hq, dp = q.shape
-    skv = k.shape[1]
-    bq, g = st.block_q_dq, st.group
-    q_spec = pl.BlockSpec((None, bq, None, dp), lambda b, h, i: (b, i, h, 0))
-    kv_spec = pl.BlockSpec((None, skv, None, dp),
-                           lambda b, h, i: (b, 0, _kv_head(h, g), 0))
-    row_spec = pl.BlockSpec((None, None, bq), lambda b, h, i: (b, h, i))
-    in_specs = [q_spec, kv_spec, kv_spec, q_spec, row_spec, row_spec]
-    args = [q, k, v, do, lse, delta]
-    if st.has_bound:
-        in_specs.append(_bound_spec())
-        args.append(bound)
-    kernel = functools.partial(_dq_kernel, st=st, kv_padded=skv != st.kv_len)
-    return pl.pallas_call(
-        kernel,
-        grid=(batch, hq, sq // bq),
-        in_specs=in_specs,
-        out_specs=q_spec,
-        out_shape=jax.ShapeDtypeStruct(q.shape, q.dtype),
-        interpret=st.interpret,
-        name="ranker_attention_dq",
-    )(*args)
+    batch, sq, hq, _ = q.shape
+    kernel = functools.partial(_dq_kernel, st=st, kv_padded=k.shape[1] != st.kv_len)
+    (dq,) = _call(kernel, (batch, hq, sq // st.block_q_dq),
+                  [q, k, v, do, lse, delta, bound],
+                  [jax.ShapeDtypeStruct(q.shape, q.dtype)], st, "ranker_attention_dq")
+    return dq
 
 
 def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
@@ -391,30 +384,14 @@ def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
     the group is summed afterwards, so no two kernel instances share an output."""
     batch, sq, hq, dp = q.shape
     skv, hkv = k.shape[1], k.shape[2]
-    bkv, g = st.block_kv_dkv, st.group
-    q_spec = pl.BlockSpec((None, sq, None, dp), lambda b, h, j: (b, 0, h, 0))
-    kv_spec = pl.BlockSpec((None, bkv, None, dp),
-                           lambda b, h, j: (b, j, _kv_head(h, g), 0))
-    row_spec = pl.BlockSpec((None, None, sq), lambda b, h, j: (b, h, 0))
-    in_specs = [q_spec, kv_spec, kv_spec, q_spec, row_spec, row_spec]
-    args = [q, k, v, do, lse, delta]
-    if st.has_bound:
-        in_specs.append(_bound_spec())
-        args.append(bound)
-    out_spec = pl.BlockSpec((None, bkv, None, dp), lambda b, h, j: (b, j, h, 0))
+    g = st.group
     out_dtype = k.dtype if g == 1 else jnp.float32
     out_shape = jax.ShapeDtypeStruct((batch, skv, hq, dp), out_dtype)
     kernel = functools.partial(_dkdv_kernel, st=st, kv_padded=skv != st.kv_len,
                                q_padded=sq != st.q_len)
-    dk, dv = pl.pallas_call(
-        kernel,
-        grid=(batch, hq, skv // bkv),
-        in_specs=in_specs,
-        out_specs=[out_spec, out_spec],
-        out_shape=[out_shape, out_shape],
-        interpret=st.interpret,
-        name="ranker_attention_dkdv",
-    )(*args)
+    dk, dv = _call(kernel, (batch, hq, skv // st.block_kv_dkv),
+                   [q, k, v, do, lse, delta, bound], [out_shape, out_shape], st,
+                   "ranker_attention_dkdv")
     if g > 1:
         dk = dk.reshape(batch, skv, hkv, g, dp).sum(axis=3).astype(k.dtype)
         dv = dv.reshape(batch, skv, hkv, g, dp).sum(axis=3).astype(v.dtype)
@@ -491,7 +468,7 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
         k = jnp.pad(k, pads)
         v = jnp.pad(v, pads)
     if bound is not None:
-        bound = jnp.clip(bound.astype(jnp.int32), 0, kv_len).reshape(batch, 1)
+        bound = jnp.clip(bound.astype(jnp.int32), 0, kv_len)
 
     no_cap = cap is None or cap_method == "none"
     st = _Static(
