@@ -1,13 +1,7 @@
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-CATALOG = ROOT / "catalog"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+from hypothesis import HealthCheck, settings
 
 
 @pytest.fixture
@@ -28,16 +22,6 @@ def run_cli(capsys):
 
     return run
 
-
-def errkit_subprocess(*args, input=None, cwd=ROOT, env=None, timeout=120):
-    """Run the real `errkit` entry point in a child process (for stdin/stdout/exit-code behaviour)."""
-    return subprocess.run(
-        [sys.executable, "-m", "errkit.cli", *map(str, args)],
-        input=input, capture_output=True, cwd=cwd, env=env, timeout=timeout,
-    )
-
-
-from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("ci", max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))

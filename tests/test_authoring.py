@@ -7,7 +7,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import CATALOG, ROOT
+from support import CATALOG, ROOT
 from errkit.load import entry_files, load, plain, read_document
 
 SEED = ROOT.parent / "shared" / "seeds" / "000_0b5ee60503544626.json"

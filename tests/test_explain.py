@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import CATALOG, errkit_subprocess
+from support import CATALOG, errkit_subprocess
 from errkit import explain, patterns, values
 from errkit.load import load
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CATALOG, FIXTURES
+from support import CATALOG, FIXTURES
 
 LINT_FIXTURES = sorted(p for p in (FIXTURES / "lint").iterdir() if p.is_dir())
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CATALOG, ROOT
+from support import CATALOG, ROOT
 from errkit import patterns
 from errkit.generate import render_all
 from errkit.load import load
