@@ -179,7 +179,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tolerant_streams() -> None:
+    """Under a non-UTF-8 locale (LC_ALL=C), print what the terminal cannot show as escapes, never crash."""
+    for stream in (sys.stdout, sys.stderr):
+        if (getattr(stream, "encoding", "utf-8") or "").lower().replace("-", "") != "utf8":
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (AttributeError, ValueError):
+                pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    _tolerant_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

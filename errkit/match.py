@@ -35,6 +35,27 @@ HEADER = _Lazy(
     r"(?:: ?(?P<msg>.*))?$"
 )
 FRAME = _Lazy(r'^\s*File "(?P<path>[^"]+)", line (?P<line>[0-9]+), in (?P<func>\S+)')
+ENGINE_ENV = "ERRKIT_REGEX_ENGINE"  # "re" forces Python's engine (tests compare the two)
+
+
+def engine():
+    """The regex engine for wordings: google-re2 (linear time, no catastrophic backtracking on
+    hostile input) when installed, else Python's `re`, which the test suite proves equivalent on
+    its corpus."""
+    global _ENGINE
+    if _ENGINE is None:
+        _ENGINE = re
+        if os.environ.get(ENGINE_ENV, "re2") != "re":
+            try:
+                import re2
+
+                _ENGINE = re2
+            except ImportError:
+                pass
+    return _ENGINE
+
+
+_ENGINE = None
 MAX_LINE = 16_384  # an error message is never longer; a longer line is read up to here
 
 
@@ -73,7 +94,7 @@ class Index:
         pattern = self._compiled.get(key)
         if pattern is None:
             source = self.wordings[i]["regex"]
-            pattern = self._compiled[key] = re.compile(f"(?:{source})\\s*$" if to_line_end else source)
+            pattern = self._compiled[key] = engine().compile(f"(?:{source})\\s*$" if to_line_end else source)
         return pattern
 
     def lookup(self, key: str):
