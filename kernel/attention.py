@@ -35,6 +35,17 @@ def validate(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
     return impl
 
 
+def dispatch(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
+             impl: str):
+    """Runs an implementation on already validated inputs (jitted; the options
+    are static, so one compilation serves every call with the same options)."""
+    if sm_scale is None:
+        sm_scale = 1.0 / math.sqrt(q.shape[-1])
+    return _run(q, k, v, bound, causal=bool(causal), sm_scale=float(sm_scale),
+                cap=None if cap is None else float(cap), cap_method=cap_method,
+                config=config, impl=impl)
+
+
 @functools.partial(jax.jit, static_argnames=(
     "causal", "sm_scale", "cap", "cap_method", "config", "impl"))
 def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl):
@@ -46,17 +57,6 @@ def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl):
         q, k, v, bound=bound, causal=causal, sm_scale=sm_scale, cap=cap,
         cap_method=cap_method, config=config if config is not None else BlockSizes(),
         interpret=jax.default_backend() == "cpu")
-
-
-def dispatch(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
-             impl: str):
-    """Runs an implementation on already validated inputs (jitted; the options
-    are static, so one compilation serves every call with the same options)."""
-    if sm_scale is None:
-        sm_scale = 1.0 / math.sqrt(q.shape[-1])
-    return _run(q, k, v, bound, causal=bool(causal), sm_scale=float(sm_scale),
-                cap=None if cap is None else float(cap), cap_method=cap_method,
-                config=config, impl=impl)
 
 
 def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,

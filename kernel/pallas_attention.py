@@ -4,8 +4,9 @@ Portable Pallas only (``pl.pallas_call`` with a grid and BlockSpecs, plain ref
 loads/stores, ``lax.fori_loop``), so the same kernels lower to Triton on GPU and
 run with ``interpret=True`` on CPU.
 
-Layout: q, o [b, sq, hq, d]; k, v [b, skv, hkv, d]; the head axis is squeezed
-out of every block, so a kernel instance sees 2-D tiles [rows, d].
+Layout: q, o [b, sq, hq, d]; k, v [b, skv, hkv, d]. Grid (batch, head, tile);
+each kernel instance loads 2-D tiles ref[b, rows, head, :] of shape [rows, d]
+and runs an online softmax over the kv tiles in float32.
 
 Mask (see kernel/reference.py): query i may attend key j iff
   j < ctx and (not causal or j <= i),  or  (bound given and j == i),

@@ -1,15 +1,441 @@
-"""site/docs: the troubleshooting site's generated pages (issue 6). Placeholder until it lands."""
+"""site/docs: the troubleshooting site's generated pages, its JSON index and compiled suggestions.
+
+Generated here (every file starts with the generated-file header):
+  site/docs/errors/<CODE>.md            one page per entry, served at errors/<CODE>/
+  site/docs/errors/index.md             the A-Z of codes
+  site/docs/by-area.md, by-tag.md, by-exception.md
+  site/docs/assets/errkit/index.json    errkit/_index.json's data, regexes in JavaScript syntax
+  site/docs/assets/errkit/suggest.js    every `suggest` expression compiled to JavaScript
+
+Everything from the catalogue is escaped where it lands: pages are rendered by a jinja2
+environment whose `finalize` escapes every `{{ }}` for markdown (and HTML) unless a filter here
+built it as `Md`; prose keeps only its `code spans`. Stale pages are found by
+`errkit generate --check`; a generated page whose entry is gone is an orphan: `errkit docs`
+deletes it, `errkit docs --check` and the site tests fail on it, `errkit generate` warns.
+"""
 
 from __future__ import annotations
 
-from ..model import Catalogue
+import html
+import json
+import re
+import sys
+from urllib.parse import quote
+from collections import defaultdict
+from functools import lru_cache
+from pathlib import Path
+
+from .. import expr_js, match, patterns
+from ..model import Catalogue, Entry
+from . import index as index_module
+from .render import HEADER, environment
+
+DOCS = "site/docs"
+ERRORS = f"{DOCS}/errors"
+ASSETS = f"{DOCS}/assets/errkit"
+INDEX_JSON = f"{ASSETS}/index.json"
+SUGGEST_JS = f"{ASSETS}/suggest.js"
+BRANCH = "main"
+
+
+# -- markdown escaping ----------------------------------------------------------------------------
+
+
+class Md(str):
+    """Markdown built here from escaped parts: written out as it is."""
+
+
+# HTML's specials, the backslash and stray backticks as entities; markdown's as backslash escapes
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\\": "&#92;", "`": "&#96;"}
+_MD_SPECIAL = set("*_{}[]()#+-.!|")
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+
+
+def _escape_char(ch: str) -> str:
+    if ch in _HTML:
+        return _HTML[ch]
+    if ch in _MD_SPECIAL:
+        return "\\" + ch
+    return ch
+
+
+def text(value) -> Md:
+    """Plain text: every markdown and HTML special character escaped, whitespace collapsed."""
+    return Md("".join(_escape_char(ch) for ch in " ".join(str(value).split())))
+
+
+def _code_span(content: str) -> Md:
+    content = " ".join(content.split())
+    longest = max((len(m) for m in re.findall(r"`+", content)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if content.startswith("`") or content.endswith("`") else ""
+    return Md(f"{fence}{pad}{content}{pad}{fence}")
+
+
+def code(value) -> Md:
+    """Any text as an inline code span (shown verbatim)."""
+    return _code_span(str(value))
+
+
+def prose(value, link=None, in_table: bool = False) -> Md:
+    """Catalogue prose: `code spans` kept, everything else escaped, paragraphs kept.
+
+    `link(word)` may turn a word (an entry code) into a markdown link.
+    """
+    paragraphs = [p for p in re.split(r"\n\s*\n", str(value).strip()) if p.strip()]
+    out = []
+    for para in paragraphs:
+        para = " ".join(para.split())
+        pieces, pos = [], 0
+        for m in _CODE_SPAN.finditer(para):
+            pieces.append(_words(para[pos:m.start()], link))
+            inner = m.group(2)
+            pieces.append(text(m.group(0)) if in_table and "|" in inner else _code_span(inner.strip() or inner))
+            pos = m.end()
+        pieces.append(_words(para[pos:], link))
+        out.append("".join(pieces))
+    return Md("\n\n".join(out))
+
+
+_CODE_WORD = re.compile(r"\b[A-Z]{2,4}[0-9]{3}\b")
+
+
+def _words(chunk: str, link) -> str:
+    if not link:
+        return "".join(_escape_char(ch) for ch in chunk)
+    out, pos = [], 0
+    for m in _CODE_WORD.finditer(chunk):
+        target = link(m.group())
+        if target:
+            out.append("".join(_escape_char(ch) for ch in chunk[pos:m.start()]))
+            out.append(target)
+            pos = m.end()
+    out.append("".join(_escape_char(ch) for ch in chunk[pos:]))
+    return "".join(out)
+
+
+def fence(value, lang: str = "text") -> Md:
+    """A fenced code block holding `value` verbatim."""
+    body = str(value).rstrip("\n")
+    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return Md(f"{ticks} {lang}\n{body}\n{ticks}")
+
+
+def yaml_string(value) -> Md:
+    """A front-matter string: HTML-escaped (themes print titles raw), then JSON (valid YAML)."""
+    return Md(json.dumps(html.escape(" ".join(str(value).split()), quote=True), ensure_ascii=True))
+
+
+def comment(value) -> Md:
+    """Text inside an HTML comment: no '--' that could end it."""
+    return Md(re.sub(r"-(?=-)", "- ", " ".join(str(value).split())))
+
+
+_URL = re.compile(r"https?://[^\s]+")
+
+
+def url(value) -> Md:
+    """An http(s) address as a markdown link destination (percent-encoded: no ( ) < > or spaces)."""
+    value = str(value)
+    if not _URL.fullmatch(value):
+        raise ValueError(f"not an http(s) address: {value!r}")
+    return Md(quote(value, safe="/:?#@!$&'*+,;=%~-._"))
+
+
+def http_or_none(value: str | None) -> str | None:
+    return value if value and _URL.fullmatch(value) else None
+
+
+def _finalize(value):
+    if isinstance(value, Md):
+        return value
+    if value is None:
+        return ""
+    return text(value)
+
+
+@lru_cache(maxsize=1)
+def _markdown_env():
+    env = environment().overlay(finalize=_finalize)
+    env.filters = dict(env.filters)
+    env.filters.update(text=text, code=code, prose=prose, fence=fence, yaml=yaml_string, url=url, comment=comment,
+                       md=lambda v: Md(v))
+    return env
+
+
+def _js_string(value) -> str:
+    return json.dumps(value, ensure_ascii=True).replace("/", "\\/")
+
+
+@lru_cache(maxsize=1)
+def _js_env():
+    env = environment().overlay()
+    env.filters = dict(env.filters)
+    env.filters["js"] = _js_string
+    return env
+
+
+# -- what the pages show --------------------------------------------------------------------------
+
+
+def source_path(catalogue: Catalogue, entry: Entry) -> str:
+    """The entry's YAML file, relative to the project root."""
+    root = catalogue.root.resolve()
+    if entry.source_path is not None:
+        path = Path(entry.source_path)
+        path = path if path.is_absolute() else Path.cwd() / path
+        try:
+            return path.resolve().relative_to(root.parent).as_posix()
+        except ValueError:
+            pass
+    return f"{root.name}/{entry.area}/{entry.code}-{entry.slug}.yaml"
+
+
+def edit_url(catalogue: Catalogue, entry: Entry) -> str | None:
+    repo = http_or_none(catalogue.settings.repo_url)
+    return f"{repo.rstrip('/')}/edit/{BRANCH}/{source_path(catalogue, entry)}" if repo else None
+
+
+def _module_of(catalogue: Catalogue) -> str:
+    return catalogue.settings.validators.removesuffix(".py").replace("/", ".")
+
+
+def _example(entry: Entry) -> str | None:
+    """The entry's own message rendered with its first bad example, as the kernel raises it."""
+    wording = next((w for w in patterns.wordings(entry) if w.index == 0), None)
+    if wording is None or not entry.message:
+        return None
+    try:
+        return wording.render(patterns.sample_params(entry)[0])
+    except Exception:  # a template that cannot render these values: show the template only
+        return None
+
+
+def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> dict:
+    def link(word: str) -> str | None:
+        if word in by_code and word != entry.code:
+            return f"[{word}]({word}.md)"
+        return None
+
+    raised_as = entry.exception if entry.explain_only else f"{_module_of(catalogue)}.{entry.class_name}"
+    example = _example(entry)
+    return {
+        "entry": entry,
+        "page_url": http_or_none(catalogue.settings.page_url(entry.code)),
+        "source": source_path(catalogue, entry),
+        "edit_url": edit_url(catalogue, entry),
+        "view_url": (f"{catalogue.settings.repo_url.rstrip('/')}/blob/{BRANCH}/{source_path(catalogue, entry)}"
+                     if http_or_none(catalogue.settings.repo_url) else None),
+        "raised_as": raised_as,
+        "raised_line": f"{raised_as}: {example}" if example is not None else None,
+        "description": entry.explanation.strip().split("\n\n", 1)[0],
+        "explanation": prose(entry.explanation, link),
+        "triggers": [prose(t, link) for t in entry.triggers],
+        "situations": [prose(s, link) for s in entry.situations],
+        "prevention": [prose(p, link) for p in entry.prevention],
+        "fixes": [
+            {
+                "summary": prose(f.summary, link),
+                "suggest": list(f.suggest.items()),
+                "before": fence(f.before, "python") if f.before else None,
+                "after": fence(f.after, "python") if f.after else None,
+            }
+            for f in entry.fixes
+        ],
+        "variants": [
+            {
+                "message": fence(v.message),
+                "source": prose(v.source, link),
+                "exception": v.exception or entry.exception,
+                "location": v.location,
+                "note": prose(v.note, link) if v.note else None,
+            }
+            for v in entry.variants
+        ],
+        "related": [by_code[c] for c in entry.related if c in by_code],
+    }
+
+
+def _groups(entries, key) -> list[tuple[str, list[Entry]]]:
+    groups: dict[str, list[Entry]] = defaultdict(list)
+    for e in entries:
+        for name in key(e):
+            if e not in groups[name]:
+                groups[name].append(e)
+    return sorted(groups.items())
+
+
+def _anchor(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "section"
+
+
+# -- the JSON index and the compiled suggestions --------------------------------------------------
+
+
+def site_index(catalogue: Catalogue) -> dict:
+    """errkit/_index.json's data for the browser: the same matcher, regexes in JavaScript syntax."""
+    data = index_module.build(catalogue)
+    line_end = _line_end_suffix(data)  # from the Python regexes, before they are translated
+    wordings = [w for e in catalogue.entries for w in patterns.wordings(e)]
+    assert len(wordings) == len(data["wordings"]), "index.build walks the wordings in this order"
+    for wording, compiled in zip(wordings, data["wordings"]):
+        samples = []
+        for params in patterns.sample_params(wording.entry):
+            try:
+                samples.append(wording.render(params))
+            except Exception:
+                continue
+        try:
+            js = expr_js.regex_to_js(compiled["regex"])
+            expr_js.check_regex(compiled["regex"], js, samples)
+        except ValueError as err:
+            raise ValueError(f"{wording.entry.code} wording {wording.index}: no JavaScript regex: {err}") from None
+        compiled["regex"] = js
+    data["regex_flavour"] = "JavaScript RegExp, flag u"
+    data["patterns"] = {
+        "header": expr_js.regex_to_js(match.HEADER.pattern),
+        "frame": expr_js.regex_to_js(match.FRAME.pattern),
+        "ansi": expr_js.regex_to_js(match.ANSI.pattern),
+        "word": expr_js.regex_to_js(match.WORD.pattern),
+        "line_end": expr_js.regex_to_js(line_end),
+    }
+    data["max_line"] = match.MAX_LINE
+    by_code = catalogue.by_code()
+    for code, entry in data["entries"].items():
+        entry["page"] = f"errors/{code}/"
+        example = _example(by_code[code])
+        entry["example"] = f"{entry['exception']}: {example}" if example is not None else None
+    return data
+
+
+def _line_end_suffix(data: dict) -> str:
+    """What match.Index appends to a wording's regex to anchor it at the end of a line."""
+    if not data["wordings"]:
+        return r"\s*$"
+    source = data["wordings"][0]["regex"]
+    anchored = match.Index(data).regex(0, to_line_end=True).pattern
+    prefix = f"(?:{source})"
+    if not anchored.startswith(prefix):
+        raise ValueError(f"match.Index anchors regexes at the line end in a way the site does not know: {anchored!r}")
+    return anchored[len(prefix):]
+
+
+def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple[str, str, tuple[str, ...]]]]]]:
+    """[(code, [[(label, JavaScript function, names it reads) per suggestion] per fix])]."""
+    table = []
+    for entry in sorted(catalogue.entries, key=lambda e: e.code):
+        fixes = []
+        for fix in entry.fixes:
+            compiled = []
+            for label, source in fix.suggest.items():
+                fn, names = expr_js.compile_expression(source, entry.params.keys())
+                compiled.append((label, fn, names))
+            fixes.append(compiled)
+        table.append((entry.code, fixes))
+    return table
+
+
+# -- pages ----------------------------------------------------------------------------------------
 
 
 def pages(catalogue: Catalogue) -> dict[str, str]:
-    return {}
+    """Every generated file of the site (the producer `errkit generate` writes and checks)."""
+    out = build(catalogue)
+    for rel in orphans(catalogue.root.resolve().parent, out):
+        print(f"errkit: {rel} was generated for an entry that no longer exists; `errkit docs` deletes it",
+              file=sys.stderr)
+    return out
+
+
+def build(catalogue: Catalogue) -> dict[str, str]:
+    env = _markdown_env()
+    entries = sorted(catalogue.entries, key=lambda e: e.code)
+    by_code = {e.code: e for e in entries}
+    common = {"HEADER": Md(HEADER), "settings": catalogue.settings, "entries": entries}
+    out: dict[str, str] = {}
+    entry_template = env.get_template("site/entry.md.j2")
+    for entry in entries:
+        out[f"{ERRORS}/{entry.code}.md"] = entry_template.render(
+            **common, **_sections(entry, catalogue, by_code), anchor=_anchor)
+    out[f"{ERRORS}/index.md"] = env.get_template("site/codes.md.j2").render(**common)
+    groups = env.get_template("site/groups.md.j2")
+    out[f"{DOCS}/by-area.md"] = groups.render(
+        **common, title="Errors by area", anchor=_anchor, groups=_groups(entries, lambda e: [e.area]),
+        intro="Each area is a folder of the catalogue (`catalog/<area>/`) and a stage of the kernel's input checks.")
+    out[f"{DOCS}/by-tag.md"] = groups.render(
+        **common, title="Errors by tag", anchor=_anchor, groups=_groups(entries, lambda e: e.tags),
+        intro="Tags group errors across areas: shapes, dtypes, block sizes, upstream kernels and so on.")
+    out[f"{DOCS}/by-exception.md"] = groups.render(
+        **common, title="Errors by exception class", anchor=_anchor,
+        groups=_groups(entries, lambda e: [e.exception] + [v.exception for v in e.variants if v.exception]),
+        intro="The builtin exception class each error is raised as, by this kernel or, for its other wordings, upstream.")
+    out[INDEX_JSON] = json.dumps(site_index(catalogue), indent=1, ensure_ascii=False) + "\n"
+    out[SUGGEST_JS] = _js_env().get_template("site/suggest.js.j2").render(HEADER=HEADER, table=suggest_table(catalogue))
+    return out
+
+
+# -- orphans and `errkit docs` ---------------------------------------------------------------------
+
+
+def orphans(project: Path, expected) -> list[Path]:
+    """Generated files under site/docs that no current entry produces (project-relative)."""
+    docs = project / DOCS
+    if not docs.is_dir():
+        return []
+    expected = {Path(p) for p in expected}
+    found = []
+    for path in sorted(docs.rglob("*")):
+        if not path.is_file() or path.suffix not in (".md", ".json", ".js"):
+            continue
+        rel = path.relative_to(project)
+        if rel in expected:
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                head = handle.read(2000)
+        except OSError:
+            continue
+        if HEADER in head:
+            found.append(rel)
+    return found
 
 
 def run(root, args) -> int:
-    from . import run as generate_run
+    """`errkit docs [--check]`: write (or check) the site's generated files and delete orphans."""
+    from ..atomic import write_all
+    from ..errors import UsageError
+    from ..lint import lint
+    from . import stale_files
 
-    return generate_run(root, check=args.check)
+    root = Path(root)
+    loaded, findings = lint(root)
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        for f in errors:
+            print(f, file=sys.stderr)
+        print(f"errkit docs: the catalogue has {len(errors)} lint error(s); nothing written", file=sys.stderr)
+        return 1
+    catalogue = loaded.catalogue
+    if catalogue is None:
+        raise UsageError(f"{root}: no {root / 'errkit.yaml'}; docs needs the catalogue settings")
+    project = root.resolve().parent
+    files = {Path(rel): text.encode("utf-8") for rel, text in build(catalogue).items()}
+    stale = stale_files(project, files)
+    extra = orphans(project, files)
+    if getattr(args, "check", False):
+        for rel in stale:
+            print(f"stale: {rel}", file=sys.stderr)
+        for rel in extra:
+            print(f"orphan: {rel}", file=sys.stderr)
+        if stale or extra:
+            print(f"errkit docs --check: {len(stale)} stale and {len(extra)} orphaned page(s); run `errkit docs`", file=sys.stderr)
+            return 1
+        print(f"errkit docs --check: {len(files)} site files up to date", file=sys.stderr)
+        return 0
+    write_all({project / rel: files[rel] for rel in stale})
+    for rel in extra:
+        (project / rel).unlink()
+    print(f"errkit docs: {len(stale)} file(s) written, {len(files) - len(stale)} unchanged, {len(extra)} orphan(s) deleted",
+          file=sys.stderr)
+    return 0

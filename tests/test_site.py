@@ -1,0 +1,737 @@
+"""The troubleshooting site: generated pages, escaping, the JavaScript matcher against Python's,
+`mkdocs build --strict` (and Zensical), and a real headless Chromium on the built site.
+
+Needs node (for the JavaScript checks) and Debian's chromium (for the browser test); without them
+those tests skip, except under CI (CI set), where a missing chromium fails the run.
+"""
+
+from __future__ import annotations
+
+import functools
+import html.parser
+import http.server
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from errkit import expr, expr_js, explain, fixes, match, patterns, values
+from errkit.generate import index as index_module
+from errkit.generate import site
+from errkit.generate.render import HEADER
+from errkit.load import load
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CATALOG = ROOT / "catalog"
+CATALOGUE = load(CATALOG).catalogue
+ENTRIES = sorted(CATALOGUE.entries, key=lambda e: e.code)
+SITE = ROOT / "site"
+ASSETS = SITE / "docs" / "assets" / "errkit"
+HARNESS = FIXTURES / "site" / "harness.js"
+EVIL = FIXTURES / "site" / "catalog"
+ARTIFACTS = ROOT / "artifacts" / "screenshots"
+NODE = shutil.which("node")
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+SECTIONS = ("The message", "What it means", "Why it happens", "Fixes")
+
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed: the JavaScript checks need it")
+
+
+def run_cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "errkit.cli", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
+# -- generation -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def files():
+    return site.build(CATALOGUE)
+
+
+def test_one_page_per_entry_at_its_stable_address(files):
+    for entry in ENTRIES:
+        page = files[f"site/docs/errors/{entry.code}.md"]
+        assert HEADER in page.split("\n---\n", 1)[1][:400], "the header comment follows the front matter"
+        assert f"# {entry.code}: " in page
+        assert CATALOGUE.settings.page_url(entry.code).endswith(f"/errors/{entry.code}/")
+    generated_pages = {p for p in files if p.startswith("site/docs/errors/")}
+    assert generated_pages == {f"site/docs/errors/{e.code}.md" for e in ENTRIES} | {"site/docs/errors/index.md"}
+    for rel, text in files.items():
+        head = text.split("\n---\n", 1)[1] if text.startswith("---\n") else text
+        assert HEADER in head[:400], f"{rel} carries the generated-file header"
+
+
+def test_generation_is_deterministic(files):
+    assert site.build(CATALOGUE) == files
+    assert list(files) == list(site.build(CATALOGUE))
+
+
+def test_generated_site_is_committed_and_has_no_orphans(files):
+    stale = [rel for rel, text in files.items() if not (ROOT / rel).exists() or (ROOT / rel).read_text("utf-8") != text]
+    assert stale == [], "run `errkit docs` (or `errkit generate`) and commit the site"
+    assert site.orphans(ROOT, files) == [], "run `errkit docs`: it deletes pages of removed entries"
+
+
+def test_entry_page_layout_and_edit_link(files):
+    for entry in ENTRIES:
+        page = files[f"site/docs/errors/{entry.code}.md"]
+        for heading in SECTIONS:
+            assert f"\n## {heading}\n" in page, (entry.code, heading)
+        if entry.prevention:
+            assert "\n## Prevention\n" in page
+        if entry.variants:
+            assert "\n## You may also see this as\n" in page
+        if any(code in CATALOGUE.by_code() for code in entry.related):
+            assert "\n## Related\n" in page
+        yaml_path = site.source_path(CATALOGUE, entry)
+        assert re.fullmatch(r"catalog/[^/]+/[A-Z]+[0-9]+-[a-z0-9-]+\.yaml", yaml_path)
+        assert (ROOT / yaml_path).is_file()
+        assert f"]({CATALOGUE.settings.repo_url}/edit/main/{yaml_path})" in page
+        assert f".md)" not in page.split("Edit this entry", 1)[1].split("\n", 1)[0], "never edit the generated page"
+
+
+def test_index_pages_list_every_entry(files):
+    for rel in ("site/docs/errors/index.md", "site/docs/by-area.md", "site/docs/by-tag.md", "site/docs/by-exception.md"):
+        page = files[rel]
+        for entry in ENTRIES:
+            if rel.endswith("by-tag.md") and not entry.tags:
+                continue
+            assert f"{entry.code}.md)" in page, (rel, entry.code)
+
+
+def test_orphaned_pages_are_reported_and_deleted(tmp_path):
+    shutil.copytree(EVIL, tmp_path / "catalog")
+    assert run_cli("--catalog", tmp_path / "catalog", "docs").returncode == 0
+    assert run_cli("--catalog", tmp_path / "catalog", "docs", "--check").returncode == 0
+    (tmp_path / "catalog" / "evil" / "XX102-plain.yaml").unlink()
+    text = (tmp_path / "catalog" / "evil" / "XX101-injection.yaml").read_text()
+    (tmp_path / "catalog" / "evil" / "XX101-injection.yaml").write_text(text.replace("related: [XX102]\n", "").replace(" see XX102", ""))
+    (tmp_path / "site" / "docs" / "hand-written.md").write_text("# Mine\n")
+    check = run_cli("--catalog", tmp_path / "catalog", "docs", "--check")
+    assert check.returncode == 1 and "orphan: site/docs/errors/XX102.md" in check.stderr
+    generate = run_cli("--catalog", tmp_path / "catalog", "generate", "--check")
+    assert "site/docs/errors/XX102.md was generated for an entry that no longer exists" in generate.stderr
+    assert run_cli("--catalog", tmp_path / "catalog", "docs").returncode == 0
+    assert not (tmp_path / "site" / "docs" / "errors" / "XX102.md").exists()
+    assert (tmp_path / "site" / "docs" / "hand-written.md").exists(), "hand-written pages are never touched"
+    assert run_cli("--catalog", tmp_path / "catalog", "docs", "--check").returncode == 0
+
+
+# -- escaping -------------------------------------------------------------------------------------
+
+
+def test_markdown_escaping_units():
+    assert site.text("<b>*x*</b> & [y](z)") == r"&lt;b&gt;\*x\*&lt;/b&gt; &amp; \[y\]\(z\)"
+    assert site.prose("use `<b>` here\n\nnext *para*") == "use `<b>` here\n\nnext \\*para\\*"
+    assert site.prose("a stray ` tick") == "a stray &#96; tick"
+    assert site.prose("1024.\n# x") == r"1024\. \# x", "lines join: nothing can start a block"
+    assert site.prose("see RA105", lambda w: "[RA105](RA105.md)") == "see [RA105](RA105.md)"
+    assert site.fence("a\n```\nb").startswith("````")
+    assert site.code("x`y") == "``x`y``"
+    assert site.yaml_string('<i>"q"</i>') == json.dumps("&lt;i&gt;&quot;q&quot;&lt;/i&gt;")
+    assert site.comment("a-->b") == "a- ->b" and "--" not in site.comment("a--->b")
+    assert site.url("https://x.org/a(b)<c>") == "https://x.org/a%28b%29%3Cc%3E"
+    with pytest.raises(ValueError):
+        site.url("javascript:alert(1)")
+
+
+class _Html(html.parser.HTMLParser):
+    """Tags, attributes and text of a page's article."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.text, self.depth = [], [], 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "article":
+            self.depth += 1
+        if self.depth:
+            self.tags.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        if tag == "article":
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth:
+            self.text.append(data)
+
+
+def _article(path: Path) -> _Html:
+    parser = _Html()
+    parser.feed(path.read_text("utf-8"))
+    return parser
+
+
+@pytest.fixture(scope="module")
+def evil_site(tmp_path_factory):
+    """The fixture catalogue full of injections, generated and built with the real site's config."""
+    project = tmp_path_factory.mktemp("evil")
+    shutil.copytree(EVIL, project / "catalog")
+    shutil.copytree(SITE / "docs", project / "site" / "docs", ignore=shutil.ignore_patterns("errors", "by-*.md", "index.json", "suggest.js"))
+    shutil.copy(SITE / "mkdocs.yml", project / "site" / "mkdocs.yml")
+    done = run_cli("--catalog", project / "catalog", "docs")
+    assert done.returncode == 0, done.stderr
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", project / "site" / "mkdocs.yml",
+                            "-d", project / "out"], capture_output=True, text=True, timeout=120)
+    assert build.returncode == 0, build.stdout + build.stderr
+    return project
+
+
+def test_catalogue_text_renders_as_plain_text(evil_site):
+    page = evil_site / "out" / "errors" / "XX101" / "index.html"
+    article = _article(page)
+    text = "".join(article.text)
+    raw = page.read_text("utf-8")
+    for tag, attrs in article.tags:
+        assert tag not in ("script", "img", "iframe", "style", "svg", "marquee", "b", "strong", "em"), (tag, attrs)
+        assert not any(k.startswith("on") for k in attrs), (tag, attrs)
+        assert not any(str(v).strip().lower().startswith("javascript:") for v in attrs.values()), (tag, attrs)
+        assert tag not in ("ol", "blockquote") and not (tag == "div" and "admonition" in attrs.get("class", "")), tag
+        if tag == "h1":
+            assert "not" not in attrs.get("id", "")
+    assert raw.count("<table") == 1, "only the generated values table"
+    for shown in ('<script>alert("explanation")</script>', "**bold**", "[a link](javascript:alert(3))",
+                  "<img src=x onerror=alert(4)>", "# not a heading", '!!! danger "not an admonition"',
+                  '{: onclick="alert(5)" }', "<!-- not a comment -->", "&amp; &lt;b&gt;", "\\*escaped\\*",
+                  '--8<-- "README.md"', "<a href=javascript:alert(7)>click</a> *emph*", "<svg onload=alert(10)>",
+                  "<b>upstream</b> [src](javascript:alert(11))", "<marquee>note</marquee>", "<b>label</b>",
+                  '<img src=x onerror=alert("param")> **n** | cell', "a stray ` backtick"):
+        assert shown in text, shown
+    assert "<b>inside code</b>" in text, "code spans keep their text"
+    assert 'x = "</script><script>alert(8)</script>"' in text, "before/after code verbatim"
+    title = re.search(r"<title>(.*?)</title>", raw, re.S).group(1)
+    assert "<script>" not in title and "&lt;script&gt;" in title
+    for other in (evil_site / "out" / "index.html", evil_site / "out" / "errors" / "index.html", evil_site / "out" / "by-tag" / "index.html"):
+        assert "<script>alert" not in other.read_text("utf-8")
+
+
+def test_evil_catalogue_in_the_json_index_is_data(evil_site):
+    data = json.loads((evil_site / "site" / "docs" / "assets" / "errkit" / "index.json").read_text())
+    assert data["entries"]["XX101"]["title"].startswith('<script>alert("title")')
+    js = (evil_site / "site" / "docs" / "assets" / "errkit" / "suggest.js").read_text()
+    assert "<\\/b>" in js and "</b>" not in js and "</script" not in js
+
+
+# -- regexes and expressions in JavaScript ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fresh_site(tmp_path_factory, files):
+    """A copy of site/ with the pages generated from the catalogue as it is now (whether or not
+    they were committed: test_generated_site_is_committed_and_has_no_orphans checks that)."""
+    project = tmp_path_factory.mktemp("project")
+    shutil.copytree(SITE, project / "site", ignore=shutil.ignore_patterns("build"))
+    for rel in site.orphans(project, files):
+        (project / rel).unlink()
+    for rel, text in files.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text, encoding="utf-8")
+    return project / "site"
+
+
+@pytest.fixture(scope="module")
+def js_assets(fresh_site):
+    return fresh_site / "docs" / "assets" / "errkit"
+
+
+def test_regex_translation_units():
+    assert expr_js.regex_to_js(r"(?P<g0>-?[0-9]+)\ must\ be") == r"(?<g0>-?[0-9]+) must be"
+    assert expr_js.regex_to_js(r"a.b$") == r"a[^\n]b(?=\n?$)"
+    assert expr_js.regex_to_js(r"x\sy") == "x[" + expr_js._SPACE + "]y"
+    assert expr_js.regex_to_js(r"[^'\\\n]{2,}\{\}") == r"[^'\\\n]{2,}\{\}"
+    assert expr_js.regex_to_js(r"a{,3}(?P=g)") == r"a{0,3}\k<g>"
+    assert expr_js.regex_to_js(r"[]a-]") == r"[\]a-]"
+    for bad in (r"\d+", r"\w", r"\bx", r"(?i)x", r"(?>x)", r"(?(1)a|b)", r"a*+"):
+        with pytest.raises(expr_js.Unsupported):
+            expr_js.regex_to_js(bad)
+    with pytest.raises(ValueError):
+        expr_js.check_regex(r"a\nb", r"a.b", ["a\nb"])
+
+
+def test_every_wording_regex_is_translated_and_checked():
+    data = site.site_index(CATALOGUE)
+    py = index_module.build(CATALOGUE)
+    assert [w["regex"] for w in data["wordings"]] == [expr_js.regex_to_js(w["regex"]) for w in py["wordings"]]
+    assert {k: v for k, v in data.items() if k not in ("wordings", "entries", "patterns", "regex_flavour", "max_line")} == \
+        {k: v for k, v in py.items() if k not in ("wordings", "entries")}, "the paste page reuses the explain index"
+
+
+def test_helpers_have_javascript_twins():
+    assert expr_js.JS_HELPERS == set(fixes.HELPERS)
+    runtime = (ASSETS / "runtime.js").read_text()
+    for name in fixes.HELPERS:
+        assert re.search(rf"\n    {name}: [a-z_]+,\n", runtime), f"runtime.js h.{name}"
+
+
+@pytest.fixture(scope="module")
+def python_index():
+    return match.Index(index_module.build(CATALOGUE))
+
+
+def _wrap(exc: str, msg: str) -> dict[str, str]:
+    return {
+        "bare": msg,
+        "header": f"{exc}: {msg}",
+        "traceback": ("Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n"
+                      "    out = attention(q, k, v)\n  File \"kernel.py\", line 40, in attention\n"
+                      f"    raise {exc}(msg)\n{exc}: {msg}\n"),
+        "pytest": f"tests/test_model.py:31: \n_ _ _ _\nE   {exc}: {msg}\n\nFAILED tests/test_model.py::test_fwd - {exc}: {msg}\n",
+        "log": f"2026-01-01 12:00:00,123 ERROR [trainer] step 10 failed: {exc}: {msg}\n\x1b[31m{exc}\x1b[0m\n",
+    }
+
+
+def _cases() -> list[str]:
+    """Every wording rendered with each example, wrapped as logs print it (one wrapper per
+    wording, in turn), some edited for the approximate pass, and all of them in one long log."""
+    texts, everything = [], []
+    kinds = list(_wrap("E", "m"))
+    k = 0
+    for entry in ENTRIES:
+        for wording in patterns.wordings(entry):
+            exc = wording.variant.exception or entry.exception
+            k += 1
+            for n, params in enumerate(patterns.sample_params(entry)):
+                try:
+                    msg = wording.render(params)
+                except Exception:
+                    continue
+                if not msg.strip():
+                    continue
+                wrapped = _wrap(exc, msg)
+                texts.append(wrapped["header"] if n else wrapped[kinds[k % len(kinds)]])
+                everything.append(wrapped["header"])
+                words = msg.split()
+                if n == 0 and k % 4 == 0 and len(words) > 3:  # edited wordings: the approximate pass
+                    texts.append(f"{exc}: " + " ".join(words[:-1]) + " (edited)")
+                    texts.append(f"{exc}: " + " ".join(w.upper() if i == 1 else w for i, w in enumerate(words)))
+    texts.append("\n".join(everything))
+    texts.append("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nValueError\n")
+    texts.append("nothing to see here")
+    return texts
+
+
+def _python_explain(index: match.Index, text: str) -> list[dict]:
+    found, tail, _ = explain.explain_chunks(index, [text])
+    pairs = [(f.match, f.count, f.last_line) for f in found] or [(m, 1, m.line) for m in explain.approximate(index, tail)]
+    out = []
+    for m, count, line in pairs:
+        entry = index.entries[m.code]
+        out.append({
+            "code": m.code,
+            "confidence": "exact" if m.exact else "approximate",
+            "score": repr(m.score),
+            "variant": m.wording["variant"],
+            "line": line,
+            "count": count,
+            "params": {k: repr(v) for k, v in m.params.items()},
+            "suggestions": [_python_suggestions(fix, m.params) if m.exact else [] for fix in entry["fixes"]],
+            "shown": {k: explain._show(explain._jsonable(v)) for k, v in m.params.items()},
+        })
+    return out
+
+
+def _python_suggestions(fix: dict, params: dict) -> list:
+    out = []
+    for label, source in fix["suggest"].items():
+        try:
+            checked = expr.check(source, params.keys())
+            out.append([label, repr(expr.evaluate(source, {k: params[k] for k in checked.names}))])
+        except expr.ExprError as err:
+            if err.rule == "unknown-name":
+                out.append([label, None])
+        except Exception:
+            continue
+    return out
+
+
+def _tag(value):
+    """A Python value as the harness's tagged JSON."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return {"$int": str(value)}
+    if isinstance(value, float):
+        return {"$float": "nan" if math.isnan(value) else ("inf" if value == math.inf else "-inf" if value == -math.inf else repr(value))}
+    if isinstance(value, tuple):
+        return {"$tuple": [_tag(v) for v in value]}
+    if isinstance(value, list):
+        return [_tag(v) for v in value]
+    raise TypeError(value)
+
+
+def _node(request: dict, assets: Path) -> dict:
+    done = subprocess.run([NODE, str(HARNESS), str(assets)], input=json.dumps(request), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@needs_node
+def test_node_compiles_every_regex(js_assets):
+    out = _node({}, js_assets)
+    assert [r for r in out["regexes"] if r] == []
+    assert len(out["regexes"]) == len(json.loads((js_assets / "index.json").read_text())["wordings"])
+    assert set(json.loads((js_assets / "index.json").read_text())["patterns"]) == {"header", "frame", "ansi", "word", "line_end"}
+    assert out["helpers"] == sorted(fixes.HELPERS)
+
+
+@needs_node
+def test_javascript_explains_like_python(python_index, js_assets):
+    cases = _cases()
+    out = _node({"cases": [{"text": t} for t in cases]}, js_assets)
+    assert len(out["cases"]) == len(cases)
+    mismatches = []
+    for text, js in zip(cases, out["cases"]):
+        py = _python_explain(python_index, text)
+        if js != py:
+            mismatches.append((text[:300], py, js))
+    assert not mismatches, json.dumps(mismatches[:3], indent=1)
+    exact = sum(1 for js in out["cases"] if js and js[0]["confidence"] == "exact")
+    approximate = sum(1 for js in out["cases"] if js and js[0]["confidence"] == "approximate")
+    assert exact > len(ENTRIES) and approximate > 0
+
+
+@needs_node
+def test_suggest_expressions_agree_on_every_bad_example(js_assets):
+    requests, expected = [], []
+    for entry in ENTRIES:
+        param_sets = [entry.typed(raw) for raw in entry.bad_examples] + patterns.sample_params(entry)
+        for f, fix in enumerate(entry.fixes):
+            for label, source in fix.suggest.items():
+                names = expr.check(source, entry.params.keys()).names
+                for params in param_sets:
+                    env = {k: params[k] for k in names if k in params}
+                    if len(env) < len(names):
+                        continue
+                    try:
+                        want = {"repr": repr(expr.evaluate(source, env))}
+                    except Exception:
+                        want = "error"
+                    requests.append({"code": entry.code, "fix": f, "label": label, "params": {k: _tag(v) for k, v in env.items()}})
+                    expected.append((entry.code, label, source, env, want))
+    assert requests, "the catalogue has suggest expressions"
+    got = _node({"exprs": requests}, js_assets)["exprs"]
+    bad = [(code, label, source, repr(env), want, js) for (code, label, source, env, want), js in zip(expected, got)
+           if (want == "error") != ("error" in js) or (want != "error" and want != js)]
+    assert not bad, bad[:5]
+
+
+EXPRESSIONS = [
+    ("a % b", {"a": -7, "b": 2}), ("a % b", {"a": 7, "b": -2}), ("a // b", {"a": -7, "b": 2}),
+    ("a % b", {"a": -7.5, "b": 2}), ("a // b", {"a": 7.5, "b": -2}), ("a / b", {"a": 7, "b": 2}),
+    ("a / b", {"a": 1, "b": 0}), ("a // b", {"a": 1, "b": 0}), ("a % b", {"a": 1.0, "b": 0.0}),
+    ("s[-1]", {"s": (2, 3, 4)}), ("s[-4]", {"s": (2, 3, 4)}), ("s[1:]", {"s": (2, 3, 4)}), ("s[::-1]", {"s": (2, 3, 4)}),
+    ("s[-2:]", {"s": "abcdef"}), ("s[::2]", {"s": [1, 2, 3, 4, 5]}), ("s[1.0]", {"s": [1, 2]}),
+    ("x in s", {"x": 3, "s": (2, 3, 4)}), ("x not in s", {"x": 3.0, "s": [2, 3]}), ("x in s", {"x": "ab", "s": "cabd"}),
+    ("x in s", {"x": 1, "s": "abc"}), ("x is None", {"x": None}), ("x is not None", {"x": 0}),
+    ("s == t", {"s": (1, 2), "t": [1, 2]}), ("s == t", {"s": (1, 2), "t": (1, 2.0)}), ("s < t", {"s": (1, 2), "t": (1, 3)}),
+    ("s < t", {"s": (1, 2), "t": [1, 3]}), ("a < b < c", {"a": 1, "b": 2, "c": 2}), ("a < b <= c != d", {"a": 1, "b": 2, "c": 2, "d": 3}),
+    ("a == b", {"a": True, "b": 1}), ("a + b", {"a": True, "b": True}), ("a * b", {"a": "ab", "b": 3}),
+    ("a + b", {"a": (1,), "b": (2,)}), ("a + b", {"a": [1], "b": (2,)}), ("a + b", {"a": 1, "b": "x"}),
+    ("a ** 2", {"a": 3}), ("a ** 3", {"a": 1.5}), ("-a", {"a": True}), ("not a", {"a": ""}),
+    ("a and b", {"a": 0, "b": 5}), ("a or b", {"a": 0, "b": ""}), ("a if a else 'none'", {"a": []}),
+    ("a / b", {"a": 1, "b": 3}), ("a * 1e16", {"a": 1.0}), ("a * 1e-5", {"a": 1.0}), ("a * 0.1", {"a": 3}),
+    ("float(a)", {"a": "1_000.5"}), ("int(a)", {"a": " -42 "}), ("int(a)", {"a": 2.9}), ("int(a)", {"a": "x"}),
+    ("round(a)", {"a": 2.5}), ("round(a)", {"a": 3.5}), ("round(a, 2)", {"a": 0.125}), ("round(a, -1)", {"a": 25}),
+    ("round(a, 1)", {"a": 2.675}), ("min(a)", {"a": []}), ("max(a, b)", {"a": 1, "b": 1.0}), ("min(a, b, c)", {"a": 3, "b": 1, "c": 2}),
+    ("sorted(a)", {"a": (3, 1.5, 2)}), ("sorted(a)", {"a": "cab"}), ("len(a)", {"a": "héllo"}), ("abs(a)", {"a": -3.5}),
+    ("divisors(a)", {"a": 36}), ("divisors(a)", {"a": 0}), ("common_divisors(a, b)", {"a": 12, "b": 18}),
+    ("nearest(a, b)", {"a": [64, 128, 64.0], "b": 96}), ("nearest(a, b)", {"a": [1, 2, 3], "b": 2.0}), ("nearest(a, b)", {"a": [[1]], "b": 2}),
+    ("next_multiple(a, b)", {"a": 100, "b": 64}), ("next_multiple(a, b)", {"a": -100, "b": 64}), ("prev_multiple(a, b)", {"a": 100, "b": 0}),
+    ("prev_multiple(a, b)", {"a": 10, "b": 64}), ("is_power_of_two(a)", {"a": 64}), ("is_power_of_two(a)", {"a": True}),
+    ("next_power_of_two(a)", {"a": 65}), ("prev_power_of_two(a)", {"a": 65}), ("next_power_of_two(a)", {"a": 2**70 + 1}),
+    ("is_finite(a)", {"a": float("inf")}), ("is_finite(a)", {"a": 3}), ("gcd(a, b)", {"a": -12, "b": 18}),
+    ("clamp(a, 16, 1024)", {"a": 2000}), ("clamp(a, 16, 1024)", {"a": 8.5}), ("a * b", {"a": 2**64, "b": 2**64}),
+    ("(a,)", {"a": 1}), ("[a, (b, c)]", {"a": None, "b": "it's", "c": 'say "hi"\n'}), ("a - b", {"a": 0.1, "b": 0.3}),
+]
+
+
+@needs_node
+def test_runtime_follows_python_semantics():
+    calls, expected = [], []
+    for source, env in EXPRESSIONS:
+        fn, _ = expr_js.compile_expression(source, env.keys())
+        calls.append((source, env, fn))
+        try:
+            expected.append({"repr": repr(expr.evaluate(source, env))})
+        except Exception:
+            expected.append("error")
+    harness_request = {"calls": [], "sources": [{"fn": fn, "params": {k: _tag(v) for k, v in env.items()}} for _, env, fn in calls]}
+    out = _node_sources(harness_request)
+    bad = [(source, env, want, got) for (source, env, _), want, got in zip(calls, expected, out)
+           if (want == "error") != ("error" in got) or (want != "error" and want != got)]
+    assert not bad, bad
+
+
+PARSES = [
+    ("int", "1,234"), ("int", "-7"), ("int", "None"), ("int", " 42 "), ("float", "12.5%"), ("float", "1e-05"), ("float", "inf"),
+    ("float", "3"), ("bool", "True"), ("bool", "False"), ("str", "'it\\'s'"), ("str", '"a\\x41\\n"'), ("str", "'a', 'b'"),
+    ("str", "'abc' 'def'"), ("str", "plain words"), ("str", "'unterminated"), ("str", "'\\u00e9t\\u00e9'"), ("str", "''"),
+    ("dtype", "dtype('float32')"), ("dtype", "jnp.bfloat16"), ("dtype", "'int8'"), ("shape", "(2, 3, 4)"), ("shape", "()"),
+    ("shape", "(7,)"),
+]
+
+
+@needs_node
+def test_value_parsing_matches_python(js_assets):
+    out = _node({"calls": [["parseValue", [t, text]] for t, text in PARSES]}, js_assets)["calls"]
+    for (type_, text), got in zip(PARSES, out):
+        assert got == {"repr": repr(values.parse(type_, text))}, (type_, text, got)
+
+
+def _node_sources(request: dict) -> list:
+    """Evaluate compiled expression sources (not in suggest.js) in node."""
+    script = (
+        "const R = require(process.argv[1] + '/runtime.js');"
+        "const req = JSON.parse(require('fs').readFileSync(0, 'utf-8'));"
+        "function decode(x){ if (x === null || typeof x !== 'object') return x; if (Array.isArray(x)) return x.map(decode);"
+        " if ('$int' in x) return BigInt(x.$int); if ('$float' in x) return x.$float === 'inf' ? Infinity : x.$float === '-inf' ? -Infinity : x.$float === 'nan' ? NaN : Number(x.$float);"
+        " return R.tuple(x.$tuple.map(decode)); }"
+        "const out = req.sources.map(s => { const fn = new Function('R', 'return ' + s.fn)(R);"
+        " const p = Object.fromEntries(Object.entries(s.params).map(([k, v]) => [k, decode(v)]));"
+        " try { return {repr: R.repr(fn(p))}; } catch (e) { return {error: e.pyType || String(e)}; } });"
+        "process.stdout.write(JSON.stringify(out));"
+    )
+    done = subprocess.run([NODE, "-e", script, str(ASSETS)], input=json.dumps(request), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+# -- building the site ----------------------------------------------------------------------------
+
+
+def test_mkdocs_config_matches_the_catalogue():
+    import yaml as _yaml  # PyYAML comes with mkdocs
+
+    class _Loader(_yaml.SafeLoader):
+        pass
+
+    _Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    config = _yaml.load((SITE / "mkdocs.yml").read_text(), Loader=_Loader)
+    settings = CATALOGUE.settings
+    assert config["site_url"].rstrip("/") == settings.docs_url.rstrip("/")
+    assert config["repo_url"] == settings.repo_url
+    assert config["docs_dir"] == "docs" and config["site_dir"] == "build"
+    for script in config["extra_javascript"] + config["extra_css"]:
+        assert (SITE / "docs" / script).is_file(), script
+    nav_files = [next(iter(item.values())) for item in config["nav"]]
+    for page in nav_files:
+        assert (SITE / "docs" / page).is_file(), page
+
+
+@pytest.fixture(scope="module")
+def built_site(fresh_site):
+    out = fresh_site.parent / "mkdocs-build"
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", fresh_site / "mkdocs.yml", "-d", out],
+                          capture_output=True, text=True, timeout=180, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+def _check_built(out: Path):
+    for entry in ENTRIES:
+        page = out / "errors" / entry.code / "index.html"
+        assert page.is_file(), entry.code
+        article = _article(page)
+        headings = [a.get("id") for t, a in article.tags if t == "h2"]
+        for heading in SECTIONS:
+            assert re.sub(r"[^a-z]+", "-", heading.lower()) in headings, (entry.code, heading, headings)
+        edits = [a["href"] for t, a in article.tags if t == "a" and "errkit-edit" in a.get("class", "")]
+        assert edits == [f"{CATALOGUE.settings.repo_url}/edit/main/{site.source_path(CATALOGUE, entry)}"]
+    for asset in ("runtime.js", "suggest.js", "match.js", "paste.js", "index.json", "site.css"):
+        assert (out / "assets" / "errkit" / asset).is_file()
+    assert (out / "paste" / "index.html").is_file()
+
+
+def test_mkdocs_build_strict_one_page_per_entry(built_site):
+    _check_built(built_site)
+    pages = {p.parent.name for p in (built_site / "errors").glob("*/index.html")}
+    assert pages == {e.code for e in ENTRIES}
+
+
+@pytest.fixture(scope="module")
+def zensical_site(fresh_site):
+    pytest.importorskip("zensical", reason="zensical is not installed (pip install -e '.[docs]')")
+    done = subprocess.run([sys.executable, "-m", "zensical", "build", "--strict", "-f", fresh_site / "mkdocs.yml"],
+                          capture_output=True, text=True, timeout=180, cwd=fresh_site)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return fresh_site / "build"
+
+
+def test_zensical_builds_the_same_site(zensical_site):
+    _check_built(zensical_site)
+    assert (zensical_site / "search.json").is_file()
+
+
+# -- a real browser -------------------------------------------------------------------------------
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def _serve(directory: Path):
+    """Serve a built site on 127.0.0.1 (a free port) for the duration of the `with`."""
+    handler = functools.partial(_Quiet, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def served(built_site):
+    yield from _serve(built_site)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    reason = None
+    if CHROMIUM is None:
+        reason = "Debian's chromium is not installed (apt-get install -y chromium)"
+    else:
+        try:
+            from playwright.sync_api import sync_playwright
+        except ImportError:
+            reason = "playwright is not installed (pip install -e '.[test]')"
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs the browser test: {reason}")
+        pytest.skip(reason)
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+# Real messages as upstream kernels print them, with the entry, values and a suggestion each must give.
+UPSTREAM = [
+    ("Traceback (most recent call last):\n  File \"/home/me/train.py\", line 41, in <module>\n"
+     "    config = attention_mgpu.TuningConfig(block_q=96, block_kv=128, max_concurrent_steps=2)\n"
+     "  File \"<string>\", line 7, in __init__\n"
+     "  File \"/usr/lib/python3.11/site-packages/jax/experimental/pallas/ops/gpu/attention_mgpu.py\", line 58, in __post_init__\n"
+     "    raise ValueError(f\"{self.block_q=} must be a multiple of 64\")\n"
+     "ValueError: self.block_q=96 must be a multiple of 64\n"),
+    "ValueError: num_q_heads=12 must be divisible by and num_kv_heads=8",
+]
+
+
+def _expected(text: str) -> dict | None:
+    index = match.Index(index_module.build(CATALOGUE))
+    found, _, _ = explain.explain_chunks(index, [text])
+    return explain.result(index, found[0].match) if found else None
+
+
+def test_browser_entry_page_search_and_paste(browser, served):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    cases = [(t, _expected(t)) for t in UPSTREAM]
+    cases = [(t, r) for t, r in cases if r is not None]
+    assert cases, "the catalogue recognises the upstream messages"
+    text, want = cases[0]
+    entry = CATALOGUE.get(want["code"])
+    errors: list[str] = []
+
+    for scheme in ("light", "dark"):
+        context = browser.new_context(viewport={"width": 1280, "height": 1000}, color_scheme=scheme)
+        page = context.new_page()
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+        # an entry page renders its sections
+        page.goto(served + f"errors/{entry.code}/")
+        assert entry.code in page.locator("article h1").inner_text()
+        headings = page.locator("article h2").all_inner_texts()
+        for heading in SECTIONS:
+            assert any(h.strip().startswith(heading) for h in headings), (heading, headings)
+        edit = page.locator("article a.errkit-edit")
+        assert edit.get_attribute("href").endswith(site.source_path(CATALOGUE, entry))
+        scheme_attr = page.locator("body").get_attribute("data-md-color-scheme")
+        assert scheme_attr == ("default" if scheme == "light" else "slate")
+        page.screenshot(path=str(ARTIFACTS / f"entry-{scheme}.png"), full_page=True)
+
+        # the paste page, reached by instant navigation from the home page
+        page.goto(served)
+        page.locator("nav.md-nav--primary a", has_text="Paste your error").first.click()
+        page.wait_for_url(re.compile(r".*/paste/$"))
+        page.wait_for_selector("#errkit-paste[data-ready=yes]", timeout=15000)
+        for paste, expected in cases:
+            page.fill("#errkit-input", paste)
+            page.click("#errkit-explain")
+            card = page.locator(f".errkit-result--primary[data-code={expected['code']}]")
+            card.wait_for(timeout=10000)
+            for name, value in expected["params"].items():
+                shown = card.locator(f"tr[data-param={name}] .errkit-value").inner_text()
+                assert shown == explain._show(value), (name, shown, value)
+            for fix in expected["fixes"]:
+                for s in fix["suggestions"]:
+                    if "value" in s:
+                        assert f"{s['label']}: {explain._show(s['value'])}" in card.inner_text()
+        page.fill("#errkit-input", text)
+        page.click("#errkit-explain")
+        page.locator(f".errkit-result--primary[data-code={want['code']}]").wait_for()
+        page.screenshot(path=str(ARTIFACTS / f"paste-{scheme}.png"), full_page=True)
+        if scheme == "light":
+            page.locator(".errkit-result--primary a.errkit-open").click()
+            page.wait_for_url(re.compile(rf".*/errors/{want['code']}/$"))
+            assert want["code"] in page.locator("article h1").inner_text()
+        context.close()
+
+    # search finds an entry by its code and by words of its message
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    page.goto(served)
+    words = _message_words(entry)
+    for query in (entry.code, words):
+        page.locator(".md-search__input").first.click()
+        page.locator(".md-search__input").first.fill("")
+        page.locator(".md-search__input").first.press_sequentially(query, delay=20)
+        hit = page.locator(f".md-search-result__item a[href*='errors/{entry.code}/']")
+        hit.first.wait_for(timeout=15000)
+        page.keyboard.press("Escape")
+    context.close()
+    assert not errors, errors
+
+
+def _message_words(entry) -> str:
+    """Three words of the entry's message (its literal text, not the values)."""
+    literal = " ".join(part for part in re.split(r"\{[^}]*\}", entry.message))
+    words = [w for w in re.findall(r"[A-Za-z_]{3,}", literal)]
+    return " ".join(words[:3])
+
+
+def test_browser_paste_page_on_the_zensical_build(browser, zensical_site):
+    """The paste page's plain JavaScript also runs in Zensical's theme (its instant navigation too)."""
+    for base in _serve(zensical_site):
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(base)
+        page.locator("a", has_text="Paste your error").first.click()
+        page.wait_for_url(re.compile(r".*/paste/$"))
+        page.wait_for_selector("#errkit-paste[data-ready=yes]", timeout=15000)
+        text, want = next((t, r) for t, r in ((t, _expected(t)) for t in UPSTREAM) if r is not None)
+        page.fill("#errkit-input", text)
+        page.click("#errkit-explain")
+        page.locator(f".errkit-result--primary[data-code={want['code']}]").wait_for(timeout=10000)
+        page.screenshot(path=str(ARTIFACTS / "paste-zensical.png"), full_page=True)
+        page.close()
+        assert not errors, errors
