@@ -314,7 +314,7 @@ def _line_end_suffix(data: dict) -> str:
     if not data["wordings"]:
         return r"\s*$"
     source = data["wordings"][0]["regex"]
-    anchored = match.Index(data).regex(0, to_line_end=True).pattern
+    anchored = getattr(match.Index(data).regex(0, to_line_end=True), "pattern", "")
     prefix = f"(?:{source})"
     if not anchored.startswith(prefix):
         raise ValueError(f"match.Index anchors regexes at the line end in a way the site does not know: {anchored!r}")
