@@ -1,7 +1,7 @@
 """Helpers that catalogue expressions (`check`, `suggest`) may call.
 
 Pure Python, no imports beyond `math`: the explain path uses them. Each has a JavaScript twin in
-the site's paste page (`errkit/generate/templates/helpers.js.j2`); keep the two in step.
+the site's paste page (`site/docs/assets/errkit/runtime.js`); keep the two in step (tests/test_site.py compares them).
 """
 
 from __future__ import annotations

@@ -110,14 +110,17 @@ class Index:
     # -- exact matching ---------------------------------------------------------------------------
 
     def candidates(self, line: str) -> list[int]:
-        found = self.anchor_set.intersection(WORD.findall(line))
+        found = sorted(self.anchor_set.intersection(WORD.findall(line)))  # sorted: the same answer on every run
         ids = [i for word in found for i in self.anchors[word]]
         return ids + self.always if self.always else ids
 
     def _extract(self, i: int, m: "re.Match[str]"):
         out = {}
         for group, param, type_ in self.wordings[i]["captures"]:
-            value = values.parse(type_, m.group(group))
+            try:
+                value = values.parse(type_, m.group(group))
+            except (ValueError, OverflowError):  # matched the shape of a value but is none (e.g. "1,,2")
+                return None
             if param in out and out[param] != value:
                 return None
             out[param] = value
