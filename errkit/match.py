@@ -158,16 +158,29 @@ class Index:
                 return best
         return best
 
-    def match_location(self, frame_path: str, func: str, line_no: int) -> Match | None:
-        """An empty-message exception, recognised by the raise site of its traceback's last frame."""
+    def match_location(self, frame_path: str, func: str, line_no: int, exception: str = "") -> Match | None:
+        """An empty-message exception, recognised by the raise site of its traceback's last frame.
+
+        The most specific location wins (file, function and line over file and function over the
+        whole file); a wording whose exception class differs from the raised one never matches.
+        """
         frame_path = frame_path.replace("\\", "/")
+        raised = exception.rsplit(".", 1)[-1]
+        best, best_rank = None, -1
         for i in self.located:
             wording = self.wordings[i]
-            path, _, where = wording["location"].partition(" in ")
-            path = path.split(":")[0]
-            if frame_path.endswith(path) and (not where or where == func):
-                return Match(wording["code"], wording, {}, line_no, text=f"{frame_path} in {func}")
-        return None
+            place, _, where = wording["location"].partition(" in ")
+            path, _, line = place.partition(":")
+            if not frame_path.endswith(path) or (where and where != func):
+                continue
+            if raised and wording["exception"] and wording["exception"] != raised:
+                continue
+            rank = 1 + bool(where) + (bool(where) and bool(line))
+            if rank > best_rank:
+                best, best_rank = wording, rank
+        if best is None:
+            return None
+        return Match(best["code"], best, {}, line_no, text=f"{frame_path} in {func}")
 
     def scan(self, text: str, first_line: int = 1):
         """Every match in a block of text, in order.
@@ -216,7 +229,7 @@ class Index:
         if not frames:
             return None
         last = frames[-1]
-        return self.match_location(last.group("path"), last.group("func"), line_no)
+        return self.match_location(last.group("path"), last.group("func"), line_no, header.group("exc"))
 
 
 def clean(line: str) -> str:

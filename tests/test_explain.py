@@ -244,3 +244,22 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
     assert not explain.Style(io.StringIO()).on
     monkeypatch.setenv("NO_COLOR", "1")
     assert not explain.Style(Tty()).on
+
+
+def test_empty_messages_match_the_most_specific_location_of_the_same_exception():
+    from errkit.match import Index
+
+    def wording(code, location, exception):
+        return {"code": code, "variant": 0, "template": "", "source": "s", "exception": exception, "location": location,
+                "regex": "", "captures": [], "literal_chars": 0, "skeleton": ""}
+
+    index = Index({"entries": {}, "anchors": {}, "always": [], "gates": [], "ungated": [], "wordings": [
+        wording("FILE", "pkg/kernel.py", "AssertionError"),
+        wording("FUNC", "pkg/kernel.py:10 in fwd", "AssertionError"),
+        wording("NIE", "pkg/kernel.py in fwd", "NotImplementedError"),
+    ]})
+    tb = 'Traceback (most recent call last):\n  File "/x/site-packages/pkg/kernel.py", line 12, in {func}\n    assert ok\n{exc}\n'
+    assert index.scan(tb.format(func="fwd", exc="AssertionError")).__next__().code == "FUNC"
+    assert index.scan(tb.format(func="bwd", exc="AssertionError")).__next__().code == "FILE"
+    assert index.scan(tb.format(func="fwd", exc="NotImplementedError")).__next__().code == "NIE"
+    assert list(index.scan(tb.format(func="fwd", exc="ValueError"))) == []
