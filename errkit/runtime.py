@@ -116,7 +116,15 @@ def is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+def default_backend() -> str:
+    """The platform jax runs on by default ('cpu', 'gpu', 'tpu', ...)."""
+    import jax  # only validators call this, from inside the kernel, where jax is loaded anyway
+
+    return jax.default_backend()
+
+
 BINDINGS = {
+    "default_backend": default_backend,
     "is_array": is_array,
     "ndim": ndim,
     "shape": shape,

@@ -117,6 +117,13 @@ class CausalNotBoolError(CatalogueError, TypeError):
     title = 'causal is not a Python bool'
 
 
+class PallasBackendUnsupportedError(CatalogueError, NotImplementedError):
+    """RA206: The Pallas implementation cannot run on this platform"""
+
+    code = 'RA206'
+    title = 'The Pallas implementation cannot run on this platform'
+
+
 class ConfigTypeError(CatalogueError, TypeError):
     """RA210: config is not a kernel.BlockSizes or None"""
 
@@ -237,6 +244,7 @@ ERRORS = {
     'RA203': CapNotPositiveError,
     'RA204': CapMethodUnknownError,
     'RA205': CausalNotBoolError,
+    'RA206': PallasBackendUnsupportedError,
     'RA210': ConfigTypeError,
     'RA211': BlockSizeInvalidError,
     'RA212': BackwardBlockSizeInvalidError,
@@ -337,6 +345,12 @@ def check_ra205(causal_type):
     """RA205 causal-not-bool: raise CausalNotBoolError unless the invariant holds."""
     if not (causal_type == 'bool'):
         raise CausalNotBoolError(f'causal must be True or False, got a {causal_type}', {'causal_type': causal_type})
+
+
+def check_ra206(implementation, backend):
+    """RA206 pallas-backend-unsupported: raise PallasBackendUnsupportedError unless the invariant holds."""
+    if not (implementation != 'pallas' or backend in ('gpu', 'cpu')):
+        raise PallasBackendUnsupportedError(f"implementation='pallas' runs on a GPU (Triton) or the CPU (interpret mode), but jax's default backend is {backend!r}; use implementation='xla'", {'implementation': implementation, 'backend': backend})
 
 
 def check_ra210(config_type):
@@ -444,6 +458,7 @@ CHECKS = {
     'RA203': check_ra203,
     'RA204': check_ra204,
     'RA205': check_ra205,
+    'RA206': check_ra206,
     'RA210': check_ra210,
     'RA211': check_ra211,
     'RA212': check_ra212,
@@ -481,6 +496,17 @@ def validate_options(implementation, sm_scale, cap, cap_method, causal):
     causal_type = _rt.type_name(causal)
     if not (causal_type == 'bool'):
         raise CausalNotBoolError(f'causal must be True or False, got a {causal_type}', {'causal_type': causal_type})
+
+
+def validate_backend(implementation):
+    """The resolved implementation against the platform jax runs on.
+
+    Checks, in order: RA206.
+    """
+    if not (implementation != 'pallas'):
+        backend = _rt.default_backend()
+        if not (backend in ('gpu', 'cpu')):
+            raise PallasBackendUnsupportedError(f"implementation='pallas' runs on a GPU (Triton) or the CPU (interpret mode), but jax's default backend is {backend!r}; use implementation='xla'", {'implementation': implementation, 'backend': backend})
 
 
 def validate_qkv(q, k, v, implementation):

@@ -29,6 +29,7 @@ def validate(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
     """Runs the validators in their fixed order; returns the resolved implementation."""
     _validators.validate_options(implementation, sm_scale, cap, cap_method, causal)
     impl = resolve_implementation(implementation)
+    _validators.validate_backend(impl)
     _validators.validate_qkv(q, k, v, impl)
     _validators.validate_mask(bound, causal, q, k)
     _validators.validate_config(config, impl)

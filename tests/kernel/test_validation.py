@@ -70,12 +70,23 @@ CASES = {
     "RA405": sharded(batch_axis="data", head_axis="data"),
     "RA406": sharded(mesh="data"),
 }
-# RA403/RA404 need a mesh axis larger than 1: checked on 8 host devices below.
+# RA403/RA404 need a mesh axis larger than 1: checked on 8 host devices below; RA206 a TPU.
 MULTI_DEVICE = {"RA403", "RA404"}
+OTHER_PLATFORM = {"RA206"}
 
 
 def test_every_validated_entry_has_a_case():
-    assert set(CASES) | MULTI_DEVICE == set(_validators.ERRORS)
+    assert set(CASES) | MULTI_DEVICE | OTHER_PLATFORM == set(_validators.ERRORS)
+
+
+def test_pallas_on_a_platform_without_a_lowering(monkeypatch):
+    from errkit import runtime
+
+    monkeypatch.setattr(runtime, "default_backend", lambda: "tpu")
+    with pytest.raises(_validators.ERRORS["RA206"]) as info:
+        call(implementation="pallas")()
+    assert info.value.params == {"implementation": "pallas", "backend": "tpu"}
+    assert ranker_attention(*arrays()).shape == (B, S, H, D)  # None picks xla there
 
 
 @pytest.mark.parametrize("code", sorted(CASES))
