@@ -34,17 +34,24 @@ def stale_files(project: Path, files: dict[Path, bytes]) -> list[Path]:
     return stale
 
 
-def run(root: Path, check: bool) -> int:
+def linted_catalogue(root: Path, command: str) -> Catalogue | None:
+    """The catalogue under `root` if it lints clean; otherwise None, with every error printed."""
     loaded, findings = lint(root)
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         for f in errors:
             print(f, file=sys.stderr)
-        print(f"errkit generate: the catalogue has {len(errors)} lint error(s); nothing written", file=sys.stderr)
-        return 1
-    catalogue = loaded.catalogue
+        print(f"errkit {command}: the catalogue has {len(errors)} lint error(s); nothing written", file=sys.stderr)
+        return None
+    if loaded.catalogue is None:
+        raise UsageError(f"{root}: no {root / 'errkit.yaml'}; {command} needs the catalogue settings")
+    return loaded.catalogue
+
+
+def run(root: Path, check: bool) -> int:
+    catalogue = linted_catalogue(root, "generate")
     if catalogue is None:
-        raise UsageError(f"{root}: no {root / 'errkit.yaml'}; generate needs the catalogue settings")
+        return 1
     project = root.resolve().parent
     files = render_all(catalogue)
     stale = stale_files(project, files)

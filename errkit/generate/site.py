@@ -404,21 +404,12 @@ def orphans(project: Path, expected) -> list[Path]:
 def run(root, args) -> int:
     """`errkit docs [--check]`: write (or check) the site's generated files and delete orphans."""
     from ..atomic import write_all
-    from ..errors import UsageError
-    from ..lint import lint
-    from . import stale_files
+    from . import linted_catalogue, stale_files
 
     root = Path(root)
-    loaded, findings = lint(root)
-    errors = [f for f in findings if f.severity == "error"]
-    if errors:
-        for f in errors:
-            print(f, file=sys.stderr)
-        print(f"errkit docs: the catalogue has {len(errors)} lint error(s); nothing written", file=sys.stderr)
-        return 1
-    catalogue = loaded.catalogue
+    catalogue = linted_catalogue(root, "docs")
     if catalogue is None:
-        raise UsageError(f"{root}: no {root / 'errkit.yaml'}; docs needs the catalogue settings")
+        return 1
     project = root.resolve().parent
     files = {Path(rel): text.encode("utf-8") for rel, text in build(catalogue).items()}
     stale = stale_files(project, files)
