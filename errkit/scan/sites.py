@@ -1,0 +1,355 @@
+"""Raise sites: walking a module for raise/assert sites, their conditions, params and types, and
+the exception classes of the scanned tree; `scan_paths` puts it together.
+
+A site is `raise X(...)` / `raise X` where X is ValueError, NotImplementedError, TypeError,
+AssertionError or a class of the scanned tree deriving from one of them, or `assert cond, msg`.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .. import expr, fixes, runtime, template
+from ..authoring import _guess_type, _param_name
+from .files import Skip, _gc_paused, display_path, is_generated, parse_source, python_files, read_source
+from .messages import Chain, MessageBuilder, field_text, parse_template
+
+BUILTINS = ("ValueError", "NotImplementedError", "TypeError", "AssertionError")
+
+
+@dataclass
+class RawSite:
+    """A raise/assert as the AST shows it, before we know whether its exception is one of ours."""
+
+    exception: str  # the raised name's last part ("ValueError", "MyError", "err")
+    line: int
+    function: str  # qualified name inside the file ("Config.__post_init__.check"), "<module>" at top level
+    template: str  # "" when the raise has no message
+    hints: dict[str, str]  # field expression -> type, from %-conversions
+    condition: str | None  # when it raises: the guarding `if` test, or `not (assert test)`
+
+
+@dataclass
+class Site:
+    path: str  # as displayed
+    abspath: str
+    raw: RawSite
+    base: str  # the builtin the exception is or derives from
+    generated: bool
+    params: dict[str, str] = field(default_factory=dict)  # param -> type
+    param_of: dict[str, str] = field(default_factory=dict)  # field expression -> param
+    check: str | None = None  # the invariant, over params, when expr.check accepts it
+    covered_by: str | None = None
+
+    line = property(lambda self: self.raw.line)
+    function = property(lambda self: self.raw.function)
+    exception = property(lambda self: self.raw.exception)
+    template = property(lambda self: self.raw.template)
+    condition = property(lambda self: self.raw.condition)
+
+    @property
+    def bare_function(self) -> str:
+        """The name a traceback shows for the enclosing function."""
+        return self.function.rsplit(".", 1)[-1]
+
+    def as_json(self) -> dict:
+        return {
+            "path": self.path, "line": self.line, "function": self.function, "exception": self.exception,
+            "template": self.template, "params": self.params, "condition": self.condition, "covered_by": self.covered_by,
+        }
+
+
+# -- walking a module -------------------------------------------------------------------------------
+
+
+class SiteCollector:
+    """One pass over a module: raise/assert sites with their context, and class bases."""
+
+    def __init__(self) -> None:
+        self.sites: list[RawSite] = []
+        self.classes: dict[str, set[str]] = {}
+
+    def collect(self, tree: ast.Module) -> "SiteCollector":
+        self.block(tree.body, [], [], None)
+        return self
+
+    def block(self, stmts: list[ast.stmt], scope: list[str], chain: Chain, guard: ast.expr | None) -> None:
+        for i, stmt in enumerate(stmts):
+            here = chain + [(stmts, i)]
+            if isinstance(stmt, ast.Raise):
+                self.raise_site(stmt, scope, here, guard)
+            elif isinstance(stmt, ast.Assert) and stmt.msg is not None:
+                self.assert_site(stmt, scope, here)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.block(stmt.body, scope + [stmt.name], [], None)
+            elif isinstance(stmt, ast.ClassDef):
+                self.classes.setdefault(stmt.name, set()).update(filter(None, map(_last_name, stmt.bases)))
+                self.block(stmt.body, scope + [stmt.name], [], None)
+            elif isinstance(stmt, ast.If):
+                self.block(stmt.body, scope, here, stmt.test)
+                # An `elif`/`else` branch raises under the negation of every test above it: not simple.
+                self.block(stmt.orelse, scope, here, None)
+            else:
+                for body in _child_blocks(stmt):
+                    self.block(body, scope, here, None)
+
+    def raise_site(self, stmt: ast.Raise, scope: list[str], chain: Chain, guard: ast.expr | None) -> None:
+        if stmt.exc is None:
+            return  # a bare re-raise
+        call = stmt.exc if isinstance(stmt.exc, ast.Call) else None
+        name = _last_name(call.func if call else stmt.exc)
+        if name is None:
+            return
+        message = _message_arg(call) if call else None
+        self.add(name, stmt, scope, chain, message, condition_text(guard) if guard is not None else None)
+
+    def assert_site(self, stmt: ast.Assert, scope: list[str], chain: Chain) -> None:
+        simple = condition_text(stmt.test) is not None
+        self.add("AssertionError", stmt, scope, chain, stmt.msg, ast.unparse(negate(stmt.test)) if simple else None)
+
+    def add(self, name, stmt, scope, chain, message, condition) -> None:
+        builder = MessageBuilder()
+        text = builder.build(message, chain) if message is not None else ""
+        if not _valid_template(text):  # a message we cannot express as a template: one opaque field
+            text, builder.hints = field_text(message), {}
+            text = text if _valid_template(text) else "{message}"
+        self.sites.append(RawSite(name, stmt.lineno, ".".join(scope) or "<module>", text, builder.hints, condition))
+
+
+def _valid_template(text: str) -> bool:
+    try:
+        parse_template(text)
+    except template.TemplateError:
+        return False
+    return True
+
+
+def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
+    for name in ("body", "orelse", "finalbody"):
+        body = getattr(stmt, name, None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+            yield body
+    for handler in getattr(stmt, "handlers", ()) or ():
+        yield handler.body
+    for case in getattr(stmt, "cases", ()) or ():
+        yield case.body
+
+
+def _last_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _message_arg(call: ast.Call) -> ast.expr | None:
+    if call.args:
+        return None if isinstance(call.args[0], ast.Starred) else call.args[0]
+    for kw in call.keywords:
+        if kw.arg in ("message", "msg"):
+            return kw.value
+    return None
+
+
+# -- conditions -------------------------------------------------------------------------------------
+
+_NEGATED = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
+            ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+_NOT_SIMPLE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Await,
+               ast.Yield, ast.YieldFrom, ast.Starred, ast.JoinedStr)
+
+
+def condition_text(node: ast.expr) -> str | None:
+    """The condition as source when it is simple: short, no lambdas, comprehensions or assignments."""
+    if any(isinstance(n, _NOT_SIMPLE) for n in ast.walk(node)):
+        return None
+    text = ast.unparse(node)
+    return text if len(text) <= 200 else None
+
+
+def negate(node: ast.expr) -> ast.expr:
+    """`not (node)`, simplified when it is one comparison (negate the operator) or a `not`."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        return ast.Compare(left=node.left, ops=[_NEGATED[type(node.ops[0])]()], comparators=node.comparators)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return node.operand
+    return ast.UnaryOp(op=ast.Not(), operand=node)
+
+
+class _ToParams(ast.NodeTransformer):
+    """Replace each sub-expression that a message field prints by that field's param."""
+
+    def __init__(self, param_of_dump: dict[str, str], kinds: set[type]):
+        self.param_of_dump = param_of_dump
+        self.kinds = kinds  # node types some field has: only those are worth an ast.dump
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if type(node) in self.kinds:
+            param = self.param_of_dump.get(ast.dump(node))
+            if param is not None:
+                return ast.Name(id=param, ctx=ast.Load())
+        return super().visit(node)
+
+
+def invariant(site: Site) -> ast.expr | None:
+    """The condition that must hold (the raise condition negated), written over the site's params."""
+    if not site.condition:
+        return None
+    dumps, kinds = {}, set()
+    for source, param in site.param_of.items():
+        try:
+            node = ast.parse(f"({source})", mode="eval").body
+        except SyntaxError:
+            continue
+        dumps[ast.dump(node)] = param
+        kinds.add(type(node))
+    tree = negate(ast.parse(site.condition, mode="eval").body)
+    return ast.fix_missing_locations(_ToParams(dumps, kinds).visit(tree))
+
+
+def numeric_names(tree: ast.expr) -> set[str]:
+    """Names a condition does arithmetic on or orders: ints, whatever their name says."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        operands: list[ast.expr] = []
+        if isinstance(node, ast.BinOp):
+            operands = [node.left, node.right]
+        elif isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            for op, left, right in zip(node.ops, sides, sides[1:]):
+                ints = [s for s in (left, right) if isinstance(s, ast.Constant) and type(s.value) is int]
+                if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) or ints:
+                    operands += [left, right]
+        out |= {n.id for n in operands if isinstance(n, ast.Name)}
+    return out
+
+
+# -- params and types -------------------------------------------------------------------------------
+
+_RESERVED = set(fixes.HELPERS) | set(runtime.BINDINGS)
+_SPEC_INT, _SPEC_FLOAT = "bcdoxXn", "eEfFgG%"
+
+
+def param_for(expression: str) -> str:
+    """A param name for a field expression: `self.block_q` -> block_q, `q.shape` -> q_shape."""
+    m = re.fullmatch(r"(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)", expression.strip())
+    name = _param_name(m.group(1) if m else expression)[:60].rstrip("_") or "value"
+    if keyword.iskeyword(name) or name in _RESERVED or name.startswith("_"):
+        name = f"{name}_value"
+    return name
+
+
+def type_for(field_: template.Field, param: str, hints: dict[str, str]) -> str:
+    if field_.name in hints:
+        return hints[field_.name]
+    kind = field_.spec[-1:] if field_.spec else ""
+    if kind and kind in _SPEC_INT or re.search(r"[,_]$", field_.spec or ""):
+        return "int"
+    if kind and kind in _SPEC_FLOAT:
+        return "float"
+    if re.match(r"len\(", field_.name):
+        return "int"
+    if param == "name" or param.endswith("_name"):
+        return "str"
+    return _guess_type(param)
+
+
+def assign_params(site: Site) -> None:
+    """Fill the site's params (name -> type), the field -> param map and the check."""
+    tpl = parse_template(site.template)
+    for f in tpl.fields:
+        if f.name in site.param_of:
+            continue
+        name, n = param_for(f.name), 2
+        while name in site.params:
+            name, n = f"{param_for(f.name)}_{n}", n + 1
+        site.param_of[f.name] = name
+        site.params[name] = type_for(f, name, site.raw.hints)
+    tree = invariant(site)
+    if tree is None:
+        return
+    for name in numeric_names(tree) & set(site.params):
+        if site.params[name] == "str":
+            site.params[name] = "int"
+    if any(isinstance(n, ast.Name) and n.id not in site.params and n.id not in fixes.HELPERS for n in ast.walk(tree)):
+        return  # names the message does not print: expr.check would refuse them (quicker to see here)
+    source = ast.unparse(tree)
+    try:
+        expr.check(source, site.params)
+    except expr.ExprError:
+        return
+    site.check = source
+
+
+# -- exception classes ------------------------------------------------------------------------------
+
+
+def exception_bases(classes: dict[str, set[str]]) -> dict[str, str]:
+    """Every exception name of ours -> the builtin it derives from (classes of the tree included)."""
+    known = {name: name for name in BUILTINS}
+    changed = True
+    while changed:
+        changed = False
+        for name, bases in classes.items():
+            if name in known:
+                continue
+            base = next((known[b] for b in sorted(bases) if b in known), None)
+            if base:
+                known[name] = base
+                changed = True
+    return known
+
+
+# -- scanning ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScanResult:
+    sites: list[Site]
+    files: int
+    problems: list[str]
+
+
+def scan_paths(paths: Iterable[str], report=None) -> ScanResult:
+    """Scan files and folders; every file that cannot be read or parsed is reported and skipped."""
+    problems: list[str] = []
+
+    def note(path: Path, reason: str) -> None:
+        line = f"{display_path(path)}: {reason}; skipped"
+        problems.append(line)
+        if report:
+            report(line)
+
+    pending: list[tuple[Path, bool, SiteCollector]] = []
+    classes: dict[str, set[str]] = {}
+    for path in python_files(paths, note):
+        try:
+            text = read_source(path)
+            with _gc_paused():
+                collector = SiteCollector().collect(parse_source(text, path))
+        except Skip as err:
+            note(path, str(err))
+            continue
+        except Exception as err:  # odd code must never stop the scan
+            note(path, f"cannot scan: {type(err).__name__}: {err}")
+            continue
+        pending.append((path, is_generated(text), collector))
+        for name, bases in collector.classes.items():
+            classes.setdefault(name, set()).update(bases)
+    known = exception_bases(classes)
+    sites = [
+        Site(display_path(path), path.absolute().as_posix(), raw, known[raw.exception], generated)
+        for path, generated, collector in pending for raw in collector.sites if raw.exception in known
+    ]
+    for site in sites:
+        try:
+            assign_params(site)
+        except Exception:  # a template or condition we cannot type: keep the site, untyped
+            site.check = None
+    return ScanResult(sites, len(pending), problems)
