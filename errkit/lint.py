@@ -66,12 +66,22 @@ def exception_kind(entry: Entry) -> Iterator[Finding]:
                  f"a validator raises {', '.join(spec.EXCEPTIONS)}; {entry.exception} is for explain_only entries")
 
 
+def has_fixed_text(message: str) -> bool:
+    try:
+        return any(len(tok) >= 3 for run in template.parse(message).literals for tok in run.split())
+    except template.TemplateError:
+        return True  # reported by `templates`
+
+
 def empty_messages(entry: Entry) -> Iterator[Finding]:
-    """An empty message can only be recognised by where it was raised."""
+    """A message with no fixed text can only be recognised by where it was raised."""
     for i, wording in enumerate(entry.wordings):
-        if not wording.message.strip() and not wording.location:
+        if not has_fixed_text(wording.message) and not wording.location:
             key = ("message",) if i == 0 else ("variants", i - 1, "message")
-            yield at(entry, key, "empty-message", "an empty message needs a `location` (file, optionally ' in function') to be recognised")
+            what = "an empty message" if not wording.message.strip() else "a message with no fixed text"
+            yield at(entry, key, "empty-message",
+                     f"{what} would match anything: give it a `location` (file, optionally ' in function') so "
+                     "explain tries it only for exceptions raised there")
     if not entry.message.strip() and not entry.explain_only:
         yield at(entry, ("message",), "empty-message", "a validator must raise a message")
 
@@ -183,8 +193,8 @@ def related(entries: Iterable[Entry]) -> Iterator[Finding]:
 
 def overlapping_wordings(entries: Iterable[Entry]) -> Iterator[Finding]:
     """Two entries whose wordings can match the same rendered message."""
-    # Empty messages are told apart by location, not text.
-    compiled = [(w, re.compile(w.pattern)) for e in entries for w in patterns.wordings(e) if w.variant.message.strip()]
+    compiled = [(w, re.compile(w.pattern)) for e in entries for w in patterns.wordings(e)
+                if not (w.variant.location and not has_fixed_text(w.variant.message))]  # told apart by location
     reported: set[tuple[str, str]] = set()
     for wording, _ in compiled:
         renderings = []

@@ -165,6 +165,7 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         origin=_freeze_map(raw.get("origin")),
         source=raw.get("source"),
         location=raw.get("location"),
+        aliases=_freeze_map(raw.get("aliases")),
         positions=pos,
     )
 

@@ -78,7 +78,7 @@ class Index:
         self.anchors: dict = data["anchors"]
         self.anchor_set = frozenset(self.anchors)
         self.always = [i for i in data["always"] if self.wordings[i]["template"]]
-        self.located = [i for i, w in enumerate(self.wordings) if not w["template"] and w.get("location")]
+        self.located = data.get("located", [])
         self.gates: list = data["gates"]
         self.ungated: list = data["ungated"]
         self._compiled: dict[tuple, re.Pattern] = {}
@@ -158,29 +158,32 @@ class Index:
                 return best
         return best
 
-    def match_location(self, frame_path: str, func: str, line_no: int, exception: str = "") -> Match | None:
-        """An empty-message exception, recognised by the raise site of its traceback's last frame.
+    def match_location(self, frame_path: str, func: str, line_no: int, exception: str = "", message: str = "") -> Match | None:
+        """A message with no fixed text (often none at all), recognised by the raise site of its
+        traceback's last frame, then by its wording.
 
-        The most specific location wins (file, function and line over file and function over the
-        whole file); a wording whose exception class differs from the raised one never matches.
+        The most specific location is tried first (file and function over the whole file); a
+        wording whose exception class differs from the raised one never matches.
         """
         frame_path = frame_path.replace("\\", "/")
         raised = exception.rsplit(".", 1)[-1]
-        best, best_rank = None, -1
+        ranked = []
         for i in self.located:
             wording = self.wordings[i]
             place, _, where = wording["location"].partition(" in ")
-            path, _, line = place.partition(":")
+            path = place.partition(":")[0]
             if not frame_path.endswith(path) or (where and where != func):
                 continue
             if raised and wording["exception"] and wording["exception"] != raised:
                 continue
-            rank = 1 + bool(where) + (bool(where) and bool(line))
-            if rank > best_rank:
-                best, best_rank = wording, rank
-        if best is None:
-            return None
-        return Match(best["code"], best, {}, line_no, text=f"{frame_path} in {func}")
+            ranked.append((-bool(where), i))
+        for _, i in sorted(ranked):
+            m = self.regex(i).fullmatch(message)
+            params = self._extract(i, m) if m else None
+            if params is not None:
+                wording = self.wordings[i]
+                return Match(wording["code"], wording, params, line_no, text=message or f"{frame_path} in {func}")
+        return None
 
     def scan(self, text: str, first_line: int = 1):
         """Every match in a block of text, in order.
@@ -222,14 +225,15 @@ class Index:
 
     def _located_match(self, text: str, start: int, line: str, line_no: int) -> Match | None:
         header = HEADER.search(clean(line))
-        if not header or (header.group("msg") or "").strip():
+        if not header:
             return None
         window = text[max(0, start - 4000):start].splitlines()
         frames = [m for m in (FRAME.match(l) for l in window) if m]
         if not frames:
             return None
         last = frames[-1]
-        return self.match_location(last.group("path"), last.group("func"), line_no, header.group("exc"))
+        message = (header.group("msg") or "").strip()
+        return self.match_location(last.group("path"), last.group("func"), line_no, header.group("exc"), message)
 
 
 def clean(line: str) -> str:

@@ -79,6 +79,7 @@ class Entry:
     origin: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     source: str | None = None
     location: str | None = None
+    aliases: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     positions: Positions | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -89,7 +90,7 @@ class Entry:
     def wordings(self) -> tuple[Variant, ...]:
         """The entry's own message first, then its variants."""
         source = self.source or ("an upstream kernel" if self.explain_only else "errkit's ranker attention kernel")
-        own = Variant(message=self.message, source=source, exception=self.exception, location=self.location)
+        own = Variant(message=self.message, source=source, exception=self.exception, aliases=self.aliases, location=self.location)
         return (own,) + self.variants
 
     @property

@@ -212,6 +212,11 @@ ENTRY = Record(
               "The exact template the kernel raises (f-string semantics); '' only for an explain_only entry with a location."),
         Field("source", Str(max_length=300), description="Who raises `message` (explain_only entries: the upstream kernel); default: this kernel."),
         Field("location", Str(max_length=500), description="Raise site of `message`, as for variants."),
+        Field(
+            "aliases",
+            MapOf(value=Str(pattern=IDENTIFIER), key_what="placeholder expression"),
+            description="Placeholder expression in `message` -> the param it carries (explain_only entries).",
+        ),
         Field("params", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="param"), description="Typed values in the message."),
         Field("check", Str(max_length=2000), description="Invariant that must hold; the error is raised when it is false."),
         Field("explain_only", Bool(), description="Upstream-only condition: recognised by explain, no validator is generated."),

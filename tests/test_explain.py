@@ -12,7 +12,7 @@ from errkit import explain, patterns, values
 from errkit.load import load
 
 CATALOGUE = load(CATALOG).catalogue
-WORDINGS = [w for e in CATALOGUE.entries for w in patterns.wordings(e) if w.variant.message]
+WORDINGS = [w for e in CATALOGUE.entries for w in patterns.wordings(e) if w.variant.message]  # empty ones: test_upstream_*
 SAFE_TEXT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_0123456789", min_size=1, max_size=12)
 
 STRATEGIES = {
@@ -69,14 +69,37 @@ def _expected(params, wording):
     return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
 
 
+def location_gated(wording) -> bool:
+    """No fixed text: explain finds it only by the raise site of a traceback's last frame."""
+    from errkit.lint import has_fixed_text
+
+    return bool(wording.variant.location) and not has_fixed_text(wording.variant.message)
+
+
+def raised_at(location: str):
+    place, _, func = location.partition(" in ")
+    path = place.partition(":")[0]
+    return lambda exc, msg: (
+        "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    run()\n"
+        f"  File \"/venv/lib/python3.11/site-packages/{path}\", line 99, in {func or 'helper'}\n    assert ok\n"
+        f"{exc}: {msg}\n"
+    )
+
+
 @pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
 @pytest.mark.parametrize("wording", WORDINGS, ids=lambda w: f"{w.entry.code}-v{w.index}")
 def test_render_then_explain_round_trips(wording, wrapper):
+    wrap = WRAPPERS[wrapper]
+    if location_gated(wording):
+        if wrapper != "traceback":
+            pytest.skip("a wording with no fixed text is recognised only inside a traceback raised at its location")
+        wrap = raised_at(wording.variant.location)
+
     @given(params_for(wording))
     def check(params):
         message = wording.render(params)
         exc = wording.variant.exception or wording.entry.exception
-        code, results = explain_json(WRAPPERS[wrapper](exc, message))
+        code, results = explain_json(wrap(exc, message))
         assert code == 0, message
         assert results[0]["code"] == wording.entry.code, message
         assert results[0]["confidence"] == "exact"
@@ -253,7 +276,7 @@ def test_empty_messages_match_the_most_specific_location_of_the_same_exception()
         return {"code": code, "variant": 0, "template": "", "source": "s", "exception": exception, "location": location,
                 "regex": "", "captures": [], "literal_chars": 0, "skeleton": ""}
 
-    index = Index({"entries": {}, "anchors": {}, "always": [], "gates": [], "ungated": [], "wordings": [
+    index = Index({"entries": {}, "anchors": {}, "always": [], "gates": [], "ungated": [], "located": [0, 1, 2], "wordings": [
         wording("FILE", "pkg/kernel.py", "AssertionError"),
         wording("FUNC", "pkg/kernel.py:10 in fwd", "AssertionError"),
         wording("NIE", "pkg/kernel.py in fwd", "NotImplementedError"),

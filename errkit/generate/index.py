@@ -78,8 +78,12 @@ def build(catalogue: Catalogue) -> dict:
     anchors: dict[str, list[int]] = {}
     always: list[int] = []
     compiled = []
+    token_sets = [gate_tokens(w) for w in wordings]
+    located = [i for i, w in enumerate(wordings) if w.variant.location and not token_sets[i]]
     for i, (wording, words) in enumerate(zip(wordings, words_of)):
-        if words:
+        if i in located:
+            pass  # no fixed text to find it by: tried only for exceptions raised at its location
+        elif words:
             # the rarest word across the catalogue (longest on a tie) keeps candidate lists short
             best = min(words, key=lambda w: (frequency[w], -len(w), w))
             anchors.setdefault(best, []).append(i)
@@ -115,9 +119,8 @@ def build(catalogue: Catalogue) -> dict:
             "related": list(entry.related),
             "docs_url": settings.page_url(entry.code),
         }
-    token_sets = [gate_tokens(w) for w in wordings]
-    gates = choose_gates(token_sets)
-    ungated = [i for i, tokens in enumerate(token_sets) if not tokens and wordings[i].variant.message]
+    gates = choose_gates([set() if i in located else tokens for i, tokens in enumerate(token_sets)])
+    ungated = [i for i, tokens in enumerate(token_sets) if not tokens and wordings[i].variant.message and i not in located]
     return {
         "$comment": HEADER,
         "gates": gates,
@@ -128,6 +131,7 @@ def build(catalogue: Catalogue) -> dict:
         "wordings": compiled,
         "anchors": dict(sorted(anchors.items())),
         "always": always,
+        "located": located,
     }
 
 
