@@ -15,3 +15,35 @@ def errkit_subprocess(*args, input=None, cwd=ROOT, env=None, timeout=120):
         [sys.executable, "-m", "errkit.cli", *map(str, args)],
         input=input, capture_output=True, cwd=cwd, env=env, timeout=timeout,
     )
+
+
+def raised_by(fn) -> BaseException:
+    """The exception `fn()` raises (any class: upstream kernels raise several)."""
+    try:
+        fn()
+    except Exception as err:  # noqa: BLE001 - every upstream exception class is wanted here
+        return err
+    raise AssertionError("the call did not raise")
+
+
+def pasted_text(err: BaseException) -> str:
+    """What a user pastes: `Class: message`, or the whole traceback when the message is empty."""
+    import traceback
+
+    if str(err):
+        return f"{type(err).__name__}: {err}"
+    return "".join(traceback.format_exception(err))
+
+
+def explain_first(text: str) -> dict:
+    """The first `errkit explain --json` result for `text`; fails unless it is an exact match."""
+    import io
+    import json
+
+    from errkit import explain
+
+    out = io.StringIO()
+    rc = explain.run([text], as_json=True, show_all=False, out=out, err=io.StringIO())
+    results = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
+    assert rc == 0 and results, f"no exact match for {text!r}"
+    return results[0]

@@ -14,8 +14,6 @@ verified them, and a third calls the cuDNN helper's validation functions directl
 from __future__ import annotations
 
 import contextlib
-import io
-import json
 import traceback
 
 import pytest
@@ -24,7 +22,7 @@ jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from errkit import explain  # noqa: E402
+from support import explain_first, pasted_text, raised_by  # noqa: E402
 
 F = jax.nn.dot_product_attention
 B, T, S, N, K, H = 2, 4, 6, 4, 2, 8
@@ -34,34 +32,17 @@ def _qkv(dtype=jnp.float32):
     return jnp.ones((B, T, N, H), dtype), jnp.ones((B, S, K, H), dtype), jnp.ones((B, S, K, H), dtype)
 
 
-def _raise(fn):
-    try:
-        fn()
-    except Exception as err:  # noqa: BLE001 - every upstream exception class is wanted here
-        return err
-    raise AssertionError("the call did not raise")
 
 
-def _text(err: BaseException) -> str:
-    """What a user pastes: `Class: message`, or the traceback when the message is empty."""
-    if str(err):
-        return f"{type(err).__name__}: {err}"
-    return "".join(traceback.format_exception(err))
 
 
-def _explain(text: str) -> dict:
-    out = io.StringIO()
-    rc = explain.run([text], as_json=True, show_all=False, out=out, err=io.StringIO())
-    results = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
-    assert rc == 0 and results, f"no exact match for {text!r}"
-    return results[0]
 
 
 def _check(fn, code, values, exception=None):
-    err = _raise(fn)
+    err = raised_by(fn)
     if exception is not None:
         assert type(err).__name__ == exception, repr(err)
-    res = _explain(_text(err))
+    res = explain_first(pasted_text(err))
     assert res["code"] == code, (str(err), res["code"], res["matched"]["wording"])
     assert res["confidence"] == "exact"
     for name, want in values.items():
@@ -135,8 +116,8 @@ def test_dot_product_attention_cudnn_not_detected():
 
 def test_dot_product_attention_full_traceback():
     """A whole pasted traceback works too (the source line printed in it is not mistaken for the message)."""
-    err = _raise(lambda: F(q, k, jnp.ones((B, S, K, H + 1))))
-    res = _explain("".join(traceback.format_exception(err)))
+    err = raised_by(lambda: F(q, k, jnp.ones((B, S, K, H + 1))))
+    res = explain_first("".join(traceback.format_exception(err)))
     assert res["code"] == "RA532" and res["params"]["input_shape"] == [2, 6, 2, 9]
 
 

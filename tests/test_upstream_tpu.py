@@ -15,9 +15,6 @@ the upstream catalogue; those cases check the entry that holds that wording (see
 from __future__ import annotations
 
 import contextlib
-import io
-import json
-import traceback
 
 import pytest
 
@@ -25,7 +22,7 @@ jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from errkit import explain  # noqa: E402
+from support import explain_first, pasted_text, raised_by  # noqa: E402
 
 try:
     from jax.experimental.pallas import tpu as pltpu
@@ -59,27 +56,10 @@ SHARED = {"RA102", "RA103", "RA105", "RA223", "RA521"}
 # -- helpers -------------------------------------------------------------------------------------
 
 
-def _raise(fn):
-    try:
-        fn()
-    except Exception as err:  # noqa: BLE001 - every upstream exception class is wanted here
-        return err
-    raise AssertionError("the call did not raise")
 
 
-def _text(err: BaseException) -> str:
-    """What a user pastes: `Class: message`, or the traceback when the message is empty."""
-    if str(err):
-        return f"{type(err).__name__}: {err}"
-    return "".join(traceback.format_exception(err))
 
 
-def _explain(text: str) -> dict:
-    out = io.StringIO()
-    rc = explain.run([text], as_json=True, show_all=False, out=out, err=io.StringIO())
-    results = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
-    assert rc == 0 and results, f"no exact match for {text!r}"
-    return results[0]
 
 
 def _wording_known(code: str, text: str) -> bool:
@@ -100,12 +80,12 @@ def _interpret():
 def _check(fn, code, values, exception, interpret=False):
     ctx = _interpret() if interpret else contextlib.nullcontext()
     with ctx:
-        err = _raise(fn)
+        err = raised_by(fn)
     assert type(err).__name__ == exception, f"{type(err).__name__}: {err}"
-    text = _text(err)
+    text = pasted_text(err)
     if code in SHARED and not _wording_known(code, text):
         pytest.skip(f"the shared wording is not (yet) in entry {code}")
-    res = _explain(text)
+    res = explain_first(text)
     assert res["code"] == code, (res["code"], text)
     assert res["confidence"] == "exact"
     for name, value in values.items():
