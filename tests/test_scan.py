@@ -41,7 +41,7 @@ def one(tmp_path: Path, code: str) -> scan.Site:
 def empty_index(tmp_path) -> Path:
     """The real index with every wording removed: nothing is covered."""
     data = json.loads(Path(INDEX_FILE).read_text(encoding="utf-8"))
-    data.update(entries={}, wordings=[], anchors={}, always=[])
+    data.update(entries={}, wordings=[], anchors={}, always=[], located=[], ungated=[], gates=[])
     path = tmp_path / "empty_index.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
@@ -403,6 +403,7 @@ def test_empty_message_is_covered_by_location(tmp_path):
     located = dict(data["wordings"][0], code="RA998", template="", regex="", captures=[], literal_chars=0,
                    location=f"{tmp_path.name}/mod.py:3 in reference_bwd")
     data["wordings"].append(located)
+    data["located"].append(len(data["wordings"]) - 1)
     assert scan.Coverage(Index(data)).covered_by(site) == "RA998"
     located["location"] = f"{tmp_path.name}/mod.py in other_function"
     assert scan.Coverage(Index(data)).covered_by(site) is None

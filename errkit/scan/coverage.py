@@ -41,6 +41,10 @@ class Coverage:
             found = self.index.match_line(text)
             if found is not None and re.fullmatch(found.wording["regex"], text):
                 return found.code
+            # a message with no fixed text is recognised by its raise site
+            found = self.index.match_location(site.abspath, site.bare_function, site.line, site.base, text)
+            if found is not None:
+                return found.code
         return "generated" if site.generated else None
 
     def typed_renderings(self, site: Site, texts: list[str]) -> list[str]:
