@@ -33,6 +33,13 @@ def _ok(value: float, target: str) -> str:
 
 
 def cold_start(runs: int = 15) -> str:
+    import compileall
+
+    import errkit as package
+
+    # As after `pip install`, which byte-compiles the package: an editable checkout under
+    # PYTHONDONTWRITEBYTECODE would otherwise recompile every module on every start.
+    compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
     errkit = str(Path(sys.executable).with_name("errkit"))
     env = dict(os.environ, NO_COLOR="1")
     ours_cmd = [errkit, "explain", MESSAGE] if os.path.exists(errkit) else [sys.executable, "-m", "errkit.cli", "explain", MESSAGE]

@@ -122,10 +122,26 @@ def cmd_docs(args) -> int:
     return run(_catalog_dir(args), args)
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter imports shutil (and with it bz2, lzma) just to read the terminal width,
+    on every run; os answers the same question."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        if width is None:
+            try:
+                width = os.get_terminal_size().columns - 2
+            except OSError:
+                width = int(os.environ.get("COLUMNS", 80)) - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="errkit", description="A declarative error catalogue for JAX attention kernels.")
+    parser = argparse.ArgumentParser(prog="errkit", description="A declarative error catalogue for JAX attention kernels.",
+                                     formatter_class=_Formatter)
     parser.add_argument("--catalog", metavar="DIR", help="catalogue folder (default: ./catalog)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub_add = sub.add_parser
+    sub.add_parser = lambda *a, **k: sub_add(*a, formatter_class=_Formatter, **k)
 
     p = sub.add_parser("explain", help="find the catalogued error in a message, traceback or log and explain it")
     p.add_argument("text", nargs="*", help="error text, a file path, '-' for standard input, or a code/slug")

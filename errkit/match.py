@@ -70,10 +70,30 @@ class Match:
         return (self.code, repr(sorted(self.params.items())))
 
 
+class Entries(dict):
+    """Code -> entry; entries stored as JSON strings are parsed on first access."""
+
+    def __getitem__(self, code):
+        value = super().__getitem__(code)
+        if isinstance(value, str):
+            value = json.loads(value)
+            self[code] = value
+        return value
+
+    def get(self, code, default=None):
+        return self[code] if code in self else default
+
+    def items(self):
+        return [(code, self[code]) for code in self]
+
+    def values(self):
+        return [self[code] for code in self]
+
+
 class Index:
     def __init__(self, data: dict):
         self.data = data
-        self.entries: dict = data["entries"]
+        self.entries = Entries(data["entries"])
         self.wordings: list = data["wordings"]
         self.anchors: dict = data["anchors"]
         self.anchor_set = frozenset(self.anchors)
@@ -102,8 +122,9 @@ class Index:
         key = key.strip()
         if key.upper() in self.entries:
             return key.upper()
-        for code, entry in self.entries.items():
-            if entry["slug"] == key.lower():
+        slug = f'"slug":"{key.lower()}"'
+        for code, entry in dict.items(self.entries):  # a cheap look at the raw text first
+            if (slug in entry if isinstance(entry, str) else entry["slug"] == key.lower()) and self.entries[code]["slug"] == key.lower():
                 return code
         return None
 

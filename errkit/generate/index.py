@@ -144,4 +144,8 @@ def template_skeleton(tpl: template.Template) -> str:
 
 
 def index(catalogue: Catalogue) -> dict[str, str]:
-    return {INDEX_PATH: json.dumps(build(catalogue), indent=1, ensure_ascii=False, sort_keys=False) + "\n"}
+    data = build(catalogue)
+    # Each entry is stored as a JSON string, parsed only when explain shows it: the start-up of
+    # `errkit explain` reads this file whole, and most of it is prose.
+    data["entries"] = {code: json.dumps(entry, ensure_ascii=False, separators=(",", ":")) for code, entry in data["entries"].items()}
+    return {INDEX_PATH: json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"}
