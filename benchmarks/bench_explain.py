@@ -144,8 +144,37 @@ def scaling(sizes=(100, 10_000), number: int = 20_000) -> str:
             f"{ratio:.2f}x | <= 3.0x | {_ok(ratio, '<= 3.0')} |")
 
 
+def worst_case(size: int = 1_000_000) -> str:
+    """The slowest explain of a 1 MB line built from a wording's own literals, vs a benign 1 MB line."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from support import adversarial_lines
+
+    from errkit import patterns
+    from errkit.load import load
+
+    index = Index.load()
+    catalogue = load(Path(__file__).resolve().parent.parent / "catalog").catalogue
+    worst, worst_name = 0.0, ""
+    lines = 0
+    for entry in catalogue.entries:
+        for wording in patterns.wordings(entry):
+            for line in adversarial_lines(wording, size):
+                start = time.perf_counter()
+                explain.explain_chunks(index, [line + "\n"])
+                elapsed = time.perf_counter() - start
+                lines += 1
+                if elapsed > worst:
+                    worst, worst_name = elapsed, f"{entry.code} v{wording.index}"
+    benign = "x" * size + "\n"
+    start = time.perf_counter()
+    explain.explain_chunks(index, [benign])
+    base = time.perf_counter() - start
+    return (f"| worst explain of 1 MB of adversarial input ({lines} inputs; worst: {worst_name}) vs a benign 1 MB line | "
+            f"{worst * 1e3:.1f} ms | {base * 1e3:.1f} ms | {worst / base:.1f}x | (recorded) | ok |")
+
+
 def main() -> list[str]:
-    return [cold_start(), log_throughput(), scaling()]
+    return [cold_start(), log_throughput(), scaling(), worst_case()]
 
 
 if __name__ == "__main__":

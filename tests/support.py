@@ -47,3 +47,18 @@ def explain_first(text: str) -> dict:
     results = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
     assert rc == 0 and results, f"no exact match for {text!r}"
     return results[0]
+
+
+def adversarial_lines(wording, size):
+    """Lines built from the wording's own literals and separators, meant to make a backtracking
+    engine try every split: literal runs repeated without values, with half values, reordered."""
+    runs = [r for r in wording.template.literals if r.strip()] or ["x"]
+    pieces = [
+        "".join(runs),
+        "".join(r + "0, " for r in runs),
+        "".join(reversed(runs)) + " ",
+        runs[0] + "(" + "1, " * 8,
+        " ".join(r.split()[0] for r in runs) + "='",
+    ]
+    for piece in pieces:
+        yield (piece * (size // max(len(piece), 1) + 1))[:size]

@@ -20,28 +20,13 @@ from errkit import explain, expr, match, patterns
 from errkit.authoring import formatted
 from errkit.generate import render_all
 from errkit.load import load, plain, yaml
-from support import CATALOG, ROOT, errkit_subprocess
+from support import CATALOG, ROOT, adversarial_lines, errkit_subprocess
 
 CATALOGUE = load(CATALOG).catalogue
 WORDINGS = [w for e in CATALOGUE.entries for w in patterns.wordings(e) if w.variant.message]
 
 
 # -- regex safety ---------------------------------------------------------------------------------
-
-
-def adversarial_lines(wording, size):
-    """Lines built from the wording's own literals and separators, meant to make a backtracking
-    engine try every split: literal runs repeated without values, with half values, reordered."""
-    runs = [r for r in wording.template.literals if r.strip()] or ["x"]
-    pieces = [
-        "".join(runs),
-        "".join(r + "0, " for r in runs),
-        "".join(reversed(runs)) + " ",
-        runs[0] + "(" + "1, " * 8,
-        " ".join(r.split()[0] for r in runs) + "='",
-    ]
-    for piece in pieces:
-        yield (piece * (size // max(len(piece), 1) + 1))[:size]
 
 
 def test_wordings_run_on_a_linear_time_engine():
