@@ -107,8 +107,8 @@ def test_hostile_text_cannot_inject_into_generated_code(tmp_path, run_cli):
     assert "{literal}" in str(info.value) and "{{ 7*7 }}" in str(info.value)  # f-string braces, never evaluated
     assert "49" not in str(info.value)
     index = json.loads((project / "errkit" / "_index.json").read_text())
-    assert index["entries"]["XX101"]["title"] == HOSTILE_TEXT  # JSON-escaped, round trips exactly
     matcher = match.Index(index)
+    assert matcher.entries["XX101"]["title"] == HOSTILE_TEXT  # JSON-escaped, round trips exactly
     found = matcher.match_line("ValueError: " + str(info.value))
     assert found is not None and found.code == "XX101" and found.params == {"x": "'\""}
 
