@@ -34,12 +34,14 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 
 def write_all(files: dict[Path, bytes]) -> None:
-    """Write several files so that either all of them change or, on failure, none that had not yet.
+    """Write several files all or nothing.
 
-    Every new content is first written to a temp file beside its target; only when all are on disk
-    are they renamed into place, one rename each.
+    Every new content is first written to a temp file beside its target. Only when all are on disk
+    are they renamed into place; the previous contents are kept (hard links) until every rename
+    has succeeded, and put back if one fails, so a failure leaves the old set of files as it was.
     """
     staged: list[tuple[str, Path]] = []
+    backups: dict[Path, str | None] = {}
     try:
         for path, data in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -51,11 +53,26 @@ def write_all(files: dict[Path, bytes]) -> None:
                 os.fsync(handle.fileno())
             os.chmod(tmp, 0o644)
         for tmp, path in staged:
+            backup = None
+            if path.exists():
+                backup = f"{tmp}.old"
+                os.link(path, backup)
+            backups[path] = backup
             os.replace(tmp, path)
     except BaseException:
-        for tmp, _ in staged:
+        for path, backup in backups.items():  # undo the renames that happened
             try:
-                os.unlink(tmp)
+                if backup is None:
+                    os.unlink(path)
+                else:
+                    os.replace(backup, path)
             except OSError:
                 pass
         raise
+    finally:
+        for tmp, _ in staged:
+            for leftover in (tmp, f"{tmp}.old"):
+                try:
+                    os.unlink(leftover)
+                except OSError:
+                    pass
