@@ -131,3 +131,23 @@ def test_divisibility_against_a_real_mesh():
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "RA403 ok" in proc.stdout and "RA404 ok" in proc.stdout, proc.stdout
+
+
+def test_explain_reads_jax_filtered_tracebacks():
+    """What a user pastes from a jitted call: JAX's filtered traceback, with its note and chaining."""
+    import io
+    import json
+    import traceback
+
+    from errkit import explain
+
+    q, k, v = arrays(q_shape=(B, S, 3, D))
+    with pytest.raises(_validators.ERRORS["RA105"]) as info:
+        jax.jit(lambda q, k, v: ranker_attention(q, k, v))(q, k, v)
+    text = "".join(traceback.format_exception(info.value))
+    assert "GqaHeadCountError: num_q_heads=3" in text and "JAX has removed its internal frames" in text
+    out = io.StringIO()
+    assert explain.run([text], as_json=True, show_all=False, out=out) == 0
+    result = json.loads(out.getvalue().splitlines()[0])
+    assert result["code"] == "RA105"
+    assert result["params"] == {"num_q_heads": 3, "num_kv_heads": KV}
