@@ -302,6 +302,10 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
         results = [result(index, m) for m in approximate(index, tail)]
     if not results:
         print("errkit: no catalogued error found in the input", file=err)
+        if "JAX_TRACEBACK_FILTERING" in tail:
+            # an error without text is recognised by its raise site, which JAX's filtering hides
+            print("errkit: JAX filtered this traceback; rerun with JAX_TRACEBACK_FILTERING=off and paste it again",
+                  file=err)
         return 1
     for res in results:
         if as_json:

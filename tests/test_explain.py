@@ -286,3 +286,12 @@ def test_empty_messages_match_the_most_specific_location_of_the_same_exception()
     assert index.scan(tb.format(func="bwd", exc="AssertionError")).__next__().code == "FILE"
     assert index.scan(tb.format(func="fwd", exc="NotImplementedError")).__next__().code == "NIE"
     assert list(index.scan(tb.format(func="fwd", exc="ValueError"))) == []
+
+
+def test_a_filtered_jax_traceback_of_an_empty_message_gets_a_hint():
+    text = ('Traceback (most recent call last):\n  File "t.py", line 1, in <module>\n--------------------\n'
+            "For simplicity, JAX has removed its internal frames from the traceback of the following exception. "
+            "Set JAX_TRACEBACK_FILTERING=off to include these.\nAssertionError\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert explain.run([text], as_json=False, show_all=False, out=out, err=err) == 1
+    assert "JAX_TRACEBACK_FILTERING=off" in err.getvalue()
