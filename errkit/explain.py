@@ -278,12 +278,12 @@ def format_entry(code: str, entry: dict, style: Style) -> str:
     return "\n".join(lines)
 
 
-def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None, err=None) -> int:
+def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None, err=None, index: Index | None = None) -> int:
     stdin = sys.stdin if stdin is None else stdin
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     style = Style(out)
-    index = Index.load()
+    index = Index.load() if index is None else index
     if len(sources) == 1 and "\n" not in sources[0] and " " not in sources[0].strip() and not os.path.exists(sources[0]):
         code = index.lookup(sources[0])
         if code:

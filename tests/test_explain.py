@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from support import CATALOG, errkit_subprocess
 from errkit import explain, patterns, values
 from errkit.load import load
+from errkit.match import Index
 
 CATALOGUE = load(CATALOG).catalogue
 WORDINGS = [w for e in CATALOGUE.entries for w in patterns.wordings(e) if w.variant.message]  # empty ones: test_upstream_*
@@ -35,9 +36,12 @@ def params_for(wording):
     return st.fixed_dictionaries(strategies)
 
 
+INDEX = Index.load()
+
+
 def explain_json(text, *args):
     out, err = io.StringIO(), io.StringIO()
-    code = explain.run([text], as_json=True, show_all="--all" in args, out=out, err=err)
+    code = explain.run([text], as_json=True, show_all="--all" in args, out=out, err=err, index=INDEX)
     return code, [json.loads(line) for line in out.getvalue().splitlines()]
 
 
