@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from support import CATALOG, errkit_subprocess
+from support import CATALOG, ROOT, errkit_subprocess
 from errkit import explain, patterns, values
 from errkit.load import load
 from errkit.match import Index
@@ -37,6 +37,17 @@ def params_for(wording):
 
 
 INDEX = Index.load()
+EXAMPLES: dict[str, int] = {}  # round-trip cases run per wording and wrapper
+
+
+@pytest.fixture(scope="module", autouse=True)
+def record_example_counts():
+    """Leave the number of cases each wording ran in artifacts/ (git-ignored), for the record."""
+    yield
+    if EXAMPLES:
+        out = ROOT / "artifacts" / "round-trip-counts.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(dict(sorted(EXAMPLES.items())), indent=1))
 
 
 def explain_json(text, *args):
@@ -101,6 +112,7 @@ def test_render_then_explain_round_trips(wording, wrapper):
 
     @given(params_for(wording))
     def check(params):
+        EXAMPLES[f"{wording.entry.code}-v{wording.index}-{wrapper}"] = EXAMPLES.get(f"{wording.entry.code}-v{wording.index}-{wrapper}", 0) + 1
         message = wording.render(params)
         exc = wording.variant.exception or wording.entry.exception
         code, results = explain_json(wrap(exc, message))
