@@ -20,6 +20,7 @@ from .atomic import write_text
 from .errors import UsageError
 from .load import SCHEMA_FILE, entry_files, load, read_document, yaml
 from .model import Entry, Param, Variant
+from .naming import guess_type, param_name
 
 MODELINE = f"# yaml-language-server: $schema=../{SCHEMA_FILE}"
 # Where `new`/`import` start numbering in an empty area: one hundred codes per area.
@@ -120,26 +121,6 @@ def new_entry(root: Path, area: str, slug: str, code: str | None, exception: str
 
 # -- import ---------------------------------------------------------------------------------------
 
-_INT_HINTS = ("ndim", "heads", "len", "size", "dim", "block", "num", "steps", "count", "batch", "wgs", "tiles", "blocks")
-
-
-def _param_name(expr_text: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9_]+", "_", expr_text.strip()).strip("_").lower()
-    return name if re.fullmatch(spec.IDENTIFIER, name or "") else f"value_{name}"
-
-
-def _guess_type(name: str) -> str:
-    if "shape" in name:
-        return "shape"
-    if "dtype" in name:
-        return "dtype"
-    if any(h in name for h in ("scale", "cap")) and "method" not in name:
-        return "float"
-    if any(h in name for h in _INT_HINTS):
-        return "int"
-    return "str"
-
-
 def _check_from_validation(code: str | None, params: Iterable[str]) -> str | None:
     """The invariant in a dataset `validationCode` snippet (`assert COND, ...` or `if not COND: raise`)."""
     if not code:
@@ -217,8 +198,8 @@ def record_to_entry(record: dict, code: str) -> CommentedMap:
     tpl = template.parse(message)
     params: dict[str, str] = {}
     for field in tpl.fields:
-        name = _param_name(field.name)
-        params.setdefault(name, _guess_type(name))
+        name = param_name(field.name)
+        params.setdefault(name, guess_type(name))
     exception = record.get("errorClass") if record.get("errorClass") in spec.EXCEPTIONS else "ValueError"
     check = _check_from_validation(record.get("validationCode"), params)
     entry = CommentedMap()
@@ -313,8 +294,8 @@ def _covered_by(root: Path, message: str) -> str | None:
         tpl = template.parse(message)
     except template.TemplateError:
         return None
-    names = {f.name: _param_name(f.name) for f in tpl.fields}
-    params = MappingProxyType({n: Param(n, _guess_type(n), "") for n in names.values()})
+    names = {f.name: param_name(f.name) for f in tpl.fields}
+    params = MappingProxyType({n: Param(n, guess_type(n), "") for n in names.values()})
     variant = Variant(message, "import", aliases=MappingProxyType(names))
     probe = Entry(code="RA000", slug="probe", title="", area="", exception="ValueError", message="probe",
                   explanation="", params=params, variants=(variant,))

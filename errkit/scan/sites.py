@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .. import expr, fixes, runtime, template
-from ..authoring import _guess_type, _param_name
+from ..naming import guess_type, param_name
 from .files import Skip, _gc_paused, display_path, is_generated, parse_source, python_files, read_source
 from .messages import Chain, MessageBuilder, field_text, parse_template
 
@@ -239,7 +239,7 @@ _SPEC_INT, _SPEC_FLOAT = "bcdoxXn", "eEfFgG%"
 def param_for(expression: str) -> str:
     """A param name for a field expression: `self.block_q` -> block_q, `q.shape` -> q_shape."""
     m = re.fullmatch(r"(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)", expression.strip())
-    name = _param_name(m.group(1) if m else expression)[:60].rstrip("_") or "value"
+    name = param_name(m.group(1) if m else expression)[:60].rstrip("_") or "value"
     if keyword.iskeyword(name) or name in _RESERVED or name.startswith("_"):
         name = f"{name}_value"
     return name
@@ -257,7 +257,7 @@ def type_for(field_: template.Field, param: str, hints: dict[str, str]) -> str:
         return "int"
     if param == "name" or param.endswith("_name"):
         return "str"
-    return _guess_type(param)
+    return guess_type(param)
 
 
 def assign_params(site: Site) -> None:
