@@ -135,13 +135,18 @@ class _Formatter(argparse.HelpFormatter):
         super().__init__(prog, indent_increment, max_help_position, width)
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser (and, by inheritance, its sub-command parsers) using _Formatter."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="errkit", description="A declarative error catalogue for JAX attention kernels.",
-                                     formatter_class=_Formatter)
+    parser = _Parser(prog="errkit", description="A declarative error catalogue for JAX attention kernels.")
     parser.add_argument("--catalog", metavar="DIR", help="catalogue folder (default: ./catalog)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub_add = sub.add_parser
-    sub.add_parser = lambda *a, **k: sub_add(*a, formatter_class=_Formatter, **k)
 
     p = sub.add_parser("explain", help="find the catalogued error in a message, traceback or log and explain it")
     p.add_argument("text", nargs="*", help="error text, a file path, '-' for standard input, or a code/slug")
