@@ -216,15 +216,21 @@ def _kv_head(h, group: int):
     return h if group == 1 else lax.div(h, group)
 
 
+def _program(refs: list, st: _Static):
+    """The common start of every kernel: pops the bound ref (when there is one) off `refs`, and
+    returns the batch and query-head program ids, the kv head they read, and the example's
+    context bound (None without bound)."""
+    bound_ref = refs.pop(0) if st.has_bound else None
+    b, h = pl.program_id(0), pl.program_id(1)
+    return b, h, _kv_head(h, st.group), (bound_ref[b] if st.has_bound else None)
+
+
 def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool):
     q_ref, k_ref, v_ref, *refs = refs
-    bound_ref = refs.pop(0) if st.has_bound else None
+    b, h, hk, ctx = _program(refs, st)
     o_ref, *lse_ref = refs
     bq, bkv = st.block_q, st.block_kv
-    b, h = pl.program_id(0), pl.program_id(1)
-    hk = _kv_head(h, st.group)
     i0 = pl.program_id(2) * bq
-    ctx = bound_ref[b] if st.has_bound else None
 
     q = q_ref[b, pl.ds(i0, bq), h, :]
 
@@ -262,13 +268,10 @@ def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool):
 
 def _dq_kernel(*refs, st: _Static, kv_padded: bool):
     q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, *refs = refs
-    bound_ref = refs.pop(0) if st.has_bound else None
+    b, h, hk, ctx = _program(refs, st)
     (dq_ref,) = refs
     bq, bkv = st.block_q_dq, st.block_kv_dq
-    b, h = pl.program_id(0), pl.program_id(1)
-    hk = _kv_head(h, st.group)
     i0 = pl.program_id(2) * bq
-    ctx = bound_ref[b] if st.has_bound else None
 
     rows = pl.ds(i0, bq)
     q = q_ref[b, rows, h, :]
@@ -300,13 +303,10 @@ def _dq_kernel(*refs, st: _Static, kv_padded: bool):
 
 def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
     q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, *refs = refs
-    bound_ref = refs.pop(0) if st.has_bound else None
+    b, h, hk, ctx = _program(refs, st)
     dk_ref, dv_ref = refs
     bq, bkv = st.block_q_dkv, st.block_kv_dkv
-    b, h = pl.program_id(0), pl.program_id(1)
-    hk = _kv_head(h, st.group)
     j0 = pl.program_id(2) * bkv
-    ctx = bound_ref[b] if st.has_bound else None
 
     cols = pl.ds(j0, bkv)
     k = k_ref[b, cols, hk, :]
