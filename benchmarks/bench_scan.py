@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._timing import HEADER, compare, row  # noqa: E402
+from benchmarks._timing import Result, Target, compare, fmt_time, report  # noqa: E402
 from errkit import scan  # noqa: E402
 
 
@@ -45,7 +45,7 @@ def parse_all(files: list[Path]) -> None:
             pass
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of each side (median kept)")
     args = parser.parse_args()
@@ -62,9 +62,9 @@ def main() -> None:
     print(f"seconds {ours:.2f} (first run {once:.2f})  files/s {result.files / ours:.0f}  "
           f"(ast.parse alone: {base:.2f} s, {len(files) / base:.0f} files/s)")
     print()
-    print(HEADER)
-    print(row(f"scan jax ({result.files} files), per file", ours / result.files, base / len(files), ratio, "<= 1.5", unit="ms"))
+    return report([Result(f"`errkit scan` of the installed jax ({result.files} files) vs `ast.parse` alone, per file",
+                          fmt_time(ours / result.files), fmt_time(base / len(files)), ratio, Target("<=", 1.5))])
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

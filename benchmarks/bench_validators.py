@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks._timing import HEADER, compare, row  # noqa: E402
+from benchmarks._timing import Result, Target, compare, fmt_time, report  # noqa: E402
 from kernel import BlockSizes, _validators  # noqa: E402
 
 
@@ -86,7 +86,7 @@ def hand_written(q, k, v, bound, config, implementation="xla", sm_scale=None, ca
             raise ValueError("backward block sizes")
 
 
-def main() -> list[str]:
+def main() -> list[Result]:
     q = jnp.zeros((2, 128, 8, 64), jnp.bfloat16)
     k = v = jnp.zeros((2, 128, 2, 64), jnp.bfloat16)
     bound = jnp.array([3, 100], jnp.int32)
@@ -94,10 +94,9 @@ def main() -> list[str]:
     rows = []
     for name, b in (("validation, with bound", bound), ("validation, no bound", None)):
         ours, base, ratio = compare(lambda: generated(q, k, v, b, config), lambda: hand_written(q, k, v, b, config), number=2000)
-        rows.append(row(f"{name}: generated vs hand-written inline", ours, base, ratio, "<= 1.10"))
+        rows.append(Result(f"{name}: generated vs hand-written inline", fmt_time(ours), fmt_time(base), ratio, Target("<=", 1.10)))
     return rows
 
 
 if __name__ == "__main__":
-    print(HEADER)
-    print("\n".join(main()))
+    sys.exit(report(main()))
