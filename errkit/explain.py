@@ -24,33 +24,26 @@ def _binary_chunks(stream):
         yield block
 
 
-def text_chunks(raw_chunks, warn):
-    """Decode byte chunks into text chunks that end on a line boundary."""
+def line_chunks(raw_chunks):
+    """Byte chunks cut on line boundaries. Text is decoded later, one line at a time, and only
+    for the lines the matcher reads: a log of gigabytes is never decoded whole."""
     pending = b""
     first = True
-    warned = False
     for block in raw_chunks:
         if first:
             if b"\x00" in block[:8192]:
                 raise UsageError("the input looks binary (it has NUL bytes); pass a text log or message")
             first = False
-        block = pending + block
+        block = pending + block if pending else block
         cut = block.rfind(b"\n") + 1
         if cut == 0 and len(block) < 8 * CHUNK:
             pending = block
             continue
         cut = cut or len(block)
         pending = block[cut:]
-        text = block[:cut].decode("utf-8", errors="replace")
-        if not warned and "\ufffd" in text:
-            warn("errkit: the input is not valid UTF-8; undecodable bytes were replaced")
-            warned = True
-        yield text
+        yield block[:cut]
     if pending:
-        text = pending.decode("utf-8", errors="replace")
-        if not warned and "\ufffd" in text:
-            warn("errkit: the input is not valid UTF-8; undecodable bytes were replaced")
-        yield text
+        yield pending
 
 
 def open_input(sources: list[str], stdin):
@@ -86,26 +79,47 @@ class Found:
         self.match, self.count, self.last_line = match, 0, match.line
 
 
-def explain_chunks(index: Index, chunks) -> tuple[list[Found], str, bool]:
-    """(distinct exact matches, most recent first; the input's tail; whether any text was seen)."""
+def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, bool]:
+    """(distinct exact matches, most recent first; the input's tail; whether any text was seen).
+
+    `chunks` are bytes cut on line boundaries (or str); `warn(message)` hears once of input that
+    is not UTF-8 where it mattered: in the first 8 KB or on a line read further.
+    """
     found: dict = {}
     line = 1
-    tail = ""
+    tail = b""
     seen_text = False
-    for text in chunks:
-        if text.strip():
+    warned = []
+
+    def undecodable():
+        if not warned and warn is not None:
+            warn("errkit: the input is not valid UTF-8; undecodable bytes were replaced")
+        warned.append(True)
+
+    for i, chunk in enumerate(chunks):
+        if isinstance(chunk, str):
+            chunk = chunk.encode("utf-8", "replace")
+        if i == 0:
+            try:
+                chunk[:8192].decode("utf-8")
+            except UnicodeDecodeError as err:
+                if err.start < 8192 - 4:  # not a character cut at the 8 KB boundary
+                    undecodable()
+        if not seen_text and not chunk.isspace() and chunk:
             seen_text = True
-        for match in index.scan(text, first_line=line):
+        counted = 0  # the scan counted the lines up to its last match; count the rest once
+        for match in index.scan(chunk, first_line=line, undecodable=undecodable):
             key = match.key()
             item = found.get(key)
             if item is None:
                 item = found[key] = Found(match)
             item.count += 1
             item.last_line = match.line
-        line += text.count("\n")
-        tail = (tail + text)[-TAIL:]
+            line, counted = match.line, match.offset
+        line += chunk.count(b"\n", counted)
+        tail = (tail + chunk[-TAIL:])[-TAIL:]
     ordered = sorted(found.values(), key=lambda f: f.last_line, reverse=True)
-    return ordered, tail, seen_text
+    return ordered, tail.decode("utf-8", "replace"), seen_text
 
 
 def approximate(index: Index, tail: str, limit: int = 3) -> list[Match]:
@@ -123,12 +137,10 @@ def approximate(index: Index, tail: str, limit: int = 3) -> list[Match]:
     segments = [seg[-2000:] for seg in segments[-5:]]  # similarity is quadratic: compare a message-sized piece
     scored: dict[str, Match] = {}
     for seg in segments:
-        seg_words = set(WORD.findall(seg))
         norm_seg = _normalise(seg)
-        for i, wording in enumerate(index.wordings):
-            if not wording["template"] or not seg_words.intersection(WORD.findall(wording["skeleton"])):
-                continue
-            score = SequenceMatcher(None, norm_seg, _normalise(wording["skeleton"]), autojunk=False).ratio()
+        for i in index.shortlist(seg):
+            wording = index.wordings[i]
+            score = SequenceMatcher(None, norm_seg, index.normalised_skeleton(i, _normalise), autojunk=False).ratio()
             best = scored.get(wording["code"])
             if score >= 0.6 and (best is None or score > best.score):
                 scored[wording["code"]] = Match(wording["code"], wording, {}, 0, exact=False, score=round(score, 3), text=seg)
@@ -293,8 +305,8 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
             else:
                 out.write(format_entry(code, entry, style) + "\n")
             return 0
-    chunks = text_chunks(open_input(sources, stdin), lambda msg: print(msg, file=err))
-    found, tail, seen_text = explain_chunks(index, chunks)
+    chunks = line_chunks(open_input(sources, stdin))
+    found, tail, seen_text = explain_chunks(index, chunks, warn=lambda msg: print(msg, file=err))
     if not seen_text:
         raise UsageError("the input is empty: nothing to explain")
     results = [result(index, f.match, f.count, f.last_line) for f in (found if show_all else found[:1])]

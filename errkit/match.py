@@ -1,7 +1,11 @@
-"""Find catalogue wordings in pasted text: anchor-word prefilter, then the wordings' typed regexes.
+"""Find catalogue wordings in pasted text or a log: a literal prefilter, then the wordings' typed regexes.
 
-The explain path: imports only json, os and re (values/template for reading values back); reads the
-index that `errkit generate` compiled.
+Each wording has a key, the piece of its fixed text least likely to appear elsewhere (chosen by
+`errkit generate`). One regex of every key, searched over the raw bytes of the input at C speed,
+picks the lines to read; per line, a set match of the keys tells which wordings to try.
+
+The explain path: imports only json, os and re (values for reading values back); reads the index
+that `errkit generate` compiled.
 """
 
 from __future__ import annotations
@@ -60,11 +64,12 @@ MAX_LINE = 16_384  # an error message is never longer; a longer line is read up 
 
 
 class Match:
-    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text")
+    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset")
 
     def __init__(self, code, wording, params, line, exact=True, score=1.0, text=""):
         self.code, self.wording, self.params, self.line = code, wording, params, line
         self.exact, self.score, self.text = exact, score, text
+        self.offset = 0  # set by scan: where the match's line starts in the scanned block (bytes)
 
     def key(self):
         return (self.code, repr(sorted(self.params.items())))
@@ -90,18 +95,61 @@ class Entries(dict):
         return [self[code] for code in self]
 
 
+SHORTLIST = 40  # wordings compared in full by the approximate pass, whatever the catalogue's size
+POSTINGS_BUDGET = 4000  # word postings read to pick them: the rarest words first
+MARKERS = ("Error", "Exception")  # lines naming an exception are read for the wordings without a key
+HEADER_CACHE = 4096  # messages remembered per index: a log repeats the same few errors
+
+
+def key_pattern(key: str) -> str:
+    """The regex of a prefilter key: its words with any run of whitespace between them."""
+    return r"\s+".join(re.escape(word) for word in key.split(" "))
+
+
+class _KeySet:
+    """Which keys occur in a line: RE2::Set (one pass for all keys), or a loop over `re` regexes."""
+
+    def __init__(self, patterns: list[str]):
+        self._set = None
+        self._regexes = []
+        if patterns and engine() is not re:
+            self._set = engine().Set.SearchSet()
+            for pattern in patterns:
+                self._set.Add(pattern)
+            self._set.Compile()
+        else:
+            self._regexes = [re.compile(p) for p in patterns]
+
+    def present(self, line: str) -> list[int]:
+        if self._set is not None:
+            return sorted(self._set.Match(line) or ())  # sorted: the same answer on every run
+        return [k for k, regex in enumerate(self._regexes) if regex.search(line)]
+
+
 class Index:
     def __init__(self, data: dict):
         self.data = data
         self.entries = Entries(data["entries"])
         self.wordings: list = data["wordings"]
-        self.anchors: dict = data["anchors"]
-        self.anchor_set = frozenset(self.anchors)
-        self.always = [i for i in data["always"] if self.wordings[i]["template"]]
-        self.located = data.get("located", [])
-        self.gates: list = data["gates"]
-        self.ungated: list = data["ungated"]
+        keyed: dict[str, list[int]] = {}
+        self.located: list[int] = []
+        self.always: list[int] = []
+        for i, wording in enumerate(self.wordings):
+            key = wording.get("key")
+            if key:
+                keyed.setdefault(key, []).append(i)
+            elif wording["location"]:
+                self.located.append(i)  # no fixed text to find it by: tried for exceptions raised there
+            elif wording["template"]:
+                self.always.append(i)  # fixed text too short to look for: tried on every line read
+        self.keys = sorted(keyed)
+        self.keyed = [keyed[k] for k in self.keys]
+        self._keyset: _KeySet | None = None
+        self._locator = None
         self._compiled: dict[tuple, re.Pattern] = {}
+        self._headers: dict[str, Match | None] = {}
+        self._postings: dict[str, list[int]] | None = None
+        self._skeletons: dict[int, str] = {}
 
     @classmethod
     def load(cls, path: str = INDEX_FILE) -> "Index":
@@ -131,8 +179,9 @@ class Index:
     # -- exact matching ---------------------------------------------------------------------------
 
     def candidates(self, line: str) -> list[int]:
-        found = sorted(self.anchor_set.intersection(WORD.findall(line)))  # sorted: the same answer on every run
-        ids = [i for word in found for i in self.anchors[word]]
+        if self._keyset is None:
+            self._keyset = _KeySet([key_pattern(k) for k in self.keys])
+        ids = [i for k in self._keyset.present(line) for i in self.keyed[k]]
         return ids + self.always if self.always else ids
 
     def _extract(self, i: int, m: "re.Match[str]"):
@@ -147,6 +196,25 @@ class Index:
             out[param] = value
         return out
 
+    def _best(self, ids: list[int], text: str, how: str, line_no: int) -> Match | None:
+        """The wording of `ids` that matches `text` (`how`: fullmatch, at the line end, anywhere)
+        with the most fixed text."""
+        best: Match | None = None
+        for i in ids:
+            if how == "full":
+                m = self.regex(i).fullmatch(text)
+            else:
+                m = self.regex(i, to_line_end=how == "end").search(text)
+            if m is None:
+                continue
+            params = self._extract(i, m)
+            if params is None:
+                continue
+            wording = self.wordings[i]
+            if best is None or wording["literal_chars"] > best.wording["literal_chars"]:
+                best = Match(wording["code"], wording, params, line_no, text=text)
+        return best
+
     def match_line(self, line: str, line_no: int = 0) -> Match | None:
         """The best wording found in one line: a fullmatch of the message part first, then a search."""
         line = clean(line)
@@ -154,30 +222,60 @@ class Index:
         if not ids:
             return None
         header = HEADER.search(line)
-        stripped = line.strip()
-        # Most specific first: the message after `SomeError: `, the whole line, the line's end, anywhere.
-        segments = []
         if header and header.group("msg") is not None:
-            segments.append((header.group("msg").strip(), "full"))
-        segments += [(stripped, "full"), (stripped, "end"), (stripped, "any")]
-        best: Match | None = None
-        for text, how in segments:
-            for i in ids:
-                if how == "full":
-                    m = self.regex(i).fullmatch(text)
-                else:
-                    m = self.regex(i, to_line_end=how == "end").search(text)
-                if m is None:
-                    continue
-                params = self._extract(i, m)
-                if params is None:
-                    continue
-                wording = self.wordings[i]
-                if best is None or wording["literal_chars"] > best.wording["literal_chars"]:
-                    best = Match(wording["code"], wording, params, line_no, text=text)
+            # The message after `SomeError: ` decides alone when a wording matches it whole: a log
+            # repeats the same messages behind different timestamps, so that answer is remembered.
+            msg = header.group("msg").strip()
+            if msg in self._headers:
+                hit = self._headers[msg]
+            else:
+                if len(self._headers) >= HEADER_CACHE:
+                    self._headers.clear()
+                hit = self._headers[msg] = self._best(ids, msg, "full", 0)
+            if hit is not None:
+                return Match(hit.code, hit.wording, hit.params, line_no, text=hit.text)
+        # Then the whole line, the line's end, anywhere.
+        stripped = line.strip()
+        for how in ("full", "end", "any"):
+            best = self._best(ids, stripped, how, line_no)
             if best is not None:
                 return best
-        return best
+        return None
+
+    # -- approximate matching ---------------------------------------------------------------------
+
+    def shortlist(self, text: str) -> list[int]:
+        """The wordings sharing the rarest words with `text`, best first, at most SHORTLIST.
+
+        The work is bounded whatever the catalogue's size: words are taken rarest first, each
+        weighted by how rare it is, until POSTINGS_BUDGET postings have been read.
+        """
+        if self._postings is None:
+            postings: dict[str, list[int]] = {}
+            for i, wording in enumerate(self.wordings):
+                if wording["template"]:
+                    for word in dict.fromkeys(WORD.findall(wording["skeleton"])):
+                        postings.setdefault(word, []).append(i)
+            self._postings = postings
+        postings = self._postings
+        words = sorted({w for w in WORD.findall(text) if w in postings}, key=lambda w: (len(postings[w]), w))
+        scores: dict[int, float] = {}
+        budget = POSTINGS_BUDGET
+        for word in words:
+            if budget <= 0:
+                break
+            ids = postings[word]
+            weight = 1.0 / len(ids)  # a word few wordings share says more
+            for i in ids[:budget]:
+                scores[i] = scores.get(i, 0.0) + weight
+            budget -= len(ids)
+        return sorted(scores, key=lambda i: (-scores[i], i))[:SHORTLIST]
+
+    def normalised_skeleton(self, i: int, normalise) -> str:
+        text = self._skeletons.get(i)
+        if text is None:
+            text = self._skeletons[i] = normalise(self.wordings[i]["skeleton"])
+        return text
 
     def match_location(self, frame_path: str, func: str, line_no: int, exception: str = "", message: str = "") -> Match | None:
         """A message with no fixed text (often none at all), recognised by the raise site of its
@@ -206,49 +304,69 @@ class Index:
                 return Match(wording["code"], wording, params, line_no, text=message or f"{frame_path} in {func}")
         return None
 
-    def scan(self, text: str, first_line: int = 1):
-        """Every match in a block of text, in order.
+    def locator(self):
+        """One regex of every key (and, when some wordings have none, of the exception markers),
+        over bytes: the lines it finds are the only ones read further. None: nothing to look for."""
+        if self._locator is None:
+            alternatives = [key_pattern(k) for k in self.keys]
+            if self.always or self.located:
+                alternatives += MARKERS
+            if not alternatives:
+                return None  # nothing to look for: no wording can match
+            source = "|".join(alternatives).encode("utf-8")
+            if engine() is re:
+                self._locator = re.compile(source)
+            else:
+                options = engine().Options()
+                options.max_mem = 256 << 20  # the DFA of a large catalogue's keys outgrows RE2's 8 MB default
+                self._locator = engine().compile(source, options)
+        return self._locator
 
-        A few gate substrings (every wording holds one) are searched at C speed; only the lines
-        holding one are matched further.
+    def scan(self, data: bytes | str, first_line: int = 1, undecodable=None):
+        """Every match in a block of text (bytes as read, or str), in order.
+
+        `undecodable()` is called for each line read further that is not valid UTF-8.
         """
-        starts: dict[int, int] = {}  # line start -> where a gate was seen on it
-        for gate in self.gates:
-            pos = text.find(gate)
-            while pos >= 0:
-                starts.setdefault(text.rfind("\n", 0, pos) + 1, pos)
-                pos = text.find("\n", pos)  # one hit per line is enough
-                if pos < 0:
-                    break
-                pos = text.find(gate, pos)
-        if self.ungated or self.located:
-            for marker in ("Error", "Exception"):
-                pos = text.find(marker)
-                while pos >= 0:
-                    starts.setdefault(text.rfind("\n", 0, pos) + 1, pos)
-                    pos = text.find(marker, pos + 1)
-        line_no, counted = first_line, 0
-        for start in sorted(starts):
-            end = text.find("\n", start)
-            end = len(text) if end < 0 else end
+        if isinstance(data, str):
+            data = data.encode("utf-8", "replace")
+        locator = self.locator()
+        if locator is None:
+            return
+        search = locator.search
+        line_no, counted, pos, size = first_line, 0, 0, len(data)
+        while pos < size:
+            hit = search(data, pos)
+            if hit is None:
+                return
+            where = hit.start()
+            start = data.rfind(b"\n", 0, where) + 1
+            end = data.find(b"\n", where)
+            end = size if end < 0 else end
+            pos = end + 1
             if end - start <= MAX_LINE:
-                line = text[start:end]
-            else:  # a huge line: read the window around what the gate saw
-                hit = starts[start]
-                line = text[max(start, hit - MAX_LINE // 2):min(end, hit + MAX_LINE // 2)]
-            line_no += text.count("\n", counted, start)  # incrementally: starts are sorted
+                raw = data[start:end]
+            else:  # a huge line: read the window around the hit
+                raw = data[max(start, where - MAX_LINE // 2):min(end, where + MAX_LINE // 2)]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                line = raw.decode("utf-8", "replace")
+                if undecodable is not None:
+                    undecodable()
+            line_no += data.count(b"\n", counted, start)  # incrementally: lines come in order
             counted = start
             match = self.match_line(line, line_no)
             if match is None and self.located:
-                match = self._located_match(text, start, line, line_no)
+                match = self._located_match(data, start, line, line_no)
             if match is not None:
+                match.offset = start
                 yield match
 
-    def _located_match(self, text: str, start: int, line: str, line_no: int) -> Match | None:
+    def _located_match(self, data: bytes, start: int, line: str, line_no: int) -> Match | None:
         header = HEADER.search(clean(line))
         if not header:
             return None
-        window = text[max(0, start - 4000):start].splitlines()
+        window = data[max(0, start - 4000):start].decode("utf-8", "replace").splitlines()
         frames = [m for m in (FRAME.match(l) for l in window) if m]
         if not frames:
             return None

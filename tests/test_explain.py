@@ -292,7 +292,7 @@ def test_empty_messages_match_the_most_specific_location_of_the_same_exception()
         return {"code": code, "variant": 0, "template": "", "source": "s", "exception": exception, "location": location,
                 "regex": "", "captures": [], "literal_chars": 0, "skeleton": ""}
 
-    index = Index({"entries": {}, "anchors": {}, "always": [], "gates": [], "ungated": [], "located": [0, 1, 2], "wordings": [
+    index = Index({"entries": {}, "wordings": [
         wording("FILE", "pkg/kernel.py", "AssertionError"),
         wording("FUNC", "pkg/kernel.py:10 in fwd", "AssertionError"),
         wording("NIE", "pkg/kernel.py in fwd", "NotImplementedError"),

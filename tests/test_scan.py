@@ -41,7 +41,7 @@ def one(tmp_path: Path, code: str) -> scan.Site:
 def empty_index(tmp_path) -> Path:
     """The real index with every wording removed: nothing is covered."""
     data = json.loads(Path(INDEX_FILE).read_text(encoding="utf-8"))
-    data.update(entries={}, wordings=[], anchors={}, always=[], located=[], ungated=[], gates=[])
+    data.update(entries={}, wordings=[])
     path = tmp_path / "empty_index.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
@@ -371,15 +371,15 @@ def test_a_wording_that_only_contains_a_catalogued_one_is_not_covered(tmp_path):
 def index_with(message: str, types: dict[str, str], code: str = "RA997") -> Index:
     """The real index plus one wording, compiled the way `errkit generate` compiles one."""
     from errkit import template
-    from errkit.generate.index import anchor_words
+    from errkit.generate.index import choose_keys, key_candidates
 
     data = json.loads(Path(INDEX_FILE).read_text(encoding="utf-8"))
     tpl = template.parse(message)
     regex, captures = template.to_regex(tpl, lambda f: (f.name, types[f.name], False))
-    wording = dict(data["wordings"][0], code=code, template=message, regex=regex, location=None,
+    key = choose_keys([key_candidates(type("W", (), {"template": tpl})())])[0]
+    wording = dict(data["wordings"][0], code=code, template=message, regex=regex, location=None, key=key,
                    captures=[[c.group, c.param, c.type] for c in captures], literal_chars=len("".join(tpl.literals)))
     data["wordings"].append(wording)
-    data["anchors"].setdefault(anchor_words(type("W", (), {"template": tpl})())[0], []).append(len(data["wordings"]) - 1)
     return Index(data)
 
 

@@ -43,24 +43,51 @@ def anchor_words(wording: patterns.Wording) -> list[str]:
     return words
 
 
-def gate_tokens(wording: patterns.Wording) -> set[str]:
-    """Whitespace-free pieces of the wording's fixed text: every matching text contains each of them."""
-    return {tok for run in wording.template.literals for tok in run.split() if len(tok) >= 3}
+# Where a prefilter key comes from, rarest first: a code-like token (`num_q_heads=`, `bf16`,
+# `(inferred`), a phrase of words, a long word, a short phrase, a short word. Prose is full of
+# short words and rarely holds code-like tokens or a given phrase.
+_CODE_LIKE = re.compile(r"[_=0-9()\[\]{}<>*/`]|\w\.\w")
+_CLASS_COST = (1, 2, 8, 16, 64)
 
 
-def choose_gates(token_sets: list[set[str]]) -> list[str]:
-    """A small set of substrings such that every wording contains one (greedy set cover).
+def key_candidates(wording: patterns.Wording) -> set[str]:
+    """Texts every rendering of the wording contains: its tokens of 3+ characters and phrases of
+    2-3 consecutive tokens of one fixed-text run, words joined by one space (the matcher allows
+    any run of whitespace between them, as the wording's regex does)."""
+    out: set[str] = set()
+    for run in wording.template.literals:
+        tokens = run.split()
+        for i, token in enumerate(tokens):
+            if len(token) >= 3:
+                out.add(token)
+            for n in (2, 3):
+                if i + n <= len(tokens):
+                    out.add(" ".join(tokens[i:i + n]))
+    return out
 
-    Scanning a log for a few substrings runs at C speed; only lines holding one are read further.
+
+def _rarity_class(key: str) -> int:
+    core = key.strip(".,:;!?'\"")
+    if " " in key:
+        return 1 if len(key) >= 12 else 3
+    if _CODE_LIKE.search(core) and len(core) >= 4:
+        return 0
+    return 2 if len(core) >= 9 else 4
+
+
+def choose_keys(candidate_sets: list[set[str]]) -> list[str | None]:
+    """Each wording's prefilter key: the candidate least likely to appear in other text.
+
+    Cost = how common its kind is in prose x how many wordings share it (every line holding a key
+    is matched against every wording sharing it), so the choice stays good as a catalogue grows.
     """
-    uncovered = {i for i, tokens in enumerate(token_sets) if tokens}
-    gates: list[str] = []
-    while uncovered:
-        counts = Counter(tok for i in uncovered for tok in token_sets[i])
-        best = max(counts, key=lambda t: (counts[t] * min(len(t), 10), len(t), t))
-        gates.append(best)
-        uncovered = {i for i in uncovered if best not in token_sets[i]}
-    return sorted(gates)
+    shared = Counter(c for cands in candidate_sets for c in cands)
+
+    def cost(key: str) -> tuple:
+        kind = _rarity_class(key)
+        return (_CLASS_COST[kind] * shared[key], kind, -len(key), key)
+
+    return [min(cands, key=cost) if cands else None for cands in candidate_sets]
 
 
 def _suggestions(entry: Entry) -> list[dict]:
@@ -73,22 +100,9 @@ def _suggestions(entry: Entry) -> list[dict]:
 def build(catalogue: Catalogue) -> dict:
     settings = catalogue.settings
     wordings = [w for e in catalogue.entries for w in patterns.wordings(e)]
-    words_of = [sorted(set(anchor_words(w))) for w in wordings]
-    frequency = Counter(word for words in words_of for word in words)
-    anchors: dict[str, list[int]] = {}
-    always: list[int] = []
+    keys = choose_keys([key_candidates(w) for w in wordings])
     compiled = []
-    token_sets = [gate_tokens(w) for w in wordings]
-    located = [i for i, w in enumerate(wordings) if w.variant.location and not token_sets[i]]
-    for i, (wording, words) in enumerate(zip(wordings, words_of)):
-        if i in located:
-            pass  # no fixed text to find it by: tried only for exceptions raised at its location
-        elif words:
-            # the rarest word across the catalogue (longest on a tie) keeps candidate lists short
-            best = min(words, key=lambda w: (frequency[w], -len(w), w))
-            anchors.setdefault(best, []).append(i)
-        else:
-            always.append(i)
+    for wording, key in zip(wordings, keys):
         variant = wording.variant
         compiled.append({
             "code": wording.entry.code,
@@ -101,6 +115,9 @@ def build(catalogue: Catalogue) -> dict:
             "captures": [[c.group, c.param, c.type] for c in wording.captures],
             "literal_chars": wording.literal_chars,
             "skeleton": template_skeleton(wording.template),
+            # what the matcher's prefilter looks for (None: no fixed text of 3+ characters; such a
+            # wording is tried on lines naming an exception, or recognised by its raise site)
+            "key": key,
         })
     entries = {}
     for entry in sorted(catalogue.entries, key=lambda e: e.code):
@@ -119,19 +136,13 @@ def build(catalogue: Catalogue) -> dict:
             "related": list(entry.related),
             "docs_url": settings.page_url(entry.code),
         }
-    gates = choose_gates([set() if i in located else tokens for i, tokens in enumerate(token_sets)])
-    ungated = [i for i, tokens in enumerate(token_sets) if not tokens and wordings[i].variant.message and i not in located]
     return {
         "$comment": HEADER,
-        "gates": gates,
-        "ungated": ungated,
+        "format": 2,
         "project": settings.project,
         "version": settings.version,
         "entries": entries,
         "wordings": compiled,
-        "anchors": dict(sorted(anchors.items())),
-        "always": always,
-        "located": located,
     }
 
 

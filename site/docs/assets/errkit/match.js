@@ -1,11 +1,12 @@
 /* errkit matcher for the browser: what `errkit explain` does with errkit/_index.json, in JavaScript.
  *
- * A line-by-line port of errkit/match.py (gate substrings pick the lines, anchor-word prefilter,
- * `SomeError: msg` header extraction, fullmatch of the message, then of the line, then a search
- * anchored at the line end, then anywhere; tie-break by literal_chars; typed values as
- * values.parse; empty messages recognised by their raise site) and of errkit/explain.py
- * (distinct matches, most recent first; closest wordings when nothing matches exactly; concrete
- * suggestions). Python iterates the anchor words of a line as a set; here they go in sorted order.
+ * A line-by-line port of errkit/match.py (one regex of every wording's key picks the lines, the
+ * keys present in a line pick the wordings to try, `SomeError: msg` header extraction, fullmatch
+ * of the message, then of the line, then a search anchored at the line end, then anywhere;
+ * tie-break by literal_chars; typed values as values.parse; empty messages recognised by their
+ * raise site) and of errkit/explain.py (distinct matches, most recent first; closest wordings,
+ * from a shortlist of those sharing the rarest words, when nothing matches exactly; concrete
+ * suggestions).
  * It reads assets/errkit/index.json, which `errkit generate` builds from the same index with
  * every regex translated to JavaScript; tests/test_site.py runs both sides on the catalogue.
  */
@@ -22,17 +23,47 @@
   var TAIL = 256 * 1024; // explain.TAIL
   var SPLITLINES = /\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]/; // str.splitlines()
 
+  var SHORTLIST = 40; // match.SHORTLIST
+  var POSTINGS_BUDGET = 4000; // match.POSTINGS_BUDGET
+  var MARKERS = ["Error", "Exception"]; // match.MARKERS
+
+  function escapeRegex(text) {
+    return text.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&"); // what the u flag allows to escape
+  }
+
+  // match.key_pattern: a key's words with any run of whitespace between them
+  function keyPattern(key) {
+    return key.split(" ").map(escapeRegex).join("\\s+");
+  }
+
+  function byString(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
+
   function Index(data) {
     this.data = data;
     this.entries = data.entries;
     this.wordings = data.wordings;
-    this.anchors = data.anchors;
-    this.anchorWords = Object.keys(data.anchors).sort();
-    this.anchorSet = new Set(this.anchorWords);
-    var self = this;
-    this.always = data.always.filter(function (i) { return self.wordings[i].template; });
+    var keyed = new Map();
     this.located = [];
-    this.wordings.forEach(function (w, i) { if (!w.template && w.location) self.located.push(i); });
+    this.always = [];
+    for (var i = 0; i < this.wordings.length; i++) {
+      var w = this.wordings[i];
+      if (w.key) {
+        if (!keyed.has(w.key)) keyed.set(w.key, []);
+        keyed.get(w.key).push(i);
+      } else if (w.location) {
+        this.located.push(i);
+      } else if (w.template) {
+        this.always.push(i);
+      }
+    }
+    this.keys = Array.from(keyed.keys()).sort(byString);
+    this.keyed = this.keys.map(function (k) { return keyed.get(k); });
+    this.keyRegexes = this.keys.map(function (k) { return new RegExp(keyPattern(k), "u"); });
+    var alternatives = this.keys.map(keyPattern);
+    if (this.always.length || this.located.length) alternatives = alternatives.concat(MARKERS);
+    this.locator = alternatives.length ? new RegExp(alternatives.join("|"), "gu") : null;
+    this.postings = null;
+    this.skeletons = {};
     this.compiled = {};
     var p = data.patterns;
     this.header = new RegExp(p.header, "u");
@@ -41,8 +72,6 @@
     this.word = new RegExp(p.word, "gu");
     this.lineEnd = p.line_end;
     this.maxLine = data.max_line;
-    this.gates = data.gates;
-    this.ungated = data.ungated;
   }
 
   Index.prototype.regex = function (i) {
@@ -77,11 +106,9 @@
   // -- exact matching ---------------------------------------------------------------------------
 
   Index.prototype.candidates = function (line) {
-    var present = new Set(this.words(line));
     var ids = [];
-    for (var k = 0; k < this.anchorWords.length; k++) {
-      var word = this.anchorWords[k];
-      if (present.has(word)) ids.push.apply(ids, this.anchors[word]);
+    for (var k = 0; k < this.keys.length; k++) {
+      if (this.keyRegexes[k].test(line)) ids.push.apply(ids, this.keyed[k]);
     }
     return this.always.length ? ids.concat(this.always) : ids;
   };
@@ -105,90 +132,93 @@
     return out;
   };
 
+  Index.prototype.best = function (ids, text, how, lineNo) {
+    var best = null;
+    for (var k = 0; k < ids.length; k++) {
+      var i = ids[k];
+      var m = this.regex(i)[how].exec(text);
+      if (!m) continue;
+      var params = this.extract(i, m.groups || {});
+      if (params === null) continue;
+      var wording = this.wordings[i];
+      if (best === null || wording.literal_chars > best.wording.literal_chars) {
+        best = { code: wording.code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: text };
+      }
+    }
+    return best;
+  };
+
   Index.prototype.matchLine = function (line, lineNo) {
     line = this.clean(line);
     var ids = this.candidates(line);
     if (!ids.length) return null;
     var header = this.header.exec(line);
-    var stripped = R.strip(line);
     // Most specific first: the message after `SomeError: `, the whole line, the line's end, anywhere.
-    var segments = [];
-    if (header && header.groups.msg !== undefined) segments.push([R.strip(header.groups.msg), "full"]);
-    segments.push([stripped, "full"], [stripped, "end"], [stripped, "any"]);
-    var best = null;
-    for (var s = 0; s < segments.length; s++) {
-      var text = segments[s][0], how = segments[s][1];
-      for (var k = 0; k < ids.length; k++) {
-        var i = ids[k];
-        var m = this.regex(i)[how].exec(text);
-        if (!m) continue;
-        var params = this.extract(i, m.groups || {});
-        if (params === null) continue;
-        var wording = this.wordings[i];
-        if (best === null || wording.literal_chars > best.wording.literal_chars) {
-          best = { code: wording.code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: text };
-        }
-      }
-      if (best !== null) return best;
+    if (header && header.groups.msg !== undefined) {
+      var hit = this.best(ids, R.strip(header.groups.msg), "full", lineNo);
+      if (hit !== null) return hit;
     }
-    return best;
+    var stripped = R.strip(line);
+    var hows = ["full", "end", "any"];
+    for (var h = 0; h < hows.length; h++) {
+      var found = this.best(ids, stripped, hows[h], lineNo);
+      if (found !== null) return found;
+    }
+    return null;
   };
 
-  Index.prototype.matchLocation = function (framePath, func, lineNo) {
+  // match.Index.match_location: the most specific location first, the same exception class, then
+  // the wording's regex on the message
+  Index.prototype.matchLocation = function (framePath, func, lineNo, exception, message) {
     framePath = framePath.replace(/\\/g, "/");
+    var raised = (exception || "").split(".").pop();
+    var ranked = [];
     for (var k = 0; k < this.located.length; k++) {
-      var wording = this.wordings[this.located[k]];
+      var i = this.located[k];
+      var wording = this.wordings[i];
       var loc = wording.location;
       var cut = loc.indexOf(" in ");
-      var path = cut >= 0 ? loc.slice(0, cut) : loc;
+      var place = cut >= 0 ? loc.slice(0, cut) : loc;
       var where = cut >= 0 ? loc.slice(cut + 4) : "";
-      path = path.split(":")[0];
-      if (framePath.endsWith(path) && (!where || where === func)) {
-        return { code: wording.code, wording: wording, params: {}, line: lineNo, exact: true, score: 1.0, text: framePath + " in " + func };
+      var path = place.split(":")[0];
+      if (!framePath.endsWith(path) || (where && where !== func)) continue;
+      if (raised && wording.exception && wording.exception !== raised) continue;
+      ranked.push([where ? 0 : 1, i]);
+    }
+    ranked.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
+    message = message || "";
+    for (var r = 0; r < ranked.length; r++) {
+      var j = ranked[r][1];
+      var m = this.regex(j).full.exec(message);
+      var params = m ? this.extract(j, m.groups || {}) : null;
+      if (params !== null) {
+        var w = this.wordings[j];
+        return { code: w.code, wording: w, params: params, line: lineNo, exact: true, score: 1.0, text: message || framePath + " in " + func };
       }
     }
     return null;
   };
 
-  // Every match in a block of text, in order. A few gate substrings (every wording holds one) are
-  // looked for; only the lines holding one are matched further.
+  // Every match in a block of text, in order: the lines holding a key (or, when some wordings have
+  // none, naming an exception) are the only ones read further.
   Index.prototype.scan = function (text, firstLine) {
     firstLine = firstLine === undefined ? 1 : firstLine;
-    var starts = new Map(); // line start -> where a gate was seen on it
-    function note(pos) {
-      var start = text.lastIndexOf("\n", pos - 1) + 1;
-      if (pos === 0) start = 0;
-      if (!starts.has(start)) starts.set(start, pos);
-    }
-    this.gates.forEach(function (gate) {
-      var pos = text.indexOf(gate);
-      while (pos >= 0) {
-        note(pos);
-        pos = text.indexOf("\n", pos); // one hit per line is enough
-        if (pos < 0) break;
-        pos = text.indexOf(gate, pos);
-      }
-    });
-    if (this.ungated.length || this.located.length) {
-      ["Error", "Exception"].forEach(function (marker) {
-        for (var pos = text.indexOf(marker); pos >= 0; pos = text.indexOf(marker, pos + 1)) note(pos);
-      });
-    }
     var out = [];
-    var lineNo = firstLine, counted = 0;
+    if (this.locator === null) return out;
+    var lineNo = firstLine, counted = 0, pos = 0;
     var half = Math.floor(this.maxLine / 2);
-    var sorted = Array.from(starts.keys()).sort(function (a, b) { return a - b; });
-    for (var k = 0; k < sorted.length; k++) {
-      var start = sorted[k];
-      var end = text.indexOf("\n", start);
+    while (pos < text.length) {
+      this.locator.lastIndex = pos;
+      var hit = this.locator.exec(text);
+      if (hit === null) break;
+      var where = hit.index;
+      var start = text.lastIndexOf("\n", where - 1) + 1;
+      if (where === 0) start = 0;
+      var end = text.indexOf("\n", where);
       end = end < 0 ? text.length : end;
-      var line;
-      if (end - start <= this.maxLine) {
-        line = text.slice(start, end);
-      } else { // a huge line: read the window around what the gate saw
-        var hit = starts.get(start);
-        line = text.slice(Math.max(start, hit - half), Math.min(end, hit + half));
-      }
+      pos = end + 1;
+      var line = end - start <= this.maxLine ? text.slice(start, end)
+        : text.slice(Math.max(start, where - half), Math.min(end, where + half)); // a huge line: the window around the hit
       lineNo += countNewlines(text, counted, start);
       counted = start;
       var match = this.matchLine(line, lineNo);
@@ -206,7 +236,7 @@
 
   Index.prototype.locatedMatch = function (text, start, line, lineNo) {
     var header = this.header.exec(this.clean(line));
-    if (!header || R.strip(header.groups.msg || "")) return null;
+    if (!header) return null;
     var window = text.slice(Math.max(0, start - 4000), start).split(SPLITLINES);
     var last = null;
     for (var k = 0; k < window.length; k++) {
@@ -214,7 +244,41 @@
       if (m) last = m;
     }
     if (!last) return null;
-    return this.matchLocation(last.groups.path, last.groups.func, lineNo);
+    return this.matchLocation(last.groups.path, last.groups.func, lineNo, header.groups.exc, R.strip(header.groups.msg || ""));
+  };
+
+  // match.Index.shortlist: the wordings sharing the rarest words with `text`, bounded work
+  Index.prototype.shortlist = function (text) {
+    var self = this;
+    if (this.postings === null) {
+      var postings = new Map();
+      this.wordings.forEach(function (wording, i) {
+        if (!wording.template) return;
+        new Set(self.words(wording.skeleton)).forEach(function (word) {
+          if (!postings.has(word)) postings.set(word, []);
+          postings.get(word).push(i);
+        });
+      });
+      this.postings = postings;
+    }
+    var post = this.postings;
+    var words = Array.from(new Set(this.words(text))).filter(function (w) { return post.has(w); });
+    words.sort(function (a, b) { return post.get(a).length - post.get(b).length || byString(a, b); });
+    var scores = new Map();
+    var budget = POSTINGS_BUDGET;
+    for (var k = 0; k < words.length && budget > 0; k++) {
+      var ids = post.get(words[k]);
+      var weight = 1.0 / ids.length;
+      var n = Math.min(ids.length, budget);
+      for (var j = 0; j < n; j++) scores.set(ids[j], (scores.get(ids[j]) || 0) + weight);
+      budget -= ids.length;
+    }
+    return Array.from(scores.keys()).sort(function (a, b) { return scores.get(b) - scores.get(a) || a - b; }).slice(0, SHORTLIST);
+  };
+
+  Index.prototype.normalisedSkeleton = function (i) {
+    if (!(i in this.skeletons)) this.skeletons[i] = normalise(this.wordings[i].skeleton);
+    return this.skeletons[i];
   };
 
   // -- explain ----------------------------------------------------------------------------------
@@ -312,13 +376,10 @@
     segments = segments.slice(-5).map(function (seg) { return seg.length > 2000 ? seg.slice(-2000) : seg; });
     var scored = new Map();
     segments.forEach(function (seg) {
-      var segWords = new Set(index.words(seg));
       var normSeg = normalise(seg);
-      index.wordings.forEach(function (wording) {
-        if (!wording.template) return;
-        var shared = index.words(wording.skeleton).some(function (w) { return segWords.has(w); });
-        if (!shared) return;
-        var score = ratio(normSeg, normalise(wording.skeleton));
+      index.shortlist(seg).forEach(function (i) {
+        var wording = index.wordings[i];
+        var score = ratio(normSeg, index.normalisedSkeleton(i));
         var best = scored.get(wording.code);
         if (score >= 0.6 && (!best || score > best.score)) {
           scored.set(wording.code, { code: wording.code, wording: wording, params: {}, line: 0, exact: false, score: R.round(score, 3n), text: seg });
