@@ -4,7 +4,8 @@
 Each catalogue entry with a validator has an exception class (subclassing its builtin, carrying
 `.code`, `.params` and a note with its docs URL) and a `check_<code>` function; each validate
 group of catalog/errkit.yaml is one `validate_<group>` function that reads its params off the
-arguments and runs its checks in the declared order.
+arguments and runs its checks in the declared order. A check is written the same way in both:
+`a or b` is `if not a: if not b: raise`, so what the check does not reach is never read.
 """
 
 from errkit import fixes as _fx
@@ -301,14 +302,16 @@ def check_ra105(num_q_heads, num_kv_heads):
 
 def check_ra106(dtype, implementation, supported):
     """RA106 dtype-unsupported: raise DtypeUnsupportedError unless the invariant holds."""
-    if not (dtype in ('float32', 'bfloat16', 'float16') or (implementation == 'xla' and dtype == 'float64')):
-        raise DtypeUnsupportedError(f'dtype {dtype} is not supported by implementation={implementation!r}; use one of: {supported}', {'dtype': dtype, 'implementation': implementation, 'supported': supported})
+    if not (dtype in ('float32', 'bfloat16', 'float16')):
+        if not (implementation == 'xla' and dtype == 'float64'):
+            raise DtypeUnsupportedError(f'dtype {dtype} is not supported by implementation={implementation!r}; use one of: {supported}', {'dtype': dtype, 'implementation': implementation, 'supported': supported})
 
 
 def check_ra107(head_dim, implementation):
     """RA107 head-dim-too-large: raise HeadDimTooLargeError unless the invariant holds."""
-    if not (implementation != 'pallas' or head_dim <= 256):
-        raise HeadDimTooLargeError(f"{head_dim=} exceeds the Pallas kernel's limit of 256; use implementation='xla' or smaller heads", {'head_dim': head_dim, 'implementation': implementation})
+    if not (implementation != 'pallas'):
+        if not (head_dim <= 256):
+            raise HeadDimTooLargeError(f"{head_dim=} exceeds the Pallas kernel's limit of 256; use implementation='xla' or smaller heads", {'head_dim': head_dim, 'implementation': implementation})
 
 
 def check_ra108(q_shape, k_shape, v_shape):
@@ -319,20 +322,23 @@ def check_ra108(q_shape, k_shape, v_shape):
 
 def check_ra201(implementation):
     """RA201 implementation-unknown: raise ImplementationUnknownError unless the invariant holds."""
-    if not (implementation is None or implementation in ('pallas', 'xla')):
-        raise ImplementationUnknownError(f"implementation must be 'pallas', 'xla' or None, got {implementation!r}", {'implementation': implementation})
+    if not (implementation is None):
+        if not (implementation in ('pallas', 'xla')):
+            raise ImplementationUnknownError(f"implementation must be 'pallas', 'xla' or None, got {implementation!r}", {'implementation': implementation})
 
 
 def check_ra202(sm_scale):
     """RA202 sm-scale-not-finite: raise SmScaleNotFiniteError unless the invariant holds."""
-    if not (sm_scale is None or _fx.is_finite(sm_scale)):
-        raise SmScaleNotFiniteError(f'sm_scale must be a finite number or None, got {sm_scale!r}', {'sm_scale': sm_scale})
+    if not (sm_scale is None):
+        if not (_fx.is_finite(sm_scale)):
+            raise SmScaleNotFiniteError(f'sm_scale must be a finite number or None, got {sm_scale!r}', {'sm_scale': sm_scale})
 
 
 def check_ra203(cap):
     """RA203 cap-not-positive: raise CapNotPositiveError unless the invariant holds."""
-    if not (cap is None or (_fx.is_finite(cap) and cap > 0)):
-        raise CapNotPositiveError(f'cap must be a positive finite number or None, got {cap!r}', {'cap': cap})
+    if not (cap is None):
+        if not (_fx.is_finite(cap) and cap > 0):
+            raise CapNotPositiveError(f'cap must be a positive finite number or None, got {cap!r}', {'cap': cap})
 
 
 def check_ra204(cap_method):
@@ -349,8 +355,9 @@ def check_ra205(causal_type):
 
 def check_ra206(implementation, backend):
     """RA206 pallas-backend-unsupported: raise PallasBackendUnsupportedError unless the invariant holds."""
-    if not (implementation != 'pallas' or backend in ('gpu', 'cpu')):
-        raise PallasBackendUnsupportedError(f"implementation='pallas' runs on a GPU (Triton) or the CPU (interpret mode), but jax's default backend is {backend!r}; use implementation='xla'", {'implementation': implementation, 'backend': backend})
+    if not (implementation != 'pallas'):
+        if not (backend in ('gpu', 'cpu')):
+            raise PallasBackendUnsupportedError(f"implementation='pallas' runs on a GPU (Triton) or the CPU (interpret mode), but jax's default backend is {backend!r}; use implementation='xla'", {'implementation': implementation, 'backend': backend})
 
 
 def check_ra210(config_type):
@@ -361,62 +368,74 @@ def check_ra210(config_type):
 
 def check_ra211(has_config, block_q, block_kv):
     """RA211 block-size-invalid: raise BlockSizeInvalidError unless the invariant holds."""
-    if not (not has_config or (_fx.is_power_of_two(block_q) and 16 <= block_q <= 1024 and _fx.is_power_of_two(block_kv) and (16 <= block_kv <= 1024))):
-        raise BlockSizeInvalidError(f'BlockSizes block_q and block_kv must be powers of two in [16, 1024], got {block_q=}, {block_kv=}', {'has_config': has_config, 'block_q': block_q, 'block_kv': block_kv})
+    if has_config:
+        if not (_fx.is_power_of_two(block_q) and 16 <= block_q <= 1024 and _fx.is_power_of_two(block_kv) and (16 <= block_kv <= 1024)):
+            raise BlockSizeInvalidError(f'BlockSizes block_q and block_kv must be powers of two in [16, 1024], got {block_q=}, {block_kv=}', {'has_config': has_config, 'block_q': block_q, 'block_kv': block_kv})
 
 
 def check_ra212(has_config, block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq):
     """RA212 backward-block-size-invalid: raise BackwardBlockSizeInvalidError unless the invariant holds."""
-    if not (not has_config or block_q_dkv is None or (_fx.is_power_of_two(block_q_dkv) and 16 <= block_q_dkv <= 1024 and _fx.is_power_of_two(block_kv_dkv) and (16 <= block_kv_dkv <= 1024) and _fx.is_power_of_two(block_q_dq) and (16 <= block_q_dq <= 1024) and _fx.is_power_of_two(block_kv_dq) and (16 <= block_kv_dq <= 1024))):
-        raise BackwardBlockSizeInvalidError(f'backward block sizes must be powers of two in [16, 1024], got {block_q_dkv=}, {block_kv_dkv=}, {block_q_dq=}, {block_kv_dq=}', {'has_config': has_config, 'block_q_dkv': block_q_dkv, 'block_kv_dkv': block_kv_dkv, 'block_q_dq': block_q_dq, 'block_kv_dq': block_kv_dq})
+    if has_config:
+        if not (block_q_dkv is None):
+            if not (_fx.is_power_of_two(block_q_dkv) and 16 <= block_q_dkv <= 1024 and _fx.is_power_of_two(block_kv_dkv) and (16 <= block_kv_dkv <= 1024) and _fx.is_power_of_two(block_q_dq) and (16 <= block_q_dq <= 1024) and _fx.is_power_of_two(block_kv_dq) and (16 <= block_kv_dq <= 1024)):
+                raise BackwardBlockSizeInvalidError(f'backward block sizes must be powers of two in [16, 1024], got {block_q_dkv=}, {block_kv_dkv=}, {block_q_dq=}, {block_kv_dq=}', {'has_config': has_config, 'block_q_dkv': block_q_dkv, 'block_kv_dkv': block_kv_dkv, 'block_q_dq': block_q_dq, 'block_kv_dq': block_kv_dq})
 
 
 def check_ra213(has_config, block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq):
     """RA213 backward-blocks-partial: raise BackwardBlocksPartialError unless the invariant holds."""
-    if not (not has_config or (block_q_dkv is None) == (block_kv_dkv is None) == (block_q_dq is None) == (block_kv_dq is None)):
-        raise BackwardBlocksPartialError(f'Backward block sizes (block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq) must either all be specified or all be None.', {'has_config': has_config, 'block_q_dkv': block_q_dkv, 'block_kv_dkv': block_kv_dkv, 'block_q_dq': block_q_dq, 'block_kv_dq': block_kv_dq})
+    if has_config:
+        if not ((block_q_dkv is None) == (block_kv_dkv is None) == (block_q_dq is None) == (block_kv_dq is None)):
+            raise BackwardBlocksPartialError(f'Backward block sizes (block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq) must either all be specified or all be None.', {'has_config': has_config, 'block_q_dkv': block_q_dkv, 'block_kv_dkv': block_kv_dkv, 'block_q_dq': block_q_dq, 'block_kv_dq': block_kv_dq})
 
 
 def check_ra301(has_bound, batch, bound_shape):
     """RA301 bound-shape: raise BoundShapeError unless the invariant holds."""
-    if not (not has_bound or bound_shape == (batch,)):
-        raise BoundShapeError(f'bound must have shape (batch,)=({batch},), got {bound_shape}', {'has_bound': has_bound, 'batch': batch, 'bound_shape': bound_shape})
+    if has_bound:
+        if not (bound_shape == (batch,)):
+            raise BoundShapeError(f'bound must have shape (batch,)=({batch},), got {bound_shape}', {'has_bound': has_bound, 'batch': batch, 'bound_shape': bound_shape})
 
 
 def check_ra302(has_bound, bound_dtype):
     """RA302 bound-dtype: raise BoundDtypeError unless the invariant holds."""
-    if not (not has_bound or bound_dtype in ('int32', 'int16', 'int8', 'int64', 'uint8', 'uint16', 'uint32')):
-        raise BoundDtypeError(f'bound must be an integer array (int32), got {bound_dtype}', {'has_bound': has_bound, 'bound_dtype': bound_dtype})
+    if has_bound:
+        if not (bound_dtype in ('int32', 'int16', 'int8', 'int64', 'uint8', 'uint16', 'uint32')):
+            raise BoundDtypeError(f'bound must be an integer array (int32), got {bound_dtype}', {'has_bound': has_bound, 'bound_dtype': bound_dtype})
 
 
 def check_ra303(has_bound, q_seq_len, kv_seq_len):
     """RA303 bound-needs-equal-lengths: raise BoundNeedsEqualLengthsError unless the invariant holds."""
-    if not (not has_bound or q_seq_len == kv_seq_len):
-        raise BoundNeedsEqualLengthsError(f'bound requires q_seq_len == kv_seq_len, got {q_seq_len=}, {kv_seq_len=}', {'has_bound': has_bound, 'q_seq_len': q_seq_len, 'kv_seq_len': kv_seq_len})
+    if has_bound:
+        if not (q_seq_len == kv_seq_len):
+            raise BoundNeedsEqualLengthsError(f'bound requires q_seq_len == kv_seq_len, got {q_seq_len=}, {kv_seq_len=}', {'has_bound': has_bound, 'q_seq_len': q_seq_len, 'kv_seq_len': kv_seq_len})
 
 
 def check_ra304(causal, q_seq_len, kv_seq_len):
     """RA304 causal-needs-equal-lengths: raise CausalNeedsEqualLengthsError unless the invariant holds."""
-    if not (not causal or q_seq_len == kv_seq_len):
-        raise CausalNeedsEqualLengthsError(f'causal=True requires q_seq_len == kv_seq_len, got {q_seq_len=}, {kv_seq_len=}', {'causal': causal, 'q_seq_len': q_seq_len, 'kv_seq_len': kv_seq_len})
+    if causal:
+        if not (q_seq_len == kv_seq_len):
+            raise CausalNeedsEqualLengthsError(f'causal=True requires q_seq_len == kv_seq_len, got {q_seq_len=}, {kv_seq_len=}', {'causal': causal, 'q_seq_len': q_seq_len, 'kv_seq_len': kv_seq_len})
 
 
 def check_ra305(has_bound, bound_min):
     """RA305 bound-negative: raise BoundNegativeError unless the invariant holds."""
-    if not (not has_bound or bound_min is None or bound_min >= 0):
-        raise BoundNegativeError(f'bound must be >= 0 for every example, got min(bound)={bound_min}', {'has_bound': has_bound, 'bound_min': bound_min})
+    if has_bound:
+        if not (bound_min is None):
+            if not (bound_min >= 0):
+                raise BoundNegativeError(f'bound must be >= 0 for every example, got min(bound)={bound_min}', {'has_bound': has_bound, 'bound_min': bound_min})
 
 
 def check_ra401(batch_axis, batch_axis_size, mesh_axes):
     """RA401 batch-axis-unknown: raise BatchAxisUnknownError unless the invariant holds."""
-    if not (batch_axis is None or batch_axis_size > 0):
-        raise BatchAxisUnknownError(f'batch_axis={batch_axis!r} is not an axis of the mesh (axes: {mesh_axes})', {'batch_axis': batch_axis, 'batch_axis_size': batch_axis_size, 'mesh_axes': mesh_axes})
+    if not (batch_axis is None):
+        if not (batch_axis_size > 0):
+            raise BatchAxisUnknownError(f'batch_axis={batch_axis!r} is not an axis of the mesh (axes: {mesh_axes})', {'batch_axis': batch_axis, 'batch_axis_size': batch_axis_size, 'mesh_axes': mesh_axes})
 
 
 def check_ra402(head_axis, head_axis_size, mesh_axes):
     """RA402 head-axis-unknown: raise HeadAxisUnknownError unless the invariant holds."""
-    if not (head_axis is None or head_axis_size > 0):
-        raise HeadAxisUnknownError(f'head_axis={head_axis!r} is not an axis of the mesh (axes: {mesh_axes})', {'head_axis': head_axis, 'head_axis_size': head_axis_size, 'mesh_axes': mesh_axes})
+    if not (head_axis is None):
+        if not (head_axis_size > 0):
+            raise HeadAxisUnknownError(f'head_axis={head_axis!r} is not an axis of the mesh (axes: {mesh_axes})', {'head_axis': head_axis, 'head_axis_size': head_axis_size, 'mesh_axes': mesh_axes})
 
 
 def check_ra403(batch, batch_axis, batch_axis_size):
@@ -433,8 +452,9 @@ def check_ra404(num_kv_heads, head_axis, head_axis_size):
 
 def check_ra405(batch_axis, head_axis):
     """RA405 axes-identical: raise AxesIdenticalError unless the invariant holds."""
-    if not (head_axis is None or head_axis != batch_axis):
-        raise AxesIdenticalError(f'batch_axis and head_axis must be different mesh axes, both are {batch_axis!r}', {'batch_axis': batch_axis, 'head_axis': head_axis})
+    if not (head_axis is None):
+        if not (head_axis != batch_axis):
+            raise AxesIdenticalError(f'batch_axis and head_axis must be different mesh axes, both are {batch_axis!r}', {'batch_axis': batch_axis, 'head_axis': head_axis})
 
 
 def check_ra406(mesh_type):

@@ -62,7 +62,6 @@ class Operand:
 @dataclass(frozen=True)
 class CheckCode:
     entry: Entry
-    condition: str
     message: str
     params: tuple[str, ...]  # in the order the function takes them (declaration order)
     operands: tuple[Operand, ...]  # `a or b or c` -> a, b, c (a condition without `or`: itself)
@@ -92,7 +91,7 @@ def check_code(entry: Entry) -> CheckCode:
         source = ast.unparse(part.operand if negated else part)
         python = python_expression(source, entry.params.keys())
         operands.append(Operand(python if negated else f"not ({python})", expr.check(source, entry.params.keys()).names))
-    return CheckCode(entry, python_expression(entry.check, entry.params.keys()), fstring(entry.message), params, tuple(operands))
+    return CheckCode(entry, fstring(entry.message), params, tuple(operands))
 
 
 @dataclass(frozen=True)
@@ -140,6 +139,14 @@ def group_steps(group: Group, checks: list[CheckCode]) -> list[Step]:
     return steps
 
 
+def check_steps(code: CheckCode) -> list[Step]:
+    """The body of check_<code>: the steps a validate function runs for this check, its params its arguments.
+
+    One code path renders both, so a check function and the validate functions that run it cannot differ.
+    """
+    return group_steps(Group(code.function, "", code.params, {}, (code.entry.code,)), [code])
+
+
 def validators(catalogue: Catalogue) -> dict[str, str]:
     settings = catalogue.settings
     entries = [e for e in catalogue.entries if not e.explain_only]
@@ -154,6 +161,7 @@ def validators(catalogue: Catalogue) -> dict[str, str]:
         settings=settings,
         entries=sorted(entries, key=lambda e: e.code),
         checks=checks,
+        check_bodies={code: check_steps(check) for code, check in checks.items()},
         groups=groups,
     )
     text = text.rstrip("\n") + "\n"
