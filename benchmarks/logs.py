@@ -50,8 +50,10 @@ def prose_sentences(limit: int = 50_000) -> tuple[str, ...]:
 
 @lru_cache(maxsize=None)
 def error_messages() -> tuple[tuple[str, str, str], ...]:
-    """(code, exception, message) for a rendering of every wording that has fixed text."""
+    """(code, exception, message) for a rendering of every wording a log line can show alone (not
+    those with no fixed text to find, recognised by the raise site of a traceback)."""
     from errkit import patterns
+    from errkit.generate.index import key_candidates
     from errkit.load import load
 
     catalogue = load(ROOT / "catalog").catalogue
@@ -59,8 +61,8 @@ def error_messages() -> tuple[tuple[str, str, str], ...]:
     for entry in catalogue.entries:
         params = patterns.sample_params(entry)[0]
         for wording in patterns.wordings(entry):
-            if not wording.template.literals:
-                continue  # a message with no fixed text is recognised by its raise site, not in a log line
+            if not wording.template.literals or (wording.variant.location and not key_candidates(wording)):
+                continue
             exception = wording.variant.exception or entry.exception
             out.append((entry.code, exception, wording.render(params)))
     return tuple(out)

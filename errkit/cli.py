@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -17,14 +16,20 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 from .errors import UsageError
 
 
-def _catalog_dir(args) -> Path:
-    return Path(args.catalog) if args.catalog else Path("catalog")
+def _path(text: str) -> "Path":
+    from pathlib import Path  # not on the explain path: pathlib costs start-up time
+
+    return Path(text)
+
+
+def _catalog_dir(args) -> "Path":
+    return _path(args.catalog or "catalog")
 
 
 def cmd_lint(args) -> int:
     from .lint import lint
 
-    root = Path(args.dir) if args.dir else _catalog_dir(args)
+    root = _path(args.dir) if args.dir else _catalog_dir(args)
     loaded, findings = lint(root)
     for f in findings:
         print(f)
@@ -40,7 +45,7 @@ def cmd_fmt(args) -> int:
     from .authoring import format_files
 
     root = _catalog_dir(args)
-    paths = [Path(p) for p in args.files] if args.files else None
+    paths = [_path(p) for p in args.files] if args.files else None
     changed, problems = format_files(root, paths, check=args.check)
     for line in problems:
         print(line, file=sys.stderr)
@@ -62,7 +67,7 @@ def cmd_new(args) -> int:
 def cmd_import(args) -> int:
     from .authoring import import_records
 
-    written, skipped = import_records(Path(args.file), _catalog_dir(args) if not args.into else Path(args.into),
+    written, skipped = import_records(_path(args.file), _catalog_dir(args) if not args.into else _path(args.into),
                                       area=args.area, force=args.force)
     for line in skipped:
         print(line, file=sys.stderr)
@@ -143,61 +148,104 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="errkit", description="A declarative error catalogue for JAX attention kernels.")
-    parser.add_argument("--catalog", metavar="DIR", help="catalogue folder (default: ./catalog)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    p = sub.add_parser("explain", help="find the catalogued error in a message, traceback or log and explain it")
+def _explain_args(p):
     p.add_argument("text", nargs="*", help="error text, a file path, '-' for standard input, or a code/slug")
     p.add_argument("--json", action="store_true", help="one JSON object per match (JSON Lines)")
     p.add_argument("--all", action="store_true", help="every distinct match in the input, with counts")
     p.set_defaults(func=cmd_explain)
 
-    p = sub.add_parser("list", help="every catalogue entry, by code")
+
+def _list_args(p):
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("show", help="one entry in full")
+
+def _show_args(p):
     p.add_argument("code", help="code or slug")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("lint", help="check every catalogue file; path:line:col: rule: message")
+
+def _lint_args(p):
     p.add_argument("dir", nargs="?", help="catalogue folder (default: ./catalog)")
     p.set_defaults(func=cmd_lint)
 
-    p = sub.add_parser("fmt", help="normalise catalogue files in place, keeping comments and key order")
+
+def _fmt_args(p):
     p.add_argument("files", nargs="*", help="entry files (default: the whole catalogue)")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file would change")
     p.set_defaults(func=cmd_fmt)
 
-    p = sub.add_parser("new", help="scaffold a new entry")
+
+def _new_args(p):
     p.add_argument("area", help="folder under the catalogue (inputs, config, mask, sharding, upstream, ...)")
     p.add_argument("slug", help="kebab-case name")
     p.add_argument("--code", help="code to use (default: the next free one of the area)")
     p.add_argument("--exception", default="ValueError", choices=("ValueError", "NotImplementedError", "TypeError"))
     p.set_defaults(func=cmd_new)
 
-    p = sub.add_parser("import", help="turn dataset records (JSON) into entries")
+
+def _import_args(p):
     p.add_argument("file", help="a JSON file with one record or a list of records")
     p.add_argument("--into", metavar="DIR", help="catalogue folder to write into (default: --catalog)")
     p.add_argument("--area", default="imported", help="area folder for the new entries (default: imported)")
     p.add_argument("--force", action="store_true", help="import even when the catalogue already covers the wording")
     p.set_defaults(func=cmd_import)
 
-    p = sub.add_parser("generate", help="write validators, matcher index, schema and site pages from the catalogue")
+
+def _generate_args(p):
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 naming every stale file")
     p.set_defaults(func=cmd_generate)
-    p = sub.add_parser("scan", help="find every raise site in Python code and audit catalogue coverage")
+
+
+def _scan_args(p):
     from .scan_args import add_arguments as add_scan_arguments
 
     add_scan_arguments(p)
     p.set_defaults(func=cmd_scan)
 
-    p = sub.add_parser("docs", help="render the troubleshooting site's pages into site/docs (also done by generate)")
+
+def _docs_args(p):
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 naming every stale page")
     p.set_defaults(func=cmd_docs)
+
+
+COMMANDS = {  # name: (help, how its arguments are declared)
+    "explain": ("find the catalogued error in a message, traceback or log and explain it", _explain_args),
+    "list": ("every catalogue entry, by code", _list_args),
+    "show": ("one entry in full", _show_args),
+    "lint": ("check every catalogue file; path:line:col: rule: message", _lint_args),
+    "fmt": ("normalise catalogue files in place, keeping comments and key order", _fmt_args),
+    "new": ("scaffold a new entry", _new_args),
+    "import": ("turn dataset records (JSON) into entries", _import_args),
+    "generate": ("write validators, matcher index, schema and site pages from the catalogue", _generate_args),
+    "scan": ("find every raise site in Python code and audit catalogue coverage", _scan_args),
+    "docs": ("render the troubleshooting site's pages into site/docs (also done by generate)", _docs_args),
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with `only`, just that command's parser is built (each one costs start-up
+    time, and `errkit explain` should start fast)."""
+    parser = _Parser(prog="errkit", description="A declarative error catalogue for JAX attention kernels.")
+    parser.add_argument("--catalog", metavar="DIR", help="catalogue folder (default: ./catalog)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (help_text, declare) in COMMANDS.items():
+        if only is None or name == only:
+            declare(sub.add_parser(name, help=help_text))
     return parser
+
+
+def _command_named(argv: list[str]) -> str | None:
+    """The command `argv` names, when it surely does (the first word that is not an option)."""
+    rest = list(argv)
+    while rest and rest[0].startswith("-"):
+        if rest[0] == "--catalog" and len(rest) > 1:
+            rest = rest[2:]
+        elif rest[0].startswith("--catalog="):
+            rest = rest[1:]
+        else:
+            return None  # --help, or an option only the full parser knows
+    return rest[0] if rest and rest[0] in COMMANDS else None
 
 
 def _tolerant_streams() -> None:
@@ -212,7 +260,8 @@ def _tolerant_streams() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     _tolerant_streams()
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=_command_named(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

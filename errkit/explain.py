@@ -164,9 +164,7 @@ def suggestions(fix: dict, params: dict) -> list[dict]:
     out = []
     for label, source in fix.get("suggest", {}).items():
         try:
-            checked = expr.check(source, params.keys())
-            value = expr.evaluate(source, {k: params[k] for k in checked.names})
-            out.append({"label": label, "value": _jsonable(value)})
+            out.append({"label": label, "value": _jsonable(expr.evaluate(source, params))})
         except expr.ExprError as err:
             if err.rule == "unknown-name":
                 out.append({"label": label, "needs": source})

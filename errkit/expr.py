@@ -9,6 +9,7 @@ a code object (for `errkit explain`).
 
 from __future__ import annotations
 
+import functools
 import _ast as ast  # the C node classes only: `import ast` (enum, contextlib, ...) is too slow for explain
 
 from . import fixes
@@ -91,6 +92,13 @@ def check(source: str, names, functions=fixes.HELPERS) -> Checked:
     for node in walk(tree):
         _vet(node, allowed, helpers, used)
     return Checked(source=source.strip(), tree=tree, names=frozenset(used))
+
+
+@functools.lru_cache(maxsize=1024)
+def _vetted_code(source: str, names: frozenset, helpers: frozenset):
+    """`source` vetted and compiled (once per source and names: explain computes the same
+    suggestions for every match of an entry)."""
+    return compile(check(source, names, helpers).tree, "<catalogue expression>", "eval")
 
 
 def _forbid(node: ast.AST, what: str) -> ExprError:
@@ -197,8 +205,7 @@ def to_python(checked: Checked, rename: Mapping[str, str] | None = None) -> str:
 def evaluate(source: str, env, functions=None):
     """Vet, then evaluate with no builtins: only `env` and the helpers are visible."""
     helpers = fixes.HELPERS if functions is None else functions
-    checked = check(source, env.keys(), helpers.keys())
-    code = compile(checked.tree, "<catalogue expression>", "eval")
+    code = _vetted_code(source, frozenset(env), frozenset(helpers))
     scope = dict(helpers)
     scope.update(env)
     return eval(code, {"__builtins__": {}}, scope)  # noqa: S307 - vetted above, no builtins

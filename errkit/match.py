@@ -366,11 +366,17 @@ class Index:
         header = HEADER.search(clean(line))
         if not header:
             return None
-        window = data[max(0, start - 4000):start].decode("utf-8", "replace").splitlines()
-        frames = [m for m in (FRAME.match(l) for l in window) if m]
-        if not frames:
-            return None
-        last = frames[-1]
+        # the traceback's last frame: the nearest `File "..."` line above, within 4000 bytes
+        low, end = max(0, start - 4000), start
+        last = None
+        while last is None:
+            at = data.rfind(b'File "', low, end)
+            if at < 0:
+                return None
+            line_start = data.rfind(b"\n", 0, at) + 1
+            line_end = data.find(b"\n", at, start)
+            last = FRAME.match(data[line_start:start if line_end < 0 else line_end].decode("utf-8", "replace"))
+            end = at
         message = (header.group("msg") or "").strip()
         return self.match_location(last.group("path"), last.group("func"), line_no, header.group("exc"), message)
 
