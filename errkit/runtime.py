@@ -37,7 +37,18 @@ class CatalogueError(Exception):
 
 # -- binding helpers: how params are read off the kernel's inputs ---------------------------------
 
+# Types whose instances all have `.shape` and `.dtype` (declared on the class, as jax and numpy
+# arrays do): a validator asks several times per call, and each hasattr costs a lookup.
+_ARRAY_TYPES: set = set()
+
+
 def is_array(x) -> bool:
+    kind = type(x)
+    if kind in _ARRAY_TYPES:
+        return True
+    if hasattr(kind, "shape") and hasattr(kind, "dtype"):
+        _ARRAY_TYPES.add(kind)
+        return True
     return hasattr(x, "shape") and hasattr(x, "dtype")
 
 
@@ -47,9 +58,9 @@ def ndim(x) -> int:
 
 
 def shape(x) -> tuple:
-    dims = getattr(x, "shape", None)
-    if dims is None or not hasattr(x, "dtype"):
+    if type(x) not in _ARRAY_TYPES and not is_array(x):
         return ()
+    dims = x.shape
     return dims if type(dims) is tuple else tuple(int(d) for d in dims)
 
 
@@ -62,9 +73,9 @@ _DTYPE_NAMES: dict = {}
 
 
 def dtype_name(x) -> str:
-    dtype = getattr(x, "dtype", None)
-    if dtype is None or not hasattr(x, "shape"):
+    if type(x) not in _ARRAY_TYPES and not is_array(x):
         return type(x).__name__
+    dtype = x.dtype
     try:
         return _DTYPE_NAMES[dtype]
     except (KeyError, TypeError):
@@ -80,14 +91,19 @@ def type_name(x) -> str:
     return type(x).__name__
 
 
+_numpy = None
+
+
 def concrete_min(x):
     """The smallest element as an int, or None when the array is traced (under jit) or empty."""
-    if x is None or not is_array(x):
+    global _numpy
+    if type(x) not in _ARRAY_TYPES and (x is None or not is_array(x)):
         return None
     try:
-        import numpy  # read on the host: no device dispatch for a [batch] vector
+        if _numpy is None:
+            import numpy as _numpy  # read on the host: no device dispatch for a [batch] vector
 
-        host = numpy.asarray(x)
+        host = _numpy.asarray(x)
         return int(host.min()) if host.size else None
     except Exception:  # tracers refuse concretisation
         return None

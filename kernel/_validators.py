@@ -8,8 +8,18 @@ arguments and runs its checks in the declared order. A check is written the same
 `a or b` is `if not a: if not b: raise`, so what the check does not reach is never read.
 """
 
-from errkit import fixes as _fx
 from errkit import runtime as _rt
+from errkit.fixes import is_finite as _fx_is_finite
+from errkit.fixes import is_power_of_two as _fx_is_power_of_two
+from errkit.runtime import axis_names as _rt_axis_names
+from errkit.runtime import axis_size as _rt_axis_size
+from errkit.runtime import concrete_min as _rt_concrete_min
+from errkit.runtime import default_backend as _rt_default_backend
+from errkit.runtime import dim as _rt_dim
+from errkit.runtime import dtype_name as _rt_dtype_name
+from errkit.runtime import is_array as _rt_is_array
+from errkit.runtime import shape as _rt_shape
+from errkit.runtime import type_name as _rt_type_name
 
 DOCS_BASE = 'https://errkit.github.io/errkit'
 DOCS_VERSION = '0.1'
@@ -330,14 +340,14 @@ def check_ra201(implementation):
 def check_ra202(sm_scale):
     """RA202 sm-scale-not-finite: raise SmScaleNotFiniteError unless the invariant holds."""
     if not (sm_scale is None):
-        if not (_fx.is_finite(sm_scale)):
+        if not (_fx_is_finite(sm_scale)):
             raise SmScaleNotFiniteError(f'sm_scale must be a finite number or None, got {sm_scale!r}', {'sm_scale': sm_scale})
 
 
 def check_ra203(cap):
     """RA203 cap-not-positive: raise CapNotPositiveError unless the invariant holds."""
     if not (cap is None):
-        if not (_fx.is_finite(cap) and cap > 0):
+        if not (_fx_is_finite(cap) and cap > 0):
             raise CapNotPositiveError(f'cap must be a positive finite number or None, got {cap!r}', {'cap': cap})
 
 
@@ -369,7 +379,7 @@ def check_ra210(config_type):
 def check_ra211(has_config, block_q, block_kv):
     """RA211 block-size-invalid: raise BlockSizeInvalidError unless the invariant holds."""
     if has_config:
-        if not (_fx.is_power_of_two(block_q) and 16 <= block_q <= 1024 and _fx.is_power_of_two(block_kv) and (16 <= block_kv <= 1024)):
+        if not (_fx_is_power_of_two(block_q) and 16 <= block_q <= 1024 and _fx_is_power_of_two(block_kv) and (16 <= block_kv <= 1024)):
             raise BlockSizeInvalidError(f'BlockSizes block_q and block_kv must be powers of two in [16, 1024], got {block_q=}, {block_kv=}', {'has_config': has_config, 'block_q': block_q, 'block_kv': block_kv})
 
 
@@ -377,7 +387,7 @@ def check_ra212(has_config, block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq):
     """RA212 backward-block-size-invalid: raise BackwardBlockSizeInvalidError unless the invariant holds."""
     if has_config:
         if not (block_q_dkv is None):
-            if not (_fx.is_power_of_two(block_q_dkv) and 16 <= block_q_dkv <= 1024 and _fx.is_power_of_two(block_kv_dkv) and (16 <= block_kv_dkv <= 1024) and _fx.is_power_of_two(block_q_dq) and (16 <= block_q_dq <= 1024) and _fx.is_power_of_two(block_kv_dq) and (16 <= block_kv_dq <= 1024)):
+            if not (_fx_is_power_of_two(block_q_dkv) and 16 <= block_q_dkv <= 1024 and _fx_is_power_of_two(block_kv_dkv) and (16 <= block_kv_dkv <= 1024) and _fx_is_power_of_two(block_q_dq) and (16 <= block_q_dq <= 1024) and _fx_is_power_of_two(block_kv_dq) and (16 <= block_kv_dq <= 1024)):
                 raise BackwardBlockSizeInvalidError(f'backward block sizes must be powers of two in [16, 1024], got {block_q_dkv=}, {block_kv_dkv=}, {block_q_dq=}, {block_kv_dq=}', {'has_config': has_config, 'block_q_dkv': block_q_dkv, 'block_kv_dkv': block_kv_dkv, 'block_q_dq': block_q_dq, 'block_kv_dq': block_kv_dq})
 
 
@@ -506,14 +516,14 @@ def validate_options(implementation, sm_scale, cap, cap_method, causal):
         if not (implementation in ('pallas', 'xla')):
             raise ImplementationUnknownError(f"implementation must be 'pallas', 'xla' or None, got {implementation!r}", {'implementation': implementation})
     if not (sm_scale is None):
-        if not (_fx.is_finite(sm_scale)):
+        if not (_fx_is_finite(sm_scale)):
             raise SmScaleNotFiniteError(f'sm_scale must be a finite number or None, got {sm_scale!r}', {'sm_scale': sm_scale})
     if not (cap is None):
-        if not (_fx.is_finite(cap) and cap > 0):
+        if not (_fx_is_finite(cap) and cap > 0):
             raise CapNotPositiveError(f'cap must be a positive finite number or None, got {cap!r}', {'cap': cap})
     if not (cap_method in ('tanh', 'soft_sign', 'none')):
         raise CapMethodUnknownError(f"cap_method must be one of 'tanh', 'soft_sign', 'none', got {cap_method!r}", {'cap_method': cap_method})
-    causal_type = _rt.type_name(causal)
+    causal_type = _rt_type_name(causal)
     if not (causal_type == 'bool'):
         raise CausalNotBoolError(f'causal must be True or False, got a {causal_type}', {'causal_type': causal_type})
 
@@ -524,7 +534,7 @@ def validate_backend(implementation):
     Checks, in order: RA206.
     """
     if not (implementation != 'pallas'):
-        backend = _rt.default_backend()
+        backend = _rt_default_backend()
         if not (backend in ('gpu', 'cpu')):
             raise PallasBackendUnsupportedError(f"implementation='pallas' runs on a GPU (Triton) or the CPU (interpret mode), but jax's default backend is {backend!r}; use implementation='xla'", {'implementation': implementation, 'backend': backend})
 
@@ -534,19 +544,19 @@ def validate_qkv(q, k, v, implementation):
 
     Checks, in order: RA100, RA101, RA108, RA102, RA103, RA104, RA105, RA106, RA107.
     """
-    q_is_array = _rt.is_array(q)
-    k_is_array = _rt.is_array(k)
-    v_is_array = _rt.is_array(v)
+    q_is_array = _rt_is_array(q)
+    k_is_array = _rt_is_array(k)
+    v_is_array = _rt_is_array(v)
     if not (q_is_array and k_is_array and v_is_array):
-        q_type = _rt.type_name(q)
-        k_type = _rt.type_name(k)
-        v_type = _rt.type_name(v)
+        q_type = _rt_type_name(q)
+        k_type = _rt_type_name(k)
+        v_type = _rt_type_name(v)
         raise QkvNotArrayError(f'q, k and v must be arrays, got {q_type}, {k_type}, {v_type}', {'q_type': q_type, 'k_type': k_type, 'v_type': v_type, 'q_is_array': q_is_array, 'k_is_array': k_is_array, 'v_is_array': v_is_array})
-    q_shape = _rt.shape(q)
+    q_shape = _rt_shape(q)
     q_ndim = len(q_shape)
-    k_shape = _rt.shape(k)
+    k_shape = _rt_shape(k)
     k_ndim = len(k_shape)
-    v_shape = _rt.shape(v)
+    v_shape = _rt_shape(v)
     v_ndim = len(v_shape)
     if not (q_ndim == 4 and k_ndim == 4 and (v_ndim == 4)):
         raise QkvRankError(f'q, k and v must all be 4D [batch, seq_len, num_heads, head_dim], got: {q_ndim=}, {k_ndim=}, {v_ndim=}', {'q_ndim': q_ndim, 'k_ndim': k_ndim, 'v_ndim': v_ndim})
@@ -556,9 +566,9 @@ def validate_qkv(q, k, v, implementation):
         raise KShapeMismatchError(f"k must share q's batch and head_dim: {q_shape=}, {k_shape=}", {'q_shape': q_shape, 'k_shape': k_shape})
     if not (v_shape == k_shape):
         raise VShapeMismatchError(f'v must have the same shape as k: {k_shape=}, {v_shape=}', {'k_shape': k_shape, 'v_shape': v_shape})
-    q_dtype = _rt.dtype_name(q)
-    k_dtype = _rt.dtype_name(k)
-    v_dtype = _rt.dtype_name(v)
+    q_dtype = _rt_dtype_name(q)
+    k_dtype = _rt_dtype_name(k)
+    v_dtype = _rt_dtype_name(v)
     if not (q_dtype == k_dtype and k_dtype == v_dtype):
         raise QkvDtypeMismatchError(f'q, k and v must have the same dtype, got: {q_dtype}, {k_dtype}, {v_dtype}', {'q_dtype': q_dtype, 'k_dtype': k_dtype, 'v_dtype': v_dtype})
     num_q_heads = q_shape[2]
@@ -583,27 +593,27 @@ def validate_mask(bound, causal, q, k):
     """
     has_bound = bound is not None
     if has_bound:
-        bound_dtype = _rt.dtype_name(bound)
+        bound_dtype = _rt_dtype_name(bound)
         if not (bound_dtype in ('int32', 'int16', 'int8', 'int64', 'uint8', 'uint16', 'uint32')):
             raise BoundDtypeError(f'bound must be an integer array (int32), got {bound_dtype}', {'has_bound': has_bound, 'bound_dtype': bound_dtype})
     if has_bound:
-        batch = _rt.shape(q)[0]
-        bound_shape = _rt.shape(bound)
+        batch = _rt_shape(q)[0]
+        bound_shape = _rt_shape(bound)
         if not (bound_shape == (batch,)):
             raise BoundShapeError(f'bound must have shape (batch,)=({batch},), got {bound_shape}', {'has_bound': has_bound, 'batch': batch, 'bound_shape': bound_shape})
     if has_bound:
-        bound_min = _rt.concrete_min(bound)
+        bound_min = _rt_concrete_min(bound)
         if not (bound_min is None):
             if not (bound_min >= 0):
                 raise BoundNegativeError(f'bound must be >= 0 for every example, got min(bound)={bound_min}', {'has_bound': has_bound, 'bound_min': bound_min})
     if has_bound:
-        q_seq_len = _rt.shape(q)[1]
-        kv_seq_len = _rt.shape(k)[1]
+        q_seq_len = _rt_shape(q)[1]
+        kv_seq_len = _rt_shape(k)[1]
         if not (q_seq_len == kv_seq_len):
             raise BoundNeedsEqualLengthsError(f'bound requires q_seq_len == kv_seq_len, got {q_seq_len=}, {kv_seq_len=}', {'has_bound': has_bound, 'q_seq_len': q_seq_len, 'kv_seq_len': kv_seq_len})
     if causal:
-        q_seq_len = _rt.shape(q)[1]
-        kv_seq_len = _rt.shape(k)[1]
+        q_seq_len = _rt_shape(q)[1]
+        kv_seq_len = _rt_shape(k)[1]
         if not (q_seq_len == kv_seq_len):
             raise CausalNeedsEqualLengthsError(f'causal=True requires q_seq_len == kv_seq_len, got {q_seq_len=}, {kv_seq_len=}', {'causal': causal, 'q_seq_len': q_seq_len, 'kv_seq_len': kv_seq_len})
 
@@ -613,14 +623,14 @@ def validate_config(config, implementation):
 
     Checks, in order: RA210, RA211, RA213, RA212.
     """
-    config_type = _rt.type_name(config)
+    config_type = _rt_type_name(config)
     if not (config_type in ('BlockSizes', 'NoneType')):
         raise ConfigTypeError(f'config must be a kernel.BlockSizes or None, got {config_type}', {'config_type': config_type})
     has_config = config is not None
     if has_config:
         block_q = getattr(config, 'block_q', None)
         block_kv = getattr(config, 'block_kv', None)
-        if not (_fx.is_power_of_two(block_q) and 16 <= block_q <= 1024 and _fx.is_power_of_two(block_kv) and (16 <= block_kv <= 1024)):
+        if not (_fx_is_power_of_two(block_q) and 16 <= block_q <= 1024 and _fx_is_power_of_two(block_kv) and (16 <= block_kv <= 1024)):
             raise BlockSizeInvalidError(f'BlockSizes block_q and block_kv must be powers of two in [16, 1024], got {block_q=}, {block_kv=}', {'has_config': has_config, 'block_q': block_q, 'block_kv': block_kv})
     if has_config:
         block_q_dkv = getattr(config, 'block_q_dkv', None)
@@ -635,7 +645,7 @@ def validate_config(config, implementation):
             block_kv_dkv = getattr(config, 'block_kv_dkv', None)
             block_q_dq = getattr(config, 'block_q_dq', None)
             block_kv_dq = getattr(config, 'block_kv_dq', None)
-            if not (_fx.is_power_of_two(block_q_dkv) and 16 <= block_q_dkv <= 1024 and _fx.is_power_of_two(block_kv_dkv) and (16 <= block_kv_dkv <= 1024) and _fx.is_power_of_two(block_q_dq) and (16 <= block_q_dq <= 1024) and _fx.is_power_of_two(block_kv_dq) and (16 <= block_kv_dq <= 1024)):
+            if not (_fx_is_power_of_two(block_q_dkv) and 16 <= block_q_dkv <= 1024 and _fx_is_power_of_two(block_kv_dkv) and (16 <= block_kv_dkv <= 1024) and _fx_is_power_of_two(block_q_dq) and (16 <= block_q_dq <= 1024) and _fx_is_power_of_two(block_kv_dq) and (16 <= block_kv_dq <= 1024)):
                 raise BackwardBlockSizeInvalidError(f'backward block sizes must be powers of two in [16, 1024], got {block_q_dkv=}, {block_kv_dkv=}, {block_q_dq=}, {block_kv_dq=}', {'has_config': has_config, 'block_q_dkv': block_q_dkv, 'block_kv_dkv': block_kv_dkv, 'block_q_dq': block_q_dq, 'block_kv_dq': block_kv_dq})
 
 
@@ -644,27 +654,27 @@ def validate_sharding(mesh, batch_axis, head_axis, q, k):
 
     Checks, in order: RA406, RA401, RA402, RA405, RA403, RA404.
     """
-    mesh_type = _rt.type_name(mesh)
+    mesh_type = _rt_type_name(mesh)
     if not (mesh_type in ('Mesh', 'AbstractMesh')):
         raise MeshTypeError(f'mesh must be a jax.sharding.Mesh, got {mesh_type}', {'mesh_type': mesh_type})
     if not (batch_axis is None):
-        batch_axis_size = _rt.axis_size(mesh, batch_axis)
+        batch_axis_size = _rt_axis_size(mesh, batch_axis)
         if not (batch_axis_size > 0):
-            mesh_axes = _rt.axis_names(mesh)
+            mesh_axes = _rt_axis_names(mesh)
             raise BatchAxisUnknownError(f'batch_axis={batch_axis!r} is not an axis of the mesh (axes: {mesh_axes})', {'batch_axis': batch_axis, 'batch_axis_size': batch_axis_size, 'mesh_axes': mesh_axes})
     if not (head_axis is None):
-        head_axis_size = _rt.axis_size(mesh, head_axis)
+        head_axis_size = _rt_axis_size(mesh, head_axis)
         if not (head_axis_size > 0):
-            mesh_axes = _rt.axis_names(mesh)
+            mesh_axes = _rt_axis_names(mesh)
             raise HeadAxisUnknownError(f'head_axis={head_axis!r} is not an axis of the mesh (axes: {mesh_axes})', {'head_axis': head_axis, 'head_axis_size': head_axis_size, 'mesh_axes': mesh_axes})
     if not (head_axis is None):
         if not (head_axis != batch_axis):
             raise AxesIdenticalError(f'batch_axis and head_axis must be different mesh axes, both are {batch_axis!r}', {'batch_axis': batch_axis, 'head_axis': head_axis})
-    batch = _rt.dim(q, 0)
-    batch_axis_size = _rt.axis_size(mesh, batch_axis)
+    batch = _rt_dim(q, 0)
+    batch_axis_size = _rt_axis_size(mesh, batch_axis)
     if not (batch % batch_axis_size == 0):
         raise BatchNotDivisibleByMeshError(f'batch={batch} must be divisible by the size of mesh axis {batch_axis!r} ({batch_axis_size})', {'batch': batch, 'batch_axis': batch_axis, 'batch_axis_size': batch_axis_size})
-    num_kv_heads = _rt.dim(k, 2)
-    head_axis_size = _rt.axis_size(mesh, head_axis)
+    num_kv_heads = _rt_dim(k, 2)
+    head_axis_size = _rt_axis_size(mesh, head_axis)
     if not (num_kv_heads % head_axis_size == 0):
         raise HeadsNotDivisibleByMeshError(f'num_kv_heads={num_kv_heads} must be divisible by the size of mesh axis {head_axis!r} ({head_axis_size})', {'num_kv_heads': num_kv_heads, 'head_axis': head_axis, 'head_axis_size': head_axis_size})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import keyword
+import re
 from dataclasses import dataclass
 
 from .. import expr, fixes, runtime, template
@@ -14,24 +15,25 @@ _FIXES_FUNCTIONS = {name for name, fn in fixes.HELPERS.items() if getattr(fn, "_
 
 
 def python_expression(source: str, names) -> str:
-    """A vetted catalogue expression as Python source that calls helpers through the module aliases."""
+    """A vetted catalogue expression as Python source that calls helpers by their imported aliases
+    (`_rt_shape`, `_fx_divisors`: a module global, not an attribute lookup on every call)."""
     checked = expr.check(source, names, set(fixes.HELPERS) | set(runtime.BINDINGS))
-    rename = {name: f"_fx.{name}" for name in _FIXES_FUNCTIONS}
-    rename.update({name: f"_rt.{name}" for name in runtime.BINDINGS})
+    rename = {name: f"_fx_{name}" for name in _FIXES_FUNCTIONS}
+    rename.update({name: f"_rt_{name}" for name in runtime.BINDINGS})
     for name in checked.names:
         rename.pop(name, None)  # a param shadows nothing: its own name wins
     return _inline_attr(expr.to_python(checked, rename))
 
 
 def _inline_attr(source: str) -> str:
-    """`_rt.attr(x, 'name')` with a literal public name is plain `getattr(x, 'name', None)` (faster)."""
+    """`_rt_attr(x, 'name')` with a literal public name is plain `getattr(x, 'name', None)` (faster)."""
     tree = ast.parse(source, mode="eval")
 
     class Inline(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             func, args = node.func, node.args
-            if (isinstance(func, ast.Attribute) and ast.unparse(func) == "_rt.attr" and len(args) == 2
+            if (isinstance(func, ast.Name) and func.id == "_rt_attr" and len(args) == 2
                     and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
                     and args[1].value.isidentifier() and not args[1].value.startswith("_")):
                 return ast.Call(ast.Name("getattr", ast.Load()), [args[0], args[1], ast.Constant(None)], [])
@@ -156,13 +158,18 @@ def validators(catalogue: Catalogue) -> dict[str, str]:
         for name in (*entry.params, entry.class_name):
             if keyword.iskeyword(name):
                 raise ValueError(f"{entry.code}: {name!r} is a Python keyword")
+    check_bodies = {code: check_steps(check) for code, check in checks.items()}
+    sources = [step.source for _, steps in groups for step in steps] + [s.source for b in check_bodies.values() for s in b]
+    used = sorted(set(re.findall(r"\b_(rt|fx)_(\w+)", " ".join(sources))))
     text = render_template(
         "validators.py.j2",
         settings=settings,
         entries=sorted(entries, key=lambda e: e.code),
         checks=checks,
-        check_bodies={code: check_steps(check) for code, check in checks.items()},
+        check_bodies=check_bodies,
         groups=groups,
+        runtime_helpers=[name for side, name in used if side == "rt"],
+        fixes_helpers=[name for side, name in used if side == "fx"],
     )
     text = text.rstrip("\n") + "\n"
     compile(text, settings.validators, "exec")  # never write a module that does not compile
