@@ -237,13 +237,23 @@ def test_hundred_megabyte_log(tmp_path):
     assert json.loads(proc.stdout)["code"] == "RA105"
 
 
-def test_closed_stdout():
+def test_closed_stdout(tmp_path):
+    """`errkit ... | head -c 1`: the reader leaves while errkit still writes; no traceback, exit 0.
+
+    The output must be far larger than a pipe buffer (64 KiB): output that fits is written in full
+    before the reader leaves, and the test would pass without the BrokenPipeError handler."""
+    import shlex
     import subprocess
     import sys
 
-    shell = f"{sys.executable} -m errkit.cli explain RA105 | head -c 1"
-    proc = subprocess.run(["bash", "-c", f"set -o pipefail; {shell}"], capture_output=True, timeout=60)
-    assert b"Traceback" not in proc.stderr and b"BrokenPipe" not in proc.stderr
+    log = tmp_path / "log.txt"  # 3,000 distinct errors: `--all` explains each one (megabytes)
+    log.write_text("".join(f"ValueError: num_q_heads={8 * n + 1} must be divisible by num_kv_heads=8\n" for n in range(1, 3001)))
+    full = errkit_subprocess("explain", "--all", log)
+    assert full.returncode == 0 and len(full.stdout) > 16 * 65536, len(full.stdout)
+    shell = f"{shlex.quote(sys.executable)} -m errkit.cli explain --all {shlex.quote(str(log))} | head -c 1"
+    proc = subprocess.run(["bash", "-c", f"set -o pipefail; {shell}"], capture_output=True, cwd=ROOT, timeout=60)
+    assert b"Traceback" not in proc.stderr and b"BrokenPipe" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 0 and len(proc.stdout) == 1, (proc.returncode, proc.stderr[-2000:])
 
 
 def test_no_arguments_on_a_terminal_is_a_usage_error():

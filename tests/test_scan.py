@@ -296,6 +296,30 @@ def test_guard_conditions(tmp_path):
         ("impl == 'b'", None), (None, None), ("not x < y", "x < y"), (None, None)]
 
 
+@pytest.mark.parametrize("test", [
+    "(lambda: x)()", "[i for i in x]", "{i for i in x}", "{i: i for i in x}", "any(i for i in x)", "(y := x)",
+    "[*x]", "f'{x}' == 'a'", "await x", "(yield x)", "(yield from x)",
+])
+def test_condition_with_a_construct_that_is_not_simple(tmp_path, test):
+    site = one(tmp_path, f'''
+        async def f(x):
+            if {test}:
+                raise ValueError("bad")
+    ''' if "await" in test else f'''
+        def f(x):
+            if {test}:
+                raise ValueError("bad")
+    ''')
+    assert site.condition is None
+
+
+def test_condition_longer_than_200_characters_is_not_kept(tmp_path):
+    long = " or ".join(f"x == {i}" for i in range(30))
+    assert one(tmp_path, f"def f(x):\n    if {long}:\n        raise ValueError('bad')\n").condition is None
+    assert one(tmp_path, "def f(x):\n    if x == 'lambda: for * yield':\n        raise ValueError('bad')\n").condition == \
+        "x == 'lambda: for * yield'"  # the words alone do not make it complex
+
+
 def test_custom_subclasses_defined_in_the_tree():
     result = scan.scan_paths([str(TREE)])
     got = [(Path(s.path).name, s.function, s.exception, s.base, s.template) for s in result.sites]
@@ -400,12 +424,26 @@ def test_empty_message_is_covered_by_location(tmp_path):
     ''')
     data = json.loads(Path(INDEX_FILE).read_text(encoding="utf-8"))
     assert scan.Coverage(Index(data)).covered_by(site) is None
-    located = dict(data["wordings"][0], code="RA998", template="", regex="", captures=[], literal_chars=0,
-                   location=f"{tmp_path.name}/mod.py:3 in reference_bwd")
+    located = dict(data["wordings"][0], code="RA998", template="", regex="", captures=[], literal_chars=0, key=None,
+                   location=f"{tmp_path.name}/mod.py:3 in reference_bwd")  # no key: recognised by its location
     data["wordings"].append(located)
-    data["located"].append(len(data["wordings"]) - 1)
     assert scan.Coverage(Index(data)).covered_by(site) == "RA998"
     located["location"] = f"{tmp_path.name}/mod.py in other_function"
+    assert scan.Coverage(Index(data)).covered_by(site) is None
+
+
+def test_message_without_fixed_text_is_covered_by_location(tmp_path):
+    site = one(tmp_path, '''
+        def tpu_version(kind):
+            raise ValueError(f"{kind}")
+    ''')
+    data = json.loads(Path(INDEX_FILE).read_text(encoding="utf-8"))
+    assert scan.Coverage(Index(data)).covered_by(site) is None
+    located = dict(data["wordings"][0], code="RA996", template="{kind}", regex="(?P<g0>[^\\n]*?)", captures=[["g0", "kind", "str"]],
+                   literal_chars=0, key=None, exception="ValueError", location=f"{tmp_path.name}/mod.py:3 in tpu_version")
+    data["wordings"].append(located)
+    assert scan.Coverage(Index(data)).covered_by(site) == "RA996"
+    located["location"] = f"{tmp_path.name}/other.py:3 in tpu_version"  # another file: not asked at all
     assert scan.Coverage(Index(data)).covered_by(site) is None
 
 

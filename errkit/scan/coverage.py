@@ -31,21 +31,53 @@ class Coverage:
 
     def __init__(self, index) -> None:
         self.index = index
+        self._placed: dict[str, bool] = {}  # file -> whether a wording recognised by its raise site is there
+        self._files: list[str] | None = None  # the files those wordings name
 
     def covered_by(self, site: Site) -> str | None:
         if not site.template:
             found = self.index.match_location(site.abspath, site.bare_function, site.line)
             return found.code if found else ("generated" if site.generated else None)
         texts = renderings(site)
-        for text in texts + self.typed_renderings(site, texts):
-            found = self.index.match_line(text)
-            if found is not None and re.fullmatch(found.wording["regex"], text):
-                return found.code
-            # a message with no fixed text is recognised by its raise site
-            found = self.index.match_location(site.abspath, site.bare_function, site.line, site.base, text)
-            if found is not None:
-                return found.code
+        located = self.located_in(site.abspath)
+        for text in texts:
+            code = self.code_for(site, text, located)
+            if code is not None:
+                return code
+        for text in self.typed_renderings(site, texts):  # only when the guessed types found nothing
+            code = self.code_for(site, text, located)
+            if code is not None:
+                return code
         return "generated" if site.generated else None
+
+    def code_for(self, site: Site, text: str, located: bool = True) -> str | None:
+        """The code of the wording that reads `text` whole; `located`: whether the site's file has
+        wordings recognised by their raise site (see located_in)."""
+        found = self.index.match_line(text)
+        if found is not None and re.fullmatch(found.wording["regex"], text):
+            return found.code
+        # a message with no fixed text is recognised by its raise site
+        found = self.index.match_location(site.abspath, site.bare_function, site.line, site.base, text) if located else None
+        return found.code if found is not None else None
+
+    def located_in(self, path: str) -> bool:
+        """Can a wording recognised by its raise site be placed in this file at all? Asked once
+        per file: `match_location` is then not asked for every rendering of every site.
+
+        The test is match_location's own first one (the location's file is a suffix of the path);
+        an index whose located wordings read otherwise is asked every time.
+        """
+        placed = self._placed.get(path)
+        if placed is None:
+            if self._files is None:
+                try:
+                    self._files = [self.index.wordings[i]["location"].partition(" in ")[0].partition(":")[0]
+                                   for i in self.index.located]
+                except (AttributeError, KeyError, TypeError, IndexError):
+                    self._files = [""]  # every path ends with ""
+            frame = path.replace("\\", "/")
+            placed = self._placed[path] = any(frame.endswith(f) for f in self._files)
+        return placed
 
     def typed_renderings(self, site: Site, texts: list[str]) -> list[str]:
         """Renderings with the value types of each candidate wording, field by field.

@@ -127,7 +127,7 @@ def parse_source(text: str, path: Path) -> ast.Module:
 
 
 @contextlib.contextmanager
-def _gc_paused():
+def gc_paused():
     """Building a large AST allocates many objects; none form cycles, so the collector can wait."""
     enabled = gc.isenabled()
     gc.disable()
@@ -139,4 +139,6 @@ def _gc_paused():
 
 
 def is_generated(text: str) -> bool:
+    if GENERATED_MARK not in text:
+        return False  # the usual answer, without splitting the whole file into lines
     return GENERATED_MARK in "\n".join(text.splitlines()[:3])

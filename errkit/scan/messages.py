@@ -185,10 +185,19 @@ def _percent_flags(flags: str) -> str:
 
 
 def _expr_text(node: ast.expr, wrap: bool = False) -> str:
-    text = ast.unparse(node)
+    text = _unparse(node)
     if isinstance(node, (ast.Lambda, ast.NamedExpr)) or (wrap and not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))):
         text = f"({text})"
     return " " + text if text.startswith("{") else text
+
+
+def _unparse(node: ast.expr) -> str:
+    """ast.unparse, without its machinery for the most common fields: `name`, `a.b.c`."""
+    if type(node) is ast.Name:
+        return node.id
+    if type(node) is ast.Attribute and type(node.value) in (ast.Name, ast.Attribute):
+        return _unparse(node.value) + "." + node.attr
+    return ast.unparse(node)
 
 
 def _field(expr_text: str, conversion: str | None = None, spec_text: str = "") -> str:
@@ -232,9 +241,12 @@ def split_self_doc(text: str, part: ast.FormattedValue) -> tuple[str | None, str
     trailing = text[len(body):]
     before = body[:-1]
     want = ast.dump(part.value)
+    # The names the expression uses are written in it: a shorter text cannot be it (not worth a
+    # parse). Only for ASCII text: the parser normalises other identifiers (NFKC).
+    words = _identifiers(part.value) if before.isascii() else ()
     for start in range(len(before) - 1, max(-1, len(before) - 201), -1):
         candidate = before[start:]
-        if candidate[0].isspace():
+        if candidate[0].isspace() or not all(w in candidate for w in words):
             continue
         try:
             parsed = ast.parse(f"({candidate})", mode="eval").body
@@ -243,6 +255,17 @@ def split_self_doc(text: str, part: ast.FormattedValue) -> tuple[str | None, str
         if ast.dump(parsed) == want:
             return candidate + "=" + trailing, before[:start]
     return None, text
+
+
+def _identifiers(node: ast.expr) -> set[str]:
+    """The names and attribute names an expression uses."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+    return out
 
 
 # -- variables assigned before the raise ------------------------------------------------------------

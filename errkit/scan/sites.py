@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 
 from .. import expr, fixes, runtime, template
 from ..naming import guess_type, param_name
-from .files import Skip, _gc_paused, display_path, is_generated, parse_source, python_files, read_source
+from .files import Skip, display_path, gc_paused, is_generated, parse_source, python_files, read_source
 from .messages import Chain, MessageBuilder, field_text, parse_template
 
 BUILTINS = ("ValueError", "NotImplementedError", "TypeError", "AssertionError")
@@ -80,20 +80,28 @@ class SiteCollector:
 
     def block(self, stmts: list[ast.stmt], scope: list[str], chain: Chain, guard: ast.expr | None) -> None:
         for i, stmt in enumerate(stmts):
-            here = chain + [(stmts, i)]
-            if isinstance(stmt, ast.Raise):
-                self.raise_site(stmt, scope, here, guard)
-            elif isinstance(stmt, ast.Assert) and stmt.msg is not None:
-                self.assert_site(stmt, scope, here)
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            kind = _STATEMENT_KIND.get(type(stmt), _UNSEEN)
+            if kind is _UNSEEN:
+                kind = _STATEMENT_KIND[type(stmt)] = _statement_kind(type(stmt))
+            if kind is None:
+                continue  # a simple statement (assignment, call, return...): no site, nothing inside
+            if kind is _FUNCTION:
                 self.block(stmt.body, scope + [stmt.name], [], None)
-            elif isinstance(stmt, ast.ClassDef):
+                continue
+            here = chain + [(stmts, i)]
+            if kind is _RAISE:
+                self.raise_site(stmt, scope, here, guard)
+            elif kind is _ASSERT:
+                if stmt.msg is not None:
+                    self.assert_site(stmt, scope, here)
+            elif kind is _CLASS:
                 self.classes.setdefault(stmt.name, set()).update(filter(None, map(_last_name, stmt.bases)))
                 self.block(stmt.body, scope + [stmt.name], [], None)
-            elif isinstance(stmt, ast.If):
+            elif kind is _IF:
                 self.block(stmt.body, scope, here, stmt.test)
                 # An `elif`/`else` branch raises under the negation of every test above it: not simple.
-                self.block(stmt.orelse, scope, here, None)
+                if stmt.orelse:
+                    self.block(stmt.orelse, scope, here, None)
             else:
                 for body in _child_blocks(stmt):
                     self.block(body, scope, here, None)
@@ -127,6 +135,21 @@ def _valid_template(text: str) -> bool:
     except template.TemplateError:
         return False
     return True
+
+
+# What a statement is to the walk, by its type (looked up once per type, not tested per statement).
+_RAISE, _ASSERT, _FUNCTION, _CLASS, _IF, _COMPOUND = "raise", "assert", "function", "class", "if", "compound"
+_UNSEEN = object()
+_STATEMENT_KIND: dict[type, str | None] = {}
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statement_kind(kind: type) -> str | None:
+    for base, name in ((ast.Raise, _RAISE), (ast.Assert, _ASSERT), (ast.FunctionDef, _FUNCTION),
+                       (ast.AsyncFunctionDef, _FUNCTION), (ast.ClassDef, _CLASS), (ast.If, _IF)):
+        if issubclass(kind, base):
+            return name
+    return _COMPOUND if any(f in getattr(kind, "_fields", ()) for f in _BLOCK_FIELDS) else None
 
 
 def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
@@ -165,12 +188,46 @@ _NOT_SIMPLE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.Generato
                ast.Yield, ast.YieldFrom, ast.Starred, ast.JoinedStr)
 
 
+# What each _NOT_SIMPLE node writes in `ast.unparse`'s text: a condition whose text holds none
+# of them has none of those nodes, and its tree need not be walked.
+_NOT_SIMPLE_MARKS = ("lambda", " for ", ":=", "await", "yield", "*", "f'", 'f"')
+
+
 def condition_text(node: ast.expr) -> str | None:
     """The condition as source when it is simple: short, no lambdas, comprehensions or assignments."""
-    if any(isinstance(n, _NOT_SIMPLE) for n in ast.walk(node)):
-        return None
     text = ast.unparse(node)
-    return text if len(text) <= 200 else None
+    if len(text) > 200:
+        return None
+    if any(mark in text for mark in _NOT_SIMPLE_MARKS) and any(isinstance(n, _NOT_SIMPLE) for n in _nodes(node)):
+        return None
+    return text
+
+
+def _nodes(tree: ast.AST) -> list[ast.AST]:
+    """The nodes of an expression, in `ast.walk`'s order, less contexts and operators (no caller
+    looks for those), as a list: no generator per node."""
+    out, i = [tree], 0
+    while i < len(out):
+        node = out[i]
+        i += 1
+        for name in _child_fields(node):
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                out.append(value)
+            elif isinstance(value, list):
+                out += [v for v in value if isinstance(v, ast.AST)]
+    return out
+
+
+def _child_fields(node: ast.AST) -> tuple[str, ...]:
+    """The node's fields less its context and operators: leaves no caller looks at or replaces."""
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = _CHILD_FIELDS[type(node)] = tuple(f for f in node._fields if f not in ("ctx", "op", "ops"))
+    return fields
+
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def negate(node: ast.expr) -> ast.expr:
@@ -182,41 +239,68 @@ def negate(node: ast.expr) -> ast.expr:
     return ast.UnaryOp(op=ast.Not(), operand=node)
 
 
-class _ToParams(ast.NodeTransformer):
-    """Replace each sub-expression that a message field prints by that field's param."""
-
-    def __init__(self, param_of_dump: dict[str, str], kinds: set[type]):
-        self.param_of_dump = param_of_dump
-        self.kinds = kinds  # node types some field has: only those are worth an ast.dump
-
-    def visit(self, node: ast.AST) -> ast.AST:
-        if type(node) in self.kinds:
-            param = self.param_of_dump.get(ast.dump(node))
-            if param is not None:
-                return ast.Name(id=param, ctx=ast.Load())
-        return super().visit(node)
+def _key(node: ast.AST):
+    """What `ast.dump(node)` says, cheaper for names and attributes: equal keys <=> equal dumps."""
+    kind = type(node)
+    if kind is ast.Name:
+        return kind, node.id, type(node.ctx)
+    if kind is ast.Attribute:
+        return kind, _key(node.value), node.attr, type(node.ctx)
+    return ast.dump(node)
 
 
-def invariant(site: Site) -> ast.expr | None:
-    """The condition that must hold (the raise condition negated), written over the site's params."""
-    if not site.condition:
-        return None
-    dumps, kinds = {}, set()
-    for source, param in site.param_of.items():
+def _field_key(source: str, parsed: dict) -> tuple | None:
+    """(key, node type) of a field expression, or None when it does not parse; remembered in `parsed`."""
+    if source not in parsed:
         try:
             node = ast.parse(f"({source})", mode="eval").body
         except SyntaxError:
-            continue
-        dumps[ast.dump(node)] = param
-        kinds.add(type(node))
+            parsed[source] = None
+        else:
+            parsed[source] = (_key(node), type(node))
+    return parsed[source]
+
+
+def _to_params(node: ast.AST, param_of_key: dict, kinds: set[type]) -> ast.AST:
+    """Replace (in place) each sub-expression that a message field prints by that field's param."""
+    if type(node) in kinds:  # only node types some field has are worth a key
+        param = param_of_key.get(_key(node))
+        if param is not None:
+            return ast.Name(id=param, ctx=ast.Load())
+    for name in _child_fields(node):
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            setattr(node, name, _to_params(value, param_of_key, kinds))
+        elif isinstance(value, list):
+            value[:] = [_to_params(v, param_of_key, kinds) if isinstance(v, ast.AST) else v for v in value]
+    return node
+
+
+def invariant(site: Site, parsed: dict | None = None) -> ast.expr | None:
+    """The condition that must hold (the raise condition negated), written over the site's params.
+
+    `parsed` remembers field expressions already parsed (sites share most of them)."""
+    if not site.condition:
+        return None
+    parsed = {} if parsed is None else parsed
+    param_of_key, kinds = {}, set()
+    for source, param in site.param_of.items():
+        found = _field_key(source, parsed)
+        if found is not None:
+            param_of_key[found[0]] = param
+            kinds.add(found[1])
     tree = negate(ast.parse(site.condition, mode="eval").body)
-    return ast.fix_missing_locations(_ToParams(dumps, kinds).visit(tree))
+    return _to_params(tree, param_of_key, kinds)  # no locations needed: the tree is only unparsed
 
 
 def numeric_names(tree: ast.expr) -> set[str]:
     """Names a condition does arithmetic on or orders: ints, whatever their name says."""
+    return _numeric_names(_nodes(tree))
+
+
+def _numeric_names(nodes: list[ast.AST]) -> set[str]:
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         operands: list[ast.expr] = []
         if isinstance(node, ast.BinOp):
             operands = [node.left, node.right]
@@ -260,8 +344,10 @@ def type_for(field_: template.Field, param: str, hints: dict[str, str]) -> str:
     return guess_type(param)
 
 
-def assign_params(site: Site) -> None:
-    """Fill the site's params (name -> type), the field -> param map and the check."""
+def assign_params(site: Site, parsed: dict | None = None) -> None:
+    """Fill the site's params (name -> type), the field -> param map and the check.
+
+    `parsed`: field expressions already parsed, shared by the sites of one scan."""
     tpl = parse_template(site.template)
     for f in tpl.fields:
         if f.name in site.param_of:
@@ -271,13 +357,14 @@ def assign_params(site: Site) -> None:
             name, n = f"{param_for(f.name)}_{n}", n + 1
         site.param_of[f.name] = name
         site.params[name] = type_for(f, name, site.raw.hints)
-    tree = invariant(site)
+    tree = invariant(site, parsed)
     if tree is None:
         return
-    for name in numeric_names(tree) & set(site.params):
+    nodes = _nodes(tree)
+    for name in _numeric_names(nodes) & set(site.params):
         if site.params[name] == "str":
             site.params[name] = "int"
-    if any(isinstance(n, ast.Name) and n.id not in site.params and n.id not in fixes.HELPERS for n in ast.walk(tree)):
+    if any(isinstance(n, ast.Name) and n.id not in site.params and n.id not in fixes.HELPERS for n in nodes):
         return  # names the message does not print: expr.check would refuse them (quicker to see here)
     source = ast.unparse(tree)
     try:
@@ -331,7 +418,7 @@ def scan_paths(paths: Iterable[str], report=None) -> ScanResult:
     for path in python_files(paths, note):
         try:
             text = read_source(path)
-            with _gc_paused():
+            with gc_paused():
                 collector = SiteCollector().collect(parse_source(text, path))
         except Skip as err:
             note(path, str(err))
@@ -343,13 +430,17 @@ def scan_paths(paths: Iterable[str], report=None) -> ScanResult:
         for name, bases in collector.classes.items():
             classes.setdefault(name, set()).update(bases)
     known = exception_bases(classes)
-    sites = [
-        Site(display_path(path), path.absolute().as_posix(), raw, known[raw.exception], generated)
-        for path, generated, collector in pending for raw in collector.sites if raw.exception in known
-    ]
+    sites = []
+    for path, generated, collector in pending:
+        if not collector.sites:
+            continue
+        shown, absolute = display_path(path), path.absolute().as_posix()  # once per file, not per site
+        sites += [Site(shown, absolute, raw, known[raw.exception], generated)
+                  for raw in collector.sites if raw.exception in known]
+    parsed: dict[str, tuple | None] = {}  # field expression -> its parsed key (see _field_key), for this scan
     for site in sites:
         try:
-            assign_params(site)
+            assign_params(site, parsed)
         except Exception:  # a template or condition we cannot type: keep the site, untyped
             site.check = None
     return ScanResult(sites, len(pending), problems)
