@@ -213,7 +213,7 @@ def extract(captures: tuple[Capture, ...], match: "re.Match[str]") -> dict[str, 
     out: dict[str, Any] = {}
     for cap in captures:
         value = values.parse(cap.type, match.group(cap.group))
-        if cap.param in out and out[cap.param] != value:
+        if cap.param in out and not values.same(out[cap.param], value):
             return None
         out[cap.param] = value
     return out

@@ -14,7 +14,7 @@ DTYPE_NAMES = (
 
 _NAME = r"[A-Za-z][A-Za-z0-9_]*"
 _STR_REPR = r"""'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*\""""
-_FORMATTED_NUMBER = r"[-+ ]?(?:[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?%?|inf|nan)"
+_FORMATTED_NUMBER = r"[-+ ]?(?:[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|0*inf|0*nan)%?"  # format(x, spec), x an int or float
 
 # Every pattern is built from character classes and bounded alternations, so matching stays linear.
 PATTERNS = {
@@ -73,16 +73,16 @@ def format_field(value: object, self_doc: bool, conversion: str | None, spec: st
 def pattern(type_: str, optional: bool, conversion: str | None, self_doc: bool, spec: str) -> str:
     """The regex (no groups of its own) for a field of this type written this way."""
     as_repr = conversion in ("r", "a") or (self_doc and conversion is None and not spec)
-    if spec and type_ in ("int", "float") and conversion is None:
-        body = _FORMATTED_NUMBER
+    if spec and type_ in ("int", "float", "bool") and conversion is None:
+        body = _FORMATTED_NUMBER  # format(True, ">4") writes "   1": a bool with a spec is a number
     elif type_ == "str" and as_repr:
         body = PATTERNS["str_repr"]
     else:
         body = PATTERNS[type_]
-    if spec and not body == _FORMATTED_NUMBER:
-        body = rf"\s*(?:{body})\s*"  # alignment specs pad with spaces
     if optional:
         body = f"None|{body}"
+    if spec:
+        body = rf"\s*(?:{body})\s*"  # width and alignment pad with spaces, on either side
     return body
 
 
@@ -94,15 +94,20 @@ def parse(type_: str, text: str) -> object:
     if type_ == "int":
         return int(text.replace(",", "").replace("_", ""))
     if type_ == "float":
-        return float(text.rstrip("%").replace(",", "").replace("_", ""))
+        return float(_number(text))
     if type_ == "bool":
-        return text == "True"
+        if text in ("True", "False"):
+            return text == "True"
+        return float(_number(text)) != 0  # written with a spec: 1, +1, 1.00, 100%
     if type_ == "str":
         if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
             import ast  # only for quoted strings, to undo escapes exactly
+            import warnings
 
             try:
-                return ast.literal_eval(text)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # "invalid escape sequence": pasted text, not code to warn about
+                    return ast.literal_eval(text)
             except (ValueError, SyntaxError):
                 return text
         return text
@@ -113,6 +118,18 @@ def parse(type_: str, text: str) -> object:
     if type_ == "shape":
         return tuple(int(x) for x in re.findall(r"-?[0-9]+", text))
     raise ValueTypeError(f"unknown param type {type_!r}")
+
+
+def _number(text: str) -> str:
+    """A number as format() wrote it with a spec, as float() reads it: no grouping, no %, no zero
+    padding before inf or nan."""
+    text = text.rstrip("%").replace(",", "").replace("_", "")
+    return re.sub(r"^([-+]?)0+(?=inf|nan)", r"\1", text)
+
+
+def same(a: object, b: object) -> bool:
+    """Whether two values read from one message are one value (nan shown twice is)."""
+    return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
 
 
 def sample(type_: str, seed: int) -> object:

@@ -1,8 +1,9 @@
-"""The troubleshooting site: generated pages, escaping, the JavaScript matcher against Python's,
-`mkdocs build --strict` (and Zensical), and a real headless Chromium on the built site.
+"""The troubleshooting site: generated pages, escaping, regexes and expressions translated to
+JavaScript, `mkdocs build --strict` (and Zensical), and a real headless Chromium on the built site.
+The JavaScript itself runs against the Python it ports in tests/test_site_js.py.
 
-Needs node (for the JavaScript checks) and Debian's chromium (for the browser test); without them
-those tests skip, except under CI (CI set), where a missing chromium fails the run.
+Needs Debian's chromium (for the browser test); without it that test skips, except under CI (CI
+set), where a missing chromium fails the run.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import functools
 import html.parser
 import http.server
 import json
-import math
 import os
 import re
 import shutil
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from errkit import expr, expr_js, explain, fixes, match, patterns, values
+from errkit import expr_js, explain, fixes, match
 from errkit.generate import index as index_module
 from errkit.generate import site
 from errkit.generate.render import HEADER
@@ -35,16 +35,12 @@ CATALOGUE = load(CATALOG).catalogue
 ENTRIES = sorted(CATALOGUE.entries, key=lambda e: e.code)
 SITE = ROOT / "site"
 ASSETS = SITE / "docs" / "assets" / "errkit"
-HARNESS = FIXTURES / "site" / "harness.js"
 EVIL = FIXTURES / "site" / "catalog"
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
-NODE = shutil.which("node")
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"]
 SECTIONS = ("The message", "What it means", "Why it happens", "Fixes")
-
-needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed: the JavaScript checks need it")
 
 
 def run_cli(*args, cwd=ROOT):
@@ -242,11 +238,6 @@ def fresh_site(tmp_path_factory, files):
     return project / "site"
 
 
-@pytest.fixture(scope="module")
-def js_assets(fresh_site):
-    return fresh_site / "docs" / "assets" / "errkit"
-
-
 def test_regex_translation_units():
     assert expr_js.regex_to_js(r"(?P<g0>-?[0-9]+)\ must\ be") == r"(?<g0>-?[0-9]+) must be"
     assert expr_js.regex_to_js(r"a.b$") == r"a[^\n]b(?=\n?$)"
@@ -274,240 +265,6 @@ def test_helpers_have_javascript_twins():
     runtime = (ASSETS / "runtime.js").read_text()
     for name in fixes.HELPERS:
         assert re.search(rf"\n    {name}: [a-z_]+,\n", runtime), f"runtime.js h.{name}"
-
-
-@pytest.fixture(scope="module")
-def python_index():
-    return match.Index(index_module.build(CATALOGUE))
-
-
-def _wrap(exc: str, msg: str) -> dict[str, str]:
-    return {
-        "bare": msg,
-        "header": f"{exc}: {msg}",
-        "traceback": ("Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n"
-                      "    out = attention(q, k, v)\n  File \"kernel.py\", line 40, in attention\n"
-                      f"    raise {exc}(msg)\n{exc}: {msg}\n"),
-        "pytest": f"tests/test_model.py:31: \n_ _ _ _\nE   {exc}: {msg}\n\nFAILED tests/test_model.py::test_fwd - {exc}: {msg}\n",
-        "log": f"2026-01-01 12:00:00,123 ERROR [trainer] step 10 failed: {exc}: {msg}\n\x1b[31m{exc}\x1b[0m\n",
-    }
-
-
-def _cases() -> list[str]:
-    """Every wording rendered with each example, wrapped as logs print it (one wrapper per
-    wording, in turn), some edited for the approximate pass, and all of them in one long log."""
-    texts, everything = [], []
-    kinds = list(_wrap("E", "m"))
-    k = 0
-    for entry in ENTRIES:
-        for wording in patterns.wordings(entry):
-            exc = wording.variant.exception or entry.exception
-            k += 1
-            for n, params in enumerate(patterns.sample_params(entry)):
-                try:
-                    msg = wording.render(params)
-                except Exception:
-                    continue
-                if not msg.strip():
-                    continue
-                wrapped = _wrap(exc, msg)
-                texts.append(wrapped["header"] if n else wrapped[kinds[k % len(kinds)]])
-                everything.append(wrapped["header"])
-                words = msg.split()
-                if n == 0 and k % 4 == 0 and len(words) > 3:  # edited wordings: the approximate pass
-                    texts.append(f"{exc}: " + " ".join(words[:-1]) + " (edited)")
-                    texts.append(f"{exc}: " + " ".join(w.upper() if i == 1 else w for i, w in enumerate(words)))
-    texts.append("\n".join(everything))
-    texts.append("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nValueError\n")
-    texts.append("nothing to see here")
-    return texts
-
-
-def _python_explain(index: match.Index, text: str) -> list[dict]:
-    found, tail, _ = explain.explain_chunks(index, [text])
-    pairs = [(f.match, f.count, f.last_line) for f in found] or [(m, 1, m.line) for m in explain.approximate(index, tail)]
-    out = []
-    for m, count, line in pairs:
-        entry = index.entries[m.code]
-        out.append({
-            "code": m.code,
-            "confidence": "exact" if m.exact else "approximate",
-            "score": repr(m.score),
-            "variant": m.wording["variant"],
-            "line": line,
-            "count": count,
-            "params": {k: repr(v) for k, v in m.params.items()},
-            "suggestions": [_python_suggestions(fix, m.params) if m.exact else [] for fix in entry["fixes"]],
-            "shown": {k: explain._show(explain._jsonable(v)) for k, v in m.params.items()},
-        })
-    return out
-
-
-def _python_suggestions(fix: dict, params: dict) -> list:
-    out = []
-    for label, source in fix["suggest"].items():
-        try:
-            checked = expr.check(source, params.keys())
-            out.append([label, repr(expr.evaluate(source, {k: params[k] for k in checked.names}))])
-        except expr.ExprError as err:
-            if err.rule == "unknown-name":
-                out.append([label, None])
-        except Exception:
-            continue
-    return out
-
-
-def _tag(value):
-    """A Python value as the harness's tagged JSON."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return {"$int": str(value)}
-    if isinstance(value, float):
-        return {"$float": "nan" if math.isnan(value) else ("inf" if value == math.inf else "-inf" if value == -math.inf else repr(value))}
-    if isinstance(value, tuple):
-        return {"$tuple": [_tag(v) for v in value]}
-    if isinstance(value, list):
-        return [_tag(v) for v in value]
-    raise TypeError(value)
-
-
-def _node(request: dict, assets: Path) -> dict:
-    done = subprocess.run([NODE, str(HARNESS), str(assets)], input=json.dumps(request), capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-@needs_node
-def test_node_compiles_every_regex(js_assets):
-    out = _node({}, js_assets)
-    assert [r for r in out["regexes"] if r] == []
-    assert len(out["regexes"]) == len(json.loads((js_assets / "index.json").read_text())["wordings"])
-    assert set(json.loads((js_assets / "index.json").read_text())["patterns"]) == {"header", "frame", "ansi", "word", "line_end"}
-    assert out["helpers"] == sorted(fixes.HELPERS)
-
-
-@needs_node
-def test_javascript_explains_like_python(python_index, js_assets):
-    cases = _cases()
-    out = _node({"cases": [{"text": t} for t in cases]}, js_assets)
-    assert len(out["cases"]) == len(cases)
-    mismatches = []
-    for text, js in zip(cases, out["cases"]):
-        py = _python_explain(python_index, text)
-        if js != py:
-            mismatches.append((text[:300], py, js))
-    assert not mismatches, json.dumps(mismatches[:3], indent=1)
-    exact = sum(1 for js in out["cases"] if js and js[0]["confidence"] == "exact")
-    approximate = sum(1 for js in out["cases"] if js and js[0]["confidence"] == "approximate")
-    assert exact > len(ENTRIES) and approximate > 0
-
-
-@needs_node
-def test_suggest_expressions_agree_on_every_bad_example(js_assets):
-    requests, expected = [], []
-    for entry in ENTRIES:
-        param_sets = [entry.typed(raw) for raw in entry.bad_examples] + patterns.sample_params(entry)
-        for f, fix in enumerate(entry.fixes):
-            for label, source in fix.suggest.items():
-                names = expr.check(source, entry.params.keys()).names
-                for params in param_sets:
-                    env = {k: params[k] for k in names if k in params}
-                    if len(env) < len(names):
-                        continue
-                    try:
-                        want = {"repr": repr(expr.evaluate(source, env))}
-                    except Exception:
-                        want = "error"
-                    requests.append({"code": entry.code, "fix": f, "label": label, "params": {k: _tag(v) for k, v in env.items()}})
-                    expected.append((entry.code, label, source, env, want))
-    assert requests, "the catalogue has suggest expressions"
-    got = _node({"exprs": requests}, js_assets)["exprs"]
-    bad = [(code, label, source, repr(env), want, js) for (code, label, source, env, want), js in zip(expected, got)
-           if (want == "error") != ("error" in js) or (want != "error" and want != js)]
-    assert not bad, bad[:5]
-
-
-EXPRESSIONS = [
-    ("a % b", {"a": -7, "b": 2}), ("a % b", {"a": 7, "b": -2}), ("a // b", {"a": -7, "b": 2}),
-    ("a % b", {"a": -7.5, "b": 2}), ("a // b", {"a": 7.5, "b": -2}), ("a / b", {"a": 7, "b": 2}),
-    ("a / b", {"a": 1, "b": 0}), ("a // b", {"a": 1, "b": 0}), ("a % b", {"a": 1.0, "b": 0.0}),
-    ("s[-1]", {"s": (2, 3, 4)}), ("s[-4]", {"s": (2, 3, 4)}), ("s[1:]", {"s": (2, 3, 4)}), ("s[::-1]", {"s": (2, 3, 4)}),
-    ("s[-2:]", {"s": "abcdef"}), ("s[::2]", {"s": [1, 2, 3, 4, 5]}), ("s[1.0]", {"s": [1, 2]}),
-    ("x in s", {"x": 3, "s": (2, 3, 4)}), ("x not in s", {"x": 3.0, "s": [2, 3]}), ("x in s", {"x": "ab", "s": "cabd"}),
-    ("x in s", {"x": 1, "s": "abc"}), ("x is None", {"x": None}), ("x is not None", {"x": 0}),
-    ("s == t", {"s": (1, 2), "t": [1, 2]}), ("s == t", {"s": (1, 2), "t": (1, 2.0)}), ("s < t", {"s": (1, 2), "t": (1, 3)}),
-    ("s < t", {"s": (1, 2), "t": [1, 3]}), ("a < b < c", {"a": 1, "b": 2, "c": 2}), ("a < b <= c != d", {"a": 1, "b": 2, "c": 2, "d": 3}),
-    ("a == b", {"a": True, "b": 1}), ("a + b", {"a": True, "b": True}), ("a * b", {"a": "ab", "b": 3}),
-    ("a + b", {"a": (1,), "b": (2,)}), ("a + b", {"a": [1], "b": (2,)}), ("a + b", {"a": 1, "b": "x"}),
-    ("a ** 2", {"a": 3}), ("a ** 3", {"a": 1.5}), ("-a", {"a": True}), ("not a", {"a": ""}),
-    ("a and b", {"a": 0, "b": 5}), ("a or b", {"a": 0, "b": ""}), ("a if a else 'none'", {"a": []}),
-    ("a / b", {"a": 1, "b": 3}), ("a * 1e16", {"a": 1.0}), ("a * 1e-5", {"a": 1.0}), ("a * 0.1", {"a": 3}),
-    ("float(a)", {"a": "1_000.5"}), ("int(a)", {"a": " -42 "}), ("int(a)", {"a": 2.9}), ("int(a)", {"a": "x"}),
-    ("round(a)", {"a": 2.5}), ("round(a)", {"a": 3.5}), ("round(a, 2)", {"a": 0.125}), ("round(a, -1)", {"a": 25}),
-    ("round(a, 1)", {"a": 2.675}), ("min(a)", {"a": []}), ("max(a, b)", {"a": 1, "b": 1.0}), ("min(a, b, c)", {"a": 3, "b": 1, "c": 2}),
-    ("sorted(a)", {"a": (3, 1.5, 2)}), ("sorted(a)", {"a": "cab"}), ("len(a)", {"a": "héllo"}), ("abs(a)", {"a": -3.5}),
-    ("divisors(a)", {"a": 36}), ("divisors(a)", {"a": 0}), ("common_divisors(a, b)", {"a": 12, "b": 18}),
-    ("nearest(a, b)", {"a": [64, 128, 64.0], "b": 96}), ("nearest(a, b)", {"a": [1, 2, 3], "b": 2.0}), ("nearest(a, b)", {"a": [[1]], "b": 2}),
-    ("next_multiple(a, b)", {"a": 100, "b": 64}), ("next_multiple(a, b)", {"a": -100, "b": 64}), ("prev_multiple(a, b)", {"a": 100, "b": 0}),
-    ("prev_multiple(a, b)", {"a": 10, "b": 64}), ("is_power_of_two(a)", {"a": 64}), ("is_power_of_two(a)", {"a": True}),
-    ("next_power_of_two(a)", {"a": 65}), ("prev_power_of_two(a)", {"a": 65}), ("next_power_of_two(a)", {"a": 2**70 + 1}),
-    ("is_finite(a)", {"a": float("inf")}), ("is_finite(a)", {"a": 3}), ("gcd(a, b)", {"a": -12, "b": 18}),
-    ("clamp(a, 16, 1024)", {"a": 2000}), ("clamp(a, 16, 1024)", {"a": 8.5}), ("a * b", {"a": 2**64, "b": 2**64}),
-    ("(a,)", {"a": 1}), ("[a, (b, c)]", {"a": None, "b": "it's", "c": 'say "hi"\n'}), ("a - b", {"a": 0.1, "b": 0.3}),
-]
-
-
-@needs_node
-def test_runtime_follows_python_semantics():
-    calls, expected = [], []
-    for source, env in EXPRESSIONS:
-        fn, _ = expr_js.compile_expression(source, env.keys())
-        calls.append((source, env, fn))
-        try:
-            expected.append({"repr": repr(expr.evaluate(source, env))})
-        except Exception:
-            expected.append("error")
-    harness_request = {"calls": [], "sources": [{"fn": fn, "params": {k: _tag(v) for k, v in env.items()}} for _, env, fn in calls]}
-    out = _node_sources(harness_request)
-    bad = [(source, env, want, got) for (source, env, _), want, got in zip(calls, expected, out)
-           if (want == "error") != ("error" in got) or (want != "error" and want != got)]
-    assert not bad, bad
-
-
-PARSES = [
-    ("int", "1,234"), ("int", "-7"), ("int", "None"), ("int", " 42 "), ("float", "12.5%"), ("float", "1e-05"), ("float", "inf"),
-    ("float", "3"), ("bool", "True"), ("bool", "False"), ("str", "'it\\'s'"), ("str", '"a\\x41\\n"'), ("str", "'a', 'b'"),
-    ("str", "'abc' 'def'"), ("str", "plain words"), ("str", "'unterminated"), ("str", "'\\u00e9t\\u00e9'"), ("str", "''"),
-    ("dtype", "dtype('float32')"), ("dtype", "jnp.bfloat16"), ("dtype", "'int8'"), ("shape", "(2, 3, 4)"), ("shape", "()"),
-    ("shape", "(7,)"),
-]
-
-
-@needs_node
-def test_value_parsing_matches_python(js_assets):
-    out = _node({"calls": [["parseValue", [t, text]] for t, text in PARSES]}, js_assets)["calls"]
-    for (type_, text), got in zip(PARSES, out):
-        assert got == {"repr": repr(values.parse(type_, text))}, (type_, text, got)
-
-
-def _node_sources(request: dict) -> list:
-    """Evaluate compiled expression sources (not in suggest.js) in node."""
-    script = (
-        "const R = require(process.argv[1] + '/runtime.js');"
-        "const req = JSON.parse(require('fs').readFileSync(0, 'utf-8'));"
-        "function decode(x){ if (x === null || typeof x !== 'object') return x; if (Array.isArray(x)) return x.map(decode);"
-        " if ('$int' in x) return BigInt(x.$int); if ('$float' in x) return x.$float === 'inf' ? Infinity : x.$float === '-inf' ? -Infinity : x.$float === 'nan' ? NaN : Number(x.$float);"
-        " return R.tuple(x.$tuple.map(decode)); }"
-        "const out = req.sources.map(s => { const fn = new Function('R', 'return ' + s.fn)(R);"
-        " const p = Object.fromEntries(Object.entries(s.params).map(([k, v]) => [k, decode(v)]));"
-        " try { return {repr: R.repr(fn(p))}; } catch (e) { return {error: e.pyType || String(e)}; } });"
-        "process.stdout.write(JSON.stringify(out));"
-    )
-    done = subprocess.run([NODE, "-e", script, str(ASSETS)], input=json.dumps(request), capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 # -- building the site ----------------------------------------------------------------------------

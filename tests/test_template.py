@@ -3,6 +3,8 @@
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from errkit import template, values
 
@@ -66,6 +68,24 @@ def test_regex_round_trip(type_, value, self_doc):
     assert template.extract(captures, match) == {"v": value}
 
 
+SPECS = [  # found by test_random_templates_render_like_fstrings_and_read_back
+    ("x{v:>5}", "int", 42), ("x{v:<6}y", "int", -42), ("{v:>6}", "bool", True), ("{v:+}", "bool", False),
+    ("{v:.1%}", "float", float("inf")), ("{v:010}", "float", -float("inf")), ("{v!r:<6}|", "bool", None),
+    ("{v:>8}|{v}", "float", float("nan")),
+]
+
+
+@pytest.mark.parametrize("source, type_, value", SPECS)
+def test_fields_with_a_spec_read_back(source, type_, value):
+    tpl = template.parse(source)
+    text = tpl.render(lambda f: value)
+    assert text == fstring(source, {"v": value})
+    pattern, captures = template.to_regex(tpl, lambda f: ("v", type_, value is None))
+    match = re.fullmatch(pattern, text)
+    assert match, (pattern, text)
+    assert repr(template.extract(captures, match)) == repr({"v": value})
+
+
 def test_dtype_forms_seen_in_the_wild():
     tpl = template.parse("got dtype: {dtype}")
     pattern, captures = template.to_regex(tpl, lambda f: ("dtype", "dtype", False))
@@ -86,3 +106,72 @@ def test_whitespace_is_flexible_in_literals():
     tpl = template.parse("{a=} must be  divisible")
     pattern, _ = template.to_regex(tpl, lambda f: ("a", "int", False))
     assert re.fullmatch(pattern, "a=3 must be divisible")
+
+
+# -- random templates against Python's own f-strings -----------------------------------------------
+# Templates built from literal text ({{ and }} included) and fields {x}, {x=}, {x = }, {x!r}, {x!s},
+# {x!a} and {x:spec} over generated names and values; each is also evaluated as a real f-string
+# literal. The rendering (or the exception) must be Python's, and the template's regex must match
+# the rendering and, where the text determines them, read the values back.
+
+PARAM_TYPES = {
+    "int": st.integers(-(10**6), 10**6) | st.integers(-(2**70), 2**70),
+    "float": st.floats(),
+    "bool": st.booleans(),
+    # what values.parse can give back unchanged: no edge spaces, not "None", not quoted
+    "str": st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp", "Zs")) | st.just(" "), min_size=1, max_size=8)
+    .filter(lambda s: s == s.strip() and s != "None" and not (s[0] == s[-1] and s[0] in "'\"") and not set(s) & SEPARATORS),
+    "dtype": st.sampled_from(values.DTYPE_NAMES),
+    "shape": st.lists(st.integers(-1, 4096), max_size=4).map(tuple),
+}
+SEPARATORS = set("|;")  # in literals only: where every field's text ends is then certain
+# Specs pad with spaces (zeros for numbers); numbers are written in decimal: a fill character, or a
+# hex or binary spec, gives text whose values the regex does not read back.
+ALIGN_SPECS = ["", "", ">4", "<6", "^7", ">12", "<"]
+NUMBER_SPECS = ALIGN_SPECS + ["+", ",", "_", "010", "+08", " "]
+LOSSY_SPECS = [".2f", ".3e", ".1%", "d", ".3"]
+
+
+@st.composite
+def templates(draw):
+    """(f-string source, the env it reads, its names' types, whether values are read back)."""
+    types = draw(st.dictionaries(st.from_regex(r"v[a-z0-9_]{0,4}", fullmatch=True), st.sampled_from(sorted(PARAM_TYPES)),
+                                 min_size=1, max_size=3))
+    env = {name: draw(st.none() | PARAM_TYPES[t]) for name, t in types.items()}
+    separated = draw(st.booleans())
+    source, lossless = "", True
+    literal = st.text(st.sampled_from("ab xyz09.,:=!'\"()[]<>-{}é\t|;"), max_size=6).map(lambda t: t.replace("{", "{{").replace("}", "}}"))
+    source += draw(literal)
+    for i in range(draw(st.integers(1, 4))):
+        if i and separated:
+            source += draw(literal) + "|" + draw(literal)
+        elif i:
+            source += draw(literal)
+        name = draw(st.sampled_from(sorted(types)))
+        doc = draw(st.sampled_from(["", "=", "=", " = ", "= "]))
+        conversion = draw(st.sampled_from(["", "", "!r", "!s", "!a"]))
+        numeric = types[name] in ("int", "float", "bool") and not conversion
+        spec = draw(st.sampled_from(NUMBER_SPECS * 2 + LOSSY_SPECS if numeric else ALIGN_SPECS + ["s"]))
+        lossless = lossless and spec not in LOSSY_SPECS
+        source += "{" + name + doc + conversion + (":" + spec if spec else "") + "}"
+    source += draw(literal)
+    return source, env, types, separated and lossless
+
+
+@given(st.lists(templates(), min_size=10, max_size=30))
+def test_random_templates_render_like_fstrings_and_read_back(batch):
+    for source, env, types, read_back in batch:
+        try:
+            want = fstring(source, env)
+        except (TypeError, ValueError) as err:  # a spec the value's type has not: the template raises the same
+            with pytest.raises(type(err)):
+                template.parse(source).render(lambda f: env[f.name])
+            continue
+        tpl = template.parse(source)
+        assert tpl.render(lambda f: env[f.name]) == want, source
+        pattern, captures = template.to_regex(tpl, lambda f: (f.name, types[f.name], env[f.name] is None))
+        match = re.fullmatch(pattern, want)
+        assert match, (source, want, pattern)
+        if read_back:
+            got = template.extract(captures, match)
+            assert got is not None and {k: repr(v) for k, v in got.items()} == {k: repr(env[k]) for k in got}, (source, want, got)

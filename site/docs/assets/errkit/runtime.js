@@ -222,7 +222,7 @@
     if (wx === 0) throw PyError("ZeroDivisionError", "float modulo by zero");
     var mod = vx % wx;
     var div = (vx - mod) / wx;
-    if (mod) {
+    if (mod !== 0) { // C's `if (mod)`: NaN counts as true there, as false in JavaScript
       if ((wx < 0) !== (mod < 0)) {
         mod += wx;
         div -= 1.0;
@@ -231,7 +231,7 @@
       mod = (1 / wx < 0) ? -0.0 : 0.0;
     }
     var floordiv;
-    if (div) {
+    if (div !== 0) {
       floordiv = Math.floor(div);
       if (div - floordiv > 0.5) floordiv += 1.0;
     } else {
@@ -254,9 +254,24 @@
     return r;
   }
 
+  var SSIZE_MAX = 9223372036854775807n; // a repeat count must fit Python's Py_ssize_t
+  var MAX_ITEMS = 134217728n; // 2**27 items: more than any message asks for, and the page stays responsive
+
   function repeat(seq, n) {
     var times = big(n);
-    if (kind(seq) === "str") return times > 0n ? seq.repeat(Number(times)) : "";
+    if (times > SSIZE_MAX || times < -SSIZE_MAX - 1n) throw PyError("OverflowError", "cannot fit 'int' into an index-sized integer");
+    var isStr = kind(seq) === "str";
+    if (times <= 0n || seq.length === 0) return isStr ? "" : isTuple(seq) ? tuple([]) : [];
+    var size = BigInt(isStr ? strLen(seq) : seq.length) * times;
+    if (isStr) {
+      if (size > SSIZE_MAX) throw PyError("OverflowError", "repeated string is too long");
+      try {
+        return seq.repeat(Number(times));
+      } catch (err) { // longer than the engine's longest string
+        throw PyError("MemoryError", "a string of " + size + " characters");
+      }
+    }
+    if (size > MAX_ITEMS) throw PyError("MemoryError", "a sequence of " + size + " items");
     var out = [];
     for (var i = 0n; i < times; i++) out.push.apply(out, seq);
     return isTuple(seq) ? tuple(out) : out;
@@ -303,11 +318,49 @@
     throw unsupported("*", a, b);
   }
 
+  // x (a finite number) as its exact binary value: (-1)**negative * mantissa * 2**shift
+  function binary(x) {
+    var view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, x);
+    var hi = view.getUint32(0), lo = view.getUint32(4);
+    var exponent = (hi >>> 20) & 0x7ff;
+    var mantissa = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
+    if (exponent === 0) exponent = 1;
+    else mantissa |= 1n << 52n;
+    return { negative: hi >>> 31 === 1, mantissa: mantissa, shift: BigInt(exponent - 1075) };
+  }
+
+  function ldexp(x, e) { // x * 2**e, exact whenever the result is representable
+    for (; e > 1000; e -= 1000) x *= Math.pow(2, 1000);
+    for (; e < -1000; e += 1000) x *= Math.pow(2, -1000);
+    return x * Math.pow(2, e);
+  }
+
+  // num / den (BigInts) rounded once to the nearest double, ties to even: Python's int / int (and
+  // the exact value of float ** int, which Math.pow may miss by an ulp). Infinity when too large.
+  function ratioToFloat(num, den) {
+    var negative = (num < 0n) !== (den < 0n);
+    if (num < 0n) num = -num;
+    if (den < 0n) den = -den;
+    if (num === 0n) return negative ? -0 : 0;
+    var s = 55n - (bitLength(num) - bitLength(den)); // num * 2**s / den has 55 or 56 bits
+    var n2 = s >= 0n ? num << s : num, d2 = s >= 0n ? den : den << -s;
+    var q = n2 / d2, sticky = n2 % d2 !== 0n;
+    var ulp = bitLength(q) - 53n - s; // the exponent of the last bit a double keeps
+    if (ulp < -1074n) ulp = -1074n; // subnormal
+    var drop = ulp + s, kept = q >> drop, rest = q - (kept << drop), half = 1n << (drop - 1n);
+    if (rest > half || (rest === half && (sticky || (kept & 1n) === 1n))) kept += 1n;
+    var value = ldexp(Number(kept), Number(ulp));
+    return negative ? -value : value;
+  }
+
   function truediv(a, b) {
     if (isNumeric(a) && isNumeric(b)) {
       if (isIntLike(a) && isIntLike(b)) {
         if (big(b) === 0n) throw PyError("ZeroDivisionError", "division by zero");
-        return Number(big(a)) / Number(big(b));
+        var ratio = ratioToFloat(big(a), big(b));
+        if (!isFinite(ratio)) throw PyError("OverflowError", "integer division result too large for a float");
+        return ratio;
       }
       var y = toFloat(b);
       if (y === 0) throw PyError("ZeroDivisionError", "float division by zero");
@@ -345,7 +398,14 @@
       var fx = toFloat(a), fy = toFloat(b);
       if (fx === 0 && fy < 0) throw PyError("ZeroDivisionError", "0.0 cannot be raised to a negative power");
       if (fx < 0 && fy !== Math.floor(fy) && isFinite(fy)) throw PyError("NotImplemented", "complex results are not supported");
-      var r = Math.pow(fx, fy);
+      var r;
+      if (isIntLike(b) && big(b) > 0n && big(b) <= 1024n && isFinite(fx) && fx !== 0) { // the language's `x ** k`
+        var p = binary(fx), n = big(b), m = p.mantissa ** n, e = p.shift * n;
+        r = e >= 0n ? ratioToFloat(m << e, 1n) : ratioToFloat(m, 1n << -e);
+        if (p.negative && (n & 1n) === 1n) r = -r;
+      } else {
+        r = Math.pow(fx, fy);
+      }
       if (!isFinite(r) && isFinite(fx) && isFinite(fy)) throw PyError("OverflowError", "(34, 'Numerical result out of range')");
       return r;
     }
@@ -617,15 +677,7 @@
   function exactRound(x, ndigits) {
     // x (a finite number) rounded half-even at 10**-ndigits, on its exact binary value: the digits
     // as a BigInt numerator over 10**ndigits (ndigits >= 0) or times 10**-ndigits (ndigits < 0).
-    var view = new DataView(new ArrayBuffer(8));
-    view.setFloat64(0, x);
-    var hi = view.getUint32(0), lo = view.getUint32(4);
-    var negative = hi >>> 31 === 1;
-    var exponent = (hi >>> 20) & 0x7ff;
-    var mantissa = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
-    if (exponent === 0) exponent = 1;
-    else mantissa |= 1n << 52n;
-    var shift = BigInt(exponent - 1075); // x = mantissa * 2**shift
+    var parts = binary(x), negative = parts.negative, mantissa = parts.mantissa, shift = parts.shift;
     var num = mantissa, den = 1n;
     if (shift >= 0n) num <<= shift;
     else den <<= -shift;
@@ -726,6 +778,10 @@
     return sign + out;
   }
 
+  // what str.isprintable() rejects: repr() escapes these (by the engine's Unicode tables, which may
+  // be newer than Python's for characters Python does not know yet)
+  var UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+
   function strRepr(s) {
     var quote = s.indexOf("'") >= 0 && s.indexOf('"') < 0 ? '"' : "'";
     var out = quote;
@@ -735,9 +791,10 @@
       else if (ch === "\t") out += "\\t";
       else if (ch === "\n") out += "\\n";
       else if (ch === "\r") out += "\\r";
-      else if (c < 0x20 || c === 0x7f || (c >= 0x80 && c <= 0xa0) || c === 0xad) out += "\\x" + c.toString(16).padStart(2, "0");
-      else if (c === 0x2028 || c === 0x2029 || (c >= 0xd800 && c <= 0xdfff)) out += "\\u" + c.toString(16).padStart(4, "0");
-      else out += ch;
+      else if (ch === " " || !UNPRINTABLE.test(ch)) out += ch;
+      else if (c < 0x100) out += "\\x" + c.toString(16).padStart(2, "0");
+      else if (c < 0x10000) out += "\\u" + c.toString(16).padStart(4, "0");
+      else out += "\\U" + c.toString(16).padStart(8, "0");
     }
     return out + quote;
   }
@@ -786,6 +843,8 @@
   // several (implicit concatenation, or a tuple when separated by commas). null when Python's
   // literal_eval would fail (the raw text is then kept, as values.parse does).
   function literalEval(text) {
+    if (text.indexOf("\0") >= 0) return null; // Python refuses source with a null character
+    text = text.replace(/\r\n?/g, "\n"); // and reads it with universal newlines
     var i = 0, n = text.length, pieces = [], items = [], sawComma = false;
     function skipSpace() { while (i < n && /[ \t\f]/.test(text[i])) i++; }
     while (i < n) {
@@ -861,6 +920,11 @@
     return { value: items[0] };
   }
 
+  // values._number: a number as format() wrote it with a spec, as float() reads it
+  function numberText(text) {
+    return text.replace(/%+$/, "").replace(/,/g, "").replace(/_/g, "").replace(/^([-+]?)0+(?=inf|nan)/, "$1");
+  }
+
   function parseValue(type, text) {
     text = pyStrip(text);
     if (text === "None") return null;
@@ -868,9 +932,10 @@
       case "int":
         return int_(text.replace(/,/g, "").replace(/_/g, ""));
       case "float":
-        return float_(text.replace(/%+$/, "").replace(/,/g, "").replace(/_/g, ""));
+        return float_(numberText(text));
       case "bool":
-        return text === "True";
+        if (text === "True" || text === "False") return text === "True";
+        return float_(numberText(text)) !== 0; // written with a spec: 1, +1, 1.00, 100%
       case "str":
         if (text.length >= 2 && text[0] === text[text.length - 1] && (text[0] === "'" || text[0] === '"')) {
           var lit = literalEval(text);
