@@ -343,16 +343,20 @@ class Index:
             end = data.find(b"\n", where)
             end = size if end < 0 else end
             pos = end + 1
-            if end - start <= MAX_LINE:
-                raw = data[start:end]
-            else:  # a huge line: read the window around the hit
-                raw = data[max(start, where - MAX_LINE // 2):min(end, where + MAX_LINE // 2)]
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                line = raw.decode("utf-8", "replace")
-                if undecodable is not None:
-                    undecodable()
+            line = None
+            if end - start <= 4 * MAX_LINE:  # lengths are counted in characters, as the paste page does
+                line = _decode(data, start, end, undecodable)
+                if len(line) > MAX_LINE:
+                    line = None
+            if line is None:  # a huge line: the MAX_LINE characters around the hit
+                low, high = max(start, where - 2 * MAX_LINE), min(end, where + 2 * MAX_LINE)  # >= MAX_LINE/2 chars each side
+                while low > start and 0x80 <= data[low] < 0xC0:  # cut between characters
+                    low -= 1
+                while high < end and 0x80 <= data[high] < 0xC0:
+                    high += 1
+                before = _decode(data, low, where, undecodable)
+                after = _decode(data, where, high, undecodable)
+                line = before[max(0, len(before) - MAX_LINE // 2):] + after[:MAX_LINE // 2]
             line_no += data.count(b"\n", counted, start)  # incrementally: lines come in order
             counted = start
             match = self.match_line(line, line_no)
@@ -379,6 +383,16 @@ class Index:
             end = at
         message = (header.group("msg") or "").strip()
         return self.match_location(last.group("path"), last.group("func"), line_no, header.group("exc"), message)
+
+
+def _decode(data: bytes, start: int, end: int, undecodable) -> str:
+    raw = data[start:end]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        if undecodable is not None:
+            undecodable()
+        return raw.decode("utf-8", "replace")
 
 
 def clean(line: str) -> str:

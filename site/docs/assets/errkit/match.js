@@ -217,8 +217,14 @@
       var end = text.indexOf("\n", where);
       end = end < 0 ? text.length : end;
       pos = end + 1;
-      var line = end - start <= this.maxLine ? text.slice(start, end)
-        : text.slice(Math.max(start, where - half), Math.min(end, where + half)); // a huge line: the window around the hit
+      // lengths in code points, as Python counts them; a huge line: the maxLine characters around the hit
+      var line = end - start <= 4 * this.maxLine ? text.slice(start, end) : null;
+      if (line !== null && line.length > this.maxLine && Array.from(line).length > this.maxLine) line = null;
+      if (line === null) {
+        var before = Array.from(text.slice(Math.max(start, where - 4 * half), where));
+        var after = Array.from(text.slice(where, Math.min(end, where + 4 * half)));
+        line = before.slice(Math.max(0, before.length - half)).join("") + after.slice(0, half).join("");
+      }
       lineNo += countNewlines(text, counted, start);
       counted = start;
       var match = this.matchLine(line, lineNo);
