@@ -258,7 +258,7 @@ def worst_case(size: int = 1_000_000) -> Result:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000, help="lines of the English-noise log")
-    parser.add_argument("--other-lines", type=int, default=200_000, help="lines of each other log")
+    parser.add_argument("--other-lines", type=int, default=1_000_000, help="lines of each other log")
     parser.add_argument("--large", type=int, default=10_000, help="entries of the large catalogue")
     args = parser.parse_args(argv)
     rows = []

@@ -1,7 +1,7 @@
 """Large realistic catalogues: the real one, grown with real error messages of installed packages.
 
 The messages come from the raise sites `errkit scan` finds in this environment's site-packages
-(jax, numpy, and the rest), typed as the scan types them: the words, identifiers and phrasing of
+(jax, numpy, and the rest) and standard library, typed as the scan types them: the words, identifiers and phrasing of
 real error messages, shared across entries as they are in real libraries.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import sys
+import sysconfig
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -24,18 +25,19 @@ def real_catalogue():
 
 @lru_cache(maxsize=None)
 def scanned_entries() -> tuple:
-    """One explain-only entry per distinct message template of a raise site in site-packages."""
+    """One explain-only entry per distinct message template of a raise site in site-packages and
+    the standard library."""
     from errkit import patterns, scan
     from errkit.model import Entry, Param
 
     site_packages = next(p for p in sys.path if p.endswith("site-packages"))
-    result = scan.scan_paths([site_packages])
+    result = scan.scan_paths([site_packages, sysconfig.get_paths()["stdlib"]])
     seen: set[str] = set()
     entries = []
     for site in sorted(result.sites, key=lambda s: (s.template, s.path, s.line)):
         text = site.template
-        if text in seen or "\n" in text:
-            continue
+        if text in seen or "\n" in text or not text.encode("utf-8", "replace").decode("utf-8") == text:
+            continue  # (a lone surrogate from a codec's test suite is no message a user pastes)
         seen.add(text)
         params = {name: Param(name, type_, "") for name, type_ in site.params.items()}
         aliases = {expr: name for expr, name in site.param_of.items() if expr != name}

@@ -101,6 +101,12 @@ MARKERS = ("Error", "Exception")  # lines naming an exception are read for the w
 HEADER_CACHE = 4096  # messages remembered per index: a log repeats the same few errors
 
 
+def _re2_options():
+    options = engine().Options()
+    options.max_mem = 256 << 20  # the automata of a large catalogue's keys outgrow RE2's 8 MB default
+    return options
+
+
 def key_pattern(key: str) -> str:
     """The regex of a prefilter key: its words with any run of whitespace between them."""
     return r"\s+".join(re.escape(word) for word in key.split(" "))
@@ -113,7 +119,7 @@ class _KeySet:
         self._set = None
         self._regexes = []
         if patterns and engine() is not re:
-            self._set = engine().Set.SearchSet()
+            self._set = engine().Set.SearchSet(_re2_options())
             for pattern in patterns:
                 self._set.Add(pattern)
             self._set.Compile()
@@ -147,6 +153,7 @@ class Index:
         self._keyset: _KeySet | None = None
         self._locator = None
         self._compiled: dict[tuple, re.Pattern] = {}
+        self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
         self._headers: dict[str, Match | None] = {}
         self._postings: dict[str, list[int]] | None = None
         self._skeletons: dict[int, str] = {}
@@ -163,6 +170,19 @@ class Index:
         if pattern is None:
             source = self.wordings[i]["regex"]
             pattern = self._compiled[key] = engine().compile(f"(?:{source})\\s*$" if to_line_end else source)
+        return pattern
+
+    def _bytes_regex(self, i: int, to_line_end: bool = False):
+        """The wording's regex over UTF-8 bytes: the same matches, and RE2's Python wrapper then
+        skips re-encoding the text and mapping byte offsets back to characters on every call."""
+        key = (i, to_line_end, bytes)
+        pattern = self._compiled.get(key)
+        if pattern is None:
+            source = self.wordings[i]["regex"]
+            source = f"(?:{source})\\s*$" if to_line_end else source
+            pattern = self._compiled[key] = engine().compile(source.encode("utf-8"))
+            numbers = {(k.decode() if isinstance(k, bytes) else k): n for k, n in pattern.groupindex.items()}
+            self._groups[i] = [numbers[group] for group, _, _ in self.wordings[i]["captures"]]
         return pattern
 
     def lookup(self, key: str):
@@ -184,11 +204,15 @@ class Index:
         ids = [i for k in self._keyset.present(line) for i in self.keyed[k]]
         return ids + self.always if self.always else ids
 
-    def _extract(self, i: int, m: "re.Match[str]"):
+    def _extract(self, i: int, m: "re.Match"):
         out = {}
-        for group, param, type_ in self.wordings[i]["captures"]:
+        numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
+        for k, (group, param, type_) in enumerate(self.wordings[i]["captures"]):
+            raw = m.group(group) if numbers is None else m.group(numbers[k])
+            if isinstance(raw, bytes):
+                raw = raw.decode("utf-8", "replace")
             try:
-                value = values.parse(type_, m.group(group))
+                value = values.parse(type_, raw)
             except (ValueError, OverflowError):  # matched the shape of a value but is none (e.g. "1,,2")
                 return None
             if param in out and out[param] != value:
@@ -200,11 +224,12 @@ class Index:
         """The wording of `ids` that matches `text` (`how`: fullmatch, at the line end, anywhere)
         with the most fixed text."""
         best: Match | None = None
+        data = text.encode("utf-8", "replace")
         for i in ids:
             if how == "full":
-                m = self.regex(i).fullmatch(text)
+                m = self._bytes_regex(i).fullmatch(data)
             else:
-                m = self.regex(i, to_line_end=how == "end").search(text)
+                m = self._bytes_regex(i, to_line_end=how == "end").search(data)
             if m is None:
                 continue
             params = self._extract(i, m)
@@ -216,9 +241,24 @@ class Index:
         return best
 
     def match_line(self, line: str, line_no: int = 0) -> Match | None:
-        """The best wording found in one line: a fullmatch of the message part first, then a search."""
+        """The best wording found in one line: a fullmatch of the message part first, then a search.
+
+        A JSON log line (`{"level": "error", "msg": "ValueError: ..."}`) is read as the strings it
+        holds, unescaped, each line of each (a traceback in an `exc_info` field too)."""
         line = clean(line)
         ids = self.candidates(line)
+        if not ids:
+            return None
+        if line.startswith("{") or line.lstrip().startswith("{"):
+            for text in _json_strings(line):
+                for part in text.splitlines():
+                    found = self._match_text(clean(part), line_no)
+                    if found is not None:
+                        return found
+        return self._match_text(line, line_no, ids)
+
+    def _match_text(self, line: str, line_no: int, ids: list[int] | None = None) -> Match | None:
+        ids = self.candidates(line) if ids is None else ids
         if not ids:
             return None
         header = HEADER.search(line)
@@ -314,12 +354,7 @@ class Index:
             if not alternatives:
                 return None  # nothing to look for: no wording can match
             source = "|".join(alternatives).encode("utf-8")
-            if engine() is re:
-                self._locator = re.compile(source)
-            else:
-                options = engine().Options()
-                options.max_mem = 256 << 20  # the DFA of a large catalogue's keys outgrows RE2's 8 MB default
-                self._locator = engine().compile(source, options)
+            self._locator = re.compile(source) if engine() is re else engine().compile(source, _re2_options())
         return self._locator
 
     def scan(self, data: bytes | str, first_line: int = 1, undecodable=None):
@@ -383,6 +418,32 @@ class Index:
             end = at
         message = (header.group("msg") or "").strip()
         return self.match_location(last.group("path"), last.group("func"), line_no, header.group("exc"), message)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json_strings(line: str) -> list[str]:
+    """The string values of a JSON object or array (two levels deep), in order; [] if not JSON."""
+    try:
+        doc = json.loads(line, parse_constant=_no_constant)  # strict JSON, as the paste page's JSON.parse
+    except ValueError:
+        return []
+    out: list[str] = []
+
+    def walk(value, depth: int) -> None:
+        if isinstance(value, str):
+            out.append(value)
+        elif depth < 2 and isinstance(value, dict):
+            for item in value.values():
+                walk(item, depth + 1)
+        elif depth < 2 and isinstance(value, list):
+            for item in value:
+                walk(item, depth + 1)
+
+    walk(doc, 0)
+    return out
 
 
 def _decode(data: bytes, start: int, end: int, undecodable) -> str:

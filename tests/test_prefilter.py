@@ -129,3 +129,17 @@ def test_the_approximate_pass_compares_a_bounded_shortlist():
     shortlist = index.shortlist(edited)
     assert len(shortlist) == SHORTLIST  # out of 5,000 wordings that share words with it
     assert shortlist[0] == 1234  # the rare word it shares decides
+
+
+def test_json_log_lines_are_read_as_the_strings_they_hold():
+    import json
+
+    message = "Unsupported qkv_layout: \"bshd\" (or 'BSHD')"  # quotes JSON escapes
+    lines = [
+        json.dumps({"time": "2026-11-29T10:00:00", "level": "error", "msg": f"ValueError: {message}"}),
+        json.dumps({"level": "error", "msg": "step failed", "exc_info": "Traceback (most recent call last):\n"
+                    '  File "train.py", line 3, in <module>\nValueError: num_q_heads=12 must be divisible by and num_kv_heads=8'}),
+    ]
+    found, _, _ = explain.explain_chunks(Index.load(), ["\n".join(lines) + "\n"])
+    got = {f.match.code: (f.match.params, f.last_line) for f in found}
+    assert got == {"RA550": ({"layout": "\"bshd\" (or 'BSHD')"}, 1), "RA105": ({"num_q_heads": 12, "num_kv_heads": 8}, 2)}

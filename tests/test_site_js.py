@@ -609,6 +609,9 @@ def _styled(style: str, exc: str, msg: str, location: str | None) -> list[str]:
         "edited": [f"{exc}: " + " ".join(w.upper() if i == 1 else w for i, w in enumerate(msg.split()[:-1]))],
         "truncated": [f"{exc}: {msg[: len(msg) // 2]}"],
         "long line": ["step 10: " * 2000 + raised + " (retrying)" * 1000],
+        "json": [json.dumps({"time": "2026-01-01T12:00:00", "level": "error", "msg": raised})],
+        "json traceback": [json.dumps({"level": "error", "msg": "step failed", "exc_info": "\n".join(
+            ["Traceback (most recent call last):", _frame(location), "    raise error", raised])}, ensure_ascii=False)],
     }[style]
 
 
@@ -624,7 +627,8 @@ def pastes(draw) -> tuple[str, list[str]]:
         exc = wording.variant.exception or entry.exception
         lines += draw(st.lists(NOISE, max_size=3))
         message = wording.render(params)
-        style = draw(st.sampled_from(["bare", "header", "qualified", "log", "pytest", "ansi", "traceback", "traceback", "edited", "truncated", "long line"]))
+        style = draw(st.sampled_from(["bare", "header", "qualified", "log", "pytest", "ansi", "traceback", "traceback", "edited",
+                                      "truncated", "long line", "json", "json traceback"]))
         lines += _styled(style, exc, message, wording.variant.location) * draw(st.sampled_from([1, 1, 2]))
         codes.append(entry.code)
     lines += draw(st.lists(NOISE, max_size=2))

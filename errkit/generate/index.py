@@ -56,6 +56,11 @@ def key_candidates(wording: patterns.Wording) -> set[str]:
     any run of whitespace between them, as the wording's regex does)."""
     out: set[str] = set()
     for run in wording.template.literals:
+        if not run.isascii():
+            try:
+                run.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: no UTF-8 input holds it
+                continue
         tokens = run.split()
         for i, token in enumerate(tokens):
             if len(token) >= 3:

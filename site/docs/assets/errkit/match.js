@@ -148,9 +148,47 @@
     return best;
   };
 
+  // match.Index.match_line: a JSON log line is read as the strings it holds, each line of each
   Index.prototype.matchLine = function (line, lineNo) {
     line = this.clean(line);
     var ids = this.candidates(line);
+    if (!ids.length) return null;
+    if (R.strip(line).charAt(0) === "{") {
+      var strings = jsonStrings(line);
+      for (var s = 0; s < strings.length; s++) {
+        var parts = strings[s].split(SPLITLINES);
+        if (parts.length && parts[parts.length - 1] === "") parts.pop(); // str.splitlines() drops a final empty line
+        for (var q = 0; q < parts.length; q++) {
+          var found = this.matchText(this.clean(parts[q]), lineNo);
+          if (found !== null) return found;
+        }
+      }
+    }
+    return this.matchText(line, lineNo, ids);
+  };
+
+  // match._json_strings: the string values of a JSON object or array (two levels deep), in order
+  function jsonStrings(line) {
+    var doc;
+    try {
+      doc = JSON.parse(line);
+    } catch (err) {
+      return [];
+    }
+    var out = [];
+    (function walk(value, depth) {
+      if (typeof value === "string") {
+        out.push(value);
+      } else if (depth < 2 && value !== null && typeof value === "object") {
+        var items = Array.isArray(value) ? value : Object.keys(value).map(function (k) { return value[k]; });
+        items.forEach(function (item) { walk(item, depth + 1); });
+      }
+    })(doc, 0);
+    return out;
+  }
+
+  Index.prototype.matchText = function (line, lineNo, ids) {
+    ids = ids === undefined ? this.candidates(line) : ids;
     if (!ids.length) return null;
     var header = this.header.exec(line);
     // Most specific first: the message after `SomeError: `, the whole line, the line's end, anywhere.
