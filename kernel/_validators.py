@@ -19,7 +19,6 @@ from errkit.runtime import dim as _rt_dim
 from errkit.runtime import dtype_name as _rt_dtype_name
 from errkit.runtime import is_array as _rt_is_array
 from errkit.runtime import shape as _rt_shape
-from errkit.runtime import type_name as _rt_type_name
 
 DOCS_BASE = 'https://errkit.github.io/errkit'
 DOCS_VERSION = '0.1'
@@ -523,7 +522,7 @@ def validate_options(implementation, sm_scale, cap, cap_method, causal):
             raise CapNotPositiveError(f'cap must be a positive finite number or None, got {cap!r}', {'cap': cap})
     if not (cap_method in ('tanh', 'soft_sign', 'none')):
         raise CapMethodUnknownError(f"cap_method must be one of 'tanh', 'soft_sign', 'none', got {cap_method!r}", {'cap_method': cap_method})
-    causal_type = _rt_type_name(causal)
+    causal_type = type(causal).__name__
     if not (causal_type == 'bool'):
         raise CausalNotBoolError(f'causal must be True or False, got a {causal_type}', {'causal_type': causal_type})
 
@@ -548,9 +547,9 @@ def validate_qkv(q, k, v, implementation):
     k_is_array = _rt_is_array(k)
     v_is_array = _rt_is_array(v)
     if not (q_is_array and k_is_array and v_is_array):
-        q_type = _rt_type_name(q)
-        k_type = _rt_type_name(k)
-        v_type = _rt_type_name(v)
+        q_type = type(q).__name__
+        k_type = type(k).__name__
+        v_type = type(v).__name__
         raise QkvNotArrayError(f'q, k and v must be arrays, got {q_type}, {k_type}, {v_type}', {'q_type': q_type, 'k_type': k_type, 'v_type': v_type, 'q_is_array': q_is_array, 'k_is_array': k_is_array, 'v_is_array': v_is_array})
     q_shape = _rt_shape(q)
     q_ndim = len(q_shape)
@@ -623,7 +622,7 @@ def validate_config(config, implementation):
 
     Checks, in order: RA210, RA211, RA213, RA212.
     """
-    config_type = _rt_type_name(config)
+    config_type = type(config).__name__
     if not (config_type in ('BlockSizes', 'NoneType')):
         raise ConfigTypeError(f'config must be a kernel.BlockSizes or None, got {config_type}', {'config_type': config_type})
     has_config = config is not None
@@ -654,7 +653,7 @@ def validate_sharding(mesh, batch_axis, head_axis, q, k):
 
     Checks, in order: RA406, RA401, RA402, RA405, RA403, RA404.
     """
-    mesh_type = _rt_type_name(mesh)
+    mesh_type = type(mesh).__name__
     if not (mesh_type in ('Mesh', 'AbstractMesh')):
         raise MeshTypeError(f'mesh must be a jax.sharding.Mesh, got {mesh_type}', {'mesh_type': mesh_type})
     if not (batch_axis is None):

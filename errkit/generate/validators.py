@@ -26,7 +26,8 @@ def python_expression(source: str, names) -> str:
 
 
 def _inline_attr(source: str) -> str:
-    """`_rt_attr(x, 'name')` with a literal public name is plain `getattr(x, 'name', None)` (faster)."""
+    """`_rt_attr(x, 'name')` with a literal public name is plain `getattr(x, 'name', None)`, and
+    `_rt_type_name(x)` is `type(x).__name__` (a call fewer on every validation)."""
     tree = ast.parse(source, mode="eval")
 
     class Inline(ast.NodeTransformer):
@@ -37,6 +38,8 @@ def _inline_attr(source: str) -> str:
                     and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
                     and args[1].value.isidentifier() and not args[1].value.startswith("_")):
                 return ast.Call(ast.Name("getattr", ast.Load()), [args[0], args[1], ast.Constant(None)], [])
+            if isinstance(func, ast.Name) and func.id == "_rt_type_name" and len(args) == 1 and not node.keywords:
+                return ast.Attribute(ast.Call(ast.Name("type", ast.Load()), [args[0]], []), "__name__", ast.Load())
             return node
 
     return ast.unparse(Inline().visit(tree).body)
