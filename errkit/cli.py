@@ -16,13 +16,13 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 from .errors import UsageError
 
 
-def _path(text: str) -> "Path":
+def _path(text: str):
     from pathlib import Path  # not on the explain path: pathlib costs start-up time
 
     return Path(text)
 
 
-def _catalog_dir(args) -> "Path":
+def _catalog_dir(args):
     return _path(args.catalog or "catalog")
 
 

@@ -7,7 +7,7 @@ import os
 import sys
 
 from .errors import UsageError
-from .match import HEADER, WORD, Index, Match, clean
+from .match import HEADER, Index, Match, clean
 
 CHUNK = 4 * 1024 * 1024
 TAIL = 256 * 1024  # what the approximate pass reads: the most recent part of the input

@@ -6,7 +6,6 @@ No jax import here: the helpers read arrays through their duck-typed attributes.
 from __future__ import annotations
 
 import os
-import re
 from types import MappingProxyType
 from typing import Any, Mapping
 

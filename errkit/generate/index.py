@@ -11,36 +11,6 @@ from ..model import Catalogue, Entry
 from .render import HEADER
 
 INDEX_PATH = "errkit/_index.json"
-WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def anchor_words(wording: patterns.Wording) -> list[str]:
-    """Words that every text matching the wording contains as whole words.
-
-    A word at the edge of a literal run that touches a field could fuse with the field's value
-    ("{x}abc" may print "5abc" or "xyabc"), so only words bounded inside their run count.
-    """
-    words: list[str] = []
-    parts = wording.template.parts
-    runs: list[tuple[str, bool, bool]] = []  # text, field before, field after
-    run, before = "", False
-    for i, part in enumerate(parts):
-        if isinstance(part, str):
-            run += part
-        else:
-            run += part.doc
-            if run:
-                runs.append((run, before, True))
-            run, before = "", True
-    if run:
-        runs.append((run, before, False))
-    for text, field_before, field_after in runs:
-        for m in WORD.finditer(text):
-            touches_start = m.start() == 0 and field_before
-            touches_end = m.end() == len(text) and field_after
-            if not touches_start and not touches_end:
-                words.append(m.group())
-    return words
 
 
 # Where a prefilter key comes from, rarest first: a code-like token (`num_q_heads=`, `bf16`,

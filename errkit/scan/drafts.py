@@ -338,6 +338,38 @@ def merge_overlapping(drafts: list[Draft], writer: DraftWriter) -> list[Draft]:
     return drafts
 
 
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def anchor_words(wording) -> list[str]:
+    """Words that every text matching the wording contains as whole words.
+
+    A word at the edge of a literal run that touches a field could fuse with the field's value
+    ("{x}abc" may print "5abc" or "xyabc"), so only words bounded inside their run count.
+    """
+    words: list[str] = []
+    parts = wording.template.parts
+    runs: list[tuple[str, bool, bool]] = []  # text, field before, field after
+    run, before = "", False
+    for i, part in enumerate(parts):
+        if isinstance(part, str):
+            run += part
+        else:
+            run += part.doc
+            if run:
+                runs.append((run, before, True))
+            run, before = "", True
+    if run:
+        runs.append((run, before, False))
+    for text, field_before, field_after in runs:
+        for m in _WORD.finditer(text):
+            touches_start = m.start() == 0 and field_before
+            touches_end = m.end() == len(text) and field_after
+            if not touches_start and not touches_end:
+                words.append(m.group())
+    return words
+
+
 def overlapping_pairs(entries: list) -> set[tuple[int, int]]:
     """(i, j) where a sample rendering of entry i's wording fully matches a wording of entry j.
 
@@ -345,7 +377,6 @@ def overlapping_pairs(entries: list) -> set[tuple[int, int]]:
     thousand drafts stay cheap.
     """
     from .. import patterns
-    from ..generate.index import anchor_words
 
     compiled = []
     for i, entry in enumerate(entries):
@@ -360,14 +391,13 @@ def overlapping_pairs(entries: list) -> set[tuple[int, int]]:
         if not words:
             always.append(k)
     pairs: set[tuple[int, int]] = set()
-    word_re = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
     for i, wording, _, _ in compiled:
         for params in patterns.sample_params(wording.entry):
             try:
                 text = wording.render(params)
             except (KeyError, ValueError, TypeError):
                 continue
-            present = set(word_re.findall(text))
+            present = set(_WORD.findall(text))
             candidates = {k for w in present & by_word.keys() for k in by_word[w]} | set(always)
             for k in candidates:
                 j, _, regex, words = compiled[k]
