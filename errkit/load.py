@@ -143,7 +143,8 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         message=raw["message"],
         explanation=raw["explanation"],
         params=MappingProxyType(
-            {name: Param(name, p["type"], p["description"], bool(p.get("optional", False))) for name, p in (raw.get("params") or {}).items()}
+            {name: Param(name, p["type"], p["description"], bool(p.get("optional", False)), p.get("form"))
+             for name, p in (raw.get("params") or {}).items()}
         ),
         check=raw.get("check"),
         explain_only=bool(raw.get("explain_only", False)),

@@ -18,6 +18,7 @@ class Param:
     type: str
     description: str
     optional: bool = False
+    form: str | None = None  # str values: "token" (default), "list" or "text" (values.pattern)
 
 
 @dataclass(frozen=True)

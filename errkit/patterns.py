@@ -59,9 +59,9 @@ def compile_wording(entry: Entry, index: int) -> Wording:
             f"placeholder {{{unknown[0]}}} is not a declared param" + (" (add it to params, or map it with aliases)" if index else ""),
         )
 
-    def typed(field: template.Field) -> tuple[str, str, bool]:
+    def typed(field: template.Field) -> tuple[str, str, bool, str | None]:
         p = entry.params[template.resolve(field, entry.params, variant.aliases)]
-        return p.name, p.type, p.optional
+        return p.name, p.type, p.optional, p.form
 
     pattern, captures = template.to_regex(tpl, typed)
     return Wording(entry, index, variant, tpl, pattern, captures)

@@ -136,6 +136,12 @@ PARAM = Record(
         Field("type", Enum(values=PARAM_TYPES), True, "Value type; shape is a tuple of ints, dtype a dtype name."),
         Field("description", Str(max_length=300), True, "One line saying what the value is."),
         Field("optional", Bool(), description="The value may be None."),
+        Field(
+            "form",
+            Enum(values=("token", "list", "text")),
+            description="How a str value prints, which bounds what a match may take: one token (the default: a name, a "
+            "number, a repr, a call such as slice(None, 2), a <...>), a comma-separated list of tokens, or free text.",
+        ),
     )
 )
 

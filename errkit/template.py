@@ -182,25 +182,33 @@ class Capture:
     type: str
 
 
-def to_regex(template: Template, typed: Callable[[Field], tuple[str, str, bool]]) -> tuple[str, tuple[Capture, ...]]:
+def to_regex(template: Template, typed: Callable[[Field], tuple]) -> tuple[str, tuple[Capture, ...]]:
     """An unanchored regex for the rendered message and what each named group carries.
 
-    `typed(field)` gives (param name, param type, optional) for a field.
+    `typed(field)` gives (param name, param type, optional[, form]) for a field. Punctuation that
+    ends the message is optional: a message quoted in prose or a table often loses its period.
     """
     pieces: list[str] = []
     captures: list[Capture] = []
-    for part in template.parts:
+    last = len(template.parts) - 1
+    for n, part in enumerate(template.parts):
         if isinstance(part, str):
-            pieces.append(_literal(part))
+            end = part.rstrip(_FINAL_PUNCTUATION) if n == last else part
+            pieces.append(_literal(end) if end else "")
+            if end != part:
+                pieces.append(f"(?:{re.escape(part[len(end):])})?")
             continue
-        param, type_, optional = typed(part)
+        param, type_, optional, *form = typed(part)
         group = f"g{len(captures)}"
         if part.self_doc:
             pieces.append(_literal(part.doc))
-        body = values.pattern(type_, optional, part.conversion, part.self_doc, part.spec)
+        body = values.pattern(type_, optional, part.conversion, part.self_doc, part.spec, *form)
         pieces.append(f"(?P<{group}>{body})")
         captures.append(Capture(group, param, type_))
     return "".join(pieces), tuple(captures)
+
+
+_FINAL_PUNCTUATION = ".!:;,"
 
 
 def _literal(text: str) -> str:

@@ -28,6 +28,23 @@ PATTERNS = {
 }
 
 
+# One token of a printed value: a run of characters that are not space, brackets, quotes or
+# sentence punctuation, or a bracketed or quoted part (which may hold spaces: `slice(None, 2)`,
+# `<class 'list'>`, `'a b'`); pieces joined by punctuation (`jax.Array`, `1.5`, `a:b`) stay one
+# token, punctuation that ends it (`got bshd.`) does not belong to it. (One character or one
+# bracketed part per repetition: no nested quantifier for a backtracking engine to explode.)
+_UNIT = (r"""(?:[^ \t\n\r\f\v()<>\[\]{}'"`.,;:!?]"""  # spaces by name: \s differs between RE2, re and JS
+         r"|\((?:[^()\n]|\([^()\n]*\))*\)|\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]"  # two levels: ((a, b), c)
+         r"|<(?:[^<>\n]|<[^<>\n]*>)*>|\{(?:[^{}\n]|\{[^{}\n]*\})*\}"
+         r"""|'[^'\n]*'|"[^"\n]*")+""")
+_TOKEN = rf"(?:{_UNIT})(?:[.,;:!?]+(?:{_UNIT}))*"
+STR_FORMS = {
+    "token": _TOKEN,
+    "list": rf"{_TOKEN}(?:,[ \t]*{_TOKEN})*",  # 'data', 'model' / float32, bfloat16
+    "text": r"[^\n]*?",  # anything up to the wording's next fixed text
+}
+
+
 class ValueTypeError(ValueError):
     pass
 
@@ -70,13 +87,19 @@ def format_field(value: object, self_doc: bool, conversion: str | None, spec: st
     return format(value, spec)
 
 
-def pattern(type_: str, optional: bool, conversion: str | None, self_doc: bool, spec: str) -> str:
-    """The regex (no groups of its own) for a field of this type written this way."""
+def pattern(type_: str, optional: bool, conversion: str | None, self_doc: bool, spec: str, form: str | None = None) -> str:
+    """The regex (no groups of its own) for a field of this type written this way.
+
+    A str value is bounded by what a raise site prints (`form`): one token by default, so that a
+    placeholder at the edge of a wording never swallows the prose or the log prefix around it.
+    """
     as_repr = conversion in ("r", "a") or (self_doc and conversion is None and not spec)
     if spec and type_ in ("int", "float", "bool") and conversion is None:
         body = _FORMATTED_NUMBER  # format(True, ">4") writes "   1": a bool with a spec is a number
     elif type_ == "str" and as_repr:
         body = PATTERNS["str_repr"]
+    elif type_ == "str":
+        body = STR_FORMS[form or "token"]
     else:
         body = PATTERNS[type_]
     if optional:

@@ -134,7 +134,7 @@ def test_the_approximate_pass_compares_a_bounded_shortlist():
 def test_json_log_lines_are_read_as_the_strings_they_hold():
     import json
 
-    message = "Unsupported qkv_layout: \"bshd\" (or 'BSHD')"  # quotes JSON escapes
+    message = 'Unsupported qkv_layout: "BHSD"'  # quotes JSON escapes
     lines = [
         json.dumps({"time": "2026-11-29T10:00:00", "level": "error", "msg": f"ValueError: {message}"}),
         json.dumps({"level": "error", "msg": "step failed", "exc_info": "Traceback (most recent call last):\n"
@@ -142,4 +142,4 @@ def test_json_log_lines_are_read_as_the_strings_they_hold():
     ]
     found, _, _ = explain.explain_chunks(Index.load(), ["\n".join(lines) + "\n"])
     got = {f.match.code: (f.match.params, f.last_line) for f in found}
-    assert got == {"RA550": ({"layout": "\"bshd\" (or 'BSHD')"}, 1), "RA105": ({"num_q_heads": 12, "num_kv_heads": 8}, 2)}
+    assert got == {"RA550": ({"layout": "BHSD"}, 1), "RA105": ({"num_q_heads": 12, "num_kv_heads": 8}, 2)}

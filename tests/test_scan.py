@@ -625,14 +625,14 @@ def test_overlapping_wordings_merge_into_one_draft(run_cli, tmp_path, empty_inde
             if a:
                 raise ValueError(f"{a} must be positive")
             if b:
-                raise ValueError(f"{name} of {b} must be positive")
+                raise ValueError(f"{name}={b} must be positive")  # one token where {a} prints one: they overlap
             raise ValueError(f"{name} is something else entirely")
     '''), encoding="utf-8")
     code, _, err = run_cli("scan", tmp_path / "src.py", "--index", empty_index, "--emit", tmp_path / "out")
     files = sorted((tmp_path / "out" / "drafts").glob("*.yaml"))
     assert len(files) == 2
     merged = yaml().load(files[0].read_text(encoding="utf-8"))
-    assert [v["message"] for v in merged["variants"]] == ["{a} must be positive", "{name} of {b} must be positive"]
+    assert [v["message"] for v in merged["variants"]] == ["{a} must be positive", "{name}={b} must be positive"]
     assert run_cli("lint", tmp_path / "out")[0] == 0
 
 
