@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from . import expr, fixes, patterns, runtime, spec, template, values
+from . import expr, fixes, patterns, releases, runtime, spec, template, values
 from .load import Loaded, display_path, load
 from .model import Entry, Finding, Settings
 
@@ -158,7 +158,28 @@ def examples(entry: Entry) -> Iterator[Finding]:
                 yield at(entry, key, rule, f"{kind} example {dict(env)} {verdict} the check {entry.check!r}")
 
 
-ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, param_names, exception_kind, empty_messages, unused_params, expressions, examples)
+def release_ranges(entry: Entry) -> Iterator[Finding]:
+    """Each wording's `releases` is a distribution and a non-empty range of release numbers that,
+    when releases of that distribution were harvested, holds at least one of them."""
+    root = entry.source_path.parent.parent if entry.source_path else None
+    for i, wording in enumerate(entry.wordings):
+        if wording.releases is None:
+            continue
+        key = ("releases",) if i == 0 else ("variants", i - 1, "releases")
+        try:
+            parsed = releases.parse(wording.releases)
+        except releases.ReleasesError as err:
+            yield at(entry, key, "bad-releases", str(err))
+            continue
+        known = releases.harvested(root, parsed.dist) if root else None
+        if known and not releases.inside(parsed, known):
+            yield at(entry, key, "bad-releases",
+                     f"{wording.releases!r} holds none of the {len(known)} harvested {parsed.dist} releases "
+                     f"({known[0]} to {known[-1]}, {releases.HARVEST}/{parsed.dist}.json)")
+
+
+ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, param_names, exception_kind, empty_messages, unused_params, expressions,
+                                      examples, release_ranges)
 
 
 # -- catalogue-wide rules -------------------------------------------------------------------------

@@ -157,7 +157,8 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         prevention=tuple(raw.get("prevention") or ()),
         tags=tuple(raw.get("tags") or ()),
         variants=tuple(
-            Variant(v["message"], v["source"], v.get("exception"), _freeze_map(v.get("aliases")), v.get("location"), v.get("note"))
+            Variant(v["message"], v["source"], v.get("exception"), _freeze_map(v.get("aliases")), v.get("location"), v.get("note"),
+                    v.get("releases"))
             for v in raw.get("variants") or ()
         ),
         bad_examples=tuple(_freeze_map(x) for x in examples.get("bad") or ()),
@@ -167,6 +168,7 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         source=raw.get("source"),
         location=raw.get("location"),
         aliases=_freeze_map(raw.get("aliases")),
+        releases=raw.get("releases"),
         positions=pos,
     )
 

@@ -37,6 +37,7 @@ class Variant:
     aliases: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # placeholder expression -> param name
     location: str | None = None
     note: str | None = None
+    releases: str | None = None  # "jax>=0.4.31,<0.5.3": the upstream releases raising this wording
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class Entry:
     source: str | None = None
     location: str | None = None
     aliases: Mapping[str, str] = field(default_factory=lambda: EMPTY)
+    releases: str | None = None  # the upstream releases raising `message` (see Variant.releases)
     positions: Positions | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -91,7 +93,8 @@ class Entry:
     def wordings(self) -> tuple[Variant, ...]:
         """The entry's own message first, then its variants."""
         source = self.source or ("an upstream kernel" if self.explain_only else "errkit's ranker attention kernel")
-        own = Variant(message=self.message, source=source, exception=self.exception, aliases=self.aliases, location=self.location)
+        own = Variant(message=self.message, source=source, exception=self.exception, aliases=self.aliases,
+                      location=self.location, releases=self.releases)
         return (own,) + self.variants
 
     @property

@@ -19,6 +19,11 @@ IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 CODE = r"^[A-Z]{2,4}[0-9]{3}$"
 SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 TAG = r"^[a-z0-9][a-z0-9-]*$"
+# `jax>=0.4.31,<0.5.3`: a distribution and release bounds (lint's bad-releases rule says the rest)
+_BOUND = r"\s*(==|!=|<=|>=|<|>)\s*[0-9]+(\.[0-9]+)*\s*"
+RELEASES = rf"^\s*[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?{_BOUND}(,{_BOUND})*$"
+RELEASES_DOC = ("Upstream releases that raise this wording: a distribution and a PEP 440 range of release numbers "
+                "(>=, >, <=, <, ==, !=), e.g. 'jax>=0.4.31,<0.5.3'; scripts/harvest.py records which releases raise what.")
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,19 @@ class Str(Kind):
         out: dict[str, Any] = {"type": "string", "minLength": self.min_length, "maxLength": self.max_length}
         if self.pattern:
             out["pattern"] = self.pattern
+        return out
+
+
+@dataclass(frozen=True)
+class Hinted(Str):
+    """A string whose full check is a lint rule (with its own message); the JSON Schema gives
+    editors a pattern as a first hint."""
+
+    hint: str = ""
+
+    def json_schema(self) -> dict:
+        out = super().json_schema()
+        out["pattern"] = self.hint
         return out
 
 
@@ -171,6 +189,7 @@ VARIANT = Record(
         ),
         Field("location", Str(max_length=500),
               description="Raise site: 'path/to/file.py[:line][ in function]'. Required for an empty message: explain then recognises it by the traceback's last frame."),
+        Field("releases", Hinted(max_length=300, hint=RELEASES), description=RELEASES_DOC),
         Field("note", Str(max_length=1000), description="Anything a reader should know about this wording."),
     )
 )
@@ -218,6 +237,7 @@ ENTRY = Record(
               "The exact template the kernel raises (f-string semantics); '' only for an explain_only entry with a location."),
         Field("source", Str(max_length=300), description="Who raises `message` (explain_only entries: the upstream kernel); default: this kernel."),
         Field("location", Str(max_length=500), description="Raise site of `message`, as for variants."),
+        Field("releases", Hinted(max_length=300, hint=RELEASES), description="Upstream releases that raise `message`, as for variants."),
         Field(
             "aliases",
             MapOf(value=Str(pattern=IDENTIFIER), key_what="placeholder expression"),

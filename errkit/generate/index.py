@@ -6,7 +6,7 @@ import json
 import re
 from collections import Counter
 
-from .. import patterns, template
+from .. import patterns, releases, template
 from ..model import Catalogue, Entry
 from .render import HEADER
 
@@ -93,6 +93,9 @@ def build(catalogue: Catalogue) -> dict:
             # what the matcher's prefilter looks for (None: no fixed text of 3+ characters; such a
             # wording is tried on lines naming an exception, or recognised by its raise site)
             "key": key,
+            # the upstream releases raising this wording: None, or dist, specifier, bounds (number
+            # lists) and how to show it ("jax 0.4.31 to 0.5.2", from the harvested releases)
+            "releases": releases.index_record(variant.releases, catalogue.root),
         })
     entries = {}
     for entry in sorted(catalogue.entries, key=lambda e: e.code):

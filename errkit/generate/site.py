@@ -25,7 +25,7 @@ from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
 
-from .. import expr_js, match, patterns
+from .. import expr_js, match, patterns, releases
 from ..model import Catalogue, Entry
 from . import index as index_module
 from .render import HEADER, environment
@@ -212,6 +212,12 @@ def _example(entry: Entry) -> str | None:
         return None
 
 
+def raised_by(text: str | None, catalogue: Catalogue) -> str | None:
+    """'jax 0.4.31 to 0.5.2' for a wording's `releases`, None when it has none."""
+    record = releases.index_record(text, catalogue.root)
+    return record["shown"] if record else None
+
+
 def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> dict:
     def link(word: str) -> str | None:
         if word in by_code and word != entry.code:
@@ -229,6 +235,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> 
                      if http_or_none(catalogue.settings.repo_url) else None),
         "raised_as": raised_as,
         "raised_line": f"{raised_as}: {example}" if example is not None else None,
+        "raised_by": raised_by(entry.releases, catalogue),
         "description": entry.explanation.strip().split("\n\n", 1)[0],
         "explanation": prose(entry.explanation, link),
         "triggers": [prose(t, link) for t in entry.triggers],
@@ -250,6 +257,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> 
                 "exception": v.exception or entry.exception,
                 "location": v.location,
                 "note": prose(v.note, link) if v.note else None,
+                "raised_by": raised_by(v.releases, catalogue),
             }
             for v in entry.variants
         ],

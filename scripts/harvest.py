@@ -1,0 +1,207 @@
+"""Harvest the error wordings of JAX's attention kernels from every release.
+
+    python scripts/harvest.py                      # every release from 0.4.25 to the newest served
+    python scripts/harvest.py --check              # exit 1 when catalog/harvest/jax.json is stale
+    python scripts/harvest.py --wheels DIR         # wheels already downloaded (jax-X-py3-none-any.whl)
+
+For each release, `pip download --no-deps jax==X` fetches its wheel (pure Python; cached under
+--cache), the attention kernels are read straight out of it, errkit's own scan
+(`errkit.scan.scan_paths`) finds every raise and assert site, and the result is written as
+compact JSON: message template -> the sites raising it, each with its exception class, file,
+function and, per run of consecutive releases, its line. Tests read that file, never the network.
+
+Scope (SCOPE below): the attention kernels under jax/experimental/pallas/ops (GPU flash, Mosaic GPU,
+decode, paged; TPU flash, paged, ragged paged, splash), jax/_src/nn/functions.py less the functions
+`jax.nn.dot_product_attention` never calls (NOT_ATTENTION), and the cuDNN attention of
+jax/_src/cudnn (fused_attention_stablehlo.py; fusion.py and scaled_matmul_stablehlo.py hold no
+attention code). A raise without a message has the template "": explain recognises it by its raise
+site (file and function), so the catalogue's located wordings are held to those sites; asserts
+without a message, which errkit's scan does not report, are added by a short AST walk (`bare_asserts`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from errkit.scan import scan_paths, sites as scan_sites  # noqa: E402
+
+# errkit's scan reports ValueError, NotImplementedError, TypeError and AssertionError (and classes
+# deriving from them); cuDNN's version and GPU checks raise RuntimeError, which users meet as well.
+scan_sites.BUILTINS = tuple(dict.fromkeys(scan_sites.BUILTINS + ("RuntimeError",)))
+
+DIST = "jax"
+FIRST = "0.4.25"
+OUT = ROOT / "catalog" / "harvest" / f"{DIST}.json"
+CACHE = Path(tempfile.gettempdir()) / "errkit-harvest-wheels"
+
+# Files of a wheel that hold attention kernels (regexes over the path inside the wheel).
+SCOPE = (
+    r"jax/experimental/pallas/ops/(gpu/|tpu/)?[^/]*attention[^/]*\.py",  # ops/attention.py before 0.4.29
+    r"jax/experimental/pallas/ops/tpu/(paged|ragged_paged|splash)_attention/[^/]+\.py",
+    r"jax/_src/nn/functions\.py",
+    r"jax/_src/cudnn/fused_attention_stablehlo\.py",
+)
+# Functions of jax/_src/nn/functions.py that jax.nn.dot_product_attention never calls.
+NOT_ATTENTION = {"glu", "standardize", "softmax", "log_softmax", "_one_hot", "one_hot", "scaled_matmul", "scaled_dot_general",
+                 "get_scaled_dot_general_config"}
+
+
+def served_releases(pip: list[str]) -> list[str]:
+    """Every final release of the distribution the package index serves, oldest first."""
+    out = subprocess.run(pip + ["index", "versions", DIST], capture_output=True, text=True, check=True).stdout
+    found = re.search(r"Available versions: (.*)", out)
+    if not found:
+        raise SystemExit(f"harvest: `pip index versions {DIST}` listed no versions:\n{out}")
+    versions = [Version(v.strip()) for v in found.group(1).split(",")]
+    return [str(v) for v in sorted(versions) if not v.is_prerelease and not v.is_devrelease and v >= Version(FIRST)]
+
+
+def wheel(pip: list[str], release: str, folders: list[Path]) -> Path:
+    """The release's wheel: from one of `folders`, else downloaded into the first."""
+    name = f"{DIST}-{release}-py3-none-any.whl"
+    for folder in folders:
+        if (folder / name).exists():
+            return folder / name
+    folders[0].mkdir(parents=True, exist_ok=True)
+    subprocess.run(pip + ["download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(folders[0]), f"{DIST}=={release}"],
+                   check=True)
+    if not (folders[0] / name).exists():
+        raise SystemExit(f"harvest: pip downloaded no {name}")
+    return folders[0] / name
+
+
+def sites_of(wheel_path: Path, report) -> list[dict]:
+    """Every raise site in the release's attention kernels (template "" for a raise without a message)."""
+    scope = [re.compile(p) for p in SCOPE]
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(wheel_path) as archive:
+        members = sorted(n for n in archive.namelist() if any(p.fullmatch(n) for p in scope))
+        for member in members:
+            archive.extract(member, tmp)
+        result = scan_paths([str(Path(tmp) / m) for m in members], report)
+        out = [{"template": "", "exception": "AssertionError", "path": m, "function": function, "line": line}
+               for m in members for function, line in bare_asserts(Path(tmp) / m)]
+        for site in result.sites:
+            out.append({"template": site.template, "exception": site.exception, "path": Path(os.path.relpath(site.abspath, tmp)).as_posix(),
+                        "function": site.function, "line": site.line})
+        return [s for s in out if not (s["path"].endswith("nn/functions.py") and s["function"].split(".")[0] in NOT_ATTENTION)]
+
+
+def bare_asserts(path: Path) -> list[tuple[str, int]]:
+    """(function, line of its first) for each function holding an `assert` without a message:
+    errkit's scan reports asserts with a message only, yet explain recognises these by their raise
+    site too (file and function)."""
+    out: list[tuple[str, int]] = []
+
+    def walk(node: ast.AST, scope: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                walk(child, scope + [child.name])
+            elif isinstance(child, ast.Assert) and child.msg is None:
+                out.append((".".join(scope) or "<module>", child.lineno))
+            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                walk(child, scope)
+
+    walk(ast.parse(path.read_text(encoding="utf-8")), [])
+    first: dict[str, int] = {}
+    for function, line in out:  # one site per function (its first bare assert): explain tells them apart no finer
+        first.setdefault(function, line)
+    return sorted(first.items())
+
+
+def harvest(releases: list[str], wheels: dict[str, Path], report) -> dict:
+    """template -> sites; each site (exception, path, function, k-th such raise) -> runs of
+    consecutive releases with the same line."""
+    order = {r: i for i, r in enumerate(releases)}
+    runs: dict[tuple, list[list]] = {}
+    for release in releases:
+        seen: dict[tuple, int] = {}
+        for site in sorted(sites_of(wheels[release], report), key=lambda s: (s["path"], s["line"])):
+            base = (site["template"], site["exception"], site["path"], site["function"])
+            k = seen[base] = seen.get(base, -1) + 1
+            at = runs.setdefault(base + (k,), [])
+            if at and order[at[-1][1]] == order[release] - 1 and at[-1][2] == site["line"]:
+                at[-1][1] = release
+            else:
+                at.append([release, release, site["line"]])
+    wordings: dict[str, list[dict]] = {}
+    for (template, exception, path, function, _), at in sorted(runs.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][3], kv[0][4], kv[0][1])):
+        wordings.setdefault(template, []).append({"exception": exception, "path": path, "function": function, "at": at})
+    return {
+        "dist": DIST,
+        "command": "python scripts/harvest.py",
+        "scope": list(SCOPE),
+        "releases": releases,
+        "wordings": dict(sorted(wordings.items())),
+    }
+
+
+def dumps(data: dict) -> str:
+    """Compact, and still one wording per line so that a diff reads."""
+    head = {k: v for k, v in data.items() if k != "wordings"}
+    lines = [json.dumps(head, ensure_ascii=False, separators=(",", ":"))[:-1] + ',"wordings":{']
+    items = list(data["wordings"].items())
+    for i, (template, sites) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        lines.append(json.dumps(template, ensure_ascii=False) + ":" + json.dumps(sites, ensure_ascii=False, separators=(",", ":")) + comma)
+    lines.append("}}")
+    return "\n".join(lines) + "\n"
+
+
+def releases_of(sites: list[dict], releases: list[str]) -> list[str]:
+    """The harvested releases that raise a template (the union of its sites' runs)."""
+    order = {r: i for i, r in enumerate(releases)}
+    raised = set()
+    for site in sites:
+        for first, last, _ in site["at"]:
+            raised.update(releases[order[first]:order[last] + 1])
+    return [r for r in releases if r in raised]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT, help=f"where to write (default {OUT.relative_to(ROOT)})")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="where downloaded wheels are kept")
+    parser.add_argument("--wheels", type=Path, action="append", default=[], help="a folder of wheels already downloaded")
+    parser.add_argument("--releases", help="comma-separated releases instead of every one the index serves")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when --out differs from a fresh harvest")
+    args = parser.parse_args(argv)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+
+    def report(line: str) -> None:
+        print(f"harvest: {line}", file=sys.stderr)
+
+    releases = args.releases.split(",") if args.releases else served_releases(pip)
+    releases = sorted(releases, key=Version)
+    wheels = {r: wheel(pip, r, [args.cache] + args.wheels) for r in releases}
+    data = harvest(releases, wheels, report)
+    text = dumps(data)
+    sites = sum(len(s) for s in data["wordings"].values())
+    report(f"{len(releases)} releases ({releases[0]} to {releases[-1]}), {len(data['wordings'])} wordings, {sites} sites")
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+        if current != text:
+            report(f"{args.out} is stale: run python scripts/harvest.py")
+            return 1
+        return 0
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    report(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
