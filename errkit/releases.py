@@ -93,6 +93,8 @@ def parse(text: str) -> Releases:
     # the specifiers in the order the author wrote them (SpecifierSet sorts them)
     for part in text.strip()[len(req.name):].split(","):
         part = part.strip()
+        if part.startswith(("===", "~=")):
+            raise ReleasesError(f"{text!r}: {part!r} uses an operator other than {', '.join(OPERATORS)}")
         op = next((o for o in sorted(OPERATORS, key=len, reverse=True) if part.startswith(o)), None)
         if op is None:
             raise ReleasesError(f"{text!r}: {part!r} uses an operator other than {', '.join(OPERATORS)}")

@@ -416,6 +416,12 @@
       [
       ],
     ],
+    "RA516": [
+      [
+      ],
+      [
+      ],
+    ],
     "RA520": [
       [
       ],
@@ -484,6 +490,35 @@
       [
       ],
     ],
+    "RA536": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA537": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA538": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA539": [
+      [
+        ["head dim padded to a multiple of 8", ["H"], function (p) { return R.call("next_multiple", [p["H"], 8n]); }],
+      ],
+      [
+        ["even T", ["T"], function (p) { return R.call("next_multiple", [p["T"], 2n]); }],
+        ["even S", ["S"], function (p) { return R.call("next_multiple", [p["S"], 2n]); }],
+      ],
+      [
+      ],
+    ],
     "RA540": [
       [
       ],
@@ -534,6 +569,12 @@
       ],
     ],
     "RA548": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA549": [
       [
       ],
       [
@@ -788,6 +829,12 @@
       [
       ],
     ],
+    "RA684": [
+      [
+      ],
+      [
+      ],
+    ],
     "RA698": [
       [
       ],
@@ -884,6 +931,13 @@
         ["a 3-D mask shape (one head)", ["mask_shape"], function (p) { return (R.truthy(R.compare(R.call("len", [p["mask_shape"]]), [["==", function () { return 2n; }]])) ? R.add(R.tuple([1n]), p["mask_shape"]) : p["mask_shape"]); }],
       ],
     ],
+    "RA716": [
+      [
+        ["padded head_dim", ["head_dim"], function (p) { return R.call("next_multiple", [p["head_dim"], 128n]); }],
+      ],
+      [
+      ],
+    ],
     "RA720": [
       [
       ],
@@ -919,6 +973,12 @@
       ],
     ],
     "RA728": [
+      [
+      ],
+    ],
+    "RA729": [
+      [
+      ],
       [
       ],
     ],
