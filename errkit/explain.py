@@ -7,10 +7,12 @@ import os
 import sys
 
 from .errors import UsageError
-from .match import HEADER, Index, Match, clean
+from .match import HEADER, PASTE_SIZE, Index, Match, clean
+from .normalise import text_encoding
 
 CHUNK = 4 * 1024 * 1024
 TAIL = 256 * 1024  # what the approximate pass reads: the most recent part of the input
+APPROXIMATE_MAX = 0.99  # the best similarity an approximate match shows
 
 
 # -- input ----------------------------------------------------------------------------------------
@@ -26,10 +28,15 @@ def _binary_chunks(stream):
 
 def line_chunks(raw_chunks):
     """Byte chunks cut on line boundaries. Text is decoded later, one line at a time, and only
-    for the lines the matcher reads: a log of gigabytes is never decoded whole."""
+    for the lines the matcher reads: a log of gigabytes is never decoded whole. Text saved as
+    UTF-16 (with or without a byte-order mark) or with a UTF-8 byte-order mark is read as UTF-8."""
+    raw_chunks = iter(raw_chunks)
+    head = next(raw_chunks, b"")
+    encoding = text_encoding(head)
     pending = b""
+    ready = b""  # held back one block: the input's last line joins the last block, not a chunk of its own
     first = True
-    for block in raw_chunks:
+    for block in _transcoded(encoding, head, raw_chunks) if encoding else _chained(head, raw_chunks):
         if first:
             if b"\x00" in block[:8192]:
                 raise UsageError("the input looks binary (it has NUL bytes); pass a text log or message")
@@ -41,9 +48,25 @@ def line_chunks(raw_chunks):
             continue
         cut = cut or len(block)
         pending = block[cut:]
-        yield block[:cut]
-    if pending:
-        yield pending
+        if ready:
+            yield ready
+        ready = block[:cut]
+    if ready or pending:
+        yield ready + pending
+
+
+def _chained(head: bytes, rest):
+    yield head
+    yield from rest
+
+
+def _transcoded(encoding: str, head: bytes, rest):
+    import codecs
+
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    for block in _chained(head, rest):
+        yield decoder.decode(block).encode("utf-8")
+    yield decoder.decode(b"", final=True).encode("utf-8")
 
 
 def open_input(sources: list[str], stdin):
@@ -72,6 +95,12 @@ def _file_chunks(handle):
 # -- matching -------------------------------------------------------------------------------------
 
 
+class Tail(str):
+    """The end of the input (what the approximate pass reads), knowing its first line's number."""
+
+    first_line: int = 1
+
+
 class Found:
     __slots__ = ("match", "count", "last_line")
 
@@ -96,9 +125,14 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
             warn("errkit: the input is not valid UTF-8; undecodable bytes were replaced")
         warned.append(True)
 
-    for i, chunk in enumerate(chunks):
+    chunks = iter(chunks)
+    upcoming = next(chunks, None)
+    i = -1
+    while upcoming is not None:
+        chunk, upcoming, i = upcoming, next(chunks, None), i + 1
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8", "replace")
+        paste = i == 0 and upcoming is None and len(chunk) <= PASTE_SIZE  # the whole input, and small
         if i == 0:
             try:
                 chunk[:8192].decode("utf-8")
@@ -108,7 +142,7 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
         if not seen_text and not chunk.isspace() and chunk:
             seen_text = True
         counted = 0  # the scan counted the lines up to its last match; count the rest once
-        for match in index.scan(chunk, first_line=line, undecodable=undecodable):
+        for match in index.scan(chunk, first_line=line, undecodable=undecodable, paste=paste):
             key = match.key()
             item = found.get(key)
             if item is None:
@@ -118,32 +152,41 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
             line, counted = match.line, match.offset
         line += chunk.count(b"\n", counted)
         tail = (tail + chunk[-TAIL:])[-TAIL:]
-    ordered = sorted(found.values(), key=lambda f: f.last_line, reverse=True)
-    return ordered, tail.decode("utf-8", "replace"), seen_text
+    strong = {f.match.code for f in found.values() if not f.match.weak}
+    # a note line or a page link under a message that matched says nothing more
+    ordered = sorted((f for f in found.values() if not (f.match.weak and f.match.code in strong)),
+                     key=lambda f: f.last_line, reverse=True)
+    text = Tail(tail.decode("utf-8", "replace"))
+    text.first_line = line - text.count("\n")
+    return ordered, text, seen_text
 
 
 def approximate(index: Index, tail: str, limit: int = 3) -> list[Match]:
-    """Closest wordings to the error lines of the input (edited, truncated or newer wordings)."""
+    """Closest wordings to the error lines of the input (edited, truncated or newer wordings).
+
+    Never 1.0: a text the shape of a wording that did not match exactly differs somewhere (a
+    value of another type, a changed word)."""
     from difflib import SequenceMatcher
 
-    lines = [clean(l) for l in tail.splitlines() if l.strip()]
+    first = getattr(tail, "first_line", 1)
+    lines = [(first + n, clean(l)) for n, l in enumerate(tail.splitlines()) if l.strip()]
     segments = []
-    for l in lines:
+    for line_no, l in lines:
         header = HEADER.search(l)
         if header and (header.group("msg") or "").strip():
-            segments.append(header.group("msg").strip())
+            segments.append((line_no, header.group("msg").strip()))
     if not segments:
-        segments = [l.strip() for l in lines[-20:]]
-    segments = [seg[-2000:] for seg in segments[-5:]]  # similarity is quadratic: compare a message-sized piece
+        segments = [(line_no, l.strip()) for line_no, l in lines[-20:]]
+    segments = [(line_no, seg[-2000:]) for line_no, seg in segments[-5:]]  # similarity is quadratic: a message-sized piece
     scored: dict[str, Match] = {}
-    for seg in segments:
+    for line_no, seg in segments:
         norm_seg = _normalise(seg)
         for i in index.shortlist(seg):
             wording = index.wordings[i]
-            score = SequenceMatcher(None, norm_seg, index.normalised_skeleton(i, _normalise), autojunk=False).ratio()
+            score = min(SequenceMatcher(None, norm_seg, index.normalised_skeleton(i, _normalise), autojunk=False).ratio(), APPROXIMATE_MAX)
             best = scored.get(wording["code"])
             if score >= 0.6 and (best is None or score > best.score):
-                scored[wording["code"]] = Match(wording["code"], wording, {}, 0, exact=False, score=round(score, 3), text=seg)
+                scored[wording["code"]] = Match(wording["code"], wording, {}, line_no, exact=False, score=round(score, 3), text=seg)
     return sorted(scored.values(), key=lambda m: -m.score)[:limit]
 
 
@@ -192,7 +235,7 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
         "code": match.code,
         "slug": entry["slug"],
         "title": entry["title"],
-        "confidence": "exact" if match.exact else "approximate",
+        "confidence": "lookup" if match.weak else "exact" if match.exact else "approximate",
         "score": match.score,
         "matched": {
             "wording": wording["template"],
@@ -203,7 +246,7 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
         },
         "params": {k: _jsonable(v) for k, v in match.params.items()},
         "fixes": [
-            {"summary": fix["summary"], "suggestions": suggestions(fix, match.params) if match.exact else [],
+            {"summary": fix["summary"], "suggestions": suggestions(fix, match.params) if match.exact or match.weak else [],
              "before": fix.get("before"), "after": fix.get("after")}
             for fix in entry["fixes"]
         ],
@@ -297,11 +340,10 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
     if len(sources) == 1 and "\n" not in sources[0] and " " not in sources[0].strip() and not os.path.exists(sources[0]):
         code = index.lookup(sources[0])
         if code:
-            entry = index.entries[code]
-            if as_json:
-                out.write(json.dumps({"code": code, **entry}, ensure_ascii=False) + "\n")
+            if as_json:  # the shape of every answer: the entry named, no values
+                out.write(json.dumps(result(index, index.named(code, sources[0].strip())), ensure_ascii=False) + "\n")
             else:
-                out.write(format_entry(code, entry, style) + "\n")
+                out.write(format_entry(code, index.entries[code], style) + "\n")
             return 0
     chunks = line_chunks(open_input(sources, stdin))
     found, tail, seen_text = explain_chunks(index, chunks, warn=lambda msg: print(msg, file=err))
@@ -322,4 +364,4 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
             out.write(json.dumps(res, ensure_ascii=False) + "\n")
         else:
             out.write(format_result(res, style) + "\n\n")
-    return 0 if results[0]["confidence"] == "exact" else 1
+    return 0 if results[0]["confidence"] in ("exact", "lookup") else 1

@@ -15,6 +15,7 @@ import os
 import re
 
 from . import values
+from .normalise import normalise, original_span
 
 INDEX_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_index.json")
 
@@ -64,12 +65,15 @@ MAX_LINE = 16_384  # an error message is never longer; a longer line is read up 
 
 
 class Match:
-    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset")
+    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "span", "weak", "ties")
 
-    def __init__(self, code, wording, params, line, exact=True, score=1.0, text=""):
+    def __init__(self, code, wording, params, line, exact=True, score=1.0, text="", span=None, weak=False):
         self.code, self.wording, self.params, self.line = code, wording, params, line
         self.exact, self.score, self.text = exact, score, text
         self.offset = 0  # set by scan: where the match's line starts in the scanned block (bytes)
+        self.span = span  # where `text` is in the line that was matched (characters), when known
+        self.weak = weak  # the entry was named (a note line, a docs link), no message matched
+        self.ties: list[Match] = []  # other entries' wordings that match the same text as well
 
     def key(self):
         return (self.code, repr(sorted(self.params.items())))
@@ -98,6 +102,13 @@ class Entries(dict):
 SHORTLIST = 40  # wordings compared in full by the approximate pass, whatever the catalogue's size
 POSTINGS_BUDGET = 4000  # word postings read to pick them: the rarest words first
 MARKERS = ("Error", "Exception")  # lines naming an exception are read for the wordings without a key
+FRAME_MARK = b'File "'  # a traceback's frame: the exception line after the frames is read
+# How our exceptions name their entry: the note `[RA105] title - see https://.../errors/RA105/`, a
+# link to the entry's page (values in its query string).
+NOTE = _Lazy(r"\[(?P<code>[A-Z]{2,4}[0-9]{3})\] .*? - see \S+")
+DOCS_LINK = _Lazy(r"/errors/(?P<code>[A-Z]{2,4}[0-9]{3})/(?:\?(?P<query>[^\s\"'<>)\]`]*))?")
+LOOKUP_MARKS = (r"\[[A-Z]{2,4}[0-9]{3}\] ", r"/errors/[A-Z]{2,4}[0-9]{3}/")
+PASTE_SIZE = 256 * 1024  # an input this small is a paste: every line is read, wrapped lines are joined
 HEADER_CACHE = 4096  # messages remembered per index: a log repeats the same few errors
 
 
@@ -109,7 +120,7 @@ def _re2_options():
 
 def key_pattern(key: str) -> str:
     """The regex of a prefilter key: its words with any run of whitespace between them."""
-    return r"\s+".join(re.escape(word) for word in key.split(" "))
+    return f"{values.SPACE}+".join(re.escape(word) for word in key.split(" "))
 
 
 class _KeySet:
@@ -169,7 +180,7 @@ class Index:
         pattern = self._compiled.get(key)
         if pattern is None:
             source = self.wordings[i]["regex"]
-            pattern = self._compiled[key] = engine().compile(f"(?:{source})\\s*$" if to_line_end else source)
+            pattern = self._compiled[key] = engine().compile(f"(?:{source}){values.SPACE}*$" if to_line_end else source)
         return pattern
 
     def _bytes_regex(self, i: int, to_line_end: bool = False):
@@ -179,14 +190,15 @@ class Index:
         pattern = self._compiled.get(key)
         if pattern is None:
             source = self.wordings[i]["regex"]
-            source = f"(?:{source})\\s*$" if to_line_end else source
+            source = f"(?:{source}){values.SPACE}*$" if to_line_end else source
             pattern = self._compiled[key] = engine().compile(source.encode("utf-8"))
             numbers = {(k.decode() if isinstance(k, bytes) else k): n for k, n in pattern.groupindex.items()}
             self._groups[i] = [numbers[group] for group, _, _ in self.wordings[i]["captures"]]
         return pattern
 
     def lookup(self, key: str):
-        """An entry by code or slug (case-insensitive), or None."""
+        """An entry by code, slug or exception class name (`GqaHeadCountError`, dotted or not),
+        case-insensitive, or None."""
         key = key.strip()
         if key.upper() in self.entries:
             return key.upper()
@@ -194,7 +206,19 @@ class Index:
         for code, entry in dict.items(self.entries):  # a cheap look at the raw text first
             if (slug in entry if isinstance(entry, str) else entry["slug"] == key.lower()) and self.entries[code]["slug"] == key.lower():
                 return code
+        name = key.rsplit(".", 1)[-1].rstrip(":")
+        if name.endswith("Error") and name.isidentifier():
+            for code in self.entries:
+                if class_name(self.entries[code]["slug"]).lower() == name.lower():
+                    return code
         return None
+
+    def named(self, code: str, text: str, line_no: int = 1) -> Match:
+        """A lookup's answer: entry `code`, named by `text`, with no values."""
+        wording = next((w for w in self.wordings if w["code"] == code and w["variant"] == 0), None)
+        if wording is None:  # an entry whose own message did not compile: its first wording
+            wording = next(w for w in self.wordings if w["code"] == code)
+        return Match(code, wording, {}, line_no, text=text, weak=True)
 
     # -- exact matching ---------------------------------------------------------------------------
 
@@ -222,7 +246,7 @@ class Index:
 
     def _best(self, ids: list[int], text: str, how: str, line_no: int) -> Match | None:
         """The wording of `ids` that matches `text` (`how`: fullmatch, at the line end, anywhere)
-        with the most fixed text."""
+        with the most fixed text; its span is in characters of `text`."""
         best: Match | None = None
         data = text.encode("utf-8", "replace")
         for i in ids:
@@ -236,8 +260,15 @@ class Index:
             if params is None:
                 continue
             wording = self.wordings[i]
-            if best is None or wording["literal_chars"] > best.wording["literal_chars"]:
-                best = Match(wording["code"], wording, params, line_no, text=text)
+            if best is not None and wording["literal_chars"] == best.wording["literal_chars"] and wording["code"] != best.code:
+                best.ties.append(Match(wording["code"], wording, params, line_no, text=best.text, span=best.span))
+            elif best is None or wording["literal_chars"] > best.wording["literal_chars"]:
+                a, b = m.span()
+                if how == "end":  # the regex takes trailing spaces too
+                    b = a + len(data[a:b].rstrip())
+                lo = len(data[:a].decode("utf-8", "replace")) if a else 0
+                span = (lo, lo + len(data[a:b].decode("utf-8", "replace")))
+                best = Match(wording["code"], wording, params, line_no, text=text[span[0]:span[1]], span=span)
         return best
 
     def match_line(self, line: str, line_no: int = 0) -> Match | None:
@@ -254,6 +285,7 @@ class Index:
                 for part in text.splitlines():
                     found = self._match_text(clean(part), line_no)
                     if found is not None:
+                        found.span = None  # in the unescaped string, not in the line
                         return found
         return self._match_text(line, line_no, ids)
 
@@ -265,7 +297,8 @@ class Index:
         if header and header.group("msg") is not None:
             # The message after `SomeError: ` decides alone when a wording matches it whole: a log
             # repeats the same messages behind different timestamps, so that answer is remembered.
-            msg = header.group("msg").strip()
+            raw = header.group("msg")
+            msg = raw.strip()
             if msg in self._headers:
                 hit = self._headers[msg]
             else:
@@ -273,14 +306,42 @@ class Index:
                     self._headers.clear()
                 hit = self._headers[msg] = self._best(ids, msg, "full", 0)
             if hit is not None:
-                return Match(hit.code, hit.wording, hit.params, line_no, text=hit.text)
+                at = header.start("msg") + len(raw) - len(raw.lstrip())
+                found = Match(hit.code, hit.wording, hit.params, line_no, text=hit.text, span=(at, at + len(msg)))
+                found.ties = hit.ties
+                return found
         # Then the whole line, the line's end, anywhere.
         stripped = line.strip()
+        at = len(line) - len(line.lstrip())
         for how in ("full", "end", "any"):
             best = self._best(ids, stripped, how, line_no)
             if best is not None:
+                best.span = (best.span[0] + at, best.span[1] + at)
                 return best
         return None
+
+    def match_note(self, line: str, line_no: int = 0) -> Match | None:
+        """An entry named by the note line our exceptions print, or by a link to its page (with
+        the values of its query string): weak, since no message was matched."""
+        found = NOTE.search(line) if "] " in line else None
+        link = DOCS_LINK.search(line) if "/errors/" in line else None
+        code = (found or link).group("code") if (found or link) else None
+        if code is None or code not in self.entries:
+            return None
+        params = {}
+        if link is not None and link.group("code") == code and link.group("query"):
+            types = {name: p["type"] for name, p in self.entries[code]["params"].items()}
+            for pair in link.group("query").split("&"):
+                name, _, raw = pair.partition("=")
+                if name in types:
+                    try:
+                        params[name] = values.parse(types[name], _unquote(raw))
+                    except (ValueError, OverflowError):
+                        continue
+        hit = found or link
+        match = self.named(code, line[hit.start():hit.end()], line_no)
+        match.params, match.span = params, hit.span()
+        return match
 
     # -- approximate matching ---------------------------------------------------------------------
 
@@ -345,21 +406,28 @@ class Index:
         return None
 
     def locator(self):
-        """One regex of every key (and, when some wordings have none, of the exception markers),
-        over bytes: the lines it finds are the only ones read further. None: nothing to look for."""
+        """One regex of every key, and of what else makes a line worth reading (a traceback frame
+        when some wordings are recognised by their raise site, an exception name when some have no
+        key, the note line and page links of our exceptions), over bytes. None: nothing to look for."""
         if self._locator is None:
             alternatives = [key_pattern(k) for k in self.keys]
-            if self.always or self.located:
+            if self.always:
                 alternatives += MARKERS
+            if self.located:
+                alternatives.append(re.escape(FRAME_MARK.decode()))
             if not alternatives:
                 return None  # nothing to look for: no wording can match
+            alternatives += LOOKUP_MARKS
             source = "|".join(alternatives).encode("utf-8")
             self._locator = re.compile(source) if engine() is re else engine().compile(source, _re2_options())
         return self._locator
 
-    def scan(self, data: bytes | str, first_line: int = 1, undecodable=None):
+    def scan(self, data: bytes | str, first_line: int = 1, undecodable=None, paste: bool | None = None):
         """Every match in a block of text (bytes as read, or str), in order.
 
+        A traceback is read at its exception line (the last frame tells the raise site). An input
+        of PASTE_SIZE bytes or fewer (`paste`, decided by the caller who sees the whole input) is a paste: every line naming an exception is read too, and a line that
+        matches nothing is tried joined with its neighbours (terminals hard-wrap long lines).
         `undecodable()` is called for each line read further that is not valid UTF-8.
         """
         if isinstance(data, str):
@@ -367,39 +435,86 @@ class Index:
         locator = self.locator()
         if locator is None:
             return
+        if paste is None:
+            paste = len(data) <= PASTE_SIZE
         search = locator.search
         line_no, counted, pos, size = first_line, 0, 0, len(data)
         while pos < size:
-            hit = search(data, pos)
-            if hit is None:
-                return
-            where = hit.start()
-            start = data.rfind(b"\n", 0, where) + 1
-            end = data.find(b"\n", where)
-            end = size if end < 0 else end
+            if paste:  # every line; a huge one is read around its first hit
+                start = pos
+                end = data.find(b"\n", pos)
+                end = size if end < 0 else end
+                hit = search(data, start, end) if end - start > MAX_LINE else None
+                where = hit.start() if hit else start
+            else:
+                hit = search(data, pos)
+                if hit is None:
+                    return
+                where = hit.start()
+                start = data.rfind(b"\n", 0, where) + 1
+                end = data.find(b"\n", where)
+                end = size if end < 0 else end
+            traceback = False
+            if self.located and _is_frame(data, start, end):
+                exception_line = _traceback_end(data, end + 1)
+                if exception_line is not None:
+                    start, end = exception_line
+                    where, traceback = start, True
             pos = end + 1
-            line = None
-            if end - start <= 4 * MAX_LINE:  # lengths are counted in characters, as the paste page does
-                line = _decode(data, start, end, undecodable)
-                if len(line) > MAX_LINE:
-                    line = None
-            if line is None:  # a huge line: the MAX_LINE characters around the hit
-                low, high = max(start, where - 2 * MAX_LINE), min(end, where + 2 * MAX_LINE)  # >= MAX_LINE/2 chars each side
-                while low > start and 0x80 <= data[low] < 0xC0:  # cut between characters
-                    low -= 1
-                while high < end and 0x80 <= data[high] < 0xC0:
-                    high += 1
-                before = _decode(data, low, where, undecodable)
-                after = _decode(data, where, high, undecodable)
-                line = before[max(0, len(before) - MAX_LINE // 2):] + after[:MAX_LINE // 2]
+            if paste and not traceback:
+                line = _read_line(data, start, end, where, None)
+                if not _worth_reading(self, line):
+                    continue
+                if undecodable is not None and "\ufffd" in line:
+                    _read_line(data, start, end, where, undecodable)  # a line read further: say so
+            else:
+                line = _read_line(data, start, end, where, undecodable)
             line_no += data.count(b"\n", counted, start)  # incrementally: lines come in order
             counted = start
-            match = self.match_line(line, line_no)
-            if match is None and self.located:
-                match = self._located_match(data, start, line, line_no)
+            match = self._examine(data, start, line, line_no, traceback)
+            if match is None and paste and not traceback:
+                match, pos = self._joined(data, start, end, line_no, undecodable, pos)
             if match is not None:
                 match.offset = start
                 yield match
+
+    def _examine(self, data: bytes, start: int, line: str, line_no: int, traceback: bool) -> Match | None:
+        """The match of one line read as pasted: normalised first, reported on the original text."""
+        text, origin = normalise(line)
+        match = self.match_line(text, line_no)
+        if match is None and traceback:
+            match = self._located_match(data, start, text, line_no)
+        if match is None:
+            match = self.match_note(text, line_no)
+        if match is not None and match.ties:
+            match = _break_tie(match, data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
+        if match is not None and match.span is not None and origin is not None:
+            a, b = original_span(origin, *match.span)
+            match.text = line[a:b]
+        return match
+
+    def _joined(self, data: bytes, start: int, end: int, line_no: int, undecodable, pos: int):
+        """(a match of the line joined with the one before or after it, as a hard wrap split it, or
+        None; where to go on). The joined text is reported as it was, newline removed."""
+        before = data.rfind(b"\n", 0, max(start - 1, 0)) + 1 if start else start
+        after = data.find(b"\n", end + 1) if end < len(data) else -1
+        after = len(data) if after < 0 and end < len(data) else after
+        windows = []
+        if start:
+            windows.append((before, start - 1, end, -1))
+        if end < len(data):
+            windows.append((start, end, after, 0))
+        for first, cut, last, shift in windows:
+            head = _decode(data, first, cut, undecodable)
+            tail = _decode(data, cut + 1, last, undecodable)
+            if not head.strip() or not tail.strip() or len(head) + len(tail) > MAX_LINE:
+                continue
+            for glue in ("", " "):
+                joined = head.rstrip("\r") + glue + tail
+                match = self._examine(data, first, joined, line_no + shift, False)
+                if match is not None:
+                    return match, max(pos, last + 1)
+        return None, pos
 
     def _located_match(self, data: bytes, start: int, line: str, line_no: int) -> Match | None:
         header = HEADER.search(clean(line))
@@ -409,7 +524,7 @@ class Index:
         low, end = max(0, start - 4000), start
         last = None
         while last is None:
-            at = data.rfind(b'File "', low, end)
+            at = data.rfind(FRAME_MARK, low, end)
             if at < 0:
                 return None
             line_start = data.rfind(b"\n", 0, at) + 1
@@ -418,6 +533,91 @@ class Index:
             end = at
         message = (header.group("msg") or "").strip()
         return self.match_location(last.group("path"), last.group("func"), line_no, header.group("exc"), message)
+
+
+TIE_CONTEXT = 16_384  # bytes before a line that may tell which kernel raised it
+
+
+def _break_tie(match: Match, context: str) -> Match:
+    """Of wordings of several entries that match the same text, the one whose raise site (a
+    traceback frame's file) the context shows; else the first."""
+    for candidate in [match, *match.ties]:
+        place = (candidate.wording.get("location") or "").partition(" in ")[0].partition(":")[0]
+        if place and place in context.replace("\\", "/"):
+            if candidate is not match:
+                candidate.span, candidate.text = match.span, match.text
+            candidate.ties = []
+            return candidate
+    return match
+
+
+def _traceback_end(data: bytes, pos: int, limit: int = 200) -> tuple[int, int] | None:
+    """(start, end) of the exception line that ends the traceback whose frames go on at `pos`:
+    the first line after them that names an exception (JAX's note about filtered frames and
+    separators may come between). None when another traceback or the end comes first."""
+    size = len(data)
+    for _ in range(limit):
+        if pos >= size:
+            return None
+        end = data.find(b"\n", pos)
+        end = size if end < 0 else end
+        first = data[pos:pos + 1]
+        if first not in (b" ", b"\t") and end > pos:
+            if data.startswith(b"Traceback (most recent call last)", pos):
+                return None
+            line = data[pos:min(end, pos + MAX_LINE)].decode("utf-8", "replace")
+            if HEADER.search(clean(line)):
+                return pos, end
+        pos = end + 1
+    return None
+
+
+def _read_line(data: bytes, start: int, end: int, where: int, undecodable) -> str:
+    """The line start:end as text; a line longer than MAX_LINE characters (counted as the paste
+    page counts them) is cut to the MAX_LINE characters around `where`."""
+    if end - start <= 4 * MAX_LINE:
+        line = _decode(data, start, end, undecodable)
+        if len(line) <= MAX_LINE:
+            return line
+    low, high = max(start, where - 2 * MAX_LINE), min(end, where + 2 * MAX_LINE)  # >= MAX_LINE/2 chars each side
+    while low > start and 0x80 <= data[low] < 0xC0:  # cut between characters
+        low -= 1
+    while high < end and 0x80 <= data[high] < 0xC0:
+        high += 1
+    before = _decode(data, low, where, undecodable)
+    after = _decode(data, where, high, undecodable)
+    return before[max(0, len(before) - MAX_LINE // 2):] + after[:MAX_LINE // 2]
+
+
+def _unquote(text: str) -> str:
+    """%-escapes and '+' of a query string value (urllib.parse costs start-up time)."""
+    text = text.replace("+", " ")
+    if "%" not in text:
+        return text
+    head, *parts = text.split("%")
+    raw = bytearray(head.encode("utf-8"))
+    for part in parts:
+        code = part[:2]
+        if len(code) == 2 and all(c in "0123456789abcdefABCDEF" for c in code):
+            raw.append(int(code, 16))
+            raw += part[2:].encode("utf-8")
+        else:
+            raw += b"%" + part.encode("utf-8")
+    return raw.decode("utf-8", "replace")
+
+
+def _is_frame(data: bytes, start: int, end: int) -> bool:
+    """Whether the line start:end is a traceback frame (`  File "path", line 3, in f`)."""
+    body = start
+    while body < end and data[body] in b" \t":
+        body += 1
+    return data.startswith(FRAME_MARK, body)
+
+
+def _worth_reading(index: "Index", line: str) -> bool:
+    """In a paste: a line holding a key (after normalisation), naming an exception, or linking an entry."""
+    text, _ = normalise(line)
+    return bool(index.candidates(text) or HEADER.search(text) or "/errors/" in text)
 
 
 def _no_constant(name: str):
@@ -454,6 +654,11 @@ def _decode(data: bytes, start: int, end: int, undecodable) -> str:
         if undecodable is not None:
             undecodable()
         return raw.decode("utf-8", "replace")
+
+
+def class_name(slug: str) -> str:
+    """The exception class generated for an entry (model.Entry.class_name, without importing it)."""
+    return "".join(part.capitalize() for part in slug.split("-")) + "Error"
 
 
 def clean(line: str) -> str:

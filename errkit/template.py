@@ -193,7 +193,7 @@ def to_regex(template: Template, typed: Callable[[Field], tuple]) -> tuple[str, 
     last = len(template.parts) - 1
     for n, part in enumerate(template.parts):
         if isinstance(part, str):
-            end = part.rstrip(_FINAL_PUNCTUATION) if n == last else part
+            end = part.rstrip(FINAL_PUNCTUATION) if n == last else part
             pieces.append(_literal(end) if end else "")
             if end != part:
                 pieces.append(f"(?:{re.escape(part[len(end):])})?")
@@ -208,12 +208,12 @@ def to_regex(template: Template, typed: Callable[[Field], tuple]) -> tuple[str, 
     return "".join(pieces), tuple(captures)
 
 
-_FINAL_PUNCTUATION = ".!:;,"
+FINAL_PUNCTUATION = ".!:;,"
 
 
 def _literal(text: str) -> str:
     # Runs of spaces match flexibly: logs and terminals rewrap or collapse them.
-    return r"\s+".join(re.escape(chunk) for chunk in re.split(r"\s+", text))
+    return f"{values.SPACE}+".join(re.escape(chunk) for chunk in re.split(r"\s+", text))
 
 
 def extract(captures: tuple[Capture, ...], match: "re.Match[str]") -> dict[str, Any] | None:

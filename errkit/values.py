@@ -23,26 +23,32 @@ PATTERNS = {
     "bool": r"True|False",
     "str": r"[^\n]*?",
     "str_repr": _STR_REPR,
-    "dtype": rf"dtype\(['\"]?{_NAME}['\"]?\)|(?:jnp\.|np\.|numpy\.|jax\.numpy\.)?{_NAME}|'{_NAME}'",
+    "dtype": rf"dtype\(['\"]?{_NAME}['\"]?\)|(?:jnp\.|np\.|numpy\.|jax\.numpy\.)?{_NAME}|'{_NAME}'"
+             rf"|<class '(?:jax\.numpy\.|numpy\.|jnp\.|np\.)?{_NAME}'>",  # jax 0.5-0.6 printed the scalar type
     "shape": r"\((?:-?[0-9]+(?:, ?-?[0-9]+)*,?)?\)",
 }
 
 
-# One token of a printed value: a run of characters that are not space, brackets, quotes or
-# sentence punctuation, or a bracketed or quoted part (which may hold spaces: `slice(None, 2)`,
-# `<class 'list'>`, `'a b'`); pieces joined by punctuation (`jax.Array`, `1.5`, `a:b`) stay one
-# token, punctuation that ends it (`got bshd.`) does not belong to it. (One character or one
-# bracketed part per repetition: no nested quantifier for a backtracking engine to explode.)
-_UNIT = (r"""(?:[^ \t\n\r\f\v()<>\[\]{}'"`.,;:!?]"""  # spaces by name: \s differs between RE2, re and JS
+# One token of a printed value: a quoted string, or a run of characters that are not space,
+# brackets, quotes or sentence punctuation and of bracketed parts (which may hold spaces and quotes:
+# `slice(None, 2)`, `<class 'list'>`, `dtype('int32')`); pieces joined by punctuation (`jax.Array`,
+# `1.5`, `a:b`) stay one token, punctuation that ends it (`got bshd.`) does not belong to it.
+# (One character or one bracketed part per repetition: no nested quantifier for a backtracking
+# engine to explode. Spaces are named: \s differs between RE2, re and JS.)
+_UNIT = (r"""(?:[^ \t\n\r\f\v()<>\[\]{}'"`.,;:!?]"""
          r"|\((?:[^()\n]|\([^()\n]*\))*\)|\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]"  # two levels: ((a, b), c)
-         r"|<(?:[^<>\n]|<[^<>\n]*>)*>|\{(?:[^{}\n]|\{[^{}\n]*\})*\}"
-         r"""|'[^'\n]*'|"[^"\n]*")+""")
-_TOKEN = rf"(?:{_UNIT})(?:[.,;:!?]+(?:{_UNIT}))*"
+         r"|<(?:[^<>\n]|<[^<>\n]*>)*>|\{(?:[^{}\n]|\{[^{}\n]*\})*\})+")
+_TOKEN = rf"""(?:'[^'\n]*'|"[^"\n]*"|{_UNIT}(?:[.,;:!?]+{_UNIT})*)"""
 STR_FORMS = {
     "token": _TOKEN,
     "list": rf"{_TOKEN}(?:,[ \t]*{_TOKEN})*",  # 'data', 'model' / float32, bfloat16
     "text": r"[^\n]*?",  # anything up to the wording's next fixed text
 }
+
+
+# Whitespace by name, for every regex the matcher and the paste page run: \s means other things in
+# RE2 (no \v), Python's re on str (Unicode spaces) and JavaScript (Unicode spaces).
+SPACE = r"[ \t\n\r\f\v]"
 
 
 class ValueTypeError(ValueError):
@@ -105,7 +111,7 @@ def pattern(type_: str, optional: bool, conversion: str | None, self_doc: bool, 
     if optional:
         body = f"None|{body}"
     if spec:
-        body = rf"\s*(?:{body})\s*"  # width and alignment pad with spaces, on either side
+        body = rf"{SPACE}*(?:{body}){SPACE}*"  # width and alignment pad with spaces, on either side
     return body
 
 

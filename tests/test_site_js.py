@@ -159,7 +159,7 @@ def test_node_compiles_every_regex(node, project):
     data = json.loads((project / ASSETS / "index.json").read_text())
     assert [r for r in out["regexes"] if r] == []
     assert len(out["regexes"]) == len(data["wordings"])
-    assert out["patterns"] == ["ansi", "frame", "header", "line_end", "word"]
+    assert out["patterns"] == ["ansi", "docs_link", "frame", "header", "line_end", "lookup_marks", "note", "word"]
     assert out["helpers"] == sorted(fixes.HELPERS)
 
 
@@ -595,7 +595,7 @@ def _frame(location: str | None) -> str:
     return f'  File "/venv/lib/python3.11/site-packages/{place.partition(":")[0]}", line 99, in {func or "helper"}'
 
 
-def _styled(style: str, exc: str, msg: str, location: str | None) -> list[str]:
+def _styled(style: str, exc: str, msg: str, location: str | None, code: str = "RA105") -> list[str]:
     raised = f"{exc}: {msg}" if msg else exc
     return {
         "bare": [msg],
@@ -610,6 +610,14 @@ def _styled(style: str, exc: str, msg: str, location: str | None) -> list[str]:
         "truncated": [f"{exc}: {msg[: len(msg) // 2]}"],
         "long line": ["step 10: " * 2000 + raised + " (retrying)" * 1000],
         "json": [json.dumps({"time": "2026-01-01T12:00:00", "level": "error", "msg": raised})],
+        # copies altered on the way (errkit/normalise.py)
+        "curly": ["I get \u201c" + raised.replace("'", "\u2019") + "\u201d when I run it"],
+        "entities": [raised.replace("'", "&#39;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")],
+        "nbsp": [raised.replace(" ", "\u00a0")],
+        "ansi words": ["\x1b[1m" + raised.replace(" ", " \x1b[0m", 1)],
+        "wrapped": [raised[:40], raised[40:]] if len(raised) > 50 else [raised],
+        "wrapped pytest": ["E   " + raised[:30], raised[30:]] if len(raised) > 40 else ["E   " + raised],
+        "note": [f"[{code}] some title - see https://errkit.github.io/errkit/0.1/errors/{code}/?x=1"],
         "json traceback": [json.dumps({"level": "error", "msg": "step failed", "exc_info": "\n".join(
             ["Traceback (most recent call last):", _frame(location), "    raise error", raised])}, ensure_ascii=False)],
     }[style]
@@ -628,8 +636,9 @@ def pastes(draw) -> tuple[str, list[str]]:
         lines += draw(st.lists(NOISE, max_size=3))
         message = wording.render(params)
         style = draw(st.sampled_from(["bare", "header", "qualified", "log", "pytest", "ansi", "traceback", "traceback", "edited",
-                                      "truncated", "long line", "json", "json traceback"]))
-        lines += _styled(style, exc, message, wording.variant.location) * draw(st.sampled_from([1, 1, 2]))
+                                      "truncated", "long line", "json", "json traceback", "curly", "entities", "nbsp",
+                                      "ansi words", "wrapped", "wrapped pytest", "note"]))
+        lines += _styled(style, exc, message, wording.variant.location, entry.code) * draw(st.sampled_from([1, 1, 2]))
         codes.append(entry.code)
     lines += draw(st.lists(NOISE, max_size=2))
     eol = draw(st.sampled_from(["\n", "\n", "\r\n"]))

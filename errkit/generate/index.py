@@ -23,9 +23,13 @@ _CLASS_COST = (1, 2, 8, 16, 64)
 def key_candidates(wording: patterns.Wording) -> set[str]:
     """Texts every rendering of the wording contains: its tokens of 3+ characters and phrases of
     2-3 consecutive tokens of one fixed-text run, words joined by one space (the matcher allows
-    any run of whitespace between them, as the wording's regex does)."""
+    any run of whitespace between them, as the wording's regex does). The punctuation that ends
+    the message is left out: the regex makes it optional."""
     out: set[str] = set()
-    for run in wording.template.literals:
+    runs = list(wording.template.literals)
+    if runs and isinstance(wording.template.parts[-1], str):
+        runs[-1] = runs[-1].rstrip(template.FINAL_PUNCTUATION)
+    for run in runs:
         if not run.isascii():
             try:
                 run.encode("utf-8")

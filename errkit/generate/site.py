@@ -307,6 +307,9 @@ def site_index(catalogue: Catalogue) -> dict:
         "ansi": expr_js.regex_to_js(match.ANSI.pattern),
         "word": expr_js.regex_to_js(match.WORD.pattern),
         "line_end": expr_js.regex_to_js(line_end),
+        "note": expr_js.regex_to_js(match.NOTE.pattern),
+        "docs_link": expr_js.regex_to_js(match.DOCS_LINK.pattern),
+        "lookup_marks": [expr_js.regex_to_js(mark) for mark in match.LOOKUP_MARKS],
     }
     data["max_line"] = match.MAX_LINE
     by_code = catalogue.by_code()

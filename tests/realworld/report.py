@@ -81,12 +81,13 @@ def judge(case: dict) -> dict:
     rc, results = explain(case_input(case))
     first = results[0] if results else {}
     got_code = first.get("code")
-    # `errkit explain CODE` (a lookup by code or slug) prints the entry with no confidence: exact
-    confidence = first.get("confidence", "exact" if rc == 0 and got_code else None)
+    confidence = first.get("confidence")
     params = first.get("params") or {}
     want = case.get("values") or {}
     wrong = {k: (v, params.get(k, "<missing>")) for k, v in want.items() if k not in params or not same_value(v, params[k])}
-    exact = rc == 0 and confidence == "exact"
+    # a lookup (a code, a class name, the note line our exceptions print) names the entry exactly,
+    # with the values its text carries (none, or a page link's query string)
+    exact = rc == 0 and confidence in ("exact", "lookup")
     return {
         "id": case["id"], "class": case["class"], "want": case.get("code"), "got": got_code,
         "confidence": confidence if results else None, "rc": rc, "params": params, "wrong_values": wrong,
@@ -124,8 +125,8 @@ def failure_kind(o: dict) -> str:
     if o["got"] is None:
         return "no match at all"
     if o["got"] != o["want"]:
-        return "wrong code" + (" (exact)" if o["confidence"] == "exact" else " (approximate)")
-    if o["confidence"] != "exact":
+        return "wrong code" + (" (exact)" if o["confidence"] in ("exact", "lookup") else " (approximate)")
+    if o["confidence"] not in ("exact", "lookup"):
         return "right code, approximate only"
     return "exact, wrong or missing values"
 

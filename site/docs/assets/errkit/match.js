@@ -26,6 +26,11 @@
   var SHORTLIST = 40; // match.SHORTLIST
   var POSTINGS_BUDGET = 4000; // match.POSTINGS_BUDGET
   var MARKERS = ["Error", "Exception"]; // match.MARKERS
+  var FRAME_MARK = 'File "'; // match.FRAME_MARK
+  var PASTE_SIZE = 256 * 1024; // match.PASTE_SIZE
+  var TIE_CONTEXT = 16384; // match.TIE_CONTEXT
+  var APPROXIMATE_MAX = 0.99; // explain.APPROXIMATE_MAX
+  var NOTE = null, DOCS_LINK = null; // match.NOTE, match.DOCS_LINK (from the index)
 
   function escapeRegex(text) {
     return text.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&"); // what the u flag allows to escape
@@ -33,7 +38,7 @@
 
   // match.key_pattern: a key's words with any run of whitespace between them
   function keyPattern(key) {
-    return key.split(" ").map(escapeRegex).join("\\s+");
+    return key.split(" ").map(escapeRegex).join("[ \\t\\n\\r\\f\\v]+"); // values.SPACE
   }
 
   function byString(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
@@ -60,13 +65,16 @@
     this.keyed = this.keys.map(function (k) { return keyed.get(k); });
     this.keyRegexes = this.keys.map(function (k) { return new RegExp(keyPattern(k), "u"); });
     var alternatives = this.keys.map(keyPattern);
-    if (this.always.length || this.located.length) alternatives = alternatives.concat(MARKERS);
-    this.locator = alternatives.length ? new RegExp(alternatives.join("|"), "gu") : null;
+    if (this.always.length) alternatives = alternatives.concat(MARKERS);
+    if (this.located.length) alternatives.push(escapeRegex(FRAME_MARK));
+    this.locator = alternatives.length ? new RegExp(alternatives.concat(data.patterns.lookup_marks).join("|"), "gu") : null;
     this.postings = null;
     this.skeletons = {};
     this.compiled = {};
     var p = data.patterns;
-    this.header = new RegExp(p.header, "u");
+    this.header = new RegExp(p.header, "du"); // d: where the message starts
+    NOTE = new RegExp(p.note, "u");
+    DOCS_LINK = new RegExp(p.docs_link, "u");
     this.frame = new RegExp(p.frame, "u");
     this.ansi = new RegExp(p.ansi, "gu");
     this.word = new RegExp(p.word, "gu");
@@ -100,8 +108,33 @@
     key = R.strip(key);
     if (Object.prototype.hasOwnProperty.call(this.entries, key.toUpperCase())) return key.toUpperCase();
     for (var code in this.entries) if (this.entries[code].slug === key.toLowerCase()) return code;
+    var name = key.split(".").pop().replace(/:+$/, "");
+    if (/^[A-Za-z_][A-Za-z0-9_]*Error$/.test(name)) {
+      for (var c in this.entries) if (className(this.entries[c].slug).toLowerCase() === name.toLowerCase()) return c;
+    }
     return null;
   };
+
+  // match.class_name: the exception class generated for an entry
+  function className(slug) {
+    return slug.split("-").map(function (part) { return part.charAt(0).toUpperCase() + part.slice(1).toLowerCase(); }).join("") + "Error";
+  }
+
+  // match.Index.named: a lookup's answer, the entry named by `text`, no values
+  Index.prototype.named = function (code, text, lineNo) {
+    var wording = null;
+    for (var i = 0; i < this.wordings.length && wording === null; i++) {
+      if (this.wordings[i].code === code && this.wordings[i].variant === 0) wording = this.wordings[i];
+    }
+    for (var j = 0; j < this.wordings.length && wording === null; j++) if (this.wordings[j].code === code) wording = this.wordings[j];
+    return newMatch(code, wording, {}, lineNo === undefined ? 1 : lineNo, { text: text, weak: true });
+  };
+
+  function newMatch(code, wording, params, lineNo, extra) {
+    var m = { code: code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: "", span: null, weak: false, ties: [], offset: 0 };
+    for (var k in extra || {}) m[k] = extra[k];
+    return m;
+  }
 
   // -- exact matching ---------------------------------------------------------------------------
 
@@ -132,6 +165,7 @@
     return out;
   };
 
+  // match.Index._best: the wording that matches `text` with the most fixed text; ties of other entries kept
   Index.prototype.best = function (ids, text, how, lineNo) {
     var best = null;
     for (var k = 0; k < ids.length; k++) {
@@ -141,8 +175,13 @@
       var params = this.extract(i, m.groups || {});
       if (params === null) continue;
       var wording = this.wordings[i];
-      if (best === null || wording.literal_chars > best.wording.literal_chars) {
-        best = { code: wording.code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: text };
+      if (best !== null && wording.literal_chars === best.wording.literal_chars && wording.code !== best.code) {
+        best.ties.push(newMatch(wording.code, wording, params, lineNo, { text: best.text, span: best.span }));
+      } else if (best === null || wording.literal_chars > best.wording.literal_chars) {
+        var a = m.index, whole = m[0];
+        if (how === "end") whole = whole.replace(/[ \t\n\r\x0b\x0c]+$/, ""); // the regex takes trailing spaces too
+        var span = [a, a + whole.length];
+        best = newMatch(wording.code, wording, params, lineNo, { text: text.slice(span[0], span[1]), span: span });
       }
     }
     return best;
@@ -160,7 +199,10 @@
         if (parts.length && parts[parts.length - 1] === "") parts.pop(); // str.splitlines() drops a final empty line
         for (var q = 0; q < parts.length; q++) {
           var found = this.matchText(this.clean(parts[q]), lineNo);
-          if (found !== null) return found;
+          if (found !== null) {
+            found.span = null; // in the unescaped string, not in the line
+            return found;
+          }
         }
       }
     }
@@ -193,17 +235,79 @@
     var header = this.header.exec(line);
     // Most specific first: the message after `SomeError: `, the whole line, the line's end, anywhere.
     if (header && header.groups.msg !== undefined) {
-      var hit = this.best(ids, R.strip(header.groups.msg), "full", lineNo);
-      if (hit !== null) return hit;
+      var raw = header.groups.msg;
+      var msg = R.strip(raw);
+      var hit = this.best(ids, msg, "full", lineNo);
+      if (hit !== null) {
+        var at = header.indices.groups.msg[0] + raw.length - lstrip(raw).length;
+        hit.span = [at, at + msg.length];
+        return hit;
+      }
     }
     var stripped = R.strip(line);
+    var offset = line.length - lstrip(line).length;
     var hows = ["full", "end", "any"];
     for (var h = 0; h < hows.length; h++) {
       var found = this.best(ids, stripped, hows[h], lineNo);
-      if (found !== null) return found;
+      if (found !== null) {
+        found.span = [found.span[0] + offset, found.span[1] + offset];
+        found.ties.forEach(function (t) { t.span = found.span; });
+        return found;
+      }
     }
     return null;
   };
+
+  function lstrip(s) { // str.lstrip()
+    return s.replace(/^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/, "");
+  }
+
+  // match.Index.match_note: the entry named by our exceptions' note line or a link to its page
+  Index.prototype.matchNote = function (line, lineNo) {
+    var found = line.indexOf("] ") >= 0 ? NOTE.exec(line) : null;
+    var link = line.indexOf("/errors/") >= 0 ? DOCS_LINK.exec(line) : null;
+    var hit = found || link;
+    var code = hit ? hit.groups.code : null;
+    if (code === null || !Object.prototype.hasOwnProperty.call(this.entries, code)) return null;
+    var params = {};
+    if (link !== null && link.groups.code === code && link.groups.query) {
+      var types = {};
+      var declared = this.entries[code].params || {};
+      for (var name in declared) types[name] = declared[name].type;
+      link.groups.query.split("&").forEach(function (pair) {
+        var cut = pair.indexOf("=");
+        var key = cut >= 0 ? pair.slice(0, cut) : pair;
+        var raw = cut >= 0 ? pair.slice(cut + 1) : "";
+        if (!Object.prototype.hasOwnProperty.call(types, key)) return;
+        try {
+          params[key] = R.parseValue(types[key], unquote(raw));
+        } catch (err) {
+          // a value that does not read as its type is left out, as by the CLI
+        }
+      });
+    }
+    var match = this.named(code, line.slice(hit.index, hit.index + hit[0].length), lineNo);
+    match.params = params;
+    match.span = [hit.index, hit.index + hit[0].length];
+    return match;
+  };
+
+  function unquote(text) { // match._unquote
+    text = text.replace(/\+/g, " ");
+    if (text.indexOf("%") < 0) return text;
+    var parts = text.split("%");
+    var bytes = Array.from(new TextEncoder().encode(parts[0]));
+    for (var k = 1; k < parts.length; k++) {
+      var code = parts[k].slice(0, 2);
+      if (code.length === 2 && /^[0-9a-fA-F]{2}$/.test(code)) {
+        bytes.push(parseInt(code, 16));
+        bytes = bytes.concat(Array.from(new TextEncoder().encode(parts[k].slice(2))));
+      } else {
+        bytes = bytes.concat(Array.from(new TextEncoder().encode("%" + parts[k])));
+      }
+    }
+    return new TextDecoder("utf-8").decode(new Uint8Array(bytes)); // invalid bytes become U+FFFD, as errors="replace"
+  }
 
   // match.Index.match_location: the most specific location first, the same exception class, then
   // the wording's regex on the message
@@ -231,45 +335,169 @@
       var params = m ? this.extract(j, m.groups || {}) : null;
       if (params !== null) {
         var w = this.wordings[j];
-        return { code: w.code, wording: w, params: params, line: lineNo, exact: true, score: 1.0, text: message || framePath + " in " + func };
+        return newMatch(w.code, w, params, lineNo, { text: message || framePath + " in " + func });
       }
     }
     return null;
   };
 
-  // Every match in a block of text, in order: the lines holding a key (or, when some wordings have
-  // none, naming an exception) are the only ones read further.
+  // match.Index.scan: every match in a text, in order. A traceback is read at its exception line;
+  // a text of PASTE_SIZE UTF-8 bytes or fewer is a paste: every line naming an exception is read
+  // too, and a line that matches nothing is tried joined with its neighbours (hard wraps).
   Index.prototype.scan = function (text, firstLine) {
     firstLine = firstLine === undefined ? 1 : firstLine;
     var out = [];
     if (this.locator === null) return out;
-    var lineNo = firstLine, counted = 0, pos = 0;
-    var half = Math.floor(this.maxLine / 2);
-    while (pos < text.length) {
-      this.locator.lastIndex = pos;
-      var hit = this.locator.exec(text);
-      if (hit === null) break;
-      var where = hit.index;
-      var start = text.lastIndexOf("\n", where - 1) + 1;
-      if (where === 0) start = 0;
-      var end = text.indexOf("\n", where);
-      end = end < 0 ? text.length : end;
-      pos = end + 1;
-      // lengths in code points, as Python counts them; a huge line: the maxLine characters around the hit
-      var line = end - start <= 4 * this.maxLine ? text.slice(start, end) : null;
-      if (line !== null && line.length > this.maxLine && Array.from(line).length > this.maxLine) line = null;
-      if (line === null) {
-        var before = Array.from(text.slice(Math.max(start, where - 4 * half), where));
-        var after = Array.from(text.slice(where, Math.min(end, where + 4 * half)));
-        line = before.slice(Math.max(0, before.length - half)).join("") + after.slice(0, half).join("");
+    var paste = utf8Length(text) <= PASTE_SIZE;
+    var lineNo = firstLine, counted = 0, pos = 0, size = text.length;
+    while (pos < size) {
+      var start, end, where, hit;
+      if (paste) { // every line; a huge one is read around its first hit
+        start = pos;
+        end = text.indexOf("\n", pos);
+        end = end < 0 ? size : end;
+        hit = null;
+        if (end - start > this.maxLine) {
+          this.locator.lastIndex = start;
+          hit = this.locator.exec(text);
+          if (hit !== null && hit.index >= end) hit = null;
+        }
+        where = hit ? hit.index : start;
+      } else {
+        this.locator.lastIndex = pos;
+        hit = this.locator.exec(text);
+        if (hit === null) break;
+        where = hit.index;
+        start = where === 0 ? 0 : text.lastIndexOf("\n", where - 1) + 1;
+        end = text.indexOf("\n", where);
+        end = end < 0 ? size : end;
       }
+      var traceback = false;
+      if (this.located.length && isFrame(text, start, end)) {
+        var tb = this.tracebackEnd(text, end + 1);
+        if (tb !== null) {
+          start = tb[0]; end = tb[1]; where = start; traceback = true;
+        }
+      }
+      pos = end + 1;
+      var line = this.readLine(text, start, end, where);
+      if (paste && !traceback && !this.worthReading(line)) continue;
       lineNo += countNewlines(text, counted, start);
       counted = start;
-      var match = this.matchLine(line, lineNo);
-      if (match === null && this.located.length) match = this.locatedMatch(text, start, line, lineNo);
-      if (match !== null) out.push(match);
+      var match = this.examine(text, start, line, lineNo, traceback);
+      if (match === null && paste && !traceback) {
+        var joined = this.joined(text, start, end, lineNo, pos);
+        match = joined[0];
+        pos = joined[1];
+      }
+      if (match !== null) {
+        match.offset = start;
+        out.push(match);
+      }
     }
     return out;
+  };
+
+  function utf8Length(text) {
+    return new TextEncoder().encode(text).length;
+  }
+
+  // match._is_frame: whether the line start:end is a traceback frame
+  function isFrame(text, start, end) {
+    var body = start;
+    while (body < end && (text.charAt(body) === " " || text.charAt(body) === "\t")) body++;
+    return text.startsWith(FRAME_MARK, body);
+  }
+
+  // match._traceback_end: the exception line that ends the traceback whose frames go on at `pos`
+  Index.prototype.tracebackEnd = function (text, pos) {
+    var size = text.length;
+    for (var n = 0; n < 200; n++) {
+      if (pos >= size) return null;
+      var end = text.indexOf("\n", pos);
+      end = end < 0 ? size : end;
+      var first = text.charAt(pos);
+      if (first !== " " && first !== "\t" && end > pos) {
+        if (text.startsWith("Traceback (most recent call last)", pos)) return null;
+        if (this.header.exec(this.clean(text.slice(pos, Math.min(end, pos + this.maxLine))))) return [pos, end];
+      }
+      pos = end + 1;
+    }
+    return null;
+  };
+
+  // match._read_line: a line longer than maxLine characters (code points) is cut around `where`
+  Index.prototype.readLine = function (text, start, end, where) {
+    var half = Math.floor(this.maxLine / 2);
+    var line = end - start <= 4 * this.maxLine ? text.slice(start, end) : null;
+    if (line !== null && line.length > this.maxLine && Array.from(line).length > this.maxLine) line = null;
+    if (line === null) {
+      var before = Array.from(text.slice(Math.max(start, where - 4 * half), where));
+      var after = Array.from(text.slice(where, Math.min(end, where + 4 * half)));
+      line = before.slice(Math.max(0, before.length - half)).join("") + after.slice(0, half).join("");
+    }
+    return line;
+  };
+
+  // match._worth_reading: in a paste, a line holding a key, naming an exception or linking an entry
+  Index.prototype.worthReading = function (line) {
+    var text = normaliseLine(line)[0];
+    return this.candidates(text).length > 0 || this.header.test(text) || text.indexOf("/errors/") >= 0;
+  };
+
+  // match.Index._examine: one line read as pasted, normalised first, reported on the original text
+  Index.prototype.examine = function (text, start, line, lineNo, traceback) {
+    var normalised = normaliseLine(line);
+    var norm = normalised[0], origin = normalised[1];
+    var match = this.matchLine(norm, lineNo);
+    if (match === null && traceback) match = this.locatedMatch(text, start, norm, lineNo);
+    if (match === null) match = this.matchNote(norm, lineNo);
+    if (match !== null && match.ties.length) match = breakTie(match, text.slice(Math.max(0, start - TIE_CONTEXT), start) + norm);
+    if (match !== null && match.span !== null && origin !== null) match.text = line.slice(origin[match.span[0]], origin[match.span[1]]);
+    return match;
+  };
+
+  // match._break_tie: the entry whose raise site (a frame's file) the context shows; else the first
+  function breakTie(match, context) {
+    context = context.replace(/\\/g, "/");
+    var candidates = [match].concat(match.ties);
+    for (var k = 0; k < candidates.length; k++) {
+      var place = (candidates[k].wording.location || "").split(" in ")[0].split(":")[0];
+      if (place && context.indexOf(place) >= 0) {
+        if (candidates[k] !== match) {
+          candidates[k].span = match.span;
+          candidates[k].text = match.text;
+        }
+        candidates[k].ties = [];
+        return candidates[k];
+      }
+    }
+    return match;
+  }
+
+  // match.Index._joined: the line joined with the one before or after it, as a hard wrap split it
+  Index.prototype.joined = function (text, start, end, lineNo, pos) {
+    var size = text.length;
+    var windows = [];
+    if (start) {
+      var before = start - 1 > 0 ? text.lastIndexOf("\n", start - 2) + 1 : 0;
+      windows.push([before, start - 1, end, -1]);
+    }
+    if (end < size) {
+      var after = text.indexOf("\n", end + 1);
+      windows.push([start, end, after < 0 ? size : after, 0]);
+    }
+    for (var w = 0; w < windows.length; w++) {
+      var first = windows[w][0], cut = windows[w][1], last = windows[w][2], shift = windows[w][3];
+      var head = text.slice(first, cut), tail = text.slice(cut + 1, last);
+      if (!R.strip(head) || !R.strip(tail) || Array.from(head).length + Array.from(tail).length > this.maxLine) continue;
+      var globs = ["", " "];
+      for (var g = 0; g < globs.length; g++) {
+        var match = this.examine(text, first, head.replace(/\r+$/, "") + globs[g] + tail, lineNo + shift, false);
+        if (match !== null) return [match, Math.max(pos, last + 1)];
+      }
+    }
+    return [null, pos];
   };
 
   function countNewlines(text, from, end) {
@@ -278,18 +506,88 @@
     return n;
   }
 
+  // match.Index._located_match: the raise site is the traceback's last frame, the nearest above
   Index.prototype.locatedMatch = function (text, start, line, lineNo) {
     var header = this.header.exec(this.clean(line));
     if (!header) return null;
-    var window = text.slice(Math.max(0, start - 4000), start).split(SPLITLINES);
-    var last = null;
-    for (var k = 0; k < window.length; k++) {
-      var m = this.frame.exec(window[k]);
-      if (m) last = m;
+    var low = Math.max(0, start - 4000), end = start, last = null;
+    while (last === null) {
+      var at = text.lastIndexOf(FRAME_MARK, end - 1);
+      if (at < low || at < 0 || end <= low) return null;
+      var lineStart = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
+      var lineEnd = text.indexOf("\n", at);
+      if (lineEnd < 0 || lineEnd > start) lineEnd = start;
+      last = this.frame.exec(text.slice(lineStart, lineEnd));
+      end = at;
     }
-    if (!last) return null;
     return this.matchLocation(last.groups.path, last.groups.func, lineNo, header.groups.exc, R.strip(header.groups.msg || ""));
   };
+
+  // -- text as pasted (errkit/normalise.py) -----------------------------------------------------
+
+  var CHARS = {};
+  "\u2018\u2019\u201a\u201b\u2032\uff07".split("").forEach(function (c) { CHARS[c] = "'"; });
+  "\u201c\u201d\u201e\u201f\u2033\uff02".split("").forEach(function (c) { CHARS[c] = '"'; });
+  "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000".split("").forEach(function (c) { CHARS[c] = " "; });
+  "\u2010\u2011\u2012\u2013\u2212".split("").forEach(function (c) { CHARS[c] = "-"; });
+  "\u200b\u200c\u200d\u2060\ufeff".split("").forEach(function (c) { CHARS[c] = ""; });
+  var ENTITIES = { quot: '"', apos: "'", amp: "&", lt: "<", gt: ">", nbsp: " " };
+
+  function mapped(ch) {
+    return Object.prototype.hasOwnProperty.call(CHARS, ch) ? CHARS[ch] : ch;
+  }
+
+  // normalise.normalise: [the line as matched, where each of its characters starts in `line` plus its end]
+  function normaliseLine(line) {
+    if (/^[\x00-\x7f]*$/.test(line) && line.indexOf("&") < 0 && line.indexOf("\x1b") < 0) return [line, null];
+    var out = [], origin = [];
+    var i = 0, n = line.length;
+    while (i < n) {
+      var ch = String.fromCodePoint(line.codePointAt(i));
+      if (ch === "\x1b" && line.charAt(i + 1) === "[") { // an ANSI colour code
+        var j = i + 2;
+        while (j < n && /[0-9;?]/.test(line.charAt(j))) j++;
+        if (j < n && /[A-Za-z]/.test(line.charAt(j))) {
+          i = j + 1;
+          continue;
+        }
+      }
+      if (ch === "&") {
+        var entity = decodeEntity(line, i);
+        if (entity[1]) {
+          out.push(entity[0]);
+          for (var e = 0; e < entity[0].length; e++) origin.push(i);
+          i += entity[1];
+          continue;
+        }
+      }
+      var to = mapped(ch);
+      if (to) {
+        out.push(to);
+        for (var u = 0; u < to.length; u++) origin.push(i); // code units of the output point back at the char
+      }
+      i += ch.length;
+    }
+    var text = out.join("");
+    if (text === line) return [line, null];
+    origin.push(n);
+    return [text, origin];
+  }
+
+  function decodeEntity(line, at) { // normalise._entity
+    var end = line.indexOf(";", at + 1);
+    if (end < 0 || end >= at + 12) return ["", 0];
+    var name = line.slice(at + 1, end);
+    if (Object.prototype.hasOwnProperty.call(ENTITIES, name)) return [ENTITIES[name], end + 1 - at];
+    var code;
+    if (/^#[xX][0-9a-fA-F]+$/.test(name)) code = parseInt(name.slice(2), 16);
+    else if (/^#[0-9]+$/.test(name)) code = parseInt(name.slice(1), 10);
+    else return ["", 0];
+    if (!(code <= 0x10ffff)) return ["", 0];
+    var ch = String.fromCodePoint(code);
+    if (ch === "\n" || ch === "\r" || (ch !== " " && /^[\p{C}\p{Z}]$/u.test(ch))) ch = " "; // a line stays a line
+    return [mapped(ch) || " ", end + 1 - at];
+  }
 
   // match.Index.shortlist: the wordings sharing the rarest words with `text`, bounded work
   Index.prototype.shortlist = function (text) {
@@ -332,7 +630,8 @@
     return match.code + "\u0000" + names.map(function (n) { return n + "=" + R.repr(match.params[n]); }).join("\u0000");
   }
 
-  // explain.explain_chunks for one text: distinct exact matches, most recent first
+  // explain.explain_chunks for one text: distinct exact matches, most recent first (a note line or a
+  // page link under a message that matched says nothing more)
   function findAll(index, text) {
     var found = new Map();
     index.scan(text, 1).forEach(function (match) {
@@ -345,7 +644,10 @@
       item.count += 1;
       item.lastLine = match.line;
     });
-    return Array.from(found.values()).sort(function (a, b) { return b.lastLine - a.lastLine; });
+    var strong = new Set();
+    found.forEach(function (f) { if (!f.match.weak) strong.add(f.match.code); });
+    return Array.from(found.values()).filter(function (f) { return !(f.match.weak && strong.has(f.match.code)); })
+      .sort(function (a, b) { return b.lastLine - a.lastLine; });
   }
 
   function normalise(text) { // explain._normalise
@@ -407,26 +709,29 @@
   }
 
   // explain.approximate: the closest wordings to the error lines of the text
-  function approximate(index, tail, limit) {
+  function approximate(index, tail, limit, firstLine) {
     limit = limit === undefined ? 3 : limit;
-    var lines = tail.split(SPLITLINES).filter(function (l) { return R.strip(l); }).map(function (l) { return index.clean(l); });
+    firstLine = firstLine === undefined ? 1 : firstLine;
+    var lines = [];
+    tail.split(SPLITLINES).forEach(function (l, n) { if (R.strip(l)) lines.push([firstLine + n, index.clean(l)]); });
     var segments = [];
-    lines.forEach(function (l) {
-      var header = index.header.exec(l);
-      if (header && R.strip(header.groups.msg || "")) segments.push(R.strip(header.groups.msg));
+    lines.forEach(function (pair) {
+      var header = index.header.exec(pair[1]);
+      if (header && R.strip(header.groups.msg || "")) segments.push([pair[0], R.strip(header.groups.msg)]);
     });
-    if (!segments.length) segments = lines.slice(-20).map(R.strip);
+    if (!segments.length) segments = lines.slice(-20).map(function (pair) { return [pair[0], R.strip(pair[1])]; });
     // similarity is quadratic: compare a message-sized piece
-    segments = segments.slice(-5).map(function (seg) { return seg.length > 2000 ? seg.slice(-2000) : seg; });
+    segments = segments.slice(-5).map(function (pair) { return [pair[0], pair[1].length > 2000 ? pair[1].slice(-2000) : pair[1]]; });
     var scored = new Map();
-    segments.forEach(function (seg) {
+    segments.forEach(function (pair) {
+      var lineNo = pair[0], seg = pair[1];
       var normSeg = normalise(seg);
       index.shortlist(seg).forEach(function (i) {
         var wording = index.wordings[i];
-        var score = ratio(normSeg, index.normalisedSkeleton(i));
+        var score = Math.min(ratio(normSeg, index.normalisedSkeleton(i)), APPROXIMATE_MAX);
         var best = scored.get(wording.code);
         if (score >= 0.6 && (!best || score > best.score)) {
-          scored.set(wording.code, { code: wording.code, wording: wording, params: {}, line: 0, exact: false, score: R.round(score, 3n), text: seg });
+          scored.set(wording.code, newMatch(wording.code, wording, {}, lineNo, { exact: false, score: R.round(score, 3n), text: seg }));
         }
       });
     });
@@ -461,7 +766,7 @@
       code: match.code,
       slug: entry.slug,
       title: entry.title,
-      confidence: match.exact ? "exact" : "approximate",
+      confidence: match.weak ? "lookup" : match.exact ? "exact" : "approximate",
       score: match.score,
       matched: {
         wording: wording.template,
@@ -474,7 +779,7 @@
       fixes: entry.fixes.map(function (fix, n) {
         return {
           summary: fix.summary,
-          suggestions: match.exact ? suggestions(index, match.code, n, match.params) : [],
+          suggestions: match.exact || match.weak ? suggestions(index, match.code, n, match.params) : [],
           before: fix.before,
           after: fix.after,
         };
@@ -496,7 +801,8 @@
       return result(index, f.match, f.count, f.lastLine);
     });
     if (!results.length) {
-      results = approximate(index, text.slice(-TAIL)).map(function (m) { return result(index, m); });
+      var tail = text.slice(-TAIL);
+      results = approximate(index, tail, 3, 1 + countNewlines(text, 0, text.length - tail.length)).map(function (m) { return result(index, m); });
     }
     return results;
   }
