@@ -212,6 +212,13 @@ def related(entries: Iterable[Entry]) -> Iterator[Finding]:
                 yield at(entry, ("related", i), "unknown-related", f"related code {code!r} is not in the catalogue")
 
 
+def apart_by_location(a, b) -> bool:
+    """Two wordings raised in different files: explain tells them apart by a traceback's last frame."""
+    def file_of(w):
+        return (w.variant.location or "").partition(" in ")[0].partition(":")[0]
+    return bool(file_of(a) and file_of(b) and file_of(a) != file_of(b))
+
+
 def overlapping_wordings(entries: Iterable[Entry]) -> Iterator[Finding]:
     """Two entries whose wordings can match the same rendered message."""
     compiled = [(w, re.compile(w.pattern)) for e in entries for w in patterns.wordings(e)
@@ -226,7 +233,7 @@ def overlapping_wordings(entries: Iterable[Entry]) -> Iterator[Finding]:
                 continue
         for other, regex in compiled:
             pair = tuple(sorted((wording.entry.code, other.entry.code)))
-            if other.entry.code == wording.entry.code or pair in reported:
+            if other.entry.code == wording.entry.code or pair in reported or apart_by_location(wording, other):
                 continue
             hit = next((text for text in renderings if regex.fullmatch(text)), None)
             if hit is not None:

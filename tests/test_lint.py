@@ -71,3 +71,19 @@ def test_missing_folder_is_a_clear_error(run_cli, tmp_path):
     code, out, _ = run_cli("lint", tmp_path / "nope")
     assert code == 1
     assert "no such catalogue folder" in out
+
+
+def test_wordings_raised_in_different_files_may_overlap(tmp_path, run_cli):
+    """Explain tells them apart by a traceback's last frame; in the same file (or with no raise
+    site) they are an overlapping-wording finding."""
+    source = FIXTURES / "lint" / "overlapping-wording" / "area"
+    for name, where in (("XX101-first.yaml", "pkg/gpu/kernel.py:10 in f"), ("XX102-second.yaml", "pkg/tpu/kernel.py:20 in g")):
+        text = (source / name).read_text().replace("\nparams:", f"\nlocation: {where}\nparams:", 1)
+        (tmp_path / "area").mkdir(exist_ok=True)
+        (tmp_path / "area" / name).write_text(text)
+    code, out, _ = run_cli("lint", tmp_path)
+    assert "overlapping-wording" not in out, out
+    same = (tmp_path / "area" / "XX102-second.yaml")
+    same.write_text(same.read_text().replace("pkg/tpu/kernel.py:20 in g", "pkg/gpu/kernel.py:30 in g"))
+    code, out, _ = run_cli("lint", tmp_path)
+    assert code == 1 and "overlapping-wording" in out, out

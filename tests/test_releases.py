@@ -92,6 +92,14 @@ def render(template: str, value_of: dict) -> str | None:
         return None
 
 
+def raised(text: str, site: dict):
+    """The match of `text` as the site raises it: under a traceback whose last frame is the site
+    (explain tells wordings of several entries with the same text apart by it)."""
+    frame = f'  File "/venv/lib/python3.11/site-packages/{site["path"]}", line {site["at"][-1][2]}, in {site["function"].rsplit(".", 1)[-1]}'
+    traceback = f"Traceback (most recent call last):\n{frame}\n    raise\n{site['exception']}: {text}\n"
+    return next(iter(index().scan(traceback)), None)
+
+
 def one_line(text: str) -> str:
     """As errkit/scan/coverage.py matches a rendering: one line."""
     return " ".join(text.split("\n")).strip()
@@ -144,7 +152,7 @@ def recognise(template: str, site: dict) -> list[Outcome]:
             if raw is None:
                 continue
             text = one_line(raw)
-            found = index().match_line(text) if text else None
+            found = raised(text, site) if text else None
             if found is None or not found.exact or not re.fullmatch(found.wording["regex"], text):
                 found = index().match_location(s.abspath, s.bare_function, s.line, s.base, text)
             if found is None:
