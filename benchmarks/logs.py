@@ -134,3 +134,26 @@ def make_log(kind: str, lines: int, error_every: int = 100, seed: int = 0) -> tu
         else:
             out.append(f"{_stamp(i)} INFO trainer: " + " ".join(rng.choices(words, k=rng.randint(8, 16))))
     return "\n".join(out[:lines]) + "\n", expected
+
+
+OTHER_ERRORS = (  # uncatalogued exception lines, each made distinct by its values
+    "KeyError: 'k{i}'",
+    "RuntimeError: CUDA out of memory. Tried to allocate {i} MiB (GPU 0; 79.15 GiB total capacity)",
+    "ValueError: invalid literal for int() with base 10: 'x{i}'",
+    "FileNotFoundError: [Errno 2] No such file or directory: '/data/shard-{i}.tfrecord'",
+    "TypeError: unsupported operand type(s) for +: 'int' and 'str' (call {i})",
+    "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate {i} bytes.",
+)
+
+
+def uncatalogued_lines(lines: int, seed: int = 0) -> str:
+    """`lines` distinct exception lines no catalogue entry matches."""
+    rng = random.Random(seed)
+    return "".join(rng.choice(OTHER_ERRORS).format(i=i) + "\n" for i in range(lines))
+
+
+def ordinary_lines(lines: int, seed: int = 0) -> str:
+    """`lines` ordinary log lines of a training run."""
+    rng = random.Random(seed)
+    return "".join(f"{_stamp(i)} INFO trainer: step {i} loss={rng.random():.4f} lr=3e-4\n" for i in range(lines))
+

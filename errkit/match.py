@@ -432,22 +432,23 @@ class Index:
         """
         if isinstance(data, str):
             data = data.encode("utf-8", "replace")
-        locator = self.locator()
-        if locator is None:
-            return
+        if not (self.keys or self.always or self.located):
+            return  # nothing to look for: no wording can match
         if paste is None:
             paste = len(data) <= PASTE_SIZE
-        search = locator.search
+
+        def search(*where):  # compiled only when used: a paste rarely needs it (start-up time)
+            return self.locator().search(data, *where)
         line_no, counted, pos, size = first_line, 0, 0, len(data)
         while pos < size:
             if paste:  # every line; a huge one is read around its first hit
                 start = pos
                 end = data.find(b"\n", pos)
                 end = size if end < 0 else end
-                hit = search(data, start, end) if end - start > MAX_LINE else None
+                hit = search(start, end) if end - start > MAX_LINE else None
                 where = hit.start() if hit else start
             else:
-                hit = search(data, pos)
+                hit = search(pos)
                 if hit is None:
                     return
                 where = hit.start()
