@@ -242,6 +242,7 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
             "variant": wording["variant"],
             "source": wording["source"],
             "exception": wording["exception"],
+            "releases": (wording.get("releases") or {}).get("shown"),
             "text": match.text,
         },
         "params": {k: _jsonable(v) for k, v in match.params.items()},
@@ -301,7 +302,8 @@ def format_result(res: dict, style: Style) -> str:
     lines = [head]
     matched = res["matched"]
     lines.append(label("wording") + matched["wording"])
-    lines.append(label("") + style.dim(f"{matched['exception']} raised by {matched['source']}"))
+    raised = f"{matched['exception']} raised by {matched['source']}"
+    lines.append(label("") + style.dim(raised + (f", {matched['releases']}" if matched.get("releases") else "")))
     if res["confidence"] == "approximate":
         lines.append(label("you have") + matched["text"][:200])
     if res["params"]:

@@ -539,17 +539,49 @@ class Index:
 TIE_CONTEXT = 16_384  # bytes before a line that may tell which kernel raised it
 
 
+# A release named in the text: `jax==0.4.31`, `jax 0.4.31`, `jax-0.4.31-py3`, `jax/0.4.31`, `jax version 0.4.31`.
+RELEASE_SEEN = _Lazy(r"(?<![A-Za-z0-9_.-])(?P<dist>[A-Za-z][A-Za-z0-9_.-]*?)(?:==|-| |/|@| version )v?"
+                     r"(?P<version>[0-9]+(?:\.[0-9]+)+)(?![A-Za-z0-9_])")
+_COMPARE = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, "<": lambda a, b: a < b,
+            "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+
+
+def _releases_in(context: str) -> dict[str, tuple[int, ...]]:
+    """Distribution -> the release the context names for it (the last one named)."""
+    seen = {}
+    for m in RELEASE_SEEN.finditer(context):
+        seen[m.group("dist").lower()] = tuple(int(x) for x in m.group("version").split("."))
+    return seen
+
+
+def _in_range(record: dict | None, seen: dict[str, tuple[int, ...]]) -> bool:
+    """Whether a wording's release range holds the release the context names for its distribution."""
+    if not record or record.get("dist", "").lower() not in seen:
+        return False
+    version = seen[record["dist"].lower()]
+    width = max([len(version)] + [len(b) for _, b in record["bounds"]])
+    pad = lambda v: tuple(v) + (0,) * (width - len(v))  # noqa: E731 - 0.5 is 0.5.0
+    return all(_COMPARE[op](pad(version), pad(bound)) for op, bound in record["bounds"])
+
+
 def _break_tie(match: Match, context: str) -> Match:
-    """Of wordings of several entries that match the same text, the one whose raise site (a
-    traceback frame's file) the context shows; else the first."""
-    for candidate in [match, *match.ties]:
-        place = (candidate.wording.get("location") or "").partition(" in ")[0].partition(":")[0]
-        if place and place in context.replace("\\", "/"):
-            if candidate is not match:
-                candidate.span, candidate.text = match.span, match.text
-            candidate.ties = []
-            return candidate
-    return match
+    """Of wordings of several entries that match the same text: the one whose raise site (a
+    traceback frame's file) the context shows, else the one whose release range holds the release
+    the context names (`jax==0.4.31`); else the first."""
+    candidates = [match, *match.ties]
+    context = context.replace("\\", "/")
+    chosen = next((c for c in candidates if _raise_file(c.wording) and _raise_file(c.wording) in context), None)
+    if chosen is None:
+        seen = _releases_in(context)
+        chosen = next((c for c in candidates if _in_range(c.wording.get("releases"), seen)), match) if seen else match
+    if chosen is not match:
+        chosen.span, chosen.text = match.span, match.text
+    chosen.ties = []
+    return chosen
+
+
+def _raise_file(wording: dict) -> str:
+    return (wording.get("location") or "").partition(" in ")[0].partition(":")[0]
 
 
 def _traceback_end(data: bytes, pos: int, limit: int = 200) -> tuple[int, int] | None:

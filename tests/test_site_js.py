@@ -159,7 +159,7 @@ def test_node_compiles_every_regex(node, project):
     data = json.loads((project / ASSETS / "index.json").read_text())
     assert [r for r in out["regexes"] if r] == []
     assert len(out["regexes"]) == len(data["wordings"])
-    assert out["patterns"] == ["ansi", "docs_link", "frame", "header", "line_end", "lookup_marks", "note", "word"]
+    assert out["patterns"] == ["ansi", "docs_link", "frame", "header", "line_end", "lookup_marks", "note", "release_seen", "word"]
     assert out["helpers"] == sorted(fixes.HELPERS)
 
 

@@ -309,6 +309,7 @@ def site_index(catalogue: Catalogue) -> dict:
         "line_end": expr_js.regex_to_js(line_end),
         "note": expr_js.regex_to_js(match.NOTE.pattern),
         "docs_link": expr_js.regex_to_js(match.DOCS_LINK.pattern),
+        "release_seen": expr_js.regex_to_js(match.RELEASE_SEEN.pattern),
         "lookup_marks": [expr_js.regex_to_js(mark) for mark in match.LOOKUP_MARKS],
     }
     data["max_line"] = match.MAX_LINE

@@ -30,7 +30,7 @@
   var PASTE_SIZE = 256 * 1024; // match.PASTE_SIZE
   var TIE_CONTEXT = 16384; // match.TIE_CONTEXT
   var APPROXIMATE_MAX = 0.99; // explain.APPROXIMATE_MAX
-  var NOTE = null, DOCS_LINK = null; // match.NOTE, match.DOCS_LINK (from the index)
+  var NOTE = null, DOCS_LINK = null, RELEASE_SEEN = null; // match.NOTE, match.DOCS_LINK, match.RELEASE_SEEN (from the index)
 
   function escapeRegex(text) {
     return text.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&"); // what the u flag allows to escape
@@ -75,6 +75,7 @@
     this.header = new RegExp(p.header, "du"); // d: where the message starts
     NOTE = new RegExp(p.note, "u");
     DOCS_LINK = new RegExp(p.docs_link, "u");
+    RELEASE_SEEN = new RegExp(p.release_seen, "u");
     this.frame = new RegExp(p.frame, "u");
     this.ansi = new RegExp(p.ansi, "gu");
     this.word = new RegExp(p.word, "gu");
@@ -457,22 +458,57 @@
     return match;
   };
 
-  // match._break_tie: the entry whose raise site (a frame's file) the context shows; else the first
+  // match._break_tie: the entry whose raise site (a frame's file) the context shows, else the one
+  // whose release range holds the release the context names; else the first
   function breakTie(match, context) {
     context = context.replace(/\\/g, "/");
     var candidates = [match].concat(match.ties);
-    for (var k = 0; k < candidates.length; k++) {
-      var place = (candidates[k].wording.location || "").split(" in ")[0].split(":")[0];
-      if (place && context.indexOf(place) >= 0) {
-        if (candidates[k] !== match) {
-          candidates[k].span = match.span;
-          candidates[k].text = match.text;
-        }
-        candidates[k].ties = [];
-        return candidates[k];
+    var chosen = null;
+    for (var k = 0; k < candidates.length && chosen === null; k++) {
+      var place = raiseFile(candidates[k].wording);
+      if (place && context.indexOf(place) >= 0) chosen = candidates[k];
+    }
+    if (chosen === null) {
+      var seen = releasesIn(context);
+      if (Object.keys(seen).length) {
+        for (var c = 0; c < candidates.length && chosen === null; c++) if (inRange(candidates[c].wording.releases, seen)) chosen = candidates[c];
       }
     }
-    return match;
+    if (chosen === null) chosen = match;
+    if (chosen !== match) {
+      chosen.span = match.span;
+      chosen.text = match.text;
+    }
+    chosen.ties = [];
+    return chosen;
+  }
+
+  function raiseFile(wording) {
+    return (wording.location || "").split(" in ")[0].split(":")[0];
+  }
+
+  // match._releases_in: distribution -> the release the context names for it (the last one named)
+  function releasesIn(context) {
+    var seen = {};
+    var re = new RegExp(RELEASE_SEEN.source, "gu");
+    for (var m = re.exec(context); m !== null; m = re.exec(context)) {
+      seen[m.groups.dist.toLowerCase()] = m.groups.version.split(".").map(Number);
+      if (m[0].length === 0) re.lastIndex++;
+    }
+    return seen;
+  }
+
+  // match._in_range: whether a wording's release range holds the release the context names
+  function inRange(record, seen) {
+    if (!record || !Object.prototype.hasOwnProperty.call(seen, (record.dist || "").toLowerCase())) return false;
+    var version = seen[record.dist.toLowerCase()];
+    var width = record.bounds.reduce(function (w, b) { return Math.max(w, b[1].length); }, version.length);
+    function pad(v) { v = v.slice(); while (v.length < width) v.push(0); return v; }
+    function cmp(a, b) { for (var i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1; return 0; }
+    return record.bounds.every(function (b) {
+      var c = cmp(pad(version), pad(b[1]));
+      return { ">=": c >= 0, ">": c > 0, "<=": c <= 0, "<": c < 0, "==": c === 0, "!=": c !== 0 }[b[0]];
+    });
   }
 
   // match.Index._joined: the line joined with the one before or after it, as a hard wrap split it
@@ -773,6 +809,7 @@
         variant: wording.variant,
         source: wording.source,
         exception: wording.exception,
+        releases: wording.releases ? wording.releases.shown : null,
         text: match.text,
       },
       params: match.params,

@@ -1,0 +1,149 @@
+"""Text as people paste it: altered copies, hard wraps, tracebacks, lookups, ties between entries,
+other encodings, and the one answer shape of `errkit explain --json`."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from errkit import explain
+from errkit.match import Index
+from errkit.normalise import normalise, original_span, text_encoding
+from support import errkit_subprocess
+
+INDEX = Index.load()
+GQA = "ValueError: num_q_heads=12 must be divisible by and num_kv_heads=8"
+
+
+def first(text: str) -> dict:
+    out = io.StringIO()
+    rc = explain.run([text], as_json=True, show_all=False, out=out, err=io.StringIO(), index=INDEX)
+    results = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert results, f"nothing for {text!r} (exit {rc})"
+    return results[0]
+
+
+@pytest.mark.parametrize("text, original", [
+    ("it&#39;s &lt;class &#x27;list&#x27;&gt; &amp; more", "it's <class 'list'> & more"),
+    ("\u2018kv_head\u2019 \u201cbatch\u201d\u00a0x\u200by \u2212 1", "'kv_head' \"batch\" xy - 1"),
+    ("\x1b[31mValueError\x1b[0m: boom", "ValueError: boom"),
+    ("&#10; keeps the line &bogus; &#xZZ; &#99999999;", "  keeps the line &bogus; &#xZZ; &#99999999;"),
+])
+def test_copies_are_normalised_and_mapped_back(text, original):
+    normalised, origin = normalise(text)
+    assert normalised == original
+    a, b = original_span(origin, 0, len(normalised))
+    assert normalise(text[a:b])[0] == normalised  # the span maps back onto the text as pasted
+    a, b = original_span(origin, 6, 12)
+    assert normalise(text[a:b])[0] == normalised[6:12]
+
+
+def test_plain_text_is_left_alone():
+    assert normalise(GQA) == (GQA, None)
+
+
+@pytest.mark.parametrize("head, want", [
+    ("\ufeffValueError".encode("utf-8"), "utf-8-sig"),
+    ("\ufeffValueError: x".encode("utf-16-le"), "utf-16"),
+    ("ValueError: x".encode("utf-16-le"), "utf-16-le"),
+    ("ValueError: x".encode("utf-16-be"), "utf-16-be"),
+    (b"\xff\xfe garbage \xc3\x28\nValueError", None),  # not UTF-8, not UTF-16 either
+    (b"ValueError: x", None),
+])
+def test_input_encodings_are_recognised(head, want):
+    assert text_encoding(head) == want
+
+
+def test_a_utf16_traceback_is_explained(tmp_path):
+    path = tmp_path / "err.txt"
+    path.write_bytes(("Traceback (most recent call last):\r\n" + GQA + "\r\n").encode("utf-16"))  # as PowerShell writes it
+    proc = errkit_subprocess("explain", "--json", path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert json.loads(proc.stdout)["params"] == {"num_q_heads": 12, "num_kv_heads": 8}
+
+
+@pytest.mark.parametrize("cut", [20, 47, 55])
+def test_a_hard_wrapped_message_is_joined(cut):
+    res = first(GQA[:cut] + "\n" + GQA[cut:])
+    assert (res["code"], res["confidence"], res["params"], res["line"]) == ("RA105", "exact", {"num_q_heads": 12, "num_kv_heads": 8}, 1)
+
+
+def test_a_wrapped_pytest_line_is_joined():
+    res = first("E   " + GQA[:40] + "\n" + GQA[40:] + "\n\nFAILED tests/test_x.py::test_f - ValueError")
+    assert (res["code"], res["confidence"]) == ("RA105", "exact")
+
+
+def test_a_message_in_prose_is_reported_as_pasted():
+    text = "I get \u201cnum_q_heads=12 must be divisible by and num_kv_heads=8\u201d when running"
+    res = first(text)
+    assert (res["code"], res["confidence"]) == ("RA105", "exact")
+    assert res["matched"]["text"] == "num_q_heads=12 must be divisible by and num_kv_heads=8"
+    assert first("It fails: `Need to specify backward blocks` (no period)")["code"] == "RA223"
+
+
+def test_a_raise_statement_quoted_in_a_traceback_is_not_the_error():
+    text = ('Traceback (most recent call last):\n  File "/x/kernel.py", line 3, in f\n'
+            '    raise ValueError("Need to specify backward blocks.")\nKeyError: \'blocks\'\n')
+    out = io.StringIO()
+    assert explain.run([text], as_json=True, show_all=True, out=out, err=io.StringIO(), index=INDEX) == 1
+    assert all(json.loads(line)["confidence"] != "exact" for line in out.getvalue().splitlines())
+
+
+@pytest.mark.parametrize("text, params", [
+    ("GqaHeadCountError", {}),
+    ("kernel._validators.GqaHeadCountError", {}),
+    ("[RA105] Query heads are not a multiple of key/value heads - see https://errkit.github.io/errkit/0.1/errors/RA105/", {}),
+    ("see https://errkit.github.io/errkit/0.1/errors/RA105/?num_q_heads=12&num_kv_heads=8", {"num_q_heads": 12, "num_kv_heads": 8}),
+    ("RA105", {}),
+    ("gqa-head-count", {}),
+])
+def test_lookups_name_the_entry_in_the_shape_of_every_answer(text, params):
+    res = first(text)
+    assert (res["code"], res["confidence"], res["params"]) == ("RA105", "lookup", params)
+    assert set(res) == set(first(GQA))  # one JSON shape for every answer
+    assert set(res["matched"]) == set(first(GQA)["matched"])
+
+
+def test_a_note_under_a_matched_message_adds_nothing():
+    out = io.StringIO()
+    text = GQA + "\n[RA105] Query heads are not a multiple of key/value heads - see https://errkit.github.io/errkit/0.1/errors/RA105/\n"
+    explain.run([text], as_json=True, show_all=True, out=out, err=io.StringIO(), index=INDEX)
+    results = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(r["code"], r["confidence"], r["line"]) for r in results] == [("RA105", "exact", 1)]
+
+
+def test_approximate_answers_have_their_line_and_never_a_perfect_score():
+    text = "step 1\nstep 2\nValueError: num_q_heads=12 must be divisble by and num_kv_heads=8\nstep 4\n"
+    res = first(text)
+    assert (res["confidence"], res["line"]) == ("approximate", 3)
+    same_shape = first("ValueError: num_q_heads=12.5 must be divisible by and num_kv_heads=8")  # the shape, not an int
+    assert same_shape["code"] == "RA105" and same_shape["confidence"] == "approximate" and same_shape["score"] == 0.99
+
+
+def _twins(first_releases: dict, second_releases: dict, locations=(None, None)) -> Index:
+    """An index of two entries with the same wording (different release ranges or raise sites)."""
+    base = dict(INDEX.wordings[0], template="boom {n}", regex=r"boom[ \t\n\r\f\v]+(?P<g0>-?[0-9]+)", key="boom",
+                captures=[["g0", "n", "int"]], literal_chars=4, skeleton="boom <n>")
+    entries = {code: INDEX.data["entries"]["RA105"] for code in ("AA100", "BB100")}
+    return Index({"entries": entries, "wordings": [
+        dict(base, code="AA100", releases=first_releases, location=locations[0]),
+        dict(base, code="BB100", releases=second_releases, location=locations[1]),
+    ]})
+
+
+OLD = {"dist": "jax", "specifier": "<0.5", "bounds": [["<", [0, 5]]], "shown": "jax 0.4.25 to 0.4.38"}
+NEW = {"dist": "jax", "specifier": ">=0.5", "bounds": [[">=", [0, 5]]], "shown": "jax 0.5.0 and later"}
+
+
+@pytest.mark.parametrize("context, code", [
+    ("", "AA100"),  # nothing tells them apart: the first
+    ("jax==0.4.31\n", "AA100"),
+    ("Using jax 0.6.2 and jaxlib 0.4.1\n", "BB100"),
+    ('  File "/venv/site-packages/pkg/new/kernel.py", line 3, in f\n', "BB100"),  # the raise site beats the release
+])
+def test_a_tie_between_entries_goes_to_the_raise_site_then_the_release(context, code):
+    index = _twins(OLD, NEW, ("pkg/old/kernel.py:1 in f", "pkg/new/kernel.py:3 in f"))
+    found, _, _ = explain.explain_chunks(index, [context + "ValueError: boom 3\n"])
+    assert [f.match.code for f in found] == [code]
