@@ -247,7 +247,8 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
         },
         "params": {k: _jsonable(v) for k, v in match.params.items()},
         "fixes": [
-            {"summary": fix["summary"], "suggestions": suggestions(fix, match.params) if match.exact or match.weak else [],
+            {"summary": fix["summary"], "alternative": bool(fix.get("alternative")),
+             "suggestions": suggestions(fix, match.params) if match.exact or match.weak else [],
              "before": fix.get("before"), "after": fix.get("after")}
             for fix in entry["fixes"]
         ],
@@ -310,9 +311,12 @@ def format_result(res: dict, style: Style) -> str:
         lines.append(label("values") + ", ".join(f"{k}={_show(v)}" for k, v in res["params"].items()))
     lines.append(label("means") + _first_paragraph(res["explanation"]))
     for n, fix in enumerate(res["fixes"], 1):
-        lines.append(label(f"fix {n}") + fix["summary"])
+        aside = style.dim("alternative, outside this library: ") if fix.get("alternative") else ""
+        lines.append(label(f"fix {n}") + aside + fix["summary"])
         for s in fix["suggestions"]:
-            if "value" in s:
+            if "value" in s and s["value"] in (None, []):
+                lines.append(label("") + "  " + style.yellow(f"{s['label']}: none satisfies every constraint"))
+            elif "value" in s:
                 lines.append(label("") + "  " + style.green(f"{s['label']}: {_show(s['value'])}"))
     lines.append(label("docs") + res["docs_url"])
     return "\n".join(lines)
@@ -325,7 +329,7 @@ def format_entry(code: str, entry: dict, style: Style) -> str:
     lines.extend("  " + l for l in entry["explanation"].strip().splitlines())
     for n, fix in enumerate(entry["fixes"], 1):
         lines.append("")
-        lines.append(f"  fix {n}: {fix['summary']}")
+        lines.append(f"  {'alternative' if fix.get('alternative') else 'fix'} {n}: {fix['summary']}")
         for lbl, source in fix["suggest"].items():
             lines.append(style.dim(f"    {lbl}: computed as {source}"))
     lines.append("")

@@ -22,7 +22,7 @@ from . import expr
 
 # The helpers (errkit/fixes.py HELPERS) with a twin in runtime.js (`R.h`); tests keep the three equal.
 JS_HELPERS = frozenset({
-    "divisors", "common_divisors", "nearest", "next_multiple", "prev_multiple", "is_power_of_two",
+    "divisors", "common_divisors", "aligned_divisors", "nearest", "next_multiple", "prev_multiple", "is_power_of_two",
     "next_power_of_two", "prev_power_of_two", "is_finite", "gcd", "clamp", "min", "max", "abs", "len",
     "int", "float", "round", "sorted",
 })

@@ -27,6 +27,14 @@ def divisors(n: int) -> list[int]:
     return small + large[::-1]
 
 
+def aligned_divisors(n: int, m: int, at_most: int) -> list[int]:
+    """The divisors of n that are multiples of m and at most `at_most`, ascending: the block sizes a
+    kernel that tiles n in blocks aligned to m accepts (empty when none does)."""
+    found = divisors(n)
+    m, cap = int(m), int(at_most)
+    return [d for d in found if m > 0 and d % m == 0 and d <= cap]
+
+
 def nearest(candidates: list, x: float) -> list:
     """The closest candidates on either side of x (x itself when it is one), ascending."""
     candidates = sorted(set(candidates))
@@ -81,6 +89,7 @@ def clamp(x, low, high):
 HELPERS = {
     "divisors": divisors,
     "common_divisors": common_divisors,
+    "aligned_divisors": aligned_divisors,
     "nearest": nearest,
     "next_multiple": next_multiple,
     "prev_multiple": prev_multiple,

@@ -178,8 +178,19 @@ def release_ranges(entry: Entry) -> Iterator[Finding]:
                      f"({known[0]} to {known[-1]}, {releases.HARVEST}/{parsed.dist}.json)")
 
 
+def alternatives_last(entry: Entry) -> Iterator[Finding]:
+    """Fixes within the library that raised the error come first; alternatives (another library,
+    `alternative: true`) after them, and never alone."""
+    for i, fix in enumerate(entry.fixes):
+        if not fix.alternative and any(f.alternative for f in entry.fixes[:i]):
+            yield at(entry, ("fixes", i), "alternative-first",
+                     "a fix within the library comes after an alternative: put alternatives (alternative: true) last")
+    if entry.fixes and all(f.alternative for f in entry.fixes):
+        yield at(entry, ("fixes", 0), "alternative-first", "every fix is an alternative: give a fix within the library first")
+
+
 ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, param_names, exception_kind, empty_messages, unused_params, expressions,
-                                      examples, release_ranges)
+                                      examples, release_ranges, alternatives_last)
 
 
 # -- catalogue-wide rules -------------------------------------------------------------------------

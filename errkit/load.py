@@ -152,7 +152,8 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         triggers=tuple(raw["triggers"]),
         situations=tuple(raw.get("situations") or ()),
         fixes=tuple(
-            Fix(f["summary"], _freeze_map(f.get("suggest")), f.get("before"), f.get("after")) for f in raw["fixes"]
+            Fix(f["summary"], _freeze_map(f.get("suggest")), f.get("before"), f.get("after"), bool(f.get("alternative", False)))
+            for f in raw["fixes"]
         ),
         prevention=tuple(raw.get("prevention") or ()),
         tags=tuple(raw.get("tags") or ()),

@@ -27,6 +27,7 @@ class Fix:
     suggest: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # label -> expression
     before: str | None = None
     after: str | None = None
+    alternative: bool = False  # leaves the library that raised the error: offered last, labelled so
 
 
 @dataclass(frozen=True)

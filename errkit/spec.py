@@ -173,6 +173,8 @@ FIX = Record(
         ),
         Field("before", Str(), description="Code before the fix."),
         Field("after", Str(), description="Code after the fix."),
+        Field("alternative", Bool(), description="The fix leaves the library that raised the error (e.g. for this project's "
+              "kernel): offered after the fixes within it, labelled as an alternative."),
     )
 )
 

@@ -412,6 +412,7 @@ def _arguments(*strategies):
 HELPER_ARGS = {  # fixes.HELPERS -> arguments: mostly of the kinds the helper takes, some of any kind
     "divisors": _arguments(st.integers(-3, 10**7) | st.sampled_from([10**12, 10**12 + 1]) | NUMBERS),
     "common_divisors": _arguments(INTS, INTS),
+    "aligned_divisors": _arguments(st.integers(-3, 10**6) | st.sampled_from([10**12, 10**12 + 1]), st.integers(-2, 300) | NUMBERS, NUMBERS),
     "nearest": _arguments(SEQUENCES, NUMBERS),
     "next_multiple": _arguments(NUMBERS, NUMBERS),
     "prev_multiple": _arguments(NUMBERS, NUMBERS),

@@ -71,7 +71,8 @@ def choose_keys(candidate_sets: list[set[str]]) -> list[str | None]:
 
 def _suggestions(entry: Entry) -> list[dict]:
     return [
-        {"summary": fix.summary, "suggest": dict(fix.suggest), "before": fix.before, "after": fix.after}
+        {"summary": fix.summary, "suggest": dict(fix.suggest), "before": fix.before, "after": fix.after,
+         "alternative": fix.alternative}
         for fix in entry.fixes
     ]
 

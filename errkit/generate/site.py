@@ -247,6 +247,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> 
                 "suggest": list(f.suggest.items()),
                 "before": fence(f.before, "python") if f.before else None,
                 "after": fence(f.after, "python") if f.after else None,
+                "alternative": f.alternative,
             }
             for f in entry.fixes
         ],

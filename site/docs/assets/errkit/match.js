@@ -816,6 +816,7 @@
       fixes: entry.fixes.map(function (fix, n) {
         return {
           summary: fix.summary,
+          alternative: Boolean(fix.alternative),
           suggestions: match.exact || match.weak ? suggestions(index, match.code, n, match.params) : [],
           before: fix.before,
           after: fix.after,

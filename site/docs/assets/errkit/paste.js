@@ -98,12 +98,14 @@
 
     var fixes = el("ol", { className: "errkit-fixes" });
     result.fixes.forEach(function (fix) {
-      var item = el("li", {}, prose(fix.summary));
+      var item = el("li", {}, (fix.alternative ? [el("em", { text: "Alternative, outside this library: " })] : []).concat(prose(fix.summary)));
       var computed = fix.suggestions.filter(function (s) { return "value" in s; });
       if (computed.length) {
         var list = el("ul", { className: "errkit-suggestions" });
         computed.forEach(function (s) {
-          list.appendChild(el("li", { className: "errkit-suggestion" }, [s.label + ": ", el("code", { text: R.show(s.value) })]));
+          var none = s.value === null || (Array.isArray(s.value) && !s.value.length);
+          list.appendChild(el("li", { className: "errkit-suggestion" }, none ? [s.label + ": none satisfies every constraint"]
+            : [s.label + ": ", el("code", { text: R.show(s.value) })]));
         });
         item.appendChild(list);
       }

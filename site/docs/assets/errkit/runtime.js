@@ -567,6 +567,14 @@
     return small.concat(large.reverse());
   }
 
+  function aligned_divisors(n, m, atMost) { // fixes.aligned_divisors
+    var found = divisors(n);
+    m = int_(m);
+    var cap = int_(atMost);
+    if (m <= 0n) return [];
+    return found.filter(function (d) { return d % m === 0n && d <= cap; });
+  }
+
   function hashable(x) {
     var k = kind(x);
     if (k === "list") throw PyError("TypeError", "unhashable type: 'list'");
@@ -724,6 +732,7 @@
   var h = {
     divisors: divisors,
     common_divisors: common_divisors,
+    aligned_divisors: aligned_divisors,
     nearest: nearest,
     next_multiple: next_multiple,
     prev_multiple: prev_multiple,
@@ -744,7 +753,7 @@
   };
 
   var ARITY = {
-    divisors: [1, 1], common_divisors: [2, 2], nearest: [2, 2], next_multiple: [2, 2],
+    divisors: [1, 1], common_divisors: [2, 2], aligned_divisors: [3, 3], nearest: [2, 2], next_multiple: [2, 2],
     prev_multiple: [2, 2], is_power_of_two: [1, 1], next_power_of_two: [1, 1],
     prev_power_of_two: [1, 1], is_finite: [1, 1], gcd: [2, 2], clamp: [3, 3],
     min: [1, Infinity], max: [1, Infinity], abs: [1, 1], len: [1, 1], int: [1, 1], float: [1, 1],

@@ -85,9 +85,9 @@
     ],
     "RA109": [
       [
+        ["padded head_dim", ["head_dim"], function (p) { return R.call("next_multiple", [p["head_dim"], 64n]); }],
       ],
       [
-        ["padded head_dim", ["head_dim"], function (p) { return R.call("next_multiple", [p["head_dim"], 64n]); }],
       ],
     ],
     "RA201": [
@@ -190,6 +190,8 @@
       ],
     ],
     "RA225": [
+      [
+      ],
       [
       ],
     ],
@@ -360,8 +362,12 @@
       ],
       [
       ],
+      [
+      ],
     ],
     "RA506": [
+      [
+      ],
       [
       ],
       [
@@ -532,10 +538,14 @@
       ],
       [
       ],
+      [
+      ],
     ],
     "RA542": [
       [
         ["head dim padded to a multiple of 8", ["qH"], function (p) { return R.call("next_multiple", [p["qH"], 8n]); }],
+      ],
+      [
       ],
       [
       ],
@@ -615,6 +625,8 @@
       ],
     ],
     "RA557": [
+      [
+      ],
       [
       ],
       [
@@ -704,7 +716,7 @@
     ],
     "RA611": [
       [
-        ["largest allowed value for this block", ["block", "block_name", "dim_size"], function (p) { return (R.truthy(R.compare(p["block_name"], [["in", function () { return R.tuple(["block_q", "block_b"]); }]])) ? p["dim_size"] : R.call("gcd", [p["dim_size"], p["block"]])); }],
+        ["largest valid block, at most the one asked for", ["block", "block_name", "dim_size"], function (p) { return (R.truthy(R.compare(p["block_name"], [["in", function () { return R.tuple(["block_q", "block_b"]); }]])) ? [R.call("min", [p["block"], p["dim_size"]])] : R.getitem(R.call("aligned_divisors", [p["dim_size"], 128n, p["block"]]), R.slice(R.neg(1n), null, null))); }],
       ],
       [
         ["dimension padded to a multiple of the block", ["block", "dim_size"], function (p) { return R.call("next_multiple", [p["dim_size"], p["block"]]); }],

@@ -1,0 +1,64 @@
+"""Fixes as explain shows them: suggestions within every constraint the kernel has on a value (or
+saying plainly that none exists), and fixes within the library that raised the error first."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+
+from errkit import explain, fixes
+from errkit.load import load
+from support import CATALOG
+
+CATALOGUE = load(CATALOG).catalogue
+# How this project's kernel is named in a fix: leaving the upstream library for it is an alternative.
+OWN_KERNEL = re.compile(r"kernel\.(sharded_)?ranker_attention|this project's kernel")
+
+
+def test_aligned_divisors():
+    assert fixes.aligned_divisors(4992, 128, 512) == [128, 384]
+    assert fixes.aligned_divisors(1000, 128, 1000) == []
+    assert fixes.aligned_divisors(1024, 128, 4096) == [128, 256, 512, 1024]
+    assert fixes.aligned_divisors(12, 0, 12) == []
+
+
+def suggestions(text: str) -> dict[str, object]:
+    out = io.StringIO()
+    explain.run([text], as_json=True, show_all=False, out=out, err=io.StringIO())
+    result = json.loads(out.getvalue().splitlines()[0])
+    return {s["label"]: s.get("value") for fix in result["fixes"] for s in fix["suggestions"]}
+
+
+@pytest.mark.parametrize("text, largest", [
+    ("kv_seq_len=4992 should be divisible by block_k_major=512", [384]),  # not 128: 384 divides 4992 too
+    ("kv_seq_len=1000 should be divisible by block_k_major=128", []),  # no multiple of 128 divides 1000
+    ("block_q=512 should be smaller or equal to q_seq_len=256", [256]),  # the last query block may be partial
+])
+def test_tpu_flash_block_suggestions_respect_every_constraint(text, largest):
+    got = suggestions(text)["largest valid block, at most the one asked for"]
+    assert got == largest
+    for block in got:
+        dim = int(re.search(r"(?:q|kv)_seq_len=(\d+)", text).group(1))
+        assert block <= dim and ("block_q" in text or (dim % block == 0 and block % 128 == 0))
+
+
+def test_a_suggestion_no_value_satisfies_says_so():
+    out = io.StringIO()
+    explain.run(["kv_seq_len=1000 should be divisible by block_k_major=128"], as_json=False, show_all=False, out=out, err=io.StringIO())
+    assert "largest valid block, at most the one asked for: none satisfies every constraint" in out.getvalue()
+    assert ": None" not in out.getvalue() and ": (none)" not in out.getvalue()
+
+
+@pytest.mark.parametrize("entry", [e for e in CATALOGUE.entries if e.explain_only], ids=lambda e: e.code)
+def test_upstream_fixes_stay_within_their_library_first(entry):
+    """Someone using JAX's (or x-algorithm's) kernel gets the fix within it first; switching to this
+    project's kernel is offered last, as an alternative."""
+    for n, fix in enumerate(entry.fixes):
+        names_ours = bool(OWN_KERNEL.search(fix.summary))
+        assert names_ours == fix.alternative, f"fix {n + 1}: {fix.summary!r}"
+        if not fix.alternative:
+            assert not OWN_KERNEL.search((fix.before or "") + (fix.after or "")), f"fix {n + 1}'s code uses this project's kernel"
+    assert not entry.fixes or not entry.fixes[0].alternative
