@@ -89,3 +89,15 @@ def test_positive_target():
 def test_no_false_exact_match_on_negatives(case):
     outcome = _outcomes()[case["id"]]
     assert not outcome["false_exact"], f"false exact match: {outcome['got']} for {case['text']!r}"
+
+
+FAILURE_CLASSES = ("prose", "free-text", "altered", "release", "lookup")  # the failure classes 1 to 5
+
+
+@pytest.mark.parametrize("kind", FAILURE_CLASSES)
+def test_each_failure_class_has_collected_cases_that_pass(kind):
+    cases = [c for c in POSITIVES if c["class"] == kind]
+    outcomes = _outcomes()
+    good = [c["id"] for c in cases if outcomes[c["id"]]["exact_right"]]
+    assert len(cases) >= 8, f"{kind}: only {len(cases)} cases"
+    assert len(good) >= 0.75 * len(cases), f"{kind}: {len(good)}/{len(cases)} exact with every value right"
