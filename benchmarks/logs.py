@@ -51,18 +51,23 @@ def prose_sentences(limit: int = 50_000) -> tuple[str, ...]:
 @lru_cache(maxsize=None)
 def error_messages() -> tuple[tuple[str, str, str], ...]:
     """(code, exception, message) for a rendering of every wording a log line can show alone (not
-    those with no fixed text to find, recognised by the raise site of a traceback)."""
+    those recognised by the raise site of a traceback only: no fixed text, or another entry's text)."""
     from errkit import patterns
     from errkit.generate.index import key_candidates
+    from errkit.lint import apart_by_location
     from errkit.load import load
 
     catalogue = load(ROOT / "catalog").catalogue
+    every = [w for e in catalogue.entries for w in patterns.wordings(e)]
     out = []
     for entry in catalogue.entries:
         params = patterns.sample_params(entry)[0]
         for wording in patterns.wordings(entry):
             if not wording.template.literals or (wording.variant.location and not key_candidates(wording)):
                 continue
+            if any(o.entry.code != entry.code and o.variant.message == wording.variant.message and apart_by_location(o, wording)
+                   for o in every):
+                continue  # another entry's text too, told apart only by a traceback's frame
             exception = wording.variant.exception or entry.exception
             out.append((entry.code, exception, wording.render(params)))
     return tuple(out)

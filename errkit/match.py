@@ -168,6 +168,7 @@ class Index:
         self._headers: dict[str, Match | None] = {}
         self._postings: dict[str, list[int]] | None = None
         self._skeletons: dict[int, str] = {}
+        self._sites: dict[str, list[tuple[int, str, str]]] | None = None
 
     @classmethod
     def load(cls, path: str = INDEX_FILE) -> "Index":
@@ -387,11 +388,15 @@ class Index:
         """
         frame_path = frame_path.replace("\\", "/")
         raised = exception.rsplit(".", 1)[-1]
+        if self._sites is None:  # file name -> (wording, its file, its function): read once
+            self._sites = {}
+            for i in self.located:
+                place, _, where = self.wordings[i]["location"].partition(" in ")
+                path = place.partition(":")[0]
+                self._sites.setdefault(path.rsplit("/", 1)[-1], []).append((i, path, where))
         ranked = []
-        for i in self.located:
+        for i, path, where in self._sites.get(frame_path.rsplit("/", 1)[-1], ()):
             wording = self.wordings[i]
-            place, _, where = wording["location"].partition(" in ")
-            path = place.partition(":")[0]
             if not frame_path.endswith(path) or (where and where != func):
                 continue
             if raised and wording["exception"] and wording["exception"] != raised:
