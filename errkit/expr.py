@@ -2,7 +2,8 @@
 
 A small subset of Python expressions, parsed with `ast` and checked against a whitelist before
 anything runs: literals, declared names, arithmetic, comparisons, boolean logic, `in`, subscripts,
-conditional expressions and calls of a named set of helpers. Everything else is rejected with a
+conditional expressions, calls of a named set of helpers, and one-level list comprehensions that
+filter a list (`[b for b in divisors(n) if b % 128 == 0]`: what a kernel's rules need). Everything else is rejected with a
 reason and never executed. Checked expressions compile to Python source (for generated code) or to
 a code object (for `errkit explain`).
 """
@@ -35,7 +36,6 @@ _COMPARE = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.Not
 _DESCRIBE = {
     ast.Attribute: "attribute access",
     ast.Lambda: "lambda",
-    ast.ListComp: "comprehension",
     ast.SetComp: "comprehension",
     ast.DictComp: "comprehension",
     ast.GeneratorExp: "generator expression",
@@ -88,10 +88,32 @@ def check(source: str, names, functions=fixes.HELPERS) -> Checked:
     """Parse and vet `source`; names are the variables it may read, functions the helpers it may call."""
     tree = parse(source)
     allowed, helpers = frozenset(names), frozenset(functions)
+    local = _comprehension_names(tree, allowed, helpers)
     used: set[str] = set()
     for node in walk(tree):
-        _vet(node, allowed, helpers, used)
-    return Checked(source=source.strip(), tree=tree, names=frozenset(used))
+        _vet(node, allowed | local, helpers, used)
+    return Checked(source=source.strip(), tree=tree, names=frozenset(used - local))
+
+
+def _comprehension_names(tree, allowed: frozenset, helpers: frozenset) -> frozenset:
+    """The loop names of the expression's comprehensions, each of the one allowed form: a single
+    `for NAME in ...` with at most one `if`, not nested, NAME new (no param's or helper's name)."""
+    out = set()
+    for node in walk(tree):
+        if not isinstance(node, ast.ListComp):
+            continue
+        if len(node.generators) != 1:
+            raise _forbid(node, "a comprehension with more than one 'for'")
+        gen = node.generators[0]
+        if not isinstance(gen.target, ast.Name) or gen.is_async or len(gen.ifs) > 1:
+            raise _forbid(node, "a comprehension other than [x for NAME in ITEMS if CONDITION]")
+        name = gen.target.id
+        if name.startswith("_") or name in allowed or name in helpers or name in out:
+            raise _forbid(node, f"the loop name {name!r} (it must be new, and not start with '_')")
+        if any(isinstance(inner, ast.ListComp) for part in [node.elt, gen.iter, *gen.ifs] for inner in walk(part)):
+            raise _forbid(node, "a comprehension inside a comprehension")
+        out.add(name)
+    return frozenset(out)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -169,8 +191,8 @@ def _vet(node: ast.AST, allowed: frozenset, helpers: frozenset, used: set) -> No
             if isinstance(op, (ast.Is, ast.IsNot)) and not (isinstance(right, ast.Constant) and right.value is None):
                 raise _forbid(node, "'is' with anything but None")
         return
-    if isinstance(node, (ast.BoolOp, ast.IfExp, ast.Subscript, ast.Slice, ast.Tuple, ast.List,
-                         ast.Load, ast.And, ast.Or) + _BINOPS + _UNARY + _COMPARE):
+    if isinstance(node, (ast.BoolOp, ast.IfExp, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.ListComp,
+                         ast.comprehension, ast.Store, ast.Load, ast.And, ast.Or) + _BINOPS + _UNARY + _COMPARE):
         return
     raise _forbid(node, type(node).__name__)
 
@@ -208,4 +230,5 @@ def evaluate(source: str, env, functions=None):
     code = _vetted_code(source, frozenset(env), frozenset(helpers))
     scope = dict(helpers)
     scope.update(env)
-    return eval(code, {"__builtins__": {}}, scope)  # noqa: S307 - vetted above, no builtins
+    scope["__builtins__"] = {}  # globals, not locals: a comprehension reads its names from there
+    return eval(code, scope)  # noqa: S307 - vetted above, no builtins

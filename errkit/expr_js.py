@@ -121,6 +121,15 @@ class _Compiler:
     def visit_List(self, node: ast.List) -> str:
         return f"[{', '.join(self(e) for e in node.elts)}]"
 
+    def visit_ListComp(self, node: ast.ListComp) -> str:
+        """[elt for NAME in items if cond]: a loop over the items with NAME bound in a copy of the env."""
+        gen = node.generators[0]
+        inner = _Compiler(self.params | {gen.target.id}, "e", self.r)
+        keep = f"if (!{self.r}.truthy({inner(gen.ifs[0])})) continue; " if gen.ifs else ""
+        return (f"(function (items) {{ var out = []; for (var i = 0; i < items.length; i++) {{ "
+                f"var e = Object.assign({{}}, {self.env}); e[{_string(gen.target.id)}] = items[i]; "
+                f"{keep}out.push({inner(node.elt)}); }} return out; }})({self.r}.iterate({self(gen.iter)}))")
+
     def visit_Call(self, node: ast.Call) -> str:
         if not isinstance(node.func, ast.Name) or node.keywords:
             raise Unsupported("a call of anything but a helper by name")

@@ -45,7 +45,9 @@ def test_evaluates(source, env, expected):
         ("a ** b", "forbidden-expression"),
         ("2 ** 65", "forbidden-expression"),
         ("lambda: 1", "forbidden-expression"),
-        ("[x for x in divisors(a)]", "forbidden-expression"),
+        ("[x for x in divisors(a) for y in divisors(a)]", "forbidden-expression"),
+    ("[x for x in [y for y in divisors(a)]]", "forbidden-expression"),
+    ("[a for a in divisors(b)]", "forbidden-expression"),
         ("(y := 1)", "forbidden-expression"),
         ("f'{a}'", "forbidden-expression"),
         ("{'k': 1}", "forbidden-expression"),
@@ -88,3 +90,10 @@ def test_to_python_renames_names():
         "num_q % num_kv == 0 and _h.divisors(num_q)"
     )
     assert checked.names == {"a", "b"}
+
+
+def test_a_list_can_be_filtered_by_a_condition():
+    source = "[b for b in divisors(n) if b % 128 == 0 and b <= m]"
+    assert expr.check(source, {"n", "m"}).names == {"n", "m"}  # the loop name is no param
+    assert expr.evaluate(source, {"n": 4992, "m": 512}) == [128, 384]
+    assert expr.evaluate("[b * 2 for b in divisors(6)]", {}) == [2, 4, 6, 12]

@@ -287,6 +287,8 @@ def _run_sources(node, cases: list[tuple[str, dict]]) -> tuple[list, list]:
 
 
 EXPRESSIONS = [
+    ("[x * 2 for x in s if x % 2]", {"s": (1, 2, 3)}), ("[x for x in divisors(a) if x % 128 == 0 and x <= b]", {"a": 4992, "b": 512}),
+    ("[x for x in s]", {"s": "ab"}), ("[x for x in a]", {"a": 3}),
     ("a % b", {"a": -7, "b": 2}), ("a % b", {"a": 7, "b": -2}), ("a // b", {"a": -7, "b": 2}),
     ("a % b", {"a": -7.5, "b": 2}), ("a // b", {"a": 7.5, "b": -2}), ("a / b", {"a": 7, "b": 2}),
     ("a / b", {"a": 1, "b": 0}), ("a // b", {"a": 1, "b": 0}), ("a % b", {"a": 1.0, "b": 0.0}),
@@ -524,6 +526,9 @@ def _grow(e):
             lambda f: st.lists(e, min_size=ARITY.get(f, (1, 1))[0], max_size=ARITY.get(f, (1, 1))[1]).map(lambda args: f"{f}({', '.join(args)})")),
         seq.map(lambda items: "[" + ", ".join(items) + "]"),
         seq.map(lambda items: "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"),
+        # a list filtered by a condition on its items (the loop name `it` is read inside)
+        st.tuples(e.map(lambda x: x.replace("a", "it", 1)), e, e.map(lambda x: x.replace("b", "it", 1)))
+        .map(join("[{} for it in {} if {}]")),
     )
 
 

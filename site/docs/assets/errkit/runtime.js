@@ -994,6 +994,7 @@
     slice: slice,
     getitem: getitem,
     call: call,
+    iterate: iterate,
     h: h,
     repr: repr,
     str: str,
