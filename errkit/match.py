@@ -309,7 +309,7 @@ class Index:
             if hit is not None:
                 at = header.start("msg") + len(raw) - len(raw.lstrip())
                 found = Match(hit.code, hit.wording, hit.params, line_no, text=hit.text, span=(at, at + len(msg)))
-                found.ties = hit.ties
+                found.ties = [Match(t.code, t.wording, t.params, line_no, text=t.text, span=found.span) for t in hit.ties]
                 return found
         # Then the whole line, the line's end, anywhere.
         stripped = line.strip()

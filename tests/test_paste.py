@@ -147,3 +147,11 @@ def test_a_tie_between_entries_goes_to_the_raise_site_then_the_release(context, 
     index = _twins(OLD, NEW, ("pkg/old/kernel.py:1 in f", "pkg/new/kernel.py:3 in f"))
     found, _, _ = explain.explain_chunks(index, [context + "ValueError: boom 3\n"])
     assert [f.match.code for f in found] == [code]
+
+
+def test_a_tie_broken_on_a_remembered_message_keeps_its_line():
+    index = _twins(OLD, NEW, ("pkg/old/kernel.py:1 in f", "pkg/new/kernel.py:3 in f"))
+    text = ("ValueError: boom 3\nstep\n"  # the message is remembered here, the tie left unbroken
+            'Traceback (most recent call last):\n  File "/venv/site-packages/pkg/new/kernel.py", line 3, in f\nValueError: boom 3\n')
+    found, _, _ = explain.explain_chunks(index, [text])
+    assert sorted((f.match.code, f.last_line) for f in found) == [("AA100", 1), ("BB100", 5)]
