@@ -205,9 +205,13 @@ def suggestions(fix: dict, params: dict) -> list[dict]:
     from . import expr
 
     out = []
+    sets = fix.get("sets") or {}
     for label, source in fix.get("suggest", {}).items():
         try:
-            out.append({"label": label, "value": _jsonable(expr.evaluate(source, params))})
+            found = {"label": label, "value": _jsonable(expr.evaluate(source, params))}
+            if label in sets:
+                found["sets"] = sets[label]
+            out.append(found)
         except expr.ExprError as err:
             if err.rule == "unknown-name":
                 out.append({"label": label, "needs": source})
@@ -247,7 +251,7 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
         },
         "params": {k: _jsonable(v) for k, v in match.params.items()},
         "fixes": [
-            {"summary": fix["summary"], "alternative": bool(fix.get("alternative")),
+            {"summary": fix["summary"], "alternative": bool(fix.get("alternative")), "unverified": fix.get("unverified"),
              "suggestions": suggestions(fix, match.params) if match.exact or match.weak else [],
              "before": fix.get("before"), "after": fix.get("after")}
             for fix in entry["fixes"]
@@ -313,6 +317,8 @@ def format_result(res: dict, style: Style) -> str:
     for n, fix in enumerate(res["fixes"], 1):
         aside = style.dim("alternative, outside this library: ") if fix.get("alternative") else ""
         lines.append(label(f"fix {n}") + aside + fix["summary"])
+        if fix.get("unverified"):
+            lines.append(label("") + "  " + style.dim(f"(unverified: {fix['unverified']})"))
         for s in fix["suggestions"]:
             if "value" in s and s["value"] in (None, []):
                 lines.append(label("") + "  " + style.yellow(f"{s['label']}: none satisfies every constraint"))

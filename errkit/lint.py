@@ -8,9 +8,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from . import expr, fixes, patterns, releases, runtime, spec, template, values
+from . import expr, fixes, kernels, patterns, releases, runtime, spec, template, values
 from .load import Loaded, display_path, load
-from .model import Entry, Finding, Settings
+from .model import Entry, Finding, Kernel, Settings
 
 EntryRule = Callable[[Entry], Iterator[Finding]]
 
@@ -21,12 +21,25 @@ def at(entry: Entry, key_path: tuple, rule: str, message: str, severity: str = "
     return Finding(path, line, col, rule, message, severity)
 
 
+_KERNELS: dict = {}  # the catalogue's kernels, for the entry rules (set by `run`)
+
+
 def _expressions(entry: Entry) -> Iterator[tuple[tuple, str]]:
     if entry.check is not None:
         yield ("check",), entry.check
     for i, fix in enumerate(entry.fixes):
         for label, source in fix.suggest.items():
-            yield ("fixes", i, "suggest", label), source
+            yield ("fixes", i, "suggest", label), _expanded(entry, source)
+
+
+def _expanded(entry: Entry, source: str) -> str:
+    """A suggestion with `valid(...)` written out (kernel_use reports what keeps it from being)."""
+    if not kernels.uses_valid(source):
+        return source
+    try:
+        return kernels.expand(source, _KERNELS.get(entry.kernel) if entry.kernel else None, entry.params.keys())
+    except expr.ExprError:
+        return source
 
 
 # -- per-entry rules ------------------------------------------------------------------------------
@@ -178,6 +191,39 @@ def release_ranges(entry: Entry) -> Iterator[Finding]:
                      f"({known[0]} to {known[-1]}, {releases.HARVEST}/{parsed.dist}.json)")
 
 
+def kernel_use(entry: Entry) -> Iterator[Finding]:
+    """The kernels an entry and its wordings name are declared, `valid(...)` can be written out,
+    and each `sets` names a suggestion of its fix and a param of the entry."""
+    for key, name in [(("kernel",), entry.kernel)] + [(("variants", i, "kernel"), v.kernel) for i, v in enumerate(entry.variants)]:
+        if name and name not in _KERNELS:
+            yield at(entry, key, "unknown-kernel",
+                     f"kernel {name!r} is not declared in catalog/kernels/{spec.did_you_mean(name, _KERNELS)}")
+    for i, fix in enumerate(entry.fixes):
+        for label, source in fix.suggest.items():
+            if kernels.uses_valid(source) and (not entry.kernel or entry.kernel in _KERNELS):
+                try:
+                    kernels.expand(source, _KERNELS.get(entry.kernel) if entry.kernel else None, entry.params.keys())
+                except expr.ExprError as err:
+                    yield at(entry, ("fixes", i, "suggest", label), err.rule, f"{source!r}: {err}")
+        for label, param in fix.sets.items():
+            if label not in fix.suggest:
+                yield at(entry, ("fixes", i, "sets", label), "unknown-name", f"sets {label!r}: the fix has no suggestion of that label")
+            if param not in entry.params:
+                yield at(entry, ("fixes", i, "sets", label), "unknown-name",
+                         f"sets {param!r}: not a param of the entry{spec.did_you_mean(param, entry.params)}")
+
+
+def kernel_rules(kernel: Kernel) -> Iterator[Finding]:
+    """Each rule of a kernel is an expression over the kernel's values."""
+    path = display_path(kernel.positions.path) if kernel.positions else kernel.id
+    for i, rule in enumerate(kernel.rules):
+        try:
+            expr.check(rule.check, kernel.values.keys())
+        except expr.ExprError as err:
+            line, col = kernel.positions.of(("rules", i, "check")) if kernel.positions else (1, 1)
+            yield Finding(path, line, col, err.rule, f"{rule.check!r}: {err}")
+
+
 def alternatives_last(entry: Entry) -> Iterator[Finding]:
     """Fixes within the library that raised the error come first; alternatives (another library,
     `alternative: true`) after them, and never alone."""
@@ -190,7 +236,7 @@ def alternatives_last(entry: Entry) -> Iterator[Finding]:
 
 
 ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, param_names, exception_kind, empty_messages, unused_params, expressions,
-                                      examples, release_ranges, alternatives_last)
+                                      examples, release_ranges, alternatives_last, kernel_use)
 
 
 # -- catalogue-wide rules -------------------------------------------------------------------------
@@ -299,6 +345,10 @@ def groups(settings: Settings, entries: Iterable[Entry]) -> Iterator[Finding]:
 
 def run(loaded: Loaded) -> list[Finding]:
     findings = list(loaded.findings)
+    _KERNELS.clear()
+    _KERNELS.update(loaded.kernels)
+    for kernel in loaded.kernels.values():
+        findings.extend(kernel_rules(kernel))
     for entry in loaded.entries:
         for rule in ENTRY_RULES:
             findings.extend(rule(entry))

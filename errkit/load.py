@@ -6,7 +6,7 @@ is broken is left out of the model (the findings say why).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterator
@@ -16,7 +16,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from . import spec
-from .model import Catalogue, Entry, Finding, Fix, Group, Param, Positions, Settings, Variant
+from .model import Catalogue, Entry, Finding, Fix, Group, Kernel, Param, Positions, Rule, Settings, Variant
 
 SETTINGS_FILE = "errkit.yaml"
 SCHEMA_FILE = "entry.schema.json"
@@ -29,11 +29,12 @@ class Loaded:
     settings: Settings | None
     entries: tuple[Entry, ...]
     findings: tuple[Finding, ...]
+    kernels: Any = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def catalogue(self) -> Catalogue | None:
         """The whole catalogue, when its settings loaded (entries with broken structure left out)."""
-        return Catalogue(self.root, self.settings, self.entries) if self.settings else None
+        return Catalogue(self.root, self.settings, self.entries, self.kernels) if self.settings else None
 
 
 def yaml() -> YAML:
@@ -44,9 +45,35 @@ def yaml() -> YAML:
     return y
 
 
+KERNELS_DIR = "kernels"  # catalog/kernels/<id>.yaml: one kernel and its rules each
+
+
 def entry_files(root: Path) -> list[Path]:
-    """Entry files: every *.yaml one folder below the catalogue root, sorted."""
-    return sorted(root.glob("*/*.yaml"))  # directories too: read_document reports them
+    """Entry files: every *.yaml one folder below the catalogue root (kernels/ aside), sorted."""
+    return sorted(p for p in root.glob("*/*.yaml") if p.parent.name != KERNELS_DIR)  # directories too: read_document reports them
+
+
+def load_kernels(root: Path) -> tuple[dict, list[Finding]]:
+    """Kernel id -> Kernel, from catalog/kernels/*.yaml (a broken file is a finding, left out)."""
+    kernels: dict = {}
+    findings: list[Finding] = []
+    for path in sorted((root / KERNELS_DIR).glob("*.yaml")):
+        display = display_path(path)
+        data, found = read_document(path, display)
+        findings += found
+        if data is None:
+            continue
+        pos = positions(data, path)
+        raw = plain(data)
+        problems = spec.validate(spec.KERNEL, raw)
+        findings += problems_to_findings(problems, pos, display)
+        if problems or not isinstance(raw, dict):
+            continue
+        if raw["kernel"] in kernels:
+            findings.append(Finding(display, 1, 1, "duplicate-code", f"kernel {raw['kernel']!r} is declared twice"))
+            continue
+        kernels[raw["kernel"]] = build_kernel(raw, pos)
+    return kernels, findings
 
 
 def read_document(path: Path, display: str) -> tuple[Any, list[Finding]]:
@@ -152,14 +179,15 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         triggers=tuple(raw["triggers"]),
         situations=tuple(raw.get("situations") or ()),
         fixes=tuple(
-            Fix(f["summary"], _freeze_map(f.get("suggest")), f.get("before"), f.get("after"), bool(f.get("alternative", False)))
+            Fix(f["summary"], _freeze_map(f.get("suggest")), f.get("before"), f.get("after"), bool(f.get("alternative", False)),
+                _freeze_map(f.get("sets")), f.get("unverified"), f.get("setup"))
             for f in raw["fixes"]
         ),
         prevention=tuple(raw.get("prevention") or ()),
         tags=tuple(raw.get("tags") or ()),
         variants=tuple(
             Variant(v["message"], v["source"], v.get("exception"), _freeze_map(v.get("aliases")), v.get("location"), v.get("note"),
-                    v.get("releases"))
+                    v.get("releases"), v.get("kernel"))
             for v in raw.get("variants") or ()
         ),
         bad_examples=tuple(_freeze_map(x) for x in examples.get("bad") or ()),
@@ -170,6 +198,20 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         location=raw.get("location"),
         aliases=_freeze_map(raw.get("aliases")),
         releases=raw.get("releases"),
+        kernel=raw.get("kernel"),
+        setup=raw.get("setup"),
+        positions=pos,
+    )
+
+
+def build_kernel(raw: dict, pos: Positions) -> Kernel:
+    return Kernel(
+        id=raw["kernel"],
+        title=raw["title"],
+        source=raw["source"],
+        values=MappingProxyType({name: Param(name, p["type"], p["description"], bool(p.get("optional", False)), p.get("form"))
+                                 for name, p in raw["values"].items()}),
+        rules=tuple(Rule(r["name"], r["check"], r["says"], r.get("enforced", "check")) for r in raw["rules"]),
         positions=pos,
     )
 
@@ -245,7 +287,9 @@ def load(root: Path) -> Loaded:
         findings += found
         if entry is not None:
             entries.append(entry)
-    return Loaded(root, settings, tuple(entries), tuple(findings))
+    kernels, found = load_kernels(root)
+    findings += found
+    return Loaded(root, settings, tuple(entries), tuple(findings), MappingProxyType(kernels))
 
 
 def iter_entries_raw(root: Path) -> Iterator[tuple[Path, Any]]:

@@ -28,6 +28,9 @@ class Fix:
     before: str | None = None
     after: str | None = None
     alternative: bool = False  # leaves the library that raised the error: offered last, labelled so
+    sets: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # suggestion label -> the param its value replaces
+    unverified: str | None = None  # why the fix cannot be run on a CPU, when it cannot
+    setup: str | None = None  # code run before `before` and `after` (else the entry's setup)
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class Variant:
     location: str | None = None
     note: str | None = None
     releases: str | None = None  # "jax>=0.4.31,<0.5.3": the upstream releases raising this wording
+    kernel: str | None = None  # the kernel raising this wording, when not the entry's (catalog/kernels/)
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,8 @@ class Entry:
     location: str | None = None
     aliases: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     releases: str | None = None  # the upstream releases raising `message` (see Variant.releases)
+    kernel: str | None = None  # the kernel whose rules its values follow (catalog/kernels/<kernel>.yaml)
+    setup: str | None = None  # code run before each fix's before/after snippet: the inputs they use
     positions: Positions | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -95,7 +101,7 @@ class Entry:
         """The entry's own message first, then its variants."""
         source = self.source or ("an upstream kernel" if self.explain_only else "errkit's ranker attention kernel")
         own = Variant(message=self.message, source=source, exception=self.exception, aliases=self.aliases,
-                      location=self.location, releases=self.releases)
+                      location=self.location, releases=self.releases, kernel=self.kernel)
         return (own,) + self.variants
 
     @property
@@ -132,10 +138,38 @@ class Settings:
 
 
 @dataclass(frozen=True)
+class Rule:
+    """One thing a kernel requires of the values a user chooses (a block size, a split, a length)."""
+
+    name: str
+    check: str  # an expression over the kernel's values: true when the kernel accepts them
+    says: str
+    enforced: str = "check"  # "check" (a Python check raises), "lowering" (the compiler refuses) or "runtime"
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel the catalogue covers, with every rule on the values it takes, declared once."""
+
+    id: str
+    title: str
+    source: str
+    values: Mapping[str, Param]
+    rules: tuple[Rule, ...]
+    positions: Positions | None = field(default=None, compare=False, repr=False)
+
+    def rules_on(self, name: str) -> tuple[Rule, ...]:
+        from . import expr
+
+        return tuple(r for r in self.rules if name in expr.check(r.check, self.values.keys()).names)
+
+
+@dataclass(frozen=True)
 class Catalogue:
     root: Path
     settings: Settings
     entries: tuple[Entry, ...]
+    kernels: Mapping[str, Kernel] = field(default_factory=lambda: EMPTY)
 
     def by_code(self) -> dict[str, Entry]:
         return {e.code: e for e in self.entries}

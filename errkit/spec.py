@@ -163,6 +163,29 @@ PARAM = Record(
     )
 )
 
+KERNEL_ID = SLUG
+
+RULE = Record(
+    fields=(
+        Field("name", Str(pattern=SLUG), True, "Short kebab-case name."),
+        Field("check", Str(max_length=2000), True, "Expression over the kernel's values: true for values the kernel accepts."),
+        Field("says", Str(max_length=500), True, "The rule in words."),
+        Field("enforced", Enum(values=("check", "lowering", "runtime")),
+              description="Where the kernel enforces it: a Python check (an entry's message, the default), its lowering, or only when it runs."),
+    )
+)
+
+KERNEL = Record(
+    fields=(
+        Field("kernel", Str(pattern=KERNEL_ID), True, "Stable id, what entries name in `kernel`."),
+        Field("title", Str(max_length=200), True, "The kernel, as users know it."),
+        Field("source", Str(max_length=300), True, "Where its code lives."),
+        Field("values", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="value"), True,
+              "The values its rules are about: what a user chooses and the sizes it depends on."),
+        Field("rules", ListOf(item=RULE, min_items=1), True, "Every rule on those values, its lowering's included."),
+    )
+)
+
 FIX = Record(
     fields=(
         Field("summary", Str(max_length=500), True, "What to change, in one sentence."),
@@ -175,6 +198,10 @@ FIX = Record(
         Field("after", Str(), description="Code after the fix."),
         Field("alternative", Bool(), description="The fix leaves the library that raised the error (e.g. for this project's "
               "kernel): offered after the fixes within it, labelled as an alternative."),
+        Field("sets", MapOf(value=Str(pattern=IDENTIFIER), key_what="suggestion label"),
+              description="Suggestion label -> the param its value replaces (the fix-verification suite applies it)."),
+        Field("setup", Str(), description="Code run before `before` and `after`, instead of the entry's setup."),
+        Field("unverified", Str(max_length=500), description="Why the fix cannot be run on a CPU (shown on its page and in --json)."),
     )
 )
 
@@ -192,6 +219,7 @@ VARIANT = Record(
         Field("location", Str(max_length=500),
               description="Raise site: 'path/to/file.py[:line][ in function]'. Required for an empty message: explain then recognises it by the traceback's last frame."),
         Field("releases", Hinted(max_length=300, hint=RELEASES), description=RELEASES_DOC),
+        Field("kernel", Str(pattern=KERNEL_ID), description="The kernel raising this wording, when it is not the entry's."),
         Field("note", Str(max_length=1000), description="Anything a reader should know about this wording."),
     )
 )
@@ -245,6 +273,8 @@ ENTRY = Record(
             MapOf(value=Str(pattern=IDENTIFIER), key_what="placeholder expression"),
             description="Placeholder expression in `message` -> the param it carries (explain_only entries).",
         ),
+        Field("kernel", Str(pattern=KERNEL_ID), description="The kernel whose rules its values follow (catalog/kernels/<kernel>.yaml)."),
+        Field("setup", Str(), description="Code run before each fix's before/after snippet: the inputs they use."),
         Field("params", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="param"), description="Typed values in the message."),
         Field("check", Str(max_length=2000), description="Invariant that must hold; the error is raised when it is false."),
         Field("explain_only", Bool(), description="Upstream-only condition: recognised by explain, no validator is generated."),

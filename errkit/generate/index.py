@@ -6,7 +6,7 @@ import json
 import re
 from collections import Counter
 
-from .. import patterns, releases, template
+from .. import kernels, patterns, releases, template
 from ..model import Catalogue, Entry
 from .render import HEADER
 
@@ -69,11 +69,13 @@ def choose_keys(candidate_sets: list[set[str]]) -> list[str | None]:
     return [min(cands, key=cost) if cands else None for cands in candidate_sets]
 
 
-def _suggestions(entry: Entry) -> list[dict]:
+def _suggestions(entry: Entry, kernel_map) -> list[dict]:
+    """Each fix as explain shows it, its suggestions with `valid(...)` written out (errkit/kernels.py)."""
+    sources = kernels.suggestion_sources(entry, kernel_map)
     return [
-        {"summary": fix.summary, "suggest": dict(fix.suggest), "before": fix.before, "after": fix.after,
-         "alternative": fix.alternative}
-        for fix in entry.fixes
+        {"summary": fix.summary, "suggest": suggest, "sets": dict(fix.sets), "before": fix.before, "after": fix.after,
+         "alternative": fix.alternative, "unverified": fix.unverified}
+        for fix, suggest in zip(entry.fixes, sources)
     ]
 
 
@@ -114,7 +116,8 @@ def build(catalogue: Catalogue) -> dict:
             "params": {name: {"type": p.type, "description": p.description} for name, p in entry.params.items()},
             "check": entry.check,
             "explanation": entry.explanation,
-            "fixes": _suggestions(entry),
+            "fixes": _suggestions(entry, catalogue.kernels),
+            "kernel": entry.kernel,
             "tags": list(entry.tags),
             "related": list(entry.related),
             "docs_url": settings.page_url(entry.code),

@@ -25,7 +25,7 @@ from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
 
-from .. import expr_js, match, patterns, releases
+from .. import expr_js, kernels, match, patterns, releases
 from ..model import Catalogue, Entry
 from . import index as index_module
 from .render import HEADER, environment
@@ -197,6 +197,12 @@ def edit_url(catalogue: Catalogue, entry: Entry) -> str | None:
     return f"{repo.rstrip('/')}/edit/{BRANCH}/{source_path(catalogue, entry)}" if repo else None
 
 
+def kernel_url(catalogue: Catalogue, kernel) -> str | None:
+    """The kernel's YAML file in the repository, when the catalogue names one."""
+    repo = http_or_none(catalogue.settings.repo_url)
+    return f"{repo.rstrip('/')}/blob/{BRANCH}/{catalogue.root.resolve().name}/kernels/{kernel.id}.yaml" if repo else None
+
+
 def _module_of(catalogue: Catalogue) -> str:
     return catalogue.settings.validators.removesuffix(".py").replace("/", ".")
 
@@ -226,8 +232,11 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> 
 
     raised_as = entry.exception if entry.explain_only else f"{_module_of(catalogue)}.{entry.class_name}"
     example = _example(entry)
+    kernel = catalogue.kernels.get(entry.kernel) if entry.kernel else None
     return {
         "entry": entry,
+        "kernel": kernel,
+        "kernel_file": kernel_url(catalogue, kernel) if kernel else None,
         "page_url": http_or_none(catalogue.settings.page_url(entry.code)),
         "source": source_path(catalogue, entry),
         "edit_url": edit_url(catalogue, entry),
@@ -248,6 +257,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> 
                 "before": fence(f.before, "python") if f.before else None,
                 "after": fence(f.after, "python") if f.after else None,
                 "alternative": f.alternative,
+                "unverified": prose(f.unverified, link) if f.unverified else None,
             }
             for f in entry.fixes
         ],
@@ -339,9 +349,9 @@ def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple[str, 
     table = []
     for entry in sorted(catalogue.entries, key=lambda e: e.code):
         fixes = []
-        for fix in entry.fixes:
+        for suggest in kernels.suggestion_sources(entry, catalogue.kernels):
             compiled = []
-            for label, source in fix.suggest.items():
+            for label, source in suggest.items():
                 fn, names = expr_js.compile_expression(source, entry.params.keys())
                 compiled.append((label, fn, names))
             fixes.append(compiled)

@@ -787,7 +787,10 @@
         return;
       }
       try {
-        out.push({ label: label, value: fn(params) });
+        var found = { label: label, value: fn(params) };
+        var sets = index.entries[code].fixes[fixIndex].sets || {};
+        if (Object.prototype.hasOwnProperty.call(sets, label)) found.sets = sets[label];
+        out.push(found);
       } catch (err) {
         // a suggestion that cannot be computed for these values is left out, as by the CLI
       }
@@ -817,6 +820,7 @@
         return {
           summary: fix.summary,
           alternative: Boolean(fix.alternative),
+          unverified: fix.unverified || null,
           suggestions: match.exact || match.weak ? suggestions(index, match.code, n, match.params) : [],
           before: fix.before,
           after: fix.after,

@@ -109,6 +109,7 @@
         });
         item.appendChild(list);
       }
+      if (fix.unverified) item.appendChild(el("p", { className: "errkit-unverified", text: "Unverified: " + fix.unverified }));
       fixes.appendChild(item);
     });
     card.appendChild(el("p", {}, [el("strong", { text: "Fixes" })]));
