@@ -180,7 +180,7 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         situations=tuple(raw.get("situations") or ()),
         fixes=tuple(
             Fix(f["summary"], _freeze_map(f.get("suggest")), f.get("before"), f.get("after"), bool(f.get("alternative", False)),
-                _freeze_map(f.get("sets")), f.get("unverified"), f.get("setup"))
+                _freeze_map(f.get("sets")), f.get("unverified"), f.get("setup"), f.get("then"))
             for f in raw["fixes"]
         ),
         prevention=tuple(raw.get("prevention") or ()),
@@ -200,6 +200,7 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         releases=raw.get("releases"),
         kernel=raw.get("kernel"),
         setup=raw.get("setup"),
+        then=raw.get("then"),
         positions=pos,
     )
 

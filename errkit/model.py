@@ -31,6 +31,7 @@ class Fix:
     sets: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # suggestion label -> the param its value replaces
     unverified: str | None = None  # why the fix cannot be run on a CPU, when it cannot
     setup: str | None = None  # code run before `before` and `after` (else the entry's setup)
+    then: str | None = None  # code run after them, what exercises them (else the entry's)
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ class Entry:
     releases: str | None = None  # the upstream releases raising `message` (see Variant.releases)
     kernel: str | None = None  # the kernel whose rules its values follow (catalog/kernels/<kernel>.yaml)
     setup: str | None = None  # code run before each fix's before/after snippet: the inputs they use
+    then: str | None = None  # code run after it: the call that exercises the snippet
     positions: Positions | None = field(default=None, compare=False, repr=False)
 
     @property

@@ -201,6 +201,7 @@ FIX = Record(
         Field("sets", MapOf(value=Str(pattern=IDENTIFIER), key_what="suggestion label"),
               description="Suggestion label -> the param its value replaces (the fix-verification suite applies it)."),
         Field("setup", Str(), description="Code run before `before` and `after`, instead of the entry's setup."),
+        Field("then", Str(), description="Code run after `before` and `after` (what exercises them), instead of the entry's."),
         Field("unverified", Str(max_length=500), description="Why the fix cannot be run on a CPU (shown on its page and in --json)."),
     )
 )
@@ -275,6 +276,7 @@ ENTRY = Record(
         ),
         Field("kernel", Str(pattern=KERNEL_ID), description="The kernel whose rules its values follow (catalog/kernels/<kernel>.yaml)."),
         Field("setup", Str(), description="Code run before each fix's before/after snippet: the inputs they use."),
+        Field("then", Str(), description="Code run after each fix's before/after snippet: the call that exercises it."),
         Field("params", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="param"), description="Typed values in the message."),
         Field("check", Str(max_length=2000), description="Invariant that must hold; the error is raised when it is false."),
         Field("explain_only", Bool(), description="Upstream-only condition: recognised by explain, no validator is generated."),

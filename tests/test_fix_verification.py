@@ -1,0 +1,101 @@
+"""Fixes verified against the real kernels (issue 13): every computed suggestion, applied to every
+bad example of its entry, makes the kernel run; the bad example itself raises the entry's error.
+
+Runners live in tests/verify/ (one module per family of kernels). A fix marked `unverified` (it
+cannot run on a CPU: cuDNN, on-chip memory) says why instead; `python tests/test_fix_verification.py`
+prints the counts (verified / unverified / entries without a runner).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import pytest
+
+pytest.importorskip("jax")
+
+import verify  # noqa: E402
+from errkit import explain  # noqa: E402
+from errkit.load import load  # noqa: E402
+from errkit.match import Index  # noqa: E402
+from support import CATALOG, explain_first, pasted_text  # noqa: E402
+
+for module in pkgutil.iter_modules(verify.__path__):
+    importlib.import_module(f"verify.{module.name}")
+
+CATALOGUE = load(CATALOG).catalogue
+INDEX = Index.load()
+MAX_VALUES = 3  # of a list suggestion, the values applied (the nearest first)
+
+
+def bad_cases() -> list:
+    return [pytest.param(entry, entry.typed(raw), id=f"{entry.code}-bad{n + 1}")
+            for entry in CATALOGUE.entries if entry.code in verify.RUNNERS
+            for n, raw in enumerate(entry.bad_examples)]
+
+
+def applied(entry, params: dict):
+    """(fix number, label, param, value) for each value a suggestion gives for these params."""
+    data = INDEX.entries[entry.code]
+    for n, (fix, model) in enumerate(zip(data["fixes"], entry.fixes), 1):
+        if model.unverified:
+            continue
+        for s in explain.suggestions(fix, params):
+            if "sets" not in s or s.get("value") in (None, []):
+                continue
+            value = s["value"]
+            picks = value if isinstance(value, list) and not isinstance(params[s["sets"]], (list, tuple)) else [value]
+            for pick in _nearest_first(picks, params[s["sets"]])[:MAX_VALUES]:
+                yield n, s["label"], s["sets"], tuple(pick) if isinstance(pick, list) else pick
+
+
+def _nearest_first(values: list, current):
+    try:
+        return sorted(values, key=lambda v: abs(v - current))
+    except TypeError:
+        return list(values)
+
+
+def raised(run, params: dict) -> BaseException | None:
+    try:
+        run(params)
+    except Exception as err:  # noqa: BLE001 - whatever the kernel raises is the outcome
+        return err
+    return None
+
+
+@pytest.mark.parametrize("entry, params", bad_cases())
+def test_a_bad_example_raises_its_entry(entry, params):
+    err = raised(verify.RUNNERS[entry.code], params)
+    assert err is not None, f"{entry.code}: {params} ran without an error"
+    assert explain_first(pasted_text(err))["code"] == entry.code, pasted_text(err)
+
+
+@pytest.mark.parametrize("entry, params", bad_cases())
+def test_every_suggestion_applied_makes_the_kernel_run(entry, params):
+    tried = list(applied(entry, params))
+    assert tried, f"{entry.code}: no suggestion gives a value to apply (sets) for {params}"
+    failures = []
+    for n, label, name, value in tried:
+        err = raised(verify.RUNNERS[entry.code], dict(params, **{name: value}))
+        if err is not None:
+            failures.append(f"fix {n} {label!r}: {name}={value!r} -> {type(err).__name__}: {str(err)[:200]}")
+    assert not failures, "\n".join(failures)
+
+
+def counts() -> dict[str, int]:
+    """Suggestions verified (by a runner), unverified (the fix says why), and with no runner yet."""
+    out = {"verified": 0, "unverified": 0, "no runner": 0}
+    for entry in CATALOGUE.entries:
+        for fix in entry.fixes:
+            n = len(fix.suggest)
+            key = "unverified" if fix.unverified else "verified" if entry.code in verify.RUNNERS else "no runner"
+            out[key] += n
+    return out
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(CATALOG.parent / "tests"))
+    print(counts())
