@@ -377,21 +377,24 @@
     ],
     "RA510": [
       [
-        ["k_splits values dividing k_seq_len", ["k_seq_len"], function (p) { return R.call("divisors", [p["k_seq_len"]]); }],
-        ["k_splits values dividing pages_per_sequence", ["pages_per_sequence"], function (p) { return R.call("divisors", [p["pages_per_sequence"]]); }],
+        ["k_splits giving power-of-two splits of >= 16 keys (none: pad k_seq_len)", ["k_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["s"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.floordiv(e["k_seq_len"], e["s"]), [[">=", function () { return 16n; }]]); }, function () { return R.call("is_power_of_two", [R.floordiv(e["k_seq_len"], e["s"])]); }))) continue; out.push(e["s"]); } return out; })(R.iterate(R.call("divisors", [p["k_seq_len"]]))); }],
       ],
       [
-        ["k_seq_len padded to a multiple of k_splits", ["k_seq_len", "k_splits"], function (p) { return R.call("next_multiple", [p["k_seq_len"], p["k_splits"]]); }],
-        ["pages_per_sequence padded to a multiple of k_splits", ["k_splits", "pages_per_sequence"], function (p) { return R.call("next_multiple", [p["pages_per_sequence"], p["k_splits"]]); }],
+        ["k_splits giving a power-of-two number of pages per partition", ["pages_per_sequence"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["s"] = items[i]; if (!R.truthy(R.call("is_power_of_two", [R.floordiv(e["pages_per_sequence"], e["s"])]))) continue; out.push(e["s"]); } return out; })(R.iterate(R.call("divisors", [p["pages_per_sequence"]]))); }],
+      ],
+      [
+        ["k_seq_len padded to k_splits power-of-two splits", ["k_seq_len", "k_splits"], function (p) { return R.mul(p["k_splits"], R.call("next_power_of_two", [R.call("max", [16n, R.floordiv(R.call("next_multiple", [p["k_seq_len"], p["k_splits"]]), p["k_splits"])])])); }],
+      ],
+      [
+        ["pages_per_sequence padded to k_splits power-of-two partitions", ["k_splits", "pages_per_sequence"], function (p) { return R.mul(p["k_splits"], R.call("next_power_of_two", [R.floordiv(R.call("next_multiple", [p["pages_per_sequence"], p["k_splits"]]), p["k_splits"])])); }],
       ],
     ],
     "RA511": [
       [
-        ["largest k_splits with >= 16 keys per split", ["k_seq_len"], function (p) { return R.floordiv(p["k_seq_len"], 16n); }],
-        ["k_splits values dividing k_seq_len", ["k_seq_len"], function (p) { return R.call("divisors", [p["k_seq_len"]]); }],
+        ["k_splits giving power-of-two splits of >= 16 keys (none: pad k_seq_len)", ["k_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["s"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.floordiv(e["k_seq_len"], e["s"]), [[">=", function () { return 16n; }]]); }, function () { return R.call("is_power_of_two", [R.floordiv(e["k_seq_len"], e["s"])]); }))) continue; out.push(e["s"]); } return out; })(R.iterate(R.call("divisors", [p["k_seq_len"]]))); }],
       ],
       [
-        ["minimum k_seq_len for this k_splits", ["k_splits"], function (p) { return R.mul(16n, p["k_splits"]); }],
+        ["k_seq_len padded to k_splits power-of-two splits", ["k_seq_len", "k_splits"], function (p) { return R.mul(p["k_splits"], R.call("next_power_of_two", [R.call("max", [16n, R.floordiv(R.call("next_multiple", [p["k_seq_len"], p["k_splits"]]), p["k_splits"])])])); }],
       ],
     ],
     "RA512": [
@@ -400,12 +403,17 @@
     ],
     "RA513": [
       [
-        ["keys per split", ["k_seq_len", "k_splits"], function (p) { return R.floordiv(p["k_seq_len"], p["k_splits"]); }],
-        ["block_k values dividing a split", ["k_seq_len", "k_splits"], function (p) { return R.call("divisors", [R.floordiv(p["k_seq_len"], p["k_splits"])]); }],
-        ["pages_per_compute_block values dividing a partition", ["pages_per_partition"], function (p) { return R.call("divisors", [p["pages_per_partition"]]); }],
+        ["block_k values that tile a split (none: pad k_seq_len)", ["k_seq_len", "k_splits"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 16n; }]]); }, function () { return R.and_(function () { return R.compare(R.floordiv(e["k_seq_len"], e["k_splits"]), [[">=", function () { return 16n; }]]); }, function () { return R.compare(R.mod(R.floordiv(e["k_seq_len"], e["k_splits"]), R.call("min", [e["candidate_"], R.floordiv(e["k_seq_len"], e["k_splits"])])), [["==", function () { return 0n; }]]); }); }, function () { return R.call("is_power_of_two", [R.call("min", [e["candidate_"], R.floordiv(e["k_seq_len"], e["k_splits"])])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [R.floordiv(p["k_seq_len"], p["k_splits"])]))); }],
+        ["k_splits values that block_k tiles (none: pad k_seq_len)", ["block_k", "k_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["k_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }, function () { return R.compare(R.floordiv(e["k_seq_len"], e["candidate_"]), [[">=", function () { return 16n; }]]); }, function () { return R.and_(function () { return R.compare(R.floordiv(e["k_seq_len"], e["candidate_"]), [[">=", function () { return 16n; }]]); }, function () { return R.compare(R.mod(R.floordiv(e["k_seq_len"], e["candidate_"]), R.call("min", [e["block_k"], R.floordiv(e["k_seq_len"], e["candidate_"])])), [["==", function () { return 0n; }]]); }); }, function () { return R.call("is_power_of_two", [R.call("min", [e["block_k"], R.floordiv(e["k_seq_len"], e["candidate_"])])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["k_seq_len"]]))); }],
       ],
       [
-        ["k_seq_len padded to a multiple of k_splits * block_k", ["block_k", "k_seq_len", "k_splits"], function (p) { return R.call("next_multiple", [p["k_seq_len"], R.mul(p["k_splits"], p["block_k"])]); }],
+        ["pages_per_compute_block values that tile a partition", ["pages_per_partition"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["pages_per_partition"], R.call("min", [e["candidate_"], e["pages_per_partition"]])), [["==", function () { return 0n; }]]); }, function () { return R.call("is_power_of_two", [R.call("min", [e["candidate_"], e["pages_per_partition"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["pages_per_partition"]]))); }],
+      ],
+      [
+        ["k_seq_len padded to a multiple of k_splits * block_k (none: make block_k a power of two)", ["block_k", "k_seq_len", "k_splits"], function (p) { return (R.truthy(R.call("is_power_of_two", [p["block_k"]])) ? R.call("next_multiple", [p["k_seq_len"], R.mul(p["k_splits"], p["block_k"])]) : null); }],
+      ],
+      [
+        ["pages_per_partition padded to a multiple of pages_per_compute_block (none: make it a power of two)", ["pages_per_compute_block", "pages_per_partition"], function (p) { return (R.truthy(R.call("is_power_of_two", [p["pages_per_compute_block"]])) ? R.call("next_multiple", [p["pages_per_partition"], p["pages_per_compute_block"]]) : null); }],
       ],
     ],
     "RA514": [
@@ -427,6 +435,8 @@
       ],
       [
       ],
+      [
+      ],
     ],
     "RA520": [
       [
@@ -442,7 +452,7 @@
     ],
     "RA523": [
       [
-        ["block_h rounded up to a multiple of 16", ["block_h"], function (p) { return R.call("next_multiple", [p["block_h"], 16n]); }],
+        ["nearest valid block_h", ["block_h"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["candidate_"], 16n), [["==", function () { return 0n; }]]); }, function () { return R.call("is_power_of_two", [e["candidate_"]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n])), p["block_h"]]); }],
       ],
     ],
     "RA524": [
