@@ -459,7 +459,7 @@
     ],
     "RA531": [
       [
-        ["dtype to cast to", ["expected_dtype"], function (p) { return p["expected_dtype"]; }],
+        ["dtype to cast the input to", ["expected_dtype"], function (p) { return p["expected_dtype"]; }],
       ],
       [
       ],
@@ -477,7 +477,7 @@
     ],
     "RA533": [
       [
-        ["closest valid implementation", ["implementation"], function (p) { return (R.truthy(R.compare(p["implementation"], [["in", function () { return R.tuple(["CUDNN", "cuDNN", "Cudnn", "flash", "flash_attention", "cuda", "gpu"]); }]])) ? "cudnn" : "xla"); }],
+        ["closest valid implementation ('cudnn' needs an NVIDIA GPU with cuDNN and float16\/bfloat16 inputs)", ["implementation"], function (p) { return (R.truthy(R.compare(p["implementation"], [["in", function () { return R.tuple(["CUDNN", "cuDNN", "Cudnn", "flash", "flash_attention", "cuda", "gpu"]); }]])) ? "cudnn" : "xla"); }],
       ],
       [
       ],
@@ -543,9 +543,10 @@
     ],
     "RA542": [
       [
-        ["head dim padded to a multiple of 8", ["qH"], function (p) { return R.call("next_multiple", [p["qH"], 8n]); }],
+        ["head dim padded to a multiple of 8 (none: above the limit, split heads or use implementation='xla')", ["H_max", "qH"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["H_max"]; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 8n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([R.call("next_multiple", [p["qH"], 8n])])); }],
       ],
       [
+        ["head dim after splitting each head (the largest divisor of qH cuDNN accepts; none: use implementation='xla')", ["H_max", "qH"], function (p) { return R.getitem((function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["H_max"]; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 8n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["qH"]]))), R.slice(R.neg(1n), null, null)); }],
       ],
       [
       ],
@@ -560,8 +561,8 @@
     ],
     "RA544": [
       [
-        ["even T", ["T"], function (p) { return R.call("next_multiple", [p["T"], 2n]); }],
-        ["even S", ["S"], function (p) { return R.call("next_multiple", [p["S"], 2n]); }],
+        ["T padded to even (none: T is already even)", ["T"], function (p) { return (R.truthy(R.mod(p["T"], 2n)) ? [R.add(p["T"], 1n)] : []); }],
+        ["S padded to even (none: S is already even)", ["S"], function (p) { return (R.truthy(R.mod(p["S"], 2n)) ? [R.add(p["S"], 1n)] : []); }],
       ],
       [
       ],
