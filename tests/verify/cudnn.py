@@ -305,6 +305,8 @@ def cudnn_on_cpu(namespace: dict) -> None:
     fas.check_cudnn_version = check_cudnn_version
 
     def zeros(ctx, *args, **params):
+        if "mask_type" in params:  # as the CUDA lowering does when it writes the backend config
+            fas.convert_mask_type_to_string(params["mask_type"])
         return [mlir.full_like_aval(ctx, 0, aval) for aval in ctx.avals_out]
 
     for prim in (fas._dot_product_attention_fwd_p, fas._dot_product_attention_bwd_p,

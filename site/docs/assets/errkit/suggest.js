@@ -468,7 +468,7 @@
     ],
     "RA532": [
       [
-        ["shape to give the input (-1 = any)", ["expected_shape"], function (p) { return p["expected_shape"]; }],
+        ["shape to give the input (-1 = any size)", ["expected_shape"], function (p) { return p["expected_shape"]; }],
       ],
       [
       ],
