@@ -178,7 +178,8 @@ def implementation(p: dict):
 def cudnn_right_window(p: dict):
     q, k, v = (spec(*x.shape) for x in _nn_inputs().values())
     causal = bool(p.get("is_causal") or False)
-    return cudnn_call(q, k, v, is_causal=causal, local_window_size=(2, int(p["r_window"])))
+    lengths = {"key_value_seq_lengths": jnp.full((B,), S, jnp.int32)} if p.get("has_seq_lengths") else {}
+    return cudnn_call(q, k, v, is_causal=causal, local_window_size=(2, int(p["r_window"])), **lengths)
 
 
 @register("RA535")
