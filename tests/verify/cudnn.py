@@ -153,10 +153,21 @@ def input_dtype(p: dict):
 
 @register("RA532")
 def input_shape(p: dict):
+    """The key is built from the expected shape (every size jax.nn expects comes from it), the named input
+    from input_shape (-1 = any size: 4 here, a multiple of the key's 2 heads)."""
     name = p["name"]
     if name in HELPER_NAMES:
         return _check_layout(**{name: jnp.zeros((int(p["b"]),), jnp.int32)})
-    inputs = _nn_inputs()
+    expected = [int(x) for x in re.findall(r"-?\d+", str(p.get("expected_shape") or ""))]
+    if name == "value" and len(expected) == 4:
+        key_shape = tuple(expected)
+    elif name == "query" and len(expected) == 4:
+        key_shape = (expected[0], S, K, expected[3])
+    elif expected:
+        key_shape = (expected[0], S, K, H)
+    else:
+        key_shape = (B, S, K, H)
+    inputs = dict(query=jnp.ones((key_shape[0], T, N, key_shape[3])), key=jnp.ones(key_shape), value=jnp.ones(key_shape))
     shape = _shape(p["input_shape"])
     if name in ("query_seq_lengths", "key_value_seq_lengths"):
         inputs[name] = jnp.full(shape, 3, jnp.int32)
