@@ -469,7 +469,7 @@
     ],
     "RA531": [
       [
-        ["dtype to cast to", ["expected_dtype"], function (p) { return p["expected_dtype"]; }],
+        ["dtype to cast the input to", ["expected_dtype"], function (p) { return p["expected_dtype"]; }],
       ],
       [
       ],
@@ -478,7 +478,7 @@
     ],
     "RA532": [
       [
-        ["shape to give the input (-1 = any)", ["expected_shape"], function (p) { return p["expected_shape"]; }],
+        ["shape to give the input (-1 = any size)", ["expected_shape"], function (p) { return p["expected_shape"]; }],
       ],
       [
       ],
@@ -487,7 +487,7 @@
     ],
     "RA533": [
       [
-        ["closest valid implementation", ["implementation"], function (p) { return (R.truthy(R.compare(p["implementation"], [["in", function () { return R.tuple(["CUDNN", "cuDNN", "Cudnn", "flash", "flash_attention", "cuda", "gpu"]); }]])) ? "cudnn" : "xla"); }],
+        ["closest valid implementation ('cudnn' needs an NVIDIA GPU with cuDNN and float16\/bfloat16 inputs)", ["implementation"], function (p) { return (R.truthy(R.compare(p["implementation"], [["in", function () { return R.tuple(["CUDNN", "cuDNN", "Cudnn", "flash", "flash_attention", "cuda", "gpu"]); }]])) ? "cudnn" : "xla"); }],
       ],
       [
       ],
@@ -528,11 +528,11 @@
     ],
     "RA539": [
       [
-        ["head dim padded to a multiple of 8", ["H"], function (p) { return R.call("next_multiple", [p["H"], 8n]); }],
+        ["head dim padded to a multiple of 8 (none: above 128, use implementation='xla')", ["H"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["h"] = items[i]; if (!R.truthy(R.compare(e["h"], [["<=", function () { return 128n; }]]))) continue; out.push(e["h"]); } return out; })(R.iterate([R.call("next_multiple", [p["H"], 8n])])); }],
       ],
       [
-        ["even T", ["T"], function (p) { return R.call("next_multiple", [p["T"], 2n]); }],
-        ["even S", ["S"], function (p) { return R.call("next_multiple", [p["S"], 2n]); }],
+        ["T padded to even (none: T is already even)", ["T"], function (p) { return (R.truthy(R.mod(p["T"], 2n)) ? [R.add(p["T"], 1n)] : []); }],
+        ["S padded to even (none: S is already even)", ["S"], function (p) { return (R.truthy(R.mod(p["S"], 2n)) ? [R.add(p["S"], 1n)] : []); }],
       ],
       [
       ],
@@ -553,9 +553,10 @@
     ],
     "RA542": [
       [
-        ["head dim padded to a multiple of 8", ["qH"], function (p) { return R.call("next_multiple", [p["qH"], 8n]); }],
+        ["head dim padded to a multiple of 8 (none: above the limit, split heads or use implementation='xla')", ["H_max", "qH"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["H_max"]; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 8n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([R.call("next_multiple", [p["qH"], 8n])])); }],
       ],
       [
+        ["head dim after splitting each head (the largest divisor of qH cuDNN accepts; none: use implementation='xla')", ["H_max", "qH"], function (p) { return R.getitem((function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["H_max"]; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 8n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["qH"]]))), R.slice(R.neg(1n), null, null)); }],
       ],
       [
       ],
@@ -570,8 +571,8 @@
     ],
     "RA544": [
       [
-        ["even T", ["T"], function (p) { return R.call("next_multiple", [p["T"], 2n]); }],
-        ["even S", ["S"], function (p) { return R.call("next_multiple", [p["S"], 2n]); }],
+        ["T padded to even (none: T is already even)", ["T"], function (p) { return (R.truthy(R.mod(p["T"], 2n)) ? [R.add(p["T"], 1n)] : []); }],
+        ["S padded to even (none: S is already even)", ["S"], function (p) { return (R.truthy(R.mod(p["S"], 2n)) ? [R.add(p["S"], 1n)] : []); }],
       ],
       [
       ],
@@ -630,8 +631,10 @@
     ],
     "RA556": [
       [
-        ["T padded to a multiple of 128", ["T"], function (p) { return R.call("next_multiple", [p["T"], 128n]); }],
-        ["S padded to a multiple of 128", ["S"], function (p) { return R.call("next_multiple", [p["S"], 128n]); }],
+        ["T padded to a multiple of 128 (training; none: T already is one)", ["T", "is_training"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["is_training"], [["!=", function () { return false; }]]); }, function () { return R.mod(p["T"], 128n); })) ? [R.call("next_multiple", [p["T"], 128n])] : []); }],
+        ["S padded to a multiple of 128 (training; none: S already is one)", ["S", "is_training"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["is_training"], [["!=", function () { return false; }]]); }, function () { return R.mod(p["S"], 128n); })) ? [R.call("next_multiple", [p["S"], 128n])] : []); }],
+        ["head dim for FP8 training (none: it already is 128)", ["is_training", "qH"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["is_training"], [["!=", function () { return false; }]]); }, function () { return R.compare(p["qH"], [["!=", function () { return 128n; }]]); })) ? [128n] : []); }],
+        ["head dim for FP8 inference (none: above 256, use bfloat16)", ["is_training", "qH"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["is_training"], [["!=", function () { return true; }]]); }, function () { return R.mod(p["qH"], 16n); }, function () { return R.compare(R.call("next_multiple", [p["qH"], 16n]), [["<=", function () { return 256n; }]]); })) ? [R.call("next_multiple", [p["qH"], 16n])] : []); }],
       ],
     ],
     "RA557": [
