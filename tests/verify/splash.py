@@ -160,3 +160,56 @@ def shards(p: dict):
     heads = p.get("head_count") or 1
     return splash(num_q_heads=heads, num_kv_heads=heads, q_seq_len=p.get("q_seq_len") or T,
                   head_shards=p.get("head_shards") or 1, q_seq_shards=p.get("q_seq_shards") or 1, **_backward())
+
+
+# -- shapes ----------------------------------------------------------------------------------------
+
+
+def _key_shape(rank: int, kv_seq_len: int = T, head_dim: int = D) -> tuple:
+    return ((1,) * (rank - 2)) + (kv_seq_len, head_dim)
+
+
+@register("RA704")
+def key_rank(p: dict):
+    """An MHA kernel (expected_kv_rank 3) or an MQA one (2) given a key of rank k_rank."""
+    shape = _key_shape(p["k_rank"])
+    return splash(mqa=p["expected_kv_rank"] == 2, k_shape=shape, v_shape=shape)
+
+
+@register("RA705")
+def key_head_dim(p: dict):
+    """q with head_dim_qk, k and v with head_dim_k."""
+    return splash(head_dim=p["head_dim_qk"], head_dim_k=p["head_dim_k"], head_dim_v=p["head_dim_k"])
+
+
+@register("RA706")
+def gqa_heads(p: dict):
+    """num_q_heads query heads (and mask heads), num_kv_heads key/value heads."""
+    return splash(num_q_heads=p["num_q_heads"], num_kv_heads=p["num_kv_heads"])
+
+
+@register("RA707")
+def kv_shapes(p: dict):
+    """k and v of the given shapes (MHA for rank 3, MQA for rank 2), q with k's heads and head dim."""
+    k_shape, v_shape = tuple(p["k_shape"]), tuple(p["v_shape"])
+    mqa = len(k_shape) == 2
+    heads = 1 if mqa else k_shape[0]
+    return splash(mqa=mqa, num_q_heads=heads, num_kv_heads=heads, kv_seq_len=k_shape[-2], head_dim=k_shape[-1],
+                  k_shape=k_shape, v_shape=v_shape)
+
+
+@register("RA709")
+def segment_ids_shape(p: dict):
+    """q segment ids of segment_ids_shape for a query length of expected_shape[0]."""
+    return splash(q_seq_len=p["expected_shape"][0], q_segment_ids_shape=tuple(p["segment_ids_shape"]))
+
+
+@register("RA715")
+def mask_rank(p: dict):
+    """make_splash_mha_single_device with a mask of mask_shape: a CausalMask (2-D), a MultiHeadMask
+    of CausalMasks (3-D) or a dense numpy array (other ranks)."""
+    shape = tuple(p["mask_shape"])
+    if len(shape) == 3:
+        return splash(num_q_heads=shape[0], num_kv_heads=shape[0], q_seq_len=shape[1], kv_seq_len=shape[2])
+    mask = SM.CausalMask(shape) if len(shape) == 2 else np.ones(shape, bool)
+    return SK.make_splash_mha_single_device(mask, block_sizes=SK.BlockSizes(block_q=128, block_kv=128))
