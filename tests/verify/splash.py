@@ -49,7 +49,7 @@ def _splash(cfg: tuple) -> None:
     sizes.setdefault("block_q", 128)
     sizes.setdefault("block_kv", 128)
     bs = SK.BlockSizes(**sizes, use_fused_bwd_kernel=c.get("fused", False))
-    mask = SM.MultiHeadMask([SM.CausalMask((tq, tk)) for _ in range(mask_heads)])
+    mask = _mask(c, mask_heads, tq, tk)
     make = SK.make_splash_mqa if mqa else SK.make_splash_mha
     kernel = make(mask, block_sizes=bs, head_shards=head_shards, q_seq_shards=q_seq_shards)
     if head_shards > 1 or q_seq_shards > 1:
@@ -57,7 +57,7 @@ def _splash(cfg: tuple) -> None:
         # that one on this single device.
         heads, mask_heads, tq = heads // head_shards, mask_heads // head_shards, tq // q_seq_shards
         kv_heads = max(1, kv_heads // head_shards)
-        mask = SM.MultiHeadMask([SM.CausalMask((tq, tk)) for _ in range(mask_heads)])
+        mask = _mask(c, mask_heads, tq, tk)
         kernel = make(mask, block_sizes=bs, head_shards=1, q_seq_shards=1)
     key = jax.random.PRNGKey(0)
     q = jax.random.normal(key, (heads, tq, dq), jnp.float32)
@@ -78,13 +78,24 @@ def _splash(cfg: tuple) -> None:
 
     backward = bs.has_backward_blocks
     grad = jax.grad(loss, argnums=(0, 1, 2))
-    jax.jit(fwd).trace(q, k, v).lower(lowering_platforms=("tpu",))
-    if backward:
+    if c.get("lower", True):
+        jax.jit(fwd).trace(q, k, v).lower(lowering_platforms=("tpu",))
+    if backward and c.get("lower", True):
         jax.jit(grad).trace(q, k, v).lower(lowering_platforms=("tpu",))
     with pltpu.force_tpu_interpret_mode():
         jax.block_until_ready(fwd(q, k, v))
         if backward:  # traced (every check of the backward kernels runs), not executed: seconds each
             jax.eval_shape(grad, q, k, v)
+
+
+def _mask(c: dict, heads: int, tq: int, tk: int):
+    """The mask of a configuration: causal, unless it names another (a dense jax.Array of
+    mask_dtype, a ChunkedCausalMask of chunk_size, a CausalMask with shard_count)."""
+    if c.get("mask_dtype"):
+        return jnp.asarray(np.tril(np.ones((heads, tq, tk), bool))).astype(c["mask_dtype"])
+    if c.get("chunk_size") is not None:
+        return SM.MultiHeadMask([SM.ChunkedCausalMask((tq, tk), chunk_size=c["chunk_size"]) for _ in range(heads)])
+    return SM.MultiHeadMask([SM.CausalMask((tq, tk), shard_count=c.get("shard_count", 1)) for _ in range(heads)])
 
 
 def splash(**cfg) -> None:
@@ -212,4 +223,43 @@ def mask_rank(p: dict):
     if len(shape) == 3:
         return splash(num_q_heads=shape[0], num_kv_heads=shape[0], q_seq_len=shape[1], kv_seq_len=shape[2])
     mask = SM.CausalMask(shape) if len(shape) == 2 else np.ones(shape, bool)
+    return SK.make_splash_mha_single_device(mask, block_sizes=SK.BlockSizes(block_q=128, block_kv=128))
+
+
+# -- masks -----------------------------------------------------------------------------------------
+
+
+@register("RA701")
+def mask_dtype(p: dict):
+    """A dense (jax.Array) mask of the given dtype."""
+    return splash(mask_dtype=str(p.get("dtype") or "bool"))
+
+
+@register("RA721")
+def combined_mask_shapes(p: dict):
+    """CausalMask(self_shape) | CausalMask(other_shape), then a kernel on the combined mask's shape."""
+    mask = SM.CausalMask(tuple(p["self_shape"])) | SM.CausalMask(tuple(p["other_shape"]))
+    return splash(q_seq_len=mask.shape[0], kv_seq_len=mask.shape[1])
+
+
+@register("RA722")
+def chunk_size(p: dict):
+    """A ChunkedCausalMask of chunk_size. Run in interpret mode only: lowering its mask function
+    for TPU (a `sign`) asks for the TPU generation, which a CPU cannot give."""
+    return splash(chunk_size=p["chunk_size"], lower=False)
+
+
+@register("RA725")
+def mask_shard_count(p: dict):
+    """CausalMask((q_seq_len, 256), shard_count=sqrt(shard_count_squared)); block_q 128 or the whole length."""
+    count = int(round(p["shard_count_squared"] ** 0.5))
+    tq = p["q_seq_len"]
+    return splash(q_seq_len=tq, shard_count=count, block_q=128 if tq % 128 == 0 else tq)
+
+
+@register("RA727")
+def full_mask_shape_type(p: dict):
+    """FullMask with its shape given as a list or a tuple."""
+    shape = [T, T] if "list" in p["shape_type"] else (T, T)
+    mask = SM.MultiHeadMask([SM.FullMask(shape)])
     return SK.make_splash_mha_single_device(mask, block_sizes=SK.BlockSizes(block_q=128, block_kv=128))
