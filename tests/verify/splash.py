@@ -1,9 +1,10 @@
 """Runners of JAX's Pallas TPU splash attention (jax/experimental/pallas/ops/tpu/splash_attention/).
 
-Each runner turns an entry's params into one splash call and `splash()` makes it twice: run on
-the CPU under `pltpu.force_tpu_interpret_mode()` (the forward pass executed; `jax.grad`, when
-backward blocks are set, traced with jax.eval_shape, which runs every check of the backward
-kernels), and lowered for TPU from the CPU (`jax.jit(f).trace(...).lower(lowering_platforms=("tpu",))`),
+Each runner turns an entry's params into one splash call and `splash()` makes it twice: under
+`pltpu.force_tpu_interpret_mode()` on the CPU (the forward pass, and `jax.grad` when backward
+blocks are set, traced with jax.eval_shape as tests/test_upstream_tpu.py does: every check of the
+kernels and of their mask processing runs, nothing is compiled; SPLASH_VERIFY_EXECUTE=1 also
+executes the forward pass, about a second per configuration), and lowered for TPU from the CPU (`jax.jit(f).trace(...).lower(lowering_platforms=("tpu",))`),
 which runs the Pallas TPU lowering's block-shape rules. It passes only when all of them pass.
 
 A value the message prints for several blocks (`q_block_size` is block_q, block_q_dq or
@@ -15,6 +16,7 @@ head, head_dim 8 unless the entry is about it, and results are cached per config
 from __future__ import annotations
 
 import functools
+import os
 
 import jax
 import jax.numpy as jnp
@@ -28,6 +30,7 @@ from verify import register
 
 T = 256  # default query and key length
 D = 8  # default head dim (any head dim lowers in jax 0.10.2)
+EXECUTE = os.environ.get("SPLASH_VERIFY_EXECUTE") == "1"
 BLOCKS = ("block_q", "block_kv", "block_kv_compute", "block_q_dkv", "block_kv_dkv", "block_kv_dkv_compute",
           "block_q_dq", "block_kv_dq")
 
@@ -83,8 +86,11 @@ def _splash(cfg: tuple) -> None:
     if backward and c.get("lower", True):
         jax.jit(grad).trace(q, k, v).lower(lowering_platforms=("tpu",))
     with pltpu.force_tpu_interpret_mode():
-        jax.block_until_ready(fwd(q, k, v))
-        if backward:  # traced (every check of the backward kernels runs), not executed: seconds each
+        if EXECUTE:
+            jax.block_until_ready(fwd(q, k, v))
+        else:
+            jax.eval_shape(fwd, q, k, v)
+        if backward:
             jax.eval_shape(grad, q, k, v)
 
 
