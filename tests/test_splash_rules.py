@@ -33,8 +33,6 @@ LOWERING_RULES = {
                               (dict(BWD, block_q=64, block_q_dkv=64), dict(BWD, q_seq_len=64, block_q=64, block_q_dkv=64, block_q_dq=64))],
     "dq-query-block-lanes": [(dict(BWD, block_q_dq=8), dict(BWD, q_seq_len=192, block_q=64, block_q_dkv=192, block_q_dq=192))],
     "dkv-key-block-sublanes": [(dict(BWD, block_kv_dkv=4), dict(BWD, block_kv_dkv=8))],
-    "printed-query-block-lanes": [(dict(BWD, block_q=64, block_q_dkv=64, block_q_dq=64),
-                                   dict(BWD, block_q=128, block_q_dkv=128, block_q_dq=128))],
 }
 
 
