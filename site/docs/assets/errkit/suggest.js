@@ -882,24 +882,26 @@
     ],
     "RA702": [
       [
-        ["bkv_compute rounded up to a multiple of 128", ["bkv_compute"], function (p) { return R.call("next_multiple", [p["bkv_compute"], 128n]); }],
-        ["bkv rounded up to a multiple of 128", ["bkv"], function (p) { return R.call("next_multiple", [p["bkv"], 128n]); }],
+        ["block_kv (block_kv_compute) for the forward wording: multiples of 128 dividing kv_seq_len (none: pad the keys)", ["bkv_compute", "kv_seq_len"], function (p) { return (R.truthy(R.compare(p["bkv_compute"], [["is not", function () { return null; }]])) ? (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(e["kv_seq_len"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["kv_seq_len"]; }]]); }, function () { return R.compare(R.mod(e["kv_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }); }, function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))) : []); }],
+        ["block_kv_dq for the dQ wording: multiples of 128 dividing kv_seq_len (none: pad the keys)", ["bkv", "kv_seq_len"], function (p) { return (R.truthy(R.compare(p["bkv"], [["is not", function () { return null; }]])) ? (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(e["kv_seq_len"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["kv_seq_len"]; }]]); }, function () { return R.compare(R.mod(e["kv_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }); }, function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))) : []); }],
       ],
       [
       ],
     ],
     "RA703": [
       [
-        ["block_q_dkv rounded up to a multiple of 128", ["block_q_dkv"], function (p) { return R.call("next_multiple", [p["block_q_dkv"], 128n]); }],
+        ["valid block_q_dkv (multiples of 128 dividing q_seq_len; none: pad the queries to a multiple of 128)", ["q_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.compare(R.mod(e["b"], 128n), [["==", function () { return 0n; }]]))) continue; out.push(e["b"]); } return out; })(R.iterate(R.call("divisors", [p["q_seq_len"]]))); }],
       ],
     ],
     "RA704": [
       [
-        ["kernel factory for this key rank", ["k_rank"], function (p) { return (R.truthy(R.compare(p["k_rank"], [["==", function () { return 2n; }]])) ? "make_splash_mqa" : (R.truthy(R.compare(p["k_rank"], [["==", function () { return 3n; }]])) ? "make_splash_mha" : "make_splash_mha (vmap over the batch axis first)")); }],
+        ["key rank to build the kernel for (2: make_splash_mqa, 3: make_splash_mha; none: vmap the batch axis away)", ["k_rank"], function (p) { return (R.truthy(R.compare(p["k_rank"], [["in", function () { return R.tuple([2n, 3n]); }]])) ? p["k_rank"] : null); }],
+        ["key rank this kernel takes", ["expected_kv_rank"], function (p) { return p["expected_kv_rank"]; }],
       ],
     ],
     "RA705": [
       [
+        ["key head dimension", ["head_dim_qk"], function (p) { return p["head_dim_qk"]; }],
       ],
     ],
     "RA706": [
@@ -914,8 +916,11 @@
     ],
     "RA708": [
       [
-        ["valid compute blocks (divisors of bkv)", ["bkv"], function (p) { return R.call("divisors", [p["bkv"]]); }],
-        ["largest multiple-of-128 compute block dividing bkv", ["bkv", "bkv_compute"], function (p) { return (R.truthy(R.compare(p["bkv_compute"], [[">=", function () { return 128n; }]])) ? R.call("gcd", [p["bkv"], R.call("prev_multiple", [p["bkv_compute"], 128n])]) : 128n); }],
+        ["valid compute blocks (multiples of 128 dividing bkv; none: change bkv)", ["bkv"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.or_(function () { return R.compare(e["bkv"], [["is", function () { return null; }]]); }, function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["bkv"]; }]]); }, function () { return R.compare(R.mod(e["bkv"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["bkv"]]))); }],
+        ["largest valid compute block", ["bkv"], function (p) { return R.getitem((function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.or_(function () { return R.compare(e["bkv"], [["is", function () { return null; }]]); }, function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["bkv"]; }]]); }, function () { return R.compare(R.mod(e["bkv"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["bkv"]]))), R.slice(R.neg(1n), null, null)); }],
+      ],
+      [
+        ["valid key blocks for this compute block (when kv_seq_len is given)", ["bkv_compute", "kv_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(e["kv_seq_len"], [["is", function () { return null; }]]); }, function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["kv_seq_len"]; }]]); }, function () { return R.compare(R.mod(e["kv_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.compare(e["bkv_compute"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["bkv_compute"], [["<=", function () { return e["candidate_"]; }]]); }, function () { return R.compare(R.mod(e["candidate_"], e["bkv_compute"]), [["==", function () { return 0n; }]]); }); }); }, function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))); }],
       ],
     ],
     "RA709": [
@@ -925,24 +930,25 @@
     ],
     "RA710": [
       [
-        ["query blocks dividing q_seq_len", ["q_seq_len"], function (p) { return R.call("divisors", [p["q_seq_len"]]); }],
-        ["largest common block for q_seq_len and the requested block", ["q_block_size", "q_seq_len"], function (p) { return R.call("gcd", [p["q_seq_len"], p["q_block_size"]]); }],
-        ["largest block for the per-shard length", ["q_block_size", "q_seq_len_per_shard"], function (p) { return R.call("gcd", [p["q_seq_len_per_shard"], p["q_block_size"]]); }],
+        ["valid query blocks (multiples of 128 or all of q_seq_len; none: pad the queries)", ["q_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.or_(function () { return R.compare(R.mod(e["b"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["b"], [["==", function () { return e["q_seq_len"]; }]]); }))) continue; out.push(e["b"]); } return out; })(R.iterate(R.call("divisors", [p["q_seq_len"]]))); }],
+        ["valid query blocks for each shard (multiples of 128 or the whole shard; none: pad the queries)", ["q_seq_len_per_shard"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.or_(function () { return R.compare(R.mod(e["b"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["b"], [["==", function () { return e["q_seq_len_per_shard"]; }]]); }))) continue; out.push(e["b"]); } return out; })(R.iterate(R.call("divisors", [p["q_seq_len_per_shard"]]))); }],
       ],
       [
-        ["q_seq_len padded to a multiple of the block", ["q_block_size", "q_seq_len"], function (p) { return R.call("next_multiple", [p["q_seq_len"], p["q_block_size"]]); }],
+        ["q_seq_len padded to a multiple of the block (none: the block is not a multiple of 128, change it)", ["q_block_size", "q_seq_len"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["q_seq_len"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["q_block_size"], 128n), [["==", function () { return 0n; }]]); })) ? R.call("next_multiple", [p["q_seq_len"], p["q_block_size"]]) : null); }],
       ],
     ],
     "RA711": [
       [
-        ["key blocks dividing kv_seq_len", ["kv_seq_len"], function (p) { return R.call("divisors", [p["kv_seq_len"]]); }],
-        ["kv_seq_len padded to a multiple of the block", ["kv_block_size", "kv_seq_len"], function (p) { return R.call("next_multiple", [p["kv_seq_len"], p["kv_block_size"]]); }],
+        ["valid key blocks (multiples of 128 dividing kv_seq_len; none: pad the keys to a multiple of 128)", ["kv_block_size", "kv_seq_len"], function (p) { return (R.truthy(R.compare(p["kv_block_size"], [["is not", function () { return null; }]])) ? (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(e["kv_seq_len"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["kv_seq_len"]; }]]); }, function () { return R.compare(R.mod(e["kv_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }); }, function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))) : []); }],
+      ],
+      [
+        ["kv_seq_len padded to a multiple of the block (none: the block is not a multiple of 128, change it)", ["kv_block_size", "kv_seq_len"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["kv_block_size"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["kv_block_size"], 128n), [["==", function () { return 0n; }]]); })) ? R.call("next_multiple", [p["kv_seq_len"], p["kv_block_size"]]) : null); }],
       ],
     ],
     "RA712": [
       [
-        ["valid q_seq_shards", ["q_seq_len"], function (p) { return R.call("divisors", [p["q_seq_len"]]); }],
-        ["valid head_shards", ["head_count"], function (p) { return R.call("divisors", [p["head_count"]]); }],
+        ["valid q_seq_shards with 128-query blocks (the default)", ["q_seq_len"], function (p) { return (R.truthy(R.compare(p["q_seq_len"], [["is not", function () { return null; }]])) ? (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["n"] = items[i]; if (!R.truthy(R.compare(R.mod(R.floordiv(e["q_seq_len"], e["n"]), 128n), [["==", function () { return 0n; }]]))) continue; out.push(e["n"]); } return out; })(R.iterate(R.call("divisors", [p["q_seq_len"]]))) : []); }],
+        ["valid head_shards", ["head_count"], function (p) { return (R.truthy(R.compare(p["head_count"], [["is not", function () { return null; }]])) ? R.call("divisors", [p["head_count"]]) : []); }],
       ],
     ],
     "RA713": [
@@ -955,7 +961,7 @@
     ],
     "RA715": [
       [
-        ["a 3-D mask shape (one head)", ["mask_shape"], function (p) { return (R.truthy(R.compare(R.call("len", [p["mask_shape"]]), [["==", function () { return 2n; }]])) ? R.add(R.tuple([1n]), p["mask_shape"]) : p["mask_shape"]); }],
+        ["a 3-D mask shape (heads, q_seq_len, kv_seq_len)", ["mask_shape"], function (p) { return (R.truthy(R.compare(R.call("len", [p["mask_shape"]]), [["==", function () { return 2n; }]])) ? R.add(R.tuple([1n]), p["mask_shape"]) : R.getitem(p["mask_shape"], R.slice(R.neg(3n), null, null))); }],
       ],
     ],
     "RA716": [
