@@ -303,21 +303,19 @@
     "RA403": [
       [
         ["padded batch", ["batch", "batch_axis_size"], function (p) { return R.call("next_multiple", [p["batch"], p["batch_axis_size"]]); }],
-        ["dummy examples to add", ["batch", "batch_axis_size"], function (p) { return R.sub(R.call("next_multiple", [p["batch"], p["batch_axis_size"]]), p["batch"]); }],
-        ["nearest valid batch sizes", ["batch", "batch_axis_size"], function (p) { return R.call("nearest", [[R.call("prev_multiple", [p["batch"], p["batch_axis_size"]]), R.call("next_multiple", [p["batch"], p["batch_axis_size"]])], p["batch"]]); }],
+        ["nearest valid batch sizes", ["batch", "batch_axis_size"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["batch_axis_size"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], e["batch_axis_size"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([R.call("prev_multiple", [p["batch"], p["batch_axis_size"]]), R.call("next_multiple", [p["batch"], p["batch_axis_size"]])])), p["batch"]]); }],
       ],
       [
-        ["batch-axis sizes dividing both batch and the current axis size", ["batch", "batch_axis_size"], function (p) { return R.call("common_divisors", [p["batch"], p["batch_axis_size"]]); }],
+        ["batch-axis sizes dividing both batch and the current axis size", ["batch", "batch_axis_size"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["batch"], e["candidate_"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("common_divisors", [p["batch"], p["batch_axis_size"]]))); }],
       ],
     ],
     "RA404": [
       [
-        ["valid head-axis sizes", ["num_kv_heads"], function (p) { return R.call("divisors", [p["num_kv_heads"]]); }],
-        ["largest head-axis size dividing both num_kv_heads and the current size", ["head_axis_size", "num_kv_heads"], function (p) { return R.call("gcd", [p["num_kv_heads"], p["head_axis_size"]]); }],
+        ["valid head-axis sizes", ["num_kv_heads"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["num_kv_heads"], e["candidate_"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["num_kv_heads"]]))); }],
+        ["nearest valid head-axis sizes", ["head_axis_size", "num_kv_heads"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["num_kv_heads"], e["candidate_"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["num_kv_heads"]]))), p["head_axis_size"]]); }],
       ],
       [
-        ["repeat factor r", ["head_axis_size", "num_kv_heads"], function (p) { return R.floordiv(p["head_axis_size"], R.call("gcd", [p["num_kv_heads"], p["head_axis_size"]])); }],
-        ["num_kv_heads after repeating", ["head_axis_size", "num_kv_heads"], function (p) { return R.mul(p["num_kv_heads"], R.floordiv(p["head_axis_size"], R.call("gcd", [p["num_kv_heads"], p["head_axis_size"]]))); }],
+        ["num_kv_heads after repeating each head r = head_axis_size \/\/ gcd(num_kv_heads, head_axis_size) times", ["head_axis_size", "num_kv_heads"], function (p) { return R.mul(p["num_kv_heads"], R.floordiv(p["head_axis_size"], R.call("gcd", [p["num_kv_heads"], p["head_axis_size"]]))); }],
       ],
     ],
     "RA405": [
