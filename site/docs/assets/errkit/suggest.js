@@ -51,11 +51,11 @@
     ],
     "RA105": [
       [
-        ["valid num_kv_heads", ["num_q_heads"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["num_q_heads"], e["candidate_"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["num_q_heads"]]))); }],
-        ["nearest valid num_kv_heads", ["num_kv_heads", "num_q_heads"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["num_q_heads"], e["candidate_"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["num_q_heads"]]))), p["num_kv_heads"]]); }],
+        ["valid num_kv_heads", ["num_q_heads"], function (p) { return R.call("divisors", [p["num_q_heads"]]); }],
+        ["nearest valid num_kv_heads", ["num_kv_heads", "num_q_heads"], function (p) { return R.call("nearest", [R.call("divisors", [p["num_q_heads"]]), p["num_kv_heads"]]); }],
       ],
       [
-        ["nearest valid num_q_heads", ["num_kv_heads", "num_q_heads"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["num_kv_heads"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], e["num_kv_heads"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([R.call("prev_multiple", [p["num_q_heads"], p["num_kv_heads"]]), R.call("next_multiple", [p["num_q_heads"], p["num_kv_heads"]])])); }],
+        ["nearest valid num_q_heads", ["num_kv_heads", "num_q_heads"], function (p) { return R.call("nearest", [[R.call("prev_multiple", [p["num_q_heads"], p["num_kv_heads"]]), R.call("next_multiple", [p["num_q_heads"], p["num_kv_heads"]])], p["num_q_heads"]]); }],
       ],
     ],
     "RA106": [
