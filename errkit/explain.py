@@ -232,9 +232,25 @@ def _jsonable(value):
     return value
 
 
+def offered(fixes: list[dict], wording: dict, told: str | None) -> list[dict]:
+    """The fixes for the kernel that raised the error: a fix for another kernel is left out when the
+    kernel is told, or when none of the kernels raising the wording is the fix's."""
+    candidates = [told] if told else list(wording.get("kernels") or ())
+    return [fix for fix in fixes if not fix.get("kernel") or not candidates or fix["kernel"] in candidates]
+
+
+def _kernel_ref(index: Index, kernel: str | None) -> dict | None:
+    if not kernel:
+        return None
+    return {"id": kernel, "title": ((index.data.get("kernels") or {}).get(kernel) or {}).get("title", kernel)}
+
+
 def result(index: Index, match: Match, count: int = 1, last_line: int | None = None) -> dict:
+    from .match import told_kernel
+
     entry = index.entries[match.code]
     wording = match.wording
+    told = None if match.weak else told_kernel(match)  # a lookup names the entry, not who raised it
     return {
         "code": match.code,
         "slug": entry["slug"],
@@ -247,14 +263,16 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
             "source": wording["source"],
             "exception": wording["exception"],
             "releases": (wording.get("releases") or {}).get("shown"),
+            "kernel": _kernel_ref(index, told),
             "text": match.text,
         },
         "params": {k: _jsonable(v) for k, v in match.params.items()},
         "fixes": [
             {"summary": fix["summary"], "alternative": bool(fix.get("alternative")), "unverified": fix.get("unverified"),
+             "kernel": _kernel_ref(index, fix.get("kernel")),
              "suggestions": suggestions(fix, match.params) if match.exact or match.weak else [],
              "before": fix.get("before"), "after": fix.get("after")}
-            for fix in entry["fixes"]
+            for fix in (entry["fixes"] if match.weak else offered(entry["fixes"], wording, told))
         ],
         "explanation": entry["explanation"],
         "docs_url": entry["docs_url"],
@@ -316,6 +334,8 @@ def format_result(res: dict, style: Style) -> str:
     lines.append(label("means") + _first_paragraph(res["explanation"]))
     for n, fix in enumerate(res["fixes"], 1):
         aside = style.dim("alternative, outside this library: ") if fix.get("alternative") else ""
+        if fix.get("kernel") and not matched.get("kernel"):
+            aside += style.dim(f"for {fix['kernel']['title']}: ")
         lines.append(label(f"fix {n}") + aside + fix["summary"])
         if fix.get("unverified"):
             lines.append(label("") + "  " + style.dim(f"(unverified: {fix['unverified']})"))
@@ -335,7 +355,8 @@ def format_entry(code: str, entry: dict, style: Style) -> str:
     lines.extend("  " + l for l in entry["explanation"].strip().splitlines())
     for n, fix in enumerate(entry["fixes"], 1):
         lines.append("")
-        lines.append(f"  {'alternative' if fix.get('alternative') else 'fix'} {n}: {fix['summary']}")
+        scope = f"for {fix['kernel']}: " if fix.get("kernel") else ""
+        lines.append(f"  {'alternative' if fix.get('alternative') else 'fix'} {n}: {scope}{fix['summary']}")
         for lbl, source in fix["suggest"].items():
             lines.append(style.dim(f"    {lbl}: computed as {source}"))
     lines.append("")

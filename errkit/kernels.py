@@ -75,5 +75,11 @@ def _rename(source: str, name: str) -> str:
 
 def suggestion_sources(entry, kernels) -> list[dict[str, str]]:
     """Each fix's suggestions with `valid(...)` written out (what the index and the site compile)."""
-    kernel = kernels.get(entry.kernel) if entry.kernel else None
-    return [{label: expand(source, kernel, entry.params.keys()) for label, source in fix.suggest.items()} for fix in entry.fixes]
+    return [{label: expand(source, fix_kernel(entry, fix, kernels), entry.params.keys()) for label, source in fix.suggest.items()}
+            for fix in entry.fixes]
+
+
+def fix_kernel(entry, fix, kernels) -> Kernel | None:
+    """The kernel whose rules a fix's `valid(...)` applies: the fix's own, else the entry's."""
+    name = fix.kernel or entry.kernel
+    return kernels.get(name) if name else None

@@ -29,15 +29,15 @@ def _expressions(entry: Entry) -> Iterator[tuple[tuple, str]]:
         yield ("check",), entry.check
     for i, fix in enumerate(entry.fixes):
         for label, source in fix.suggest.items():
-            yield ("fixes", i, "suggest", label), _expanded(entry, source)
+            yield ("fixes", i, "suggest", label), _expanded(entry, fix, source)
 
 
-def _expanded(entry: Entry, source: str) -> str:
+def _expanded(entry: Entry, fix, source: str) -> str:
     """A suggestion with `valid(...)` written out (kernel_use reports what keeps it from being)."""
     if not kernels.uses_valid(source):
         return source
     try:
-        return kernels.expand(source, _KERNELS.get(entry.kernel) if entry.kernel else None, entry.params.keys())
+        return kernels.expand(source, kernels.fix_kernel(entry, fix, _KERNELS), entry.params.keys())
     except expr.ExprError:
         return source
 
@@ -194,15 +194,20 @@ def release_ranges(entry: Entry) -> Iterator[Finding]:
 def kernel_use(entry: Entry) -> Iterator[Finding]:
     """The kernels an entry and its wordings name are declared, `valid(...)` can be written out,
     and each `sets` names a suggestion of its fix and a param of the entry."""
-    for key, name in [(("kernel",), entry.kernel)] + [(("variants", i, "kernel"), v.kernel) for i, v in enumerate(entry.variants)]:
+    named = [(("kernel",), entry.kernel)] + [(("raised_by", j), k) for j, k in enumerate(entry.raised_by)]
+    for i, v in enumerate(entry.variants):
+        named += [(("variants", i, "kernel"), v.kernel)] + [(("variants", i, "raised_by", j), k) for j, k in enumerate(v.raised_by)]
+    named += [(("fixes", i, "kernel"), fix.kernel) for i, fix in enumerate(entry.fixes)]
+    for key, name in named:
         if name and name not in _KERNELS:
             yield at(entry, key, "unknown-kernel",
                      f"kernel {name!r} is not declared in catalog/kernels/{spec.did_you_mean(name, _KERNELS)}")
     for i, fix in enumerate(entry.fixes):
+        kernel_id = fix.kernel or entry.kernel
         for label, source in fix.suggest.items():
-            if kernels.uses_valid(source) and (not entry.kernel or entry.kernel in _KERNELS):
+            if kernels.uses_valid(source) and (not kernel_id or kernel_id in _KERNELS):
                 try:
-                    kernels.expand(source, _KERNELS.get(entry.kernel) if entry.kernel else None, entry.params.keys())
+                    kernels.expand(source, kernels.fix_kernel(entry, fix, _KERNELS), entry.params.keys())
                 except expr.ExprError as err:
                     yield at(entry, ("fixes", i, "suggest", label), err.rule, f"{source!r}: {err}")
         for label, param in fix.sets.items():

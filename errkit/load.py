@@ -180,14 +180,14 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         situations=tuple(raw.get("situations") or ()),
         fixes=tuple(
             Fix(f["summary"], _freeze_map(f.get("suggest")), f.get("before"), f.get("after"), bool(f.get("alternative", False)),
-                _freeze_map(f.get("sets")), f.get("unverified"), f.get("setup"), f.get("then"))
+                _freeze_map(f.get("sets")), f.get("unverified"), f.get("setup"), f.get("then"), f.get("kernel"))
             for f in raw["fixes"]
         ),
         prevention=tuple(raw.get("prevention") or ()),
         tags=tuple(raw.get("tags") or ()),
         variants=tuple(
             Variant(v["message"], v["source"], v.get("exception"), _freeze_map(v.get("aliases")), v.get("location"), v.get("note"),
-                    v.get("releases"), v.get("kernel"))
+                    v.get("releases"), v.get("kernel"), tuple(v.get("raised_by") or ()))
             for v in raw.get("variants") or ()
         ),
         bad_examples=tuple(_freeze_map(x) for x in examples.get("bad") or ()),
@@ -199,6 +199,7 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         aliases=_freeze_map(raw.get("aliases")),
         releases=raw.get("releases"),
         kernel=raw.get("kernel"),
+        raised_by=tuple(raw.get("raised_by") or ()),
         setup=raw.get("setup"),
         then=raw.get("then"),
         positions=pos,

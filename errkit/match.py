@@ -65,7 +65,7 @@ MAX_LINE = 16_384  # an error message is never longer; a longer line is read up 
 
 
 class Match:
-    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "span", "weak", "ties")
+    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "span", "weak", "ties", "kernel")
 
     def __init__(self, code, wording, params, line, exact=True, score=1.0, text="", span=None, weak=False):
         self.code, self.wording, self.params, self.line = code, wording, params, line
@@ -74,6 +74,7 @@ class Match:
         self.span = span  # where `text` is in the line that was matched (characters), when known
         self.weak = weak  # the entry was named (a note line, a docs link), no message matched
         self.ties: list[Match] = []  # other entries' wordings that match the same text as well
+        self.kernel = None  # the kernel that raised it, when a shared wording's context tells (see told_kernel)
 
     def key(self):
         return (self.code, repr(sorted(self.params.items())))
@@ -494,6 +495,9 @@ class Index:
             match = self.match_note(text, line_no)
         if match is not None and match.ties:
             match = _break_tie(match, data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
+        if match is not None and len(match.wording.get("kernels") or ()) > 1:
+            match.kernel = _shown_kernel(match.wording["kernels"], self.data.get("kernels") or {},
+                                         data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
         if match is not None and match.span is not None and origin is not None:
             a, b = original_span(origin, *match.span)
             match.text = line[a:b]
@@ -583,6 +587,20 @@ def _break_tie(match: Match, context: str) -> Match:
         chosen.span, chosen.text = match.span, match.text
     chosen.ties = []
     return chosen
+
+
+def _shown_kernel(candidates: list[str], kernels: dict, context: str) -> str | None:
+    """Of the kernels raising a shared wording, the one whose source file the context (a traceback's
+    frames) shows, when exactly one is shown."""
+    context = context.replace("\\", "/")
+    shown = [k for k in candidates if (kernels.get(k) or {}).get("source") and kernels[k]["source"] in context]
+    return shown[0] if len(shown) == 1 else None
+
+
+def told_kernel(match: Match) -> str | None:
+    """The kernel that raised a match: its wording's only kernel, else the one its context showed."""
+    kernels = match.wording.get("kernels") or ()
+    return kernels[0] if len(kernels) == 1 else match.kernel
 
 
 def _raise_file(wording: dict) -> str:

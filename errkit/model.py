@@ -32,6 +32,7 @@ class Fix:
     unverified: str | None = None  # why the fix cannot be run on a CPU, when it cannot
     setup: str | None = None  # code run before `before` and `after` (else the entry's setup)
     then: str | None = None  # code run after them, what exercises them (else the entry's)
+    kernel: str | None = None  # the kernel this fix is for (else the entry's)
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class Variant:
     note: str | None = None
     releases: str | None = None  # "jax>=0.4.31,<0.5.3": the upstream releases raising this wording
     kernel: str | None = None  # the kernel raising this wording, when not the entry's (catalog/kernels/)
+    raised_by: tuple[str, ...] = ()  # the kernels raising it verbatim, when several do
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ class Entry:
     aliases: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     releases: str | None = None  # the upstream releases raising `message` (see Variant.releases)
     kernel: str | None = None  # the kernel whose rules its values follow (catalog/kernels/<kernel>.yaml)
+    raised_by: tuple[str, ...] = ()  # the kernels raising `message` verbatim, when several do
     setup: str | None = None  # code run before each fix's before/after snippet: the inputs they use
     then: str | None = None  # code run after it: the call that exercises the snippet
     positions: Positions | None = field(default=None, compare=False, repr=False)
@@ -103,8 +106,15 @@ class Entry:
         """The entry's own message first, then its variants."""
         source = self.source or ("an upstream kernel" if self.explain_only else "errkit's ranker attention kernel")
         own = Variant(message=self.message, source=source, exception=self.exception, aliases=self.aliases,
-                      location=self.location, releases=self.releases, kernel=self.kernel)
+                      location=self.location, releases=self.releases, kernel=self.kernel, raised_by=self.raised_by)
         return (own,) + self.variants
+
+    def raising_kernels(self, variant: Variant) -> tuple[str, ...]:
+        """The kernels that raise one of its wordings: its `raised_by`, else its kernel, else the entry's."""
+        if variant.raised_by:
+            return variant.raised_by
+        kernel = variant.kernel or self.kernel
+        return (kernel,) if kernel else ()
 
     @property
     def class_name(self) -> str:

@@ -203,6 +203,8 @@ FIX = Record(
         Field("setup", Str(), description="Code run before `before` and `after`, instead of the entry's setup."),
         Field("then", Str(), description="Code run after `before` and `after` (what exercises them), instead of the entry's."),
         Field("unverified", Str(max_length=500), description="Why the fix cannot be run on a CPU (shown on its page and in --json)."),
+        Field("kernel", Str(pattern=KERNEL_ID), description="The kernel this fix is for, when the entry's wordings are raised by several: "
+              "`valid()` applies its rules; explain offers the fix when that kernel raised the error, or says it is for it when that cannot be told."),
     )
 )
 
@@ -221,6 +223,8 @@ VARIANT = Record(
               description="Raise site: 'path/to/file.py[:line][ in function]'. Required for an empty message: explain then recognises it by the traceback's last frame."),
         Field("releases", Hinted(max_length=300, hint=RELEASES), description=RELEASES_DOC),
         Field("kernel", Str(pattern=KERNEL_ID), description="The kernel raising this wording, when it is not the entry's."),
+        Field("raised_by", ListOf(item=Str(pattern=KERNEL_ID), min_items=2),
+              description="The kernels raising this wording verbatim, when several do (then the traceback's paths tell which, if they can)."),
         Field("note", Str(max_length=1000), description="Anything a reader should know about this wording."),
     )
 )
@@ -275,6 +279,8 @@ ENTRY = Record(
             description="Placeholder expression in `message` -> the param it carries (explain_only entries).",
         ),
         Field("kernel", Str(pattern=KERNEL_ID), description="The kernel whose rules its values follow (catalog/kernels/<kernel>.yaml)."),
+        Field("raised_by", ListOf(item=Str(pattern=KERNEL_ID), min_items=2),
+              description="The kernels raising `message` verbatim, when several do (then the traceback's paths tell which, if they can)."),
         Field("params", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="param"), description="Typed values in the message."),
         Field("check", Str(max_length=2000), description="Invariant that must hold; the error is raised when it is false."),
         Field("explain_only", Bool(), description="Upstream-only condition: recognised by explain, no validator is generated."),

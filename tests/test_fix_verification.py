@@ -9,6 +9,7 @@ prints the counts (verified / unverified / entries without a runner).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 import sys
 from pathlib import Path
@@ -38,6 +39,26 @@ def bad_cases(suggesting: bool = False) -> list:
             for entry in CATALOGUE.entries if entry.code in verify.RUNNERS
             if not suggesting or any(fix.suggest and not fix.unverified for fix in entry.fixes)
             for n, raw in enumerate(entry.bad_examples)]
+
+
+def realworld_cases() -> list:
+    """Each real-world case (tests/realworld/) whose text shows every value its entry's runner reads
+    (those of the entry's bad examples): the values people really had."""
+    spec = importlib.util.spec_from_file_location("realworld_report", Path(__file__).parent / "realworld" / "report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    by_code = {e.code: e for e in CATALOGUE.entries}
+    out = []
+    for case in report.load_cases():
+        entry = by_code.get(case.get("code") or "")
+        if entry is None or entry.code not in verify.RUNNERS or not entry.bad_examples or case["class"] == "negative":
+            continue
+        if not any(fix.suggest and not fix.unverified for fix in entry.fixes):
+            continue
+        if set(entry.bad_examples[0]) <= set(case["values"]):
+            params = entry.typed({k: case["values"][k] for k in entry.bad_examples[0]})
+            out.append(pytest.param(entry, params, id=f"{entry.code}-{case['id']}"))
+    return out
 
 
 def applied(entry, params: dict):
@@ -77,7 +98,7 @@ def test_a_bad_example_raises_its_entry(entry, params):
     assert explain_first(pasted_text(err))["code"] == entry.code, pasted_text(err)
 
 
-@pytest.mark.parametrize("entry, params", bad_cases(suggesting=True))
+@pytest.mark.parametrize("entry, params", bad_cases(suggesting=True) + realworld_cases())
 def test_every_suggestion_applied_makes_the_kernel_run(entry, params):
     tried = list(applied(entry, params))
     assert tried, f"{entry.code}: no suggestion gives a value to apply (sets) for {params}"

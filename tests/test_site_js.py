@@ -180,6 +180,8 @@ def _python_explain(index: match.Index, text: str) -> list[dict]:
         "count": res["count"],
         "params": {k: repr(v) for k, v in params.items()},
         "shown": {k: explain._show(v) for k, v in res["params"].items()},
+        "kernel": res["matched"]["kernel"] and res["matched"]["kernel"]["id"],
+        "fix_kernels": [fix["kernel"] and fix["kernel"]["id"] for fix in res["fixes"]],
         "suggestions": [[[s["label"], "value", explain._show(s["value"])] if "value" in s else [s["label"], "needs", s["needs"]]
                          for s in fix["suggestions"]] for fix in res["fixes"]],
     } for res, params in pairs]

@@ -74,7 +74,7 @@ def _suggestions(entry: Entry, kernel_map) -> list[dict]:
     sources = kernels.suggestion_sources(entry, kernel_map)
     return [
         {"summary": fix.summary, "suggest": suggest, "sets": dict(fix.sets), "before": fix.before, "after": fix.after,
-         "alternative": fix.alternative, "unverified": fix.unverified}
+         "alternative": fix.alternative, "unverified": fix.unverified, "kernel": fix.kernel}
         for fix, suggest in zip(entry.fixes, sources)
     ]
 
@@ -103,6 +103,9 @@ def build(catalogue: Catalogue) -> dict:
             # the upstream releases raising this wording: None, or dist, specifier, bounds (number
             # lists) and how to show it ("jax 0.4.31 to 0.5.2", from the harvested releases)
             "releases": releases.index_record(variant.releases, catalogue.root),
+            # the kernels raising it: one, or several when the wording is shared (the traceback's
+            # paths may then tell which: the kernels' `source` files)
+            "kernels": list(wording.entry.raising_kernels(variant)),
         })
     entries = {}
     for entry in sorted(catalogue.entries, key=lambda e: e.code):
@@ -129,6 +132,8 @@ def build(catalogue: Catalogue) -> dict:
         "version": settings.version,
         "entries": entries,
         "wordings": compiled,
+        # what explain says of a fix for one kernel, and how a traceback tells a shared wording's kernel
+        "kernels": {k.id: {"title": k.title, "source": k.source} for k in sorted(catalogue.kernels.values(), key=lambda k: k.id)},
     }
 
 

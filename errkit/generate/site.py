@@ -232,11 +232,12 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> 
 
     raised_as = entry.exception if entry.explain_only else f"{_module_of(catalogue)}.{entry.class_name}"
     example = _example(entry)
-    kernel = catalogue.kernels.get(entry.kernel) if entry.kernel else None
+    used = [entry.kernel] if entry.kernel else []
+    used += [f.kernel for f in entry.fixes if f.kernel and f.kernel not in used]
+    kernels = [catalogue.kernels[k] for k in used if k in catalogue.kernels]
     return {
         "entry": entry,
-        "kernel": kernel,
-        "kernel_file": kernel_url(catalogue, kernel) if kernel else None,
+        "kernels": [{"kernel": k, "file": kernel_url(catalogue, k)} for k in kernels],
         "page_url": http_or_none(catalogue.settings.page_url(entry.code)),
         "source": source_path(catalogue, entry),
         "edit_url": edit_url(catalogue, entry),
@@ -258,6 +259,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> 
                 "after": fence(f.after, "python") if f.after else None,
                 "alternative": f.alternative,
                 "unverified": prose(f.unverified, link) if f.unverified else None,
+                "kernel": catalogue.kernels[f.kernel].title if f.kernel in catalogue.kernels else f.kernel,
             }
             for f in entry.fixes
         ],

@@ -132,7 +132,7 @@
   };
 
   function newMatch(code, wording, params, lineNo, extra) {
-    var m = { code: code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: "", span: null, weak: false, ties: [], offset: 0 };
+    var m = { code: code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: "", span: null, weak: false, ties: [], offset: 0, kernel: null };
     for (var k in extra || {}) m[k] = extra[k];
     return m;
   }
@@ -454,6 +454,9 @@
     if (match === null && traceback) match = this.locatedMatch(text, start, norm, lineNo);
     if (match === null) match = this.matchNote(norm, lineNo);
     if (match !== null && match.ties.length) match = breakTie(match, text.slice(Math.max(0, start - TIE_CONTEXT), start) + norm);
+    if (match !== null && (match.wording.kernels || []).length > 1) {
+      match.kernel = shownKernel(match.wording.kernels, this.data.kernels || {}, text.slice(Math.max(0, start - TIE_CONTEXT), start) + norm);
+    }
     if (match !== null && match.span !== null && origin !== null) match.text = line.slice(origin[match.span[0]], origin[match.span[1]]);
     return match;
   };
@@ -481,6 +484,33 @@
     }
     chosen.ties = [];
     return chosen;
+  }
+
+  // match._shown_kernel: of the kernels raising a shared wording, the one whose source file the
+  // context shows, when exactly one is shown
+  function shownKernel(candidates, kernels, context) {
+    context = context.replace(/\\/g, "/");
+    var shown = candidates.filter(function (k) { return kernels[k] && kernels[k].source && context.indexOf(kernels[k].source) >= 0; });
+    return shown.length === 1 ? shown[0] : null;
+  }
+
+  // match.told_kernel: the wording's only kernel, else the one its context showed
+  function toldKernel(match) {
+    var kernels = match.wording.kernels || [];
+    return kernels.length === 1 ? kernels[0] : match.kernel || null;
+  }
+
+  // explain.offered: a fix for another kernel is left out when the kernel is told, or when none of
+  // the kernels raising the wording is the fix's
+  function offered(fixes, wording, told) {
+    var candidates = told ? [told] : wording.kernels || [];
+    return fixes.filter(function (fix) { return !fix.kernel || !candidates.length || candidates.indexOf(fix.kernel) >= 0; });
+  }
+
+  function kernelRef(index, kernel) {
+    if (!kernel) return null;
+    var known = ((index.data && index.data.kernels) || {})[kernel];
+    return { id: kernel, title: known ? known.title : kernel };
   }
 
   function raiseFile(wording) {
@@ -801,6 +831,8 @@
   function result(index, match, count, lastLine) {
     var entry = index.entries[match.code];
     var wording = match.wording;
+    var told = match.weak ? null : toldKernel(match); // a lookup names the entry, not who raised it
+    var fixes = match.weak ? entry.fixes : offered(entry.fixes, wording, told);
     return {
       code: match.code,
       slug: entry.slug,
@@ -813,15 +845,17 @@
         source: wording.source,
         exception: wording.exception,
         releases: wording.releases ? wording.releases.shown : null,
+        kernel: kernelRef(index, told),
         text: match.text,
       },
       params: match.params,
-      fixes: entry.fixes.map(function (fix, n) {
+      fixes: fixes.map(function (fix) {
         return {
           summary: fix.summary,
           alternative: Boolean(fix.alternative),
           unverified: fix.unverified || null,
-          suggestions: match.exact || match.weak ? suggestions(index, match.code, n, match.params) : [],
+          kernel: kernelRef(index, fix.kernel),
+          suggestions: match.exact || match.weak ? suggestions(index, match.code, entry.fixes.indexOf(fix), match.params) : [],
           before: fix.before,
           after: fix.after,
         };

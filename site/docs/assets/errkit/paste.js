@@ -98,7 +98,8 @@
 
     var fixes = el("ol", { className: "errkit-fixes" });
     result.fixes.forEach(function (fix) {
-      var item = el("li", {}, (fix.alternative ? [el("em", { text: "Alternative, outside this library: " })] : []).concat(prose(fix.summary)));
+      var scope = fix.kernel && !result.matched.kernel ? [el("em", { text: "For " + fix.kernel.title + ": " })] : [];
+      var item = el("li", {}, (fix.alternative ? [el("em", { text: "Alternative, outside this library: " })] : []).concat(scope, prose(fix.summary)));
       var computed = fix.suggestions.filter(function (s) { return "value" in s; });
       if (computed.length) {
         var list = el("ul", { className: "errkit-suggestions" });
