@@ -71,7 +71,8 @@ def test_ra404_head_axis_sizes_keep_every_sharding_check(batch):
                     continue
                 params = {"num_kv_heads": num_kv_heads, "head_axis": "model", "head_axis_size": head_axis}
                 found = values("RA404", params)
-                for label in ("valid head-axis sizes", "nearest valid head-axis sizes"):
+                assert max(found["valid head-axis sizes that fit on the current axis' devices"]) < head_axis
+                for label in ("valid head-axis sizes", "valid head-axis sizes that fit on the current axis' devices"):
                     for size in found[label]:
                         assert _sharding_ok(batch, num_kv_heads, (batch_axis, size)), (batch, num_kv_heads, label, size)
 
