@@ -42,7 +42,9 @@
     ],
     "RA104": [
       [
-        ["dtype to cast k and v to", ["q_dtype"], function (p) { return p["q_dtype"]; }],
+        ["dtype to cast k to (none: k agrees with q or v does not)", ["k_dtype", "q_dtype", "v_dtype"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["q_dtype"], [["==", function () { return p["v_dtype"]; }]]); }, function () { return R.compare(p["k_dtype"], [["!=", function () { return p["q_dtype"]; }]]); })) ? p["q_dtype"] : null); }],
+        ["dtype to cast v to (none: v agrees with q or k does not)", ["k_dtype", "q_dtype", "v_dtype"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["q_dtype"], [["==", function () { return p["k_dtype"]; }]]); }, function () { return R.compare(p["v_dtype"], [["!=", function () { return p["q_dtype"]; }]]); })) ? p["q_dtype"] : null); }],
+        ["dtype to cast q to (none: q agrees with k or k and v differ)", ["k_dtype", "q_dtype", "v_dtype"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["k_dtype"], [["==", function () { return p["v_dtype"]; }]]); }, function () { return R.compare(p["q_dtype"], [["!=", function () { return p["k_dtype"]; }]]); })) ? p["k_dtype"] : null); }],
       ],
       [
       ],
@@ -53,12 +55,12 @@
         ["nearest valid num_kv_heads", ["num_kv_heads", "num_q_heads"], function (p) { return R.call("nearest", [R.call("divisors", [p["num_q_heads"]]), p["num_kv_heads"]]); }],
       ],
       [
-        ["nearest valid num_q_heads", ["num_kv_heads", "num_q_heads"], function (p) { return [R.sub(R.call("next_multiple", [p["num_q_heads"], p["num_kv_heads"]]), p["num_kv_heads"]), R.call("next_multiple", [p["num_q_heads"], p["num_kv_heads"]])]; }],
+        ["nearest valid num_q_heads", ["num_kv_heads", "num_q_heads"], function (p) { return R.call("nearest", [[R.call("prev_multiple", [p["num_q_heads"], p["num_kv_heads"]]), R.call("next_multiple", [p["num_q_heads"], p["num_kv_heads"]])], p["num_q_heads"]]); }],
       ],
     ],
     "RA106": [
       [
-        ["supported dtypes", ["implementation"], function (p) { return (R.truthy(R.compare(p["implementation"], [["==", function () { return "pallas"; }]])) ? ["float32", "bfloat16", "float16"] : ["float32", "bfloat16", "float16", "float64"]); }],
+        ["supported dtypes", ["implementation"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.or_(function () { return R.compare(e["candidate_"], [["in", function () { return R.tuple(["float32", "bfloat16", "float16"]); }]]); }, function () { return R.and_(function () { return R.compare(e["implementation"], [["==", function () { return "xla"; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return "float64"; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(["float32", "bfloat16", "float16", "float64"])); }],
       ],
       [
       ],
@@ -67,18 +69,16 @@
     ],
     "RA107": [
       [
-        ["largest power-of-two head size <= 256 dividing head_dim", ["head_dim"], function (p) { return R.call("gcd", [p["head_dim"], 256n]); }],
-        ["heads per original head", ["head_dim"], function (p) { return R.floordiv(p["head_dim"], R.call("gcd", [p["head_dim"], 256n])); }],
-        ["padded head_dim the Pallas kernel would need", ["head_dim"], function (p) { return R.call("next_power_of_two", [p["head_dim"]]); }],
+        ["head sizes d the Pallas kernel runs without padding (none: use implementation='xla')", ["head_dim"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; if (!R.truthy(R.compare(e["d"], [[">=", function () { return 16n; }]]))) continue; out.push(e["d"]); } return out; })(R.iterate(R.call("common_divisors", [p["head_dim"], 256n]))); }],
       ],
       [
+        ["implementation that takes this head_dim", ["head_dim"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.compare(e["candidate_"], [["in", function () { return R.tuple(["pallas", "xla"]); }]]); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["!=", function () { return "pallas"; }]]); }, function () { return R.compare(e["head_dim"], [["<=", function () { return 256n; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(["pallas", "xla"])); }],
       ],
     ],
     "RA108": [
       [
       ],
       [
-        ["valid num_kv_heads for this q", ["q_shape"], function (p) { return R.call("divisors", [R.getitem(p["q_shape"], 2n)]); }],
       ],
       [
       ],
@@ -92,7 +92,7 @@
     ],
     "RA201": [
       [
-        ["closest valid implementation", ["implementation"], function (p) { return (R.truthy(R.compare(p["implementation"], [["in", function () { return R.tuple(["Pallas", "PALLAS", "triton", "Triton", "gpu", "GPU", "cuda", "cudnn", "mosaic", "mosaic_gpu", "flash"]); }]])) ? "pallas" : (R.truthy(R.compare(p["implementation"], [["in", function () { return R.tuple(["XLA", "Xla", "jax", "jnp", "cpu", "CPU", "reference", "ref", "naive"]); }]])) ? "xla" : null)); }],
+        ["closest valid implementation (none: choose 'pallas' or 'xla')", ["implementation"], function (p) { return (R.truthy(R.compare(p["implementation"], [["in", function () { return R.tuple(["Pallas", "PALLAS", "triton", "Triton", "gpu", "GPU", "cuda", "cudnn", "mosaic", "mosaic_gpu", "flash"]); }]])) ? "pallas" : (R.truthy(R.compare(p["implementation"], [["in", function () { return R.tuple(["XLA", "Xla", "jax", "jnp", "cpu", "CPU", "reference", "ref", "naive"]); }]])) ? "xla" : null)); }],
       ],
       [
       ],
@@ -134,25 +134,24 @@
     ],
     "RA211": [
       [
-        ["nearest valid block_q", ["block_q"], function (p) { return R.call("nearest", [[R.call("clamp", [R.call("prev_power_of_two", [p["block_q"]]), 16n, 1024n]), R.call("clamp", [R.call("next_power_of_two", [p["block_q"]]), 16n, 1024n])], p["block_q"]]); }],
-        ["nearest valid block_kv", ["block_kv"], function (p) { return R.call("nearest", [[R.call("clamp", [R.call("prev_power_of_two", [p["block_kv"]]), 16n, 1024n]), R.call("clamp", [R.call("next_power_of_two", [p["block_kv"]]), 16n, 1024n])], p["block_kv"]]); }],
-        ["block_q rounded up", ["block_q"], function (p) { return R.call("clamp", [R.call("next_power_of_two", [p["block_q"]]), 16n, 1024n]); }],
-        ["block_kv rounded up", ["block_kv"], function (p) { return R.call("clamp", [R.call("next_power_of_two", [p["block_kv"]]), 16n, 1024n]); }],
+        ["nearest valid block_q (none: block_q is valid)", ["block_q", "has_config"], function (p) { return (R.truthy(R.and_(function () { return R.call("is_power_of_two", [p["block_q"]]); }, function () { return R.compare(p["block_q"], [["in", function () { return [16n, 32n, 64n, 128n, 256n, 512n, 1024n]; }]]); })) ? [] : R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.and_(function () { return R.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return e["candidate_"]; }], ["<=", function () { return 1024n; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), (R.truthy(R.call("is_finite", [p["block_q"]])) ? R.call("int", [p["block_q"]]) : 128n)])); }],
+        ["nearest valid block_kv (none: block_kv is valid)", ["block_kv", "has_config"], function (p) { return (R.truthy(R.and_(function () { return R.call("is_power_of_two", [p["block_kv"]]); }, function () { return R.compare(p["block_kv"], [["in", function () { return [16n, 32n, 64n, 128n, 256n, 512n, 1024n]; }]]); })) ? [] : R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.and_(function () { return R.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return e["candidate_"]; }], ["<=", function () { return 1024n; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), (R.truthy(R.call("is_finite", [p["block_kv"]])) ? R.call("int", [p["block_kv"]]) : 128n)])); }],
       ],
       [
       ],
     ],
     "RA212": [
       [
-        ["valid (block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq), rounded up", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq"], function (p) { return [R.call("clamp", [R.call("next_power_of_two", [p["block_q_dkv"]]), 16n, 1024n]), R.call("clamp", [R.call("next_power_of_two", [p["block_kv_dkv"]]), 16n, 1024n]), R.call("clamp", [R.call("next_power_of_two", [p["block_q_dq"]]), 16n, 1024n]), R.call("clamp", [R.call("next_power_of_two", [p["block_kv_dq"]]), 16n, 1024n])]; }],
-        ["valid (block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq), rounded down", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq"], function (p) { return [R.call("clamp", [R.call("prev_power_of_two", [p["block_q_dkv"]]), 16n, 1024n]), R.call("clamp", [R.call("prev_power_of_two", [p["block_kv_dkv"]]), 16n, 1024n]), R.call("clamp", [R.call("prev_power_of_two", [p["block_q_dq"]]), 16n, 1024n]), R.call("clamp", [R.call("prev_power_of_two", [p["block_kv_dq"]]), 16n, 1024n])]; }],
+        ["nearest valid block_q_dkv (none: block_q_dkv is valid)", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq", "has_config"], function (p) { return (R.truthy(R.and_(function () { return R.call("is_power_of_two", [p["block_q_dkv"]]); }, function () { return R.compare(p["block_q_dkv"], [["in", function () { return [16n, 32n, 64n, 128n, 256n, 512n, 1024n]; }]]); })) ? [] : R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.compare(R.compare(e["candidate_"], [["is", function () { return null; }]]), [["==", function () { return R.compare(e["block_kv_dkv"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["block_q_dq"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["block_kv_dq"], [["is", function () { return null; }]]); }]]); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return e["candidate_"]; }], ["<=", function () { return 1024n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), (R.truthy(R.call("is_finite", [p["block_q_dkv"]])) ? R.call("int", [p["block_q_dkv"]]) : 128n)])); }],
+        ["nearest valid block_kv_dkv (none: block_kv_dkv is valid)", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq", "has_config"], function (p) { return (R.truthy(R.and_(function () { return R.call("is_power_of_two", [p["block_kv_dkv"]]); }, function () { return R.compare(p["block_kv_dkv"], [["in", function () { return [16n, 32n, 64n, 128n, 256n, 512n, 1024n]; }]]); })) ? [] : R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.compare(R.compare(e["block_q_dkv"], [["is", function () { return null; }]]), [["==", function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["block_q_dq"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["block_kv_dq"], [["is", function () { return null; }]]); }]]); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return e["candidate_"]; }], ["<=", function () { return 1024n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), (R.truthy(R.call("is_finite", [p["block_kv_dkv"]])) ? R.call("int", [p["block_kv_dkv"]]) : 128n)])); }],
+        ["nearest valid block_q_dq (none: block_q_dq is valid)", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq", "has_config"], function (p) { return (R.truthy(R.and_(function () { return R.call("is_power_of_two", [p["block_q_dq"]]); }, function () { return R.compare(p["block_q_dq"], [["in", function () { return [16n, 32n, 64n, 128n, 256n, 512n, 1024n]; }]]); })) ? [] : R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.compare(R.compare(e["block_q_dkv"], [["is", function () { return null; }]]), [["==", function () { return R.compare(e["block_kv_dkv"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["block_kv_dq"], [["is", function () { return null; }]]); }]]); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return e["candidate_"]; }], ["<=", function () { return 1024n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), (R.truthy(R.call("is_finite", [p["block_q_dq"]])) ? R.call("int", [p["block_q_dq"]]) : 128n)])); }],
+        ["nearest valid block_kv_dq (none: block_kv_dq is valid)", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq", "has_config"], function (p) { return (R.truthy(R.and_(function () { return R.call("is_power_of_two", [p["block_kv_dq"]]); }, function () { return R.compare(p["block_kv_dq"], [["in", function () { return [16n, 32n, 64n, 128n, 256n, 512n, 1024n]; }]]); })) ? [] : R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.compare(R.compare(e["block_q_dkv"], [["is", function () { return null; }]]), [["==", function () { return R.compare(e["block_kv_dkv"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["block_q_dq"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }]]); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return e["candidate_"]; }], ["<=", function () { return 1024n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), (R.truthy(R.call("is_finite", [p["block_kv_dq"]])) ? R.call("int", [p["block_kv_dq"]]) : 128n)])); }],
       ],
       [
       ],
     ],
     "RA213": [
       [
-        ["complete (block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq)", ["block_kv", "block_kv_dkv", "block_kv_dq", "block_q", "block_q_dkv", "block_q_dq"], function (p) { return [(R.truthy(R.compare(p["block_q_dkv"], [["is", function () { return null; }]])) ? p["block_q"] : p["block_q_dkv"]), (R.truthy(R.compare(p["block_kv_dkv"], [["is", function () { return null; }]])) ? p["block_kv"] : p["block_kv_dkv"]), (R.truthy(R.compare(p["block_q_dq"], [["is", function () { return null; }]])) ? p["block_q"] : p["block_q_dq"]), (R.truthy(R.compare(p["block_kv_dq"], [["is", function () { return null; }]])) ? p["block_kv"] : p["block_kv_dq"])]; }],
       ],
       [
       ],
@@ -251,7 +250,7 @@
       [
       ],
       [
-        ["rows [start, end) of these queries in a full-length causal call", ["kv_seq_len", "q_seq_len"], function (p) { return [R.sub(p["kv_seq_len"], p["q_seq_len"]), p["kv_seq_len"]]; }],
+        ["q_seq_len of the full-length causal call", ["kv_seq_len"], function (p) { return p["kv_seq_len"]; }],
       ],
     ],
     "RA305": [
@@ -304,21 +303,19 @@
     "RA403": [
       [
         ["padded batch", ["batch", "batch_axis_size"], function (p) { return R.call("next_multiple", [p["batch"], p["batch_axis_size"]]); }],
-        ["dummy examples to add", ["batch", "batch_axis_size"], function (p) { return R.sub(R.call("next_multiple", [p["batch"], p["batch_axis_size"]]), p["batch"]); }],
-        ["nearest valid batch sizes", ["batch", "batch_axis_size"], function (p) { return R.call("nearest", [[R.call("prev_multiple", [p["batch"], p["batch_axis_size"]]), R.call("next_multiple", [p["batch"], p["batch_axis_size"]])], p["batch"]]); }],
+        ["nearest valid batch sizes", ["batch", "batch_axis_size"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["batch_axis_size"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], e["batch_axis_size"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([R.call("prev_multiple", [p["batch"], p["batch_axis_size"]]), R.call("next_multiple", [p["batch"], p["batch_axis_size"]])])), p["batch"]]); }],
       ],
       [
-        ["batch-axis sizes dividing both batch and the current axis size", ["batch", "batch_axis_size"], function (p) { return R.call("common_divisors", [p["batch"], p["batch_axis_size"]]); }],
+        ["batch-axis sizes dividing both batch and the current axis size", ["batch", "batch_axis_size"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["batch"], e["candidate_"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("common_divisors", [p["batch"], p["batch_axis_size"]]))); }],
       ],
     ],
     "RA404": [
       [
-        ["valid head-axis sizes", ["num_kv_heads"], function (p) { return R.call("divisors", [p["num_kv_heads"]]); }],
-        ["largest head-axis size dividing both num_kv_heads and the current size", ["head_axis_size", "num_kv_heads"], function (p) { return R.call("gcd", [p["num_kv_heads"], p["head_axis_size"]]); }],
+        ["valid head-axis sizes", ["num_kv_heads"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["num_kv_heads"], e["candidate_"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["num_kv_heads"]]))); }],
+        ["valid head-axis sizes that fit on the current axis' devices", ["head_axis_size", "num_kv_heads"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; if (!R.truthy(R.compare(e["d"], [["<=", function () { return e["head_axis_size"]; }]]))) continue; out.push(e["d"]); } return out; })(R.iterate(R.call("divisors", [p["num_kv_heads"]]))); }],
       ],
       [
-        ["repeat factor r", ["head_axis_size", "num_kv_heads"], function (p) { return R.floordiv(p["head_axis_size"], R.call("gcd", [p["num_kv_heads"], p["head_axis_size"]])); }],
-        ["num_kv_heads after repeating", ["head_axis_size", "num_kv_heads"], function (p) { return R.mul(p["num_kv_heads"], R.floordiv(p["head_axis_size"], R.call("gcd", [p["num_kv_heads"], p["head_axis_size"]]))); }],
+        ["num_kv_heads after repeating each head r = head_axis_size \/\/ gcd(num_kv_heads, head_axis_size) times", ["head_axis_size", "num_kv_heads"], function (p) { return R.mul(p["num_kv_heads"], R.floordiv(p["head_axis_size"], R.call("gcd", [p["num_kv_heads"], p["head_axis_size"]]))); }],
       ],
     ],
     "RA405": [
