@@ -16,10 +16,23 @@ _NAME = r"[A-Za-z][A-Za-z0-9_]*"
 _STR_REPR = r"""'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*\""""
 _FORMATTED_NUMBER = r"[-+ ]?(?:[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|0*inf|0*nan)%?"  # format(x, spec), x an int or float
 
+_INT = r"-?[0-9]+"
+_FLOAT = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|inf|nan)"
+
+
+def _scalar(number: str) -> str:
+    """A number as repr() prints a NumPy or JAX scalar holding it: np.float32(0.125),
+    numpy.int64(128), Array(0.25, dtype=float32, weak_type=True)."""
+    return (rf"(?:np|numpy)\.(?:u?int|float)[0-9]+\((?:{number})\)"
+            rf"|Array\((?:{number}), dtype=[a-z0-9]+(?:, weak_type=True)?\)")
+
+
+_SCALAR_TEXT = re.compile(r"(?:np|numpy)\.[a-z0-9]+\((?P<a>[^()]*)\)|Array\((?P<b>[^(),]*),[^()]*\)")
+
 # Every pattern is built from character classes and bounded alternations, so matching stays linear.
 PATTERNS = {
-    "int": r"-?[0-9]+",
-    "float": r"[-+]?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|inf|nan)",
+    "int": rf"{_INT}|{_scalar(_INT)}",
+    "float": rf"{_FLOAT}|{_scalar(_FLOAT)}",
     "bool": r"True|False",
     "str": r"[^\n]*?",
     "str_repr": _STR_REPR,
@@ -120,6 +133,10 @@ def parse(type_: str, text: str) -> object:
     text = text.strip()
     if text == "None":
         return None
+    if type_ in ("int", "float") and text.endswith(")"):
+        scalar = _SCALAR_TEXT.fullmatch(text)
+        if scalar:
+            text = (scalar.group("a") if scalar.group("a") is not None else scalar.group("b")).strip()
     if type_ == "int":
         return int(text.replace(",", "").replace("_", ""))
     if type_ == "float":

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from support import CATALOG, ROOT, errkit_subprocess
+from support import CATALOG, ROOT, errkit_subprocess, explain_first
 from errkit import explain, patterns, values
 from errkit.load import load
 from errkit.match import Index
@@ -329,3 +329,14 @@ def test_a_filtered_jax_traceback_of_an_empty_message_gets_a_hint():
     out, err = io.StringIO(), io.StringIO()
     assert explain.run([text], as_json=False, show_all=False, out=out, err=err) == 1
     assert "JAX_TRACEBACK_FILTERING=off" in err.getvalue()
+
+
+@pytest.mark.parametrize("text, code, values", [
+    ("ValueError: sm_scale must be a finite number or None, got np.float32(nan)", "RA202", {"sm_scale": "nan"}),
+    ("ValueError: sm_scale must be a finite number or None, got Array(inf, dtype=float32, weak_type=True)", "RA202", {"sm_scale": "inf"}),
+    ("ValueError: cap must be a positive finite number or None, got Array(-30., dtype=float32)", "RA203", {"cap": -30.0}),
+])
+def test_numpy_and_jax_scalars_are_read_as_their_number(text, code, values):
+    """repr() of a NumPy or JAX scalar, as the kernel prints what a caller passed: an exact match."""
+    res = explain_first(text)
+    assert (res["code"], res["confidence"], res["params"]) == (code, "exact", values)

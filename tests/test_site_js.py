@@ -343,6 +343,9 @@ PARSES = [
     # found by the random tests below
     ("str", "'\x00'"), ("str", "'a\rb'"), ("str", "'''a\r\nb'''"), ("str", "'\u200b'"), ("bool", "   1"), ("bool", "+0.00%"),
     ("float", "0000000inf"), ("float", "-nan%"), ("float", "1,234.5"),
+    # NumPy and JAX scalars as repr() prints them (what real callers pass)
+    ("float", "np.float32(0.125)"), ("float", "numpy.float64(nan)"), ("float", "Array(0.25, dtype=float32, weak_type=True)"),
+    ("float", "Array(30., dtype=float32)"), ("int", "np.int64(128)"), ("int", "Array(-3, dtype=int32)"),
 ]
 
 

@@ -934,9 +934,16 @@
     return text.replace(/%+$/, "").replace(/,/g, "").replace(/_/g, "").replace(/^([-+]?)0+(?=inf|nan)/, "$1");
   }
 
+  // values._SCALAR_TEXT: a NumPy or JAX scalar's repr, np.float32(0.125) or Array(0.25, dtype=float32)
+  var SCALAR_TEXT = /^(?:(?:np|numpy)\.[a-z0-9]+\(([^()]*)\)|Array\(([^(),]*),[^()]*\))$/;
+
   function parseValue(type, text) {
     text = pyStrip(text);
     if (text === "None") return null;
+    if ((type === "int" || type === "float") && text.endsWith(")")) {
+      var scalar = SCALAR_TEXT.exec(text);
+      if (scalar) text = pyStrip(scalar[1] !== undefined ? scalar[1] : scalar[2]);
+    }
     switch (type) {
       case "int":
         return int_(text.replace(/,/g, "").replace(/_/g, ""));
