@@ -33,6 +33,8 @@ def expand(source: str, kernel: Kernel | None, params: Iterable[str]) -> str:
     expr.parse(source)  # a syntax error is an ExprError with its column
 
     class Expand(ast.NodeTransformer):
+        count = 0  # each valid(...) gets its own loop name: two in one expression do not clash
+
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             if not (isinstance(node.func, ast.Name) and node.func.id == "valid"):
@@ -47,9 +49,11 @@ def expand(source: str, kernel: Kernel | None, params: Iterable[str]) -> str:
             if name not in kernel.values:
                 raise expr.ExprError("unknown-name", f"{name!r} is not a value of kernel {kernel.id!r} "
                                      f"(its values: {', '.join(sorted(kernel.values))})", node.col_offset)
-            conditions = [f"({_rename(rule.check, name)})" for rule in applicable(kernel, name, shown)]
+            loop = LOOP if not self.count else f"{LOOP}{self.count}"
+            self.count += 1
+            conditions = [f"({_rename(rule.check, name, loop)})" for rule in applicable(kernel, name, shown)]
             items = ast.unparse(node.args[1])
-            written = f"[{LOOP} for {LOOP} in {items} if {' and '.join(conditions) or 'True'}]"
+            written = f"[{loop} for {loop} in {items} if {' and '.join(conditions) or 'True'}]"
             return ast.parse(written, mode="eval").body
 
     return ast.unparse(Expand().visit(ast.parse(source.strip(), mode="eval")).body)
@@ -65,10 +69,10 @@ def applicable(kernel: Kernel, name: str, shown: set[str]) -> list:
     return out
 
 
-def _rename(source: str, name: str) -> str:
+def _rename(source: str, name: str, loop: str) -> str:
     class Rename(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
-            return ast.copy_location(ast.Name(id=LOOP if node.id == name else node.id, ctx=node.ctx), node)
+            return ast.copy_location(ast.Name(id=loop if node.id == name else node.id, ctx=node.ctx), node)
 
     return ast.unparse(Rename().visit(ast.parse(source.strip(), mode="eval")).body)
 

@@ -170,3 +170,10 @@ def test_the_paste_page_tells_the_kernel_as_explain_does(tmp_path):
     want = [js._python_explain(fixture_index(), text) for text in cases]
     assert got == want
     assert [r[0]["kernel"] for r in want[:4]] == [None, "tiles", "lanes", "lanes"]
+
+
+def test_two_valid_calls_in_one_expression_each_get_their_own_loop_name():
+    kernel = fixture_catalogue().kernels["tiles"]
+    written = kernels.expand("valid(block, divisors(n))[-1:] + valid(block, [8, 16, 36])", kernel, {"n", "block"})
+    from errkit import expr
+    assert expr.evaluate(written, {"n": 96, "block": 36}) == [96, 8, 16]
