@@ -101,8 +101,10 @@ def _given(p: dict, *names: str) -> dict:
 
 @register("RA220")
 def mosaic_blocks(p: dict):
-    # lengths that the blocks tile (2 * block_q queries, two key blocks): only the blocks are in question
-    return mosaic(2 * p["block_q"], 2 * p["block_kv"], block_q=p["block_q"], block_kv=p["block_kv"])
+    # the message shows one of the two (TuningConfig checks block_q first); the other is 64 unless given.
+    # Lengths that the blocks tile (2 * block_q queries, two key blocks): only the blocks are in question.
+    block_q, block_kv = p.get("block_q") or 64, p.get("block_kv") or 64
+    return mosaic(2 * block_q, 2 * block_kv, block_q=block_q, block_kv=block_kv)
 
 
 @register("RA221")

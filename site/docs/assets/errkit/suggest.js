@@ -159,8 +159,8 @@
     ],
     "RA220": [
       [
-        ["nearest valid block_q", ["block_q"], function (p) { return R.call("nearest", [[R.call("prev_multiple", [p["block_q"], 64n]), R.call("next_multiple", [p["block_q"], 64n])], p["block_q"]]); }],
-        ["nearest valid block_kv", ["block_kv"], function (p) { return R.call("nearest", [[R.call("prev_multiple", [p["block_kv"], 64n]), R.call("next_multiple", [p["block_kv"], 64n])], p["block_kv"]]); }],
+        ["nearest valid block_q", ["block_q"], function (p) { return (R.truthy(R.compare(p["block_q"], [["is not", function () { return null; }]])) ? R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 64n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 64n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([R.call("prev_multiple", [p["block_q"], 64n]), R.call("next_multiple", [p["block_q"], 64n])])), p["block_q"]]) : null); }],
+        ["nearest valid block_kv", ["block_kv"], function (p) { return (R.truthy(R.compare(p["block_kv"], [["is not", function () { return null; }]])) ? R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 64n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 64n), [["==", function () { return 0n; }]]); }); }, function () { return R.compare(e["candidate_"], [["<=", function () { return 256n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([R.call("prev_multiple", [p["block_kv"], 64n]), R.call("next_multiple", [p["block_kv"], 64n])])), p["block_kv"]]) : null); }],
       ],
       [
       ],
