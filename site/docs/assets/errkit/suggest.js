@@ -182,6 +182,8 @@
       ],
       [
       ],
+      [
+      ],
     ],
     "RA224": [
       [
@@ -352,6 +354,8 @@
     ],
     "RA501": [
       [
+        ["nearest power-of-two block_kv_dkv (16 to 1024) giving as many blocks as block_q_dq (none: change block_q_dq)", ["block_kv_dkv", "block_q_dq", "kv_seq_len", "q_seq_len"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.floordiv(e["q_seq_len"], R.call("min", [e["block_q_dq"], e["q_seq_len"]])), [["==", function () { return R.floordiv(e["kv_seq_len"], R.call("min", [e["candidate_"], e["kv_seq_len"]])); }]]); }, function () { return R.call("is_power_of_two", [R.call("min", [e["candidate_"], e["kv_seq_len"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), p["block_kv_dkv"]]); }],
+        ["nearest power-of-two block_q_dq (16 to 1024) giving as many blocks as block_kv_dkv (none: change block_kv_dkv)", ["block_kv_dkv", "block_q_dq", "kv_seq_len", "q_seq_len"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.floordiv(e["q_seq_len"], R.call("min", [e["candidate_"], e["q_seq_len"]])), [["==", function () { return R.floordiv(e["kv_seq_len"], R.call("min", [e["block_kv_dkv"], e["kv_seq_len"]])); }]]); }, function () { return R.call("is_power_of_two", [R.call("min", [e["candidate_"], e["q_seq_len"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), p["block_q_dq"]]); }],
       ],
       [
       ],
