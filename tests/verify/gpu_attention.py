@@ -39,8 +39,11 @@ CUDA_OK = 12091  # a CUDA runtime outside the range RA505 refuses for causal mas
 def cuda_runtime(version: int = CUDA_OK):
     """attention_mgpu with a CUDA runtime version to read (the CPU jaxlib has no CUDA plugin)."""
     stub = SimpleNamespace(cuda_runtime_get_version=lambda: version)
-    with mock.patch.object(attention_mgpu, "cuda_versions", stub):
-        yield
+    try:
+        with mock.patch.object(attention_mgpu, "cuda_versions", stub):
+            yield
+    finally:
+        jax.clear_caches()  # a trace cached with the stub would skip the CUDA checks of later calls
 
 
 def lower_for_cuda(f, *args):
