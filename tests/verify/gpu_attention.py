@@ -98,15 +98,16 @@ def triton(q_seq_len: int = 32, kv_seq_len: int = 32, head_dim: int = TRITON_HEA
     return lower_for_cuda(call(interpret=False), q, k, v)
 
 
-def _given(p: dict, *names: str) -> dict:
-    return {n: p[n] for n in names if p.get(n) is not None}
+def _or(value, default):
+    return default if value is None else value
 
 
 @register("RA220")
 def mosaic_blocks(p: dict):
     # the message shows one of the two (TuningConfig checks block_q first); the other is 64 unless given.
     # Lengths that the blocks tile (2 * block_q queries, two key blocks): only the blocks are in question.
-    block_q, block_kv = p.get("block_q") or 64, p.get("block_kv") or 64
+    block_q = 64 if p.get("block_q") is None else p["block_q"]
+    block_kv = 64 if p.get("block_kv") is None else p["block_kv"]
     return mosaic(2 * block_q, 2 * block_kv, block_q=block_q, block_kv=block_kv)
 
 
@@ -151,8 +152,8 @@ def q_seq_len_blocks(p: dict):
     if p.get("block") is not None:
         return mosaic(n, block_q=p["block"] // 2)
     if p.get("block_q_dq") is not None or p.get("block_q_dkv") is not None:
-        cw = p.get("compute_wgs") or 1
-        blocks = {"block_q_dq": p.get("block_q_dq") or 64, "block_q_dkv": p.get("block_q_dkv") or 64,
+        cw = _or(p.get("compute_wgs"), 1)
+        blocks = {"block_q_dq": _or(p.get("block_q_dq"), 64), "block_q_dkv": _or(p.get("block_q_dkv"), 64),
                   "block_kv_dq": 64, "block_kv_dkv": 64}
         return mosaic(n, 64 * 2 * cw, grad=True, compute_wgs_bwd=cw, **blocks)
     return triton(n, 128, block_q=p["block_q"], block_k=128)
@@ -166,8 +167,8 @@ def kv_seq_len_blocks(p: dict):
     if p.get("block_kv") is not None:
         return mosaic(128, n, block_kv=p["block_kv"])
     if p.get("block_kv_dkv") is not None or p.get("block_kv_dq") is not None:
-        cw = p.get("compute_wgs") or 1
-        blocks = {"block_kv_dkv": p.get("block_kv_dkv") or 64, "block_kv_dq": p.get("block_kv_dq") or 64,
+        cw = _or(p.get("compute_wgs"), 1)
+        blocks = {"block_kv_dkv": _or(p.get("block_kv_dkv"), 64), "block_kv_dq": _or(p.get("block_kv_dq"), 64),
                   "block_q_dq": 64, "block_q_dkv": 64}
         return mosaic(128 * cw, n, grad=True, compute_wgs_bwd=cw, **blocks)
     return triton(128, n, block_q=128, block_k=p["block_k"])
