@@ -43,7 +43,10 @@ def cuda_runtime(version: int = CUDA_OK):
         with mock.patch.object(attention_mgpu, "cuda_versions", stub):
             yield
     finally:
-        jax.clear_caches()  # a trace cached with the stub would skip the CUDA checks of later calls
+        # a trace cached with the stub would skip the CUDA checks of later calls (the jitted kernels'
+        # caches only: jax.clear_caches() would make every later test compile afresh)
+        attention_mgpu.attention.fun.clear_cache()
+        attention_mgpu.attention_with_pipeline_emitter.clear_cache()
 
 
 def lower_for_cuda(f, *args):
