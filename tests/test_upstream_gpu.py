@@ -143,7 +143,7 @@ MHA_CASES = {
     "q-seq-len": (lambda A, x, bs: A.mha(jnp.ones((1, 24, 2, 16)), x, x, None, block_sizes=bs, interpret=True),
                   "RA230", {"q_seq_len": 24, "block_q": 16}),
     "kv-seq-len": (lambda A, x, bs: A.mha(x, jnp.ones((1, 40, 2, 16)), jnp.ones((1, 40, 2, 16)), None, block_sizes=bs, interpret=True),
-                   "RA231", {"kv_seq_len": 40, "block_kv": 16}),
+                   "RA231", {"kv_seq_len": 40, "block_k": 16}),
     "grad-residuals": (lambda A, x, bs: _grad(lambda y: A.mha(y, x, x, None, block_sizes=bs, interpret=True, return_residuals=True)[0], x),
                        "RA500", {}),
     "grad-no-backward-blocks": (lambda A, x, bs: _grad(lambda y: A.mha(y, x, x, None, block_sizes=A.BlockSizes(block_q=16, block_k=16), interpret=True), x),
