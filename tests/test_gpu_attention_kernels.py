@@ -143,3 +143,18 @@ def test_the_runners_leave_no_stubbed_cuda_version_behind():
     before = attention_mgpu.cuda_versions
     runners.mosaic()
     assert attention_mgpu.cuda_versions is before
+
+
+@pytest.mark.parametrize("path, kernel", [
+    ("jax/experimental/pallas/ops/gpu/attention_mgpu.py", "mosaic-gpu"),
+    ("jax/experimental/pallas/ops/tpu/splash_attention/splash_attention_kernel.py", "splash"),
+    (None, None),
+])
+def test_need_to_specify_backward_blocks_is_told_by_the_traceback(path, kernel):
+    """RA223's wording is raised verbatim by Mosaic GPU attention and TPU splash attention."""
+    text = (frame(path, 358, "_bwd") if path else "") + \
+        "ValueError: Need to specify backward blocks.\n"
+    res = explain_json(text)
+    assert res["code"] == "RA223"
+    assert (res["matched"]["kernel"] or {}).get("id") == kernel
+    assert kernels_of_fixes(res) - {None} == ({kernel} if kernel else {"mosaic-gpu", "splash"})  # None: our kernel
