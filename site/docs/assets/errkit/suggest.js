@@ -646,11 +646,11 @@
     ],
     "RA600": [
       [
-        ["divisors of the major block", ["major"], function (p) { return R.call("divisors", [p["major"]]); }],
-        ["largest block dividing both", ["major", "minor"], function (p) { return R.call("gcd", [p["major"], p["minor"]]); }],
+        ["valid minor blocks (multiples of 128 dividing the major block; none: grow the major block instead)", ["major"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.compare(R.mod(e["b"], 128n), [["==", function () { return 0n; }]]))) continue; out.push(e["b"]); } return out; })(R.iterate(R.call("divisors", [p["major"]]))); }],
+        ["nearest valid minor block", ["major", "minor"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.compare(R.mod(e["b"], 128n), [["==", function () { return 0n; }]]))) continue; out.push(e["b"]); } return out; })(R.iterate(R.call("divisors", [p["major"]]))), p["minor"]]); }],
       ],
       [
-        ["major block rounded up to a multiple of the minor block", ["major", "minor"], function (p) { return R.call("next_multiple", [p["major"], p["minor"]]); }],
+        ["valid major blocks (divide kv_seq_len, multiples of the minor block; none: use the fix above)", ["kv_seq_len", "minor"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["m"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["m"], e["minor"]), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["m"], [[">=", function () { return e["minor"]; }]]); }, function () { return R.compare(R.mod(e["minor"], 128n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["m"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))); }],
       ],
     ],
     "RA601": [
@@ -702,7 +702,8 @@
     ],
     "RA609": [
       [
-        ["block_k rounded up to a multiple of 128", ["block_k"], function (p) { return R.call("next_multiple", [p["block_k"], 128n]); }],
+        ["valid block_k (divides block_k_major; multiple of 128 or kv_seq_len itself)", ["block_k_major", "head_dim", "kv_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["block_k_major"]; }]]); }, function () { return R.compare(R.mod(e["block_k_major"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }, function () { return R.or_(function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return e["kv_seq_len"]; }]]); }); }, function () { return R.or_(function () { return R.compare(e["head_dim"], [["<=", function () { return 128n; }]]); }, function () { return R.compare(R.mod(e["head_dim"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return e["kv_seq_len"]; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["block_k_major"]]))); }],
+        ["nearest valid block_k", ["block_k", "block_k_major", "head_dim", "kv_seq_len"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["block_k_major"]; }]]); }, function () { return R.compare(R.mod(e["block_k_major"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }, function () { return R.or_(function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return e["kv_seq_len"]; }]]); }); }, function () { return R.or_(function () { return R.compare(e["head_dim"], [["<=", function () { return 128n; }]]); }, function () { return R.compare(R.mod(e["head_dim"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return e["kv_seq_len"]; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["block_k_major"]]))), p["block_k"]]); }],
       ],
       [
       ],
