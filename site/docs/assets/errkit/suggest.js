@@ -717,7 +717,7 @@
     ],
     "RA611": [
       [
-        ["largest valid block, at most the one asked for", ["block", "block_name", "dim_size"], function (p) { return (R.truthy(R.compare(p["block_name"], [["in", function () { return R.tuple(["block_q", "block_b"]); }]])) ? [R.call("min", [p["block"], p["dim_size"]])] : R.getitem(R.call("aligned_divisors", [p["dim_size"], 128n, p["block"]]), R.slice(R.neg(1n), null, null))); }],
+        ["largest valid block, at most the one asked for (none: pad, or one block over all keys)", ["block", "block_name", "dim_size"], function (p) { return (R.truthy(R.compare(p["block_name"], [["in", function () { return R.tuple(["block_q", "block_b"]); }]])) ? [R.call("min", [p["block"], p["dim_size"]])] : R.getitem(R.call("aligned_divisors", [p["dim_size"], 128n, p["block"]]), R.slice(R.neg(1n), null, null))); }],
       ],
       [
         ["dimension padded to a multiple of the block", ["block", "dim_size"], function (p) { return R.call("next_multiple", [p["dim_size"], p["block"]]); }],
