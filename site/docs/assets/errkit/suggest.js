@@ -824,8 +824,9 @@
     ],
     "RA680": [
       [
-        ["largest valid num_kv_pages_per_block", ["pages_per_seq"], function (p) { return p["pages_per_seq"]; }],
-        ["clamped num_kv_pages_per_block", ["num_kv_pages_per_block", "pages_per_seq"], function (p) { return R.call("clamp", [p["num_kv_pages_per_block"], 1n, p["pages_per_seq"]]); }],
+        ["largest valid num_kv_pages_per_block", ["num_kv_pages_per_block", "pages_per_seq"], function (p) { return (R.truthy(R.not_(R.compare(0n, [["<", function () { return p["num_kv_pages_per_block"]; }], ["<=", function () { return p["pages_per_seq"]; }]]))) ? p["pages_per_seq"] : null); }],
+        ["clamped num_kv_pages_per_block", ["num_kv_pages_per_block", "pages_per_seq"], function (p) { return (R.truthy(R.not_(R.compare(0n, [["<", function () { return p["num_kv_pages_per_block"]; }], ["<=", function () { return p["pages_per_seq"]; }]]))) ? R.call("clamp", [p["num_kv_pages_per_block"], 1n, p["pages_per_seq"]]) : null); }],
+        ["a positive num_queries_per_block (tuned values are powers of two such as 32)", ["num_queries_per_block"], function (p) { return (R.truthy(R.compare(p["num_queries_per_block"], [["<=", function () { return 0n; }]])) ? 32n : null); }],
       ],
     ],
     "RA681": [
@@ -834,8 +835,7 @@
     ],
     "RA682": [
       [
-        ["tileable num_combined_kv_heads for float32 kv (>= this one)", ["num_combined_kv_heads"], function (p) { return (R.truthy(R.compare(p["num_combined_kv_heads"], [["<", function () { return 8n; }]])) ? R.call("next_power_of_two", [p["num_combined_kv_heads"]]) : R.call("next_multiple", [p["num_combined_kv_heads"], 8n])); }],
-        ["tileable num_combined_kv_heads for bfloat16 kv (>= this one)", ["num_combined_kv_heads"], function (p) { return (R.truthy(R.compare(p["num_combined_kv_heads"], [["<", function () { return 16n; }]])) ? R.call("next_power_of_two", [p["num_combined_kv_heads"]]) : R.call("next_multiple", [p["num_combined_kv_heads"], 16n])); }],
+        ["tileable num_combined_kv_heads for every kv dtype (>= this one)", ["num_combined_kv_heads"], function (p) { return R.call("min", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["c"] = items[i]; if (!R.truthy(R.compare(e["c"], [[">=", function () { return e["num_combined_kv_heads"]; }]]))) continue; out.push(e["c"]); } return out; })(R.iterate([4n, 8n, 16n, 32n, R.call("next_multiple", [p["num_combined_kv_heads"], 32n])]))]); }],
       ],
       [
       ],
