@@ -756,14 +756,14 @@
     ],
     "RA653": [
       [
-        ["usable megacore_mode", ["batch_size", "megacore_mode", "num_kv_heads"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["megacore_mode"], [["==", function () { return "kv_head"; }]]); }, function () { return R.compare(p["batch_size"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["batch_size"], 2n), [["==", function () { return 0n; }]]); })) ? "batch" : (R.truthy(R.and_(function () { return R.compare(p["megacore_mode"], [["==", function () { return "batch"; }]]); }, function () { return R.compare(p["num_kv_heads"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["num_kv_heads"], 2n), [["==", function () { return 0n; }]]); })) ? "kv_head" : null)); }],
+        ["usable megacore_mode (none: pass megacore_mode=None, or pad the batch)", ["batch_size", "megacore_mode", "num_kv_heads"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["megacore_mode"], [["==", function () { return "kv_head"; }]]); }, function () { return R.compare(p["batch_size"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["batch_size"], 2n), [["==", function () { return 0n; }]]); })) ? "batch" : (R.truthy(R.and_(function () { return R.compare(p["megacore_mode"], [["==", function () { return "batch"; }]]); }, function () { return R.compare(p["num_kv_heads"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["num_kv_heads"], 2n), [["==", function () { return 0n; }]]); })) ? "kv_head" : null)); }],
       ],
       [
       ],
     ],
     "RA654": [
       [
-        ["closest valid megacore_mode", ["megacore_mode"], function (p) { return (R.truthy(R.compare(p["megacore_mode"], [["in", function () { return R.tuple(["kv_heads", "heads", "head", "KV_HEAD", "kvhead"]); }]])) ? "kv_head" : (R.truthy(R.compare(p["megacore_mode"], [["in", function () { return R.tuple(["BATCH", "batches", "Batch"]); }]])) ? "batch" : null)); }],
+        ["closest valid megacore_mode (none: pass megacore_mode=None)", ["megacore_mode"], function (p) { return (R.truthy(R.compare(p["megacore_mode"], [["in", function () { return R.tuple(["kv_heads", "heads", "head", "KV_HEAD", "kvhead"]); }]])) ? "kv_head" : (R.truthy(R.compare(p["megacore_mode"], [["in", function () { return R.tuple(["BATCH", "batches", "Batch"]); }]])) ? "batch" : null)); }],
       ],
     ],
     "RA668": [
