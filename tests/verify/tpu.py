@@ -185,3 +185,34 @@ def ragged_block_sizes(p: dict):
 @register("RA682")
 def ragged_tiling(p: dict):
     return ragged(num_combined_kv_heads=p["num_combined_kv_heads"], kv_dtype=_PACKED[_opt(p, "kv_packing", 1)])
+
+
+@register("RA676")
+def ragged_metadata_shapes(p: dict):
+    """kv_lens / cu_q_lens of the given shapes for page_indices of max_num_seqs rows (static checks)."""
+    max_num_seqs = _opt(p, "max_num_seqs", None)
+    if max_num_seqs is None:
+        max_num_seqs = _opt(p, "num_cu_q_lens", 3) - 1
+    kv_shape = tuple(_opt(p, "kv_lens_shape", (max_num_seqs,)))
+    cu_shape = tuple(_opt(p, "cu_q_lens_shape", (max_num_seqs + 1,)))
+    q = jnp.ones((16, 1, 128), jnp.float32)
+    kv_pages = jnp.ones((8, 16, 2, 128), jnp.float32)
+    page_indices = jnp.zeros((max_num_seqs, 4), jnp.int32)
+
+    def f(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs):
+        return RPA.ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs,
+                                          num_kv_pages_per_block=2, num_queries_per_block=8)
+
+    return jax.eval_shape(f, q, kv_pages, jnp.full(kv_shape, 16, jnp.int32), page_indices,
+                          jnp.zeros(cu_shape, jnp.int32), jnp.array([1], jnp.int32))
+
+
+@register("RA672")
+def ragged_total_q_tokens(p: dict):
+    """dynamic_validate_inputs (concrete values) with q of max_num_batched_tokens rows and one
+    sequence of total_q_tokens query tokens."""
+    total, rows = p["total_q_tokens"], p["max_num_batched_tokens"]
+    q = jnp.ones((rows, 1, 128), jnp.float32)
+    kv_pages = jnp.ones((8, 16, 2, 128), jnp.float32)
+    return RPA.dynamic_validate_inputs(q, kv_pages, jnp.array([total], jnp.int32), jnp.arange(8, dtype=jnp.int32).reshape(1, 8),
+                                       jnp.array([0, total], jnp.int32), jnp.array([1], jnp.int32))

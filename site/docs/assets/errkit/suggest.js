@@ -806,8 +806,8 @@
     ],
     "RA676": [
       [
-        ["required kv_lens shape", ["max_num_seqs"], function (p) { return R.tuple([p["max_num_seqs"]]); }],
-        ["required cu_q_lens shape", ["num_cu_q_lens"], function (p) { return R.tuple([p["num_cu_q_lens"]]); }],
+        ["required kv_lens shape", ["max_num_seqs"], function (p) { return (R.truthy(R.compare(p["max_num_seqs"], [["is not", function () { return null; }]])) ? R.tuple([p["max_num_seqs"]]) : null); }],
+        ["required cu_q_lens shape", ["num_cu_q_lens"], function (p) { return (R.truthy(R.compare(p["num_cu_q_lens"], [["is not", function () { return null; }]])) ? R.tuple([p["num_cu_q_lens"]]) : null); }],
       ],
     ],
     "RA677": [
