@@ -671,11 +671,11 @@
     ],
     "RA600": [
       [
-        ["divisors of the major block", ["major"], function (p) { return R.call("divisors", [p["major"]]); }],
-        ["largest block dividing both", ["major", "minor"], function (p) { return R.call("gcd", [p["major"], p["minor"]]); }],
+        ["valid minor blocks (multiples of 128 dividing the major block; none: grow the major block instead)", ["major"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.compare(R.mod(e["b"], 128n), [["==", function () { return 0n; }]]))) continue; out.push(e["b"]); } return out; })(R.iterate(R.call("divisors", [p["major"]]))); }],
+        ["nearest valid minor block", ["major", "minor"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.compare(R.mod(e["b"], 128n), [["==", function () { return 0n; }]]))) continue; out.push(e["b"]); } return out; })(R.iterate(R.call("divisors", [p["major"]]))), p["minor"]]); }],
       ],
       [
-        ["major block rounded up to a multiple of the minor block", ["major", "minor"], function (p) { return R.call("next_multiple", [p["major"], p["minor"]]); }],
+        ["valid major blocks (divide kv_seq_len, multiples of the minor block; none: use the fix above)", ["kv_seq_len", "minor"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["m"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["m"], e["minor"]), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["m"], [[">=", function () { return e["minor"]; }]]); }, function () { return R.compare(R.mod(e["minor"], 128n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["m"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))); }],
       ],
     ],
     "RA601": [
@@ -727,7 +727,8 @@
     ],
     "RA609": [
       [
-        ["block_k rounded up to a multiple of 128", ["block_k"], function (p) { return R.call("next_multiple", [p["block_k"], 128n]); }],
+        ["valid block_k (divides block_k_major; multiple of 128 or kv_seq_len itself)", ["block_k_major", "head_dim", "kv_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["block_k_major"]; }]]); }, function () { return R.compare(R.mod(e["block_k_major"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }, function () { return R.or_(function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return e["kv_seq_len"]; }]]); }); }, function () { return R.or_(function () { return R.compare(e["head_dim"], [["<=", function () { return 128n; }]]); }, function () { return R.compare(R.mod(e["head_dim"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return e["kv_seq_len"]; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["block_k_major"]]))); }],
+        ["nearest valid block_k", ["block_k", "block_k_major", "head_dim", "kv_seq_len"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["block_k_major"]; }]]); }, function () { return R.compare(R.mod(e["block_k_major"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }, function () { return R.or_(function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return e["kv_seq_len"]; }]]); }); }, function () { return R.or_(function () { return R.compare(e["head_dim"], [["<=", function () { return 128n; }]]); }, function () { return R.compare(R.mod(e["head_dim"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return e["kv_seq_len"]; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["block_k_major"]]))), p["block_k"]]); }],
       ],
       [
       ],
@@ -738,10 +739,12 @@
       ],
       [
       ],
+      [
+      ],
     ],
     "RA611": [
       [
-        ["largest valid block, at most the one asked for", ["block", "block_name", "dim_size"], function (p) { return (R.truthy(R.compare(p["block_name"], [["in", function () { return R.tuple(["block_q", "block_b"]); }]])) ? [R.call("min", [p["block"], p["dim_size"]])] : R.getitem(R.call("aligned_divisors", [p["dim_size"], 128n, p["block"]]), R.slice(R.neg(1n), null, null))); }],
+        ["largest valid block, at most the one asked for (none: pad, or one block over all keys)", ["block", "block_name", "dim_size"], function (p) { return (R.truthy(R.compare(p["block_name"], [["in", function () { return R.tuple(["block_q", "block_b"]); }]])) ? [R.call("min", [p["block"], p["dim_size"]])] : R.getitem(R.call("aligned_divisors", [p["dim_size"], 128n, p["block"]]), R.slice(R.neg(1n), null, null))); }],
       ],
       [
         ["dimension padded to a multiple of the block", ["block", "dim_size"], function (p) { return R.call("next_multiple", [p["dim_size"], p["block"]]); }],
@@ -778,14 +781,14 @@
     ],
     "RA653": [
       [
-        ["usable megacore_mode", ["batch_size", "megacore_mode", "num_kv_heads"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["megacore_mode"], [["==", function () { return "kv_head"; }]]); }, function () { return R.compare(p["batch_size"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["batch_size"], 2n), [["==", function () { return 0n; }]]); })) ? "batch" : (R.truthy(R.and_(function () { return R.compare(p["megacore_mode"], [["==", function () { return "batch"; }]]); }, function () { return R.compare(p["num_kv_heads"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["num_kv_heads"], 2n), [["==", function () { return 0n; }]]); })) ? "kv_head" : null)); }],
+        ["usable megacore_mode (none: pass megacore_mode=None, or pad the batch)", ["batch_size", "megacore_mode", "num_kv_heads"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["megacore_mode"], [["==", function () { return "kv_head"; }]]); }, function () { return R.compare(p["batch_size"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["batch_size"], 2n), [["==", function () { return 0n; }]]); })) ? "batch" : (R.truthy(R.and_(function () { return R.compare(p["megacore_mode"], [["==", function () { return "batch"; }]]); }, function () { return R.compare(p["num_kv_heads"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["num_kv_heads"], 2n), [["==", function () { return 0n; }]]); })) ? "kv_head" : null)); }],
       ],
       [
       ],
     ],
     "RA654": [
       [
-        ["closest valid megacore_mode", ["megacore_mode"], function (p) { return (R.truthy(R.compare(p["megacore_mode"], [["in", function () { return R.tuple(["kv_heads", "heads", "head", "KV_HEAD", "kvhead"]); }]])) ? "kv_head" : (R.truthy(R.compare(p["megacore_mode"], [["in", function () { return R.tuple(["BATCH", "batches", "Batch"]); }]])) ? "batch" : null)); }],
+        ["closest valid megacore_mode (none: pass megacore_mode=None)", ["megacore_mode"], function (p) { return (R.truthy(R.compare(p["megacore_mode"], [["in", function () { return R.tuple(["kv_heads", "heads", "head", "KV_HEAD", "kvhead"]); }]])) ? "kv_head" : (R.truthy(R.compare(p["megacore_mode"], [["in", function () { return R.tuple(["BATCH", "batches", "Batch"]); }]])) ? "batch" : null)); }],
       ],
     ],
     "RA668": [
@@ -828,8 +831,8 @@
     ],
     "RA676": [
       [
-        ["required kv_lens shape", ["max_num_seqs"], function (p) { return R.tuple([p["max_num_seqs"]]); }],
-        ["required cu_q_lens shape", ["num_cu_q_lens"], function (p) { return R.tuple([p["num_cu_q_lens"]]); }],
+        ["required kv_lens shape", ["max_num_seqs"], function (p) { return (R.truthy(R.compare(p["max_num_seqs"], [["is not", function () { return null; }]])) ? R.tuple([p["max_num_seqs"]]) : null); }],
+        ["required cu_q_lens shape", ["num_cu_q_lens"], function (p) { return (R.truthy(R.compare(p["num_cu_q_lens"], [["is not", function () { return null; }]])) ? R.tuple([p["num_cu_q_lens"]]) : null); }],
       ],
     ],
     "RA677": [
@@ -846,8 +849,9 @@
     ],
     "RA680": [
       [
-        ["largest valid num_kv_pages_per_block", ["pages_per_seq"], function (p) { return p["pages_per_seq"]; }],
-        ["clamped num_kv_pages_per_block", ["num_kv_pages_per_block", "pages_per_seq"], function (p) { return R.call("clamp", [p["num_kv_pages_per_block"], 1n, p["pages_per_seq"]]); }],
+        ["largest valid num_kv_pages_per_block", ["num_kv_pages_per_block", "pages_per_seq"], function (p) { return (R.truthy(R.not_(R.compare(0n, [["<", function () { return p["num_kv_pages_per_block"]; }], ["<=", function () { return p["pages_per_seq"]; }]]))) ? p["pages_per_seq"] : null); }],
+        ["clamped num_kv_pages_per_block", ["num_kv_pages_per_block", "pages_per_seq"], function (p) { return (R.truthy(R.not_(R.compare(0n, [["<", function () { return p["num_kv_pages_per_block"]; }], ["<=", function () { return p["pages_per_seq"]; }]]))) ? R.call("clamp", [p["num_kv_pages_per_block"], 1n, p["pages_per_seq"]]) : null); }],
+        ["a positive num_queries_per_block (tuned values are powers of two such as 32)", ["num_queries_per_block"], function (p) { return (R.truthy(R.compare(p["num_queries_per_block"], [["<=", function () { return 0n; }]])) ? 32n : null); }],
       ],
     ],
     "RA681": [
@@ -856,8 +860,7 @@
     ],
     "RA682": [
       [
-        ["tileable num_combined_kv_heads for float32 kv (>= this one)", ["num_combined_kv_heads"], function (p) { return (R.truthy(R.compare(p["num_combined_kv_heads"], [["<", function () { return 8n; }]])) ? R.call("next_power_of_two", [p["num_combined_kv_heads"]]) : R.call("next_multiple", [p["num_combined_kv_heads"], 8n])); }],
-        ["tileable num_combined_kv_heads for bfloat16 kv (>= this one)", ["num_combined_kv_heads"], function (p) { return (R.truthy(R.compare(p["num_combined_kv_heads"], [["<", function () { return 16n; }]])) ? R.call("next_power_of_two", [p["num_combined_kv_heads"]]) : R.call("next_multiple", [p["num_combined_kv_heads"], 16n])); }],
+        ["tileable num_combined_kv_heads for every kv dtype (>= this one)", ["num_combined_kv_heads"], function (p) { return R.call("min", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["c"] = items[i]; if (!R.truthy(R.compare(e["c"], [[">=", function () { return e["num_combined_kv_heads"]; }]]))) continue; out.push(e["c"]); } return out; })(R.iterate([4n, 8n, 16n, 32n, R.call("next_multiple", [p["num_combined_kv_heads"], 32n])]))]); }],
       ],
       [
       ],
