@@ -23,6 +23,12 @@ def runnable():
     return out
 
 
+def test_every_snippet_runs_or_says_why_not():
+    silent = [f"{entry.code} fix {n}" for entry in CATALOGUE.entries for n, fix in enumerate(entry.fixes, 1)
+              if (fix.before or fix.after) and not fix.unverified and not (fix.setup or entry.setup or fix.then or entry.then)]
+    assert not silent, "these fixes' snippets are never run (no setup/then) and do not say why (unverified:):\n" + "\n".join(silent)
+
+
 def run(*parts: str) -> BaseException | None:
     try:
         exec(compile("\n".join(parts), "<snippet>", "exec"), {"__name__": "snippet"})  # noqa: S102 - the catalogue's own examples

@@ -38,7 +38,7 @@ def suggestions(text: str) -> dict[str, object]:
     ("block_q=512 should be smaller or equal to q_seq_len=256", [256]),  # the last query block may be partial
 ])
 def test_tpu_flash_block_suggestions_respect_every_constraint(text, largest):
-    got = suggestions(text)["largest valid block, at most the one asked for"]
+    got = suggestions(text)["largest valid block, at most the one asked for (none: pad, or one block over all keys)"]
     assert got == largest
     for block in got:
         dim = int(re.search(r"(?:q|kv)_seq_len=(\d+)", text).group(1))
@@ -48,7 +48,7 @@ def test_tpu_flash_block_suggestions_respect_every_constraint(text, largest):
 def test_a_suggestion_no_value_satisfies_says_so():
     out = io.StringIO()
     explain.run(["kv_seq_len=1000 should be divisible by block_k_major=128"], as_json=False, show_all=False, out=out, err=io.StringIO())
-    assert "largest valid block, at most the one asked for: none satisfies every constraint" in out.getvalue()
+    assert "largest valid block, at most the one asked for (none: pad, or one block over all keys): none satisfies every constraint" in out.getvalue()
     assert ": None" not in out.getvalue() and ": (none)" not in out.getvalue()
 
 

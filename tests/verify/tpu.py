@@ -207,6 +207,18 @@ def ragged_metadata_shapes(p: dict):
                           jnp.zeros(cu_shape, jnp.int32), jnp.array([1], jnp.int32))
 
 
+@register("RA671")
+def ragged_pages_per_seq(p: dict):
+    """dynamic_validate_inputs (concrete values) with a page table pages_per_seq wide and two
+    sequences, the longest holding max_kv_len tokens in pages of page_size."""
+    pages, size, longest = p["pages_per_seq"], p["page_size"], p["max_kv_len"]
+    q = jnp.ones((16, 2, 128), jnp.float32)
+    kv_pages = jnp.ones((max(16, 2 * pages), size, 4, 128), jnp.float32)
+    page_indices = jnp.arange(2 * pages, dtype=jnp.int32).reshape(2, pages)
+    return RPA.dynamic_validate_inputs(q, kv_pages, jnp.array([min(20, longest), longest], jnp.int32), page_indices,
+                                       jnp.array([0, 6, 16], jnp.int32), jnp.array([2], jnp.int32))
+
+
 @register("RA672")
 def ragged_total_q_tokens(p: dict):
     """dynamic_validate_inputs (concrete values) with q of max_num_batched_tokens rows and one

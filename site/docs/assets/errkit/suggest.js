@@ -686,7 +686,6 @@
     ],
     "RA602": [
       [
-        ["query heads per kv head (must be a whole number)", ["num_heads", "num_heads_k"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["num_heads_k"], [[">", function () { return 0n; }]]); }, function () { return R.compare(R.mod(p["num_heads"], p["num_heads_k"]), [["==", function () { return 0n; }]]); })) ? R.floordiv(p["num_heads"], p["num_heads_k"]) : null); }],
       ],
       [
       ],
@@ -809,6 +808,7 @@
     ],
     "RA671": [
       [
+        ["pages_per_seq the longest sequence needs", ["min_pages_per_seq"], function (p) { return p["min_pages_per_seq"]; }],
         ["longest kv length the page table can hold", ["page_size", "pages_per_seq"], function (p) { return R.mul(p["pages_per_seq"], p["page_size"]); }],
       ],
     ],
