@@ -35,7 +35,8 @@ PATTERNS = {
     "float": rf"{_FLOAT}|{_scalar(_FLOAT)}",
     "bool": r"True|False",
     "str": r"[^\n]*?",
-    "str_repr": _STR_REPR,
+    # repr() of a str, or of a tuple of them where a caller passed one (batch_axis=('data', 'fsdp'))
+    "str_repr": rf"{_STR_REPR}|\((?:{_STR_REPR})(?:, (?:{_STR_REPR}))*,?\)",
     "dtype": rf"dtype\(['\"]?{_NAME}['\"]?\)|(?:jnp\.|np\.|numpy\.|jax\.numpy\.)?{_NAME}|'{_NAME}'"
              rf"|<class '(?:jax\.numpy\.|numpy\.|jnp\.|np\.)?{_NAME}'>",  # jax 0.5-0.6 printed the scalar type
     "shape": r"\((?:-?[0-9]+(?:, ?-?[0-9]+)*,?)?\)",

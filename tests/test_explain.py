@@ -335,6 +335,8 @@ def test_a_filtered_jax_traceback_of_an_empty_message_gets_a_hint():
     ("ValueError: sm_scale must be a finite number or None, got np.float32(nan)", "RA202", {"sm_scale": "nan"}),
     ("ValueError: sm_scale must be a finite number or None, got Array(inf, dtype=float32, weak_type=True)", "RA202", {"sm_scale": "inf"}),
     ("ValueError: cap must be a positive finite number or None, got Array(-30., dtype=float32)", "RA203", {"cap": -30.0}),
+    ("ValueError: batch_axis=('data', 'fsdp') is not an axis of the mesh (axes: 'data', 'fsdp')", "RA401",
+     {"batch_axis": "('data', 'fsdp')", "mesh_axes": ["data", "fsdp"]}),
 ])
 def test_numpy_and_jax_scalars_are_read_as_their_number(text, code, values):
     """repr() of a NumPy or JAX scalar, as the kernel prints what a caller passed: an exact match."""

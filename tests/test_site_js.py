@@ -346,6 +346,7 @@ PARSES = [
     # NumPy and JAX scalars as repr() prints them (what real callers pass)
     ("float", "np.float32(0.125)"), ("float", "numpy.float64(nan)"), ("float", "Array(0.25, dtype=float32, weak_type=True)"),
     ("float", "Array(30., dtype=float32)"), ("int", "np.int64(128)"), ("int", "Array(-3, dtype=int32)"),
+    ("str", "('data', 'fsdp')"), ("str", "('data',)"),
 ]
 
 
