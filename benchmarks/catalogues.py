@@ -67,4 +67,4 @@ def grown(size: int, seed: int = 0):
         if len(entries) + len(extra) < size:
             raise SystemExit(f"only {len(entries) + len(extra)} entries can be made here; {size} asked")
         chosen = entries + random.Random(seed).sample(extra, size - len(entries))
-    return Catalogue(real.root, real.settings, tuple(chosen))
+    return Catalogue(real.root, real.settings, tuple(chosen), real.kernels)
