@@ -202,6 +202,7 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         raised_by=tuple(raw.get("raised_by") or ()),
         setup=raw.get("setup"),
         then=raw.get("then"),
+        traced=raw.get("traced"),
         positions=pos,
     )
 

@@ -95,6 +95,7 @@ class Entry:
     raised_by: tuple[str, ...] = ()  # the kernels raising `message` verbatim, when several do
     setup: str | None = None  # code run before each fix's before/after snippet: the inputs they use
     then: str | None = None  # code run after it: the call that exercises the snippet
+    traced: str | None = None  # "checkify": the check also runs on traced values as a checkify check
     positions: Positions | None = field(default=None, compare=False, repr=False)
 
     @property

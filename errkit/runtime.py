@@ -108,6 +108,21 @@ def concrete_min(x):
         return None
 
 
+def concrete_max(x):
+    """The largest element as an int, or None when the array is traced (under jit) or empty."""
+    global _numpy
+    if type(x) not in _ARRAY_TYPES and (x is None or not is_array(x)):
+        return None
+    try:
+        if _numpy is None:
+            import numpy as _numpy
+
+        host = _numpy.asarray(x)
+        return int(host.max()) if host.size else None
+    except Exception:  # tracers refuse concretisation
+        return None
+
+
 def attr(obj, name: str, default=None):
     """A public attribute of a config object (names starting with '_' are refused)."""
     if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
@@ -147,6 +162,7 @@ BINDINGS = {
     "dtype_name": dtype_name,
     "type_name": type_name,
     "concrete_min": concrete_min,
+    "concrete_max": concrete_max,
     "attr": attr,
     "axis_names": axis_names,
     "axis_size": axis_size,

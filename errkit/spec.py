@@ -284,6 +284,8 @@ ENTRY = Record(
         Field("params", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="param"), description="Typed values in the message."),
         Field("check", Str(max_length=2000), description="Invariant that must hold; the error is raised when it is false."),
         Field("explain_only", Bool(), description="Upstream-only condition: recognised by explain, no validator is generated."),
+        Field("traced", Enum(values=("checkify",)),
+              description="checkify: the check also runs on traced array values (under jit) as a jax.experimental.checkify check with the same code and message."),
         Field("explanation", Str(), True, "What it means (markdown)."),
         Field("triggers", ListOf(item=Str(max_length=1000), min_items=1), True, "Concrete inputs that raise it."),
         Field("situations", ListOf(item=Str(max_length=1000)), description="Common situations in which people meet it."),

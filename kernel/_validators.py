@@ -13,6 +13,7 @@ from errkit.fixes import is_finite as _fx_is_finite
 from errkit.fixes import is_power_of_two as _fx_is_power_of_two
 from errkit.runtime import axis_names as _rt_axis_names
 from errkit.runtime import axis_size as _rt_axis_size
+from errkit.runtime import concrete_max as _rt_concrete_max
 from errkit.runtime import concrete_min as _rt_concrete_min
 from errkit.runtime import default_backend as _rt_default_backend
 from errkit.runtime import dim as _rt_dim
@@ -100,10 +101,10 @@ class ImplementationUnknownError(CatalogueError, ValueError):
 
 
 class SmScaleNotFiniteError(CatalogueError, ValueError):
-    """RA202: sm_scale is not a finite Python number"""
+    """RA202: sm_scale is not a finite number known at trace time"""
 
     code = 'RA202'
-    title = 'sm_scale is not a finite Python number'
+    title = 'sm_scale is not a finite number known at trace time'
 
 
 class CapNotPositiveError(CatalogueError, ValueError):
@@ -197,6 +198,13 @@ class BoundNegativeError(CatalogueError, ValueError):
     title = 'bound has a negative context length'
 
 
+class BoundExceedsInt32Error(CatalogueError, ValueError):
+    """RA306: bound has a value int32 cannot hold"""
+
+    code = 'RA306'
+    title = 'bound has a value int32 cannot hold'
+
+
 class BatchAxisUnknownError(CatalogueError, ValueError):
     """RA401: batch_axis is not an axis of the mesh"""
 
@@ -264,6 +272,7 @@ ERRORS = {
     'RA303': BoundNeedsEqualLengthsError,
     'RA304': CausalNeedsEqualLengthsError,
     'RA305': BoundNegativeError,
+    'RA306': BoundExceedsInt32Error,
     'RA401': BatchAxisUnknownError,
     'RA402': HeadAxisUnknownError,
     'RA403': BatchNotDivisibleByMeshError,
@@ -407,7 +416,7 @@ def check_ra301(has_bound, batch, bound_shape):
 def check_ra302(has_bound, bound_dtype):
     """RA302 bound-dtype: raise BoundDtypeError unless the invariant holds."""
     if has_bound:
-        if not (bound_dtype in ('int32', 'int16', 'int8', 'int64', 'uint8', 'uint16', 'uint32')):
+        if not (bound_dtype in ('int32', 'int16', 'int8', 'int64', 'uint8', 'uint16', 'uint32', 'uint64')):
             raise BoundDtypeError(f'bound must be an integer array (int32), got {bound_dtype}', {'has_bound': has_bound, 'bound_dtype': bound_dtype})
 
 
@@ -431,6 +440,14 @@ def check_ra305(has_bound, bound_min):
         if not (bound_min is None):
             if not (bound_min >= 0):
                 raise BoundNegativeError(f'bound must be >= 0 for every example, got min(bound)={bound_min}', {'has_bound': has_bound, 'bound_min': bound_min})
+
+
+def check_ra306(has_bound, bound_max):
+    """RA306 bound-exceeds-int32: raise BoundExceedsInt32Error unless the invariant holds."""
+    if has_bound:
+        if not (bound_max is None):
+            if not (bound_max <= 2147483647):
+                raise BoundExceedsInt32Error(f'bound must fit in int32 (at most 2147483647) for every example, got max(bound)={bound_max}', {'has_bound': has_bound, 'bound_max': bound_max})
 
 
 def check_ra401(batch_axis, batch_axis_size, mesh_axes):
@@ -497,6 +514,7 @@ CHECKS = {
     'RA303': check_ra303,
     'RA304': check_ra304,
     'RA305': check_ra305,
+    'RA306': check_ra306,
     'RA401': check_ra401,
     'RA402': check_ra402,
     'RA403': check_ra403,
@@ -504,6 +522,83 @@ CHECKS = {
     'RA405': check_ra405,
     'RA406': check_ra406,
 }
+
+
+# -- value checks on traced arrays (entries with `traced: checkify`) -------------------------------
+# Under jit the validators cannot read an array's values, so they skip these checks; the
+# checkify_<group> functions stage them as jax.experimental.checkify checks with the same code and
+# message, which checkify.checkify reports and which are no-ops (nothing raised, nothing computed
+# at run time) without it. On concrete arrays they do nothing: the validators have checked them.
+
+
+def _tr_is_tracer(x):
+    import jax
+
+    return isinstance(x, jax.core.Tracer)
+
+
+def _tr_min(x):
+    """The smallest element of a traced array, as a traced value; None for anything else."""
+    if not _tr_is_tracer(x):
+        return None
+    import jax.numpy as jnp
+
+    value = jnp.min(x)
+    if jnp.issubdtype(value.dtype, jnp.integer) and value.dtype.itemsize < 4:
+        value = value.astype(jnp.int32)  # int8/int16: compared with int32 limits, which they cannot hold
+    return value
+
+
+def _tr_max(x):
+    """The largest element of a traced array, as a traced value; None for anything else."""
+    if not _tr_is_tracer(x):
+        return None
+    import jax.numpy as jnp
+
+    value = jnp.max(x)
+    if jnp.issubdtype(value.dtype, jnp.integer) and value.dtype.itemsize < 4:
+        value = value.astype(jnp.int32)  # int8/int16: compared with int32 limits, which they cannot hold
+    return value
+
+
+def _tr_and(a, b):
+    import jax.numpy as jnp
+
+    return jnp.logical_and(a, b)
+
+
+def _tr_or(a, b):
+    import jax.numpy as jnp
+
+    return jnp.logical_or(a, b)
+
+
+def _tr_not(a):
+    import jax.numpy as jnp
+
+    return jnp.logical_not(a)
+
+
+def _tr_check(predicate, template, values):
+    from jax.experimental import checkify
+
+    checkify.debug_check(predicate, template, **values)
+
+
+def checkify_mask(bound, causal, q, k):
+    """Value checks of validate_mask on traced arrays, as checkify checks.
+
+    Checks, in order: RA305, RA306.
+    """
+    has_bound = bound is not None
+    if has_bound:
+        bound_min = _tr_min(bound)
+        if not (bound_min is None):
+            _tr_check(bound_min >= 0, '[RA305] bound must be >= 0 for every example, got min(bound)={bound_min}', {'bound_min': bound_min})
+    if has_bound:
+        bound_max = _tr_max(bound)
+        if not (bound_max is None):
+            _tr_check(bound_max <= 2147483647, '[RA306] bound must fit in int32 (at most 2147483647) for every example, got max(bound)={bound_max}', {'bound_max': bound_max})
 
 
 def validate_options(implementation, sm_scale, cap, cap_method, causal):
@@ -588,12 +683,12 @@ def validate_qkv(q, k, v, implementation):
 def validate_mask(bound, causal, q, k):
     """The bound array and the causal flag against the sequence lengths.
 
-    Checks, in order: RA302, RA301, RA305, RA303, RA304.
+    Checks, in order: RA302, RA301, RA305, RA306, RA303, RA304.
     """
     has_bound = bound is not None
     if has_bound:
         bound_dtype = _rt_dtype_name(bound)
-        if not (bound_dtype in ('int32', 'int16', 'int8', 'int64', 'uint8', 'uint16', 'uint32')):
+        if not (bound_dtype in ('int32', 'int16', 'int8', 'int64', 'uint8', 'uint16', 'uint32', 'uint64')):
             raise BoundDtypeError(f'bound must be an integer array (int32), got {bound_dtype}', {'has_bound': has_bound, 'bound_dtype': bound_dtype})
     if has_bound:
         batch = _rt_shape(q)[0]
@@ -605,6 +700,11 @@ def validate_mask(bound, causal, q, k):
         if not (bound_min is None):
             if not (bound_min >= 0):
                 raise BoundNegativeError(f'bound must be >= 0 for every example, got min(bound)={bound_min}', {'has_bound': has_bound, 'bound_min': bound_min})
+    if has_bound:
+        bound_max = _rt_concrete_max(bound)
+        if not (bound_max is None):
+            if not (bound_max <= 2147483647):
+                raise BoundExceedsInt32Error(f'bound must fit in int32 (at most 2147483647) for every example, got max(bound)={bound_max}', {'has_bound': has_bound, 'bound_max': bound_max})
     if has_bound:
         q_seq_len = _rt_shape(q)[1]
         kv_seq_len = _rt_shape(k)[1]

@@ -6,10 +6,12 @@ error is reported by kernel/_validators.py; nothing below them raises.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
 import jax
+import jax.numpy as jnp
 
 from kernel import _validators
 from kernel.config import BlockSizes
@@ -24,14 +26,52 @@ def resolve_implementation(implementation: str | None) -> str:
     return "pallas" if jax.default_backend() == "gpu" else "xla"
 
 
+def as_number(x):
+    """A concrete NumPy or JAX scalar (np.float32(0.125), 1 / jnp.sqrt(32.), np.int64(64)) as the
+    Python number it holds; anything else unchanged (None, Python numbers, tracers, arrays that are
+    not scalars, strings), for the validators to accept or refuse."""
+    if x is None or type(x) in (int, float, bool) or isinstance(x, jax.core.Tracer):
+        return x
+    if getattr(x, "shape", None) == () and hasattr(x, "dtype") and hasattr(x, "item"):
+        try:
+            value = x.item()
+        except Exception:  # not concrete after all: the validators refuse it with its repr
+            return x
+        if type(value) in (int, float):  # a bool scalar stays itself (refused as not a number)
+            return value
+    return x
+
+
+_BLOCK_FIELDS = tuple(f.name for f in dataclasses.fields(BlockSizes))
+
+
+def as_config(config):
+    """A BlockSizes whose NumPy or JAX integer sizes are Python ints (a static jit argument must hash
+    and compare by value); any other config unchanged. Float sizes stay floats (refused, RA211)."""
+    if type(config) is not BlockSizes:
+        return config
+    sizes = {}
+    for name in _BLOCK_FIELDS:
+        value = getattr(config, name)
+        number = as_number(value)
+        if type(number) is int and number is not value:
+            sizes[name] = number
+    return dataclasses.replace(config, **sizes) if sizes else config
+
+
 def validate(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
              implementation) -> str:
-    """Runs the validators in their fixed order; returns the resolved implementation."""
+    """Runs the validators in their fixed order; returns the resolved implementation.
+
+    Checks on a traced bound's values (RA305, RA306) are staged as checkify checks. NumPy and JAX
+    scalars are checked as the Python numbers they hold (see as_number)."""
+    sm_scale, cap, config = as_number(sm_scale), as_number(cap), as_config(config)
     _validators.validate_options(implementation, sm_scale, cap, cap_method, causal)
     impl = resolve_implementation(implementation)
     _validators.validate_backend(impl)
     _validators.validate_qkv(q, k, v, impl)
     _validators.validate_mask(bound, causal, q, k)
+    _validators.checkify_mask(bound, causal, q, k)
     _validators.validate_config(config, impl)
     return impl
 
@@ -42,6 +82,10 @@ def dispatch(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
     are static, so one compilation serves every call with the same options)."""
     if sm_scale is None:
         sm_scale = 1.0 / math.sqrt(q.shape[-1])
+    if isinstance(bound, jax.core.Tracer):
+        # Values the validators could not read: clamped, never wrapped by the int32 cast (any
+        # value from kv_seq_len up already makes every key context). checkify reports them.
+        bound = jnp.clip(bound, 0, k.shape[1]).astype(jnp.int32)
     return _run(q, k, v, bound, causal=bool(causal), sm_scale=float(sm_scale),
                 cap=None if cap is None else float(cap), cap_method=cap_method,
                 config=config, impl=impl)
@@ -69,22 +113,36 @@ def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
       q: [batch, q_seq_len, num_q_heads, head_dim].
       k, v: [batch, kv_seq_len, num_kv_heads, head_dim]; query head h reads kv
         head h // (num_q_heads // num_kv_heads) (GQA / MQA).
-      bound: None, or int32 [batch]: the number of leading context tokens of
+      bound: None, or an integer array [batch] (int32, or any integer dtype
+        whose values fit int32): the number of leading context tokens of
         each example (needs q_seq_len == kv_seq_len). Query i attends key j iff
-        j == i or (j < bound[b] and (not causal or j <= i)).
+        j == i or (j < bound[b] and (not causal or j <= i)). Its values are
+        checked on an eager call: a negative value raises RA305, one above
+        2**31 - 1 raises RA306. Under jax.jit (a traced bound) they are
+        checked only under jax.experimental.checkify, which reports the same
+        codes and messages (`checkify.checkify(ranker_attention)`); without
+        checkify a traced bound is clamped to [0, kv_seq_len], so a negative
+        value acts as 0 and a too large one as kv_seq_len, silently.
       causal: without bound, attend j <= i only; with bound, restricts the
         context part as above.
-      sm_scale: logit scale, default 1 / sqrt(head_dim).
-      cap: soft-cap of the logits (a positive number), None for no capping.
+      sm_scale: logit scale, default 1 / sqrt(head_dim): a Python number or a
+        concrete NumPy / JAX scalar (np.float32(0.125), 1 / jnp.sqrt(32.)
+        outside jit), converted to a Python float; a traced value is refused
+        (RA202): the scale is compiled in.
+      cap: soft-cap of the logits (a positive number, as for sm_scale), None
+        for no capping.
       cap_method: "tanh" (cap * tanh(s / cap)), "soft_sign" (s / (1 + |s| / cap))
         or "none".
-      config: kernel.BlockSizes for the Pallas kernel, None for the defaults.
+      config: kernel.BlockSizes for the Pallas kernel, None for the defaults;
+        NumPy / JAX integer sizes (BlockSizes(np.int64(64), 64)) count as ints.
       implementation: "pallas", "xla", or None (pallas on GPU, xla otherwise).
 
     Returns:
-      [batch, q_seq_len, num_q_heads, head_dim] in q.dtype.
+      [batch, q_seq_len, num_q_heads, head_dim] in q.dtype. float64 (the xla
+      implementation, with jax_enable_x64) is computed in float64.
     """
-    # 1. checks (validators only), 2. dispatch.
+    # 0. numbers as callers write them, 1. checks (validators only), 2. dispatch.
+    sm_scale, cap, config = as_number(sm_scale), as_number(cap), as_config(config)
     impl = validate(q, k, v, bound=bound, causal=causal, sm_scale=sm_scale,
                     cap=cap, cap_method=cap_method, config=config,
                     implementation=implementation)

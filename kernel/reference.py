@@ -17,7 +17,7 @@ MASK_VALUE = -0.7 * float(np.finfo(np.float32).max)
 
 
 def soft_cap(s: jax.Array, cap: float | None, cap_method: str) -> jax.Array:
-    """Soft-caps float32 logits ``s``. ``cap=None`` or ``"none"``: no capping."""
+    """Soft-caps float32 (float64) logits ``s``. ``cap=None`` or ``"none"``: no capping."""
     if cap is None or cap_method == "none":
         return s
     if cap_method == "tanh":
@@ -55,8 +55,9 @@ def attention_reference(q, k, v, *, bound=None, causal=False, sm_scale, cap=None
 
     # [b, hkv, g, sq, d]: one batched matmul per kv head, shared by its group.
     qg = q.reshape(batch, q_len, num_kv_heads, group, head_dim).transpose(0, 2, 3, 1, 4)
+    acc = jnp.promote_types(q.dtype, jnp.float32)  # float32, or float64 for float64 inputs
     logits = jnp.einsum("bhgqd,bkhd->bhgqk", qg, k,
-                        preferred_element_type=jnp.float32)
+                        preferred_element_type=acc)
     logits = soft_cap(logits * sm_scale, cap, cap_method)
 
     mask = attention_mask(q_len, kv_len, bound, causal)  # [b or 1, sq, skv]
@@ -64,5 +65,5 @@ def attention_reference(q, k, v, *, bound=None, causal=False, sm_scale, cap=None
         logits = jnp.where(mask[:, None, None], logits, MASK_VALUE)
 
     probs = jax.nn.softmax(logits, axis=-1)
-    out = jnp.einsum("bhgqk,bkhd->bhgqd", probs, v.astype(jnp.float32))
+    out = jnp.einsum("bhgqk,bkhd->bhgqd", probs, v.astype(acc))
     return out.transpose(0, 3, 1, 2, 4).reshape(q.shape).astype(q.dtype)

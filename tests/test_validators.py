@@ -315,3 +315,54 @@ def test_the_kernel_scan_would_catch_a_raise(tmp_path):
     sample = "def f(x):\n    if x:\n        raise ValueError('no')\n    assert x, 'msg'\n"
     kinds = [type(n).__name__ for n in ast.walk(ast.parse(sample)) if isinstance(n, (ast.Raise, ast.Assert))]
     assert sorted(kinds) == ["Assert", "Raise"]
+
+
+# -- traced: checkify (issue 14): value checks on traced arrays ------------------------------------
+
+TRACED = [e for e in VALIDATED if e.traced == "checkify"]
+
+
+def test_the_bound_value_checks_are_traced():
+    assert {e.code for e in TRACED} >= {"RA305", "RA306"}
+
+
+@pytest.mark.parametrize("entry", TRACED, ids=lambda e: e.code)
+def test_a_traced_check_has_the_code_and_message_of_its_validator(entry):
+    """The checkify template, formatted with a bad example's values, is `[code] ` + the message the
+    validator raises for them; the generated checkify function stages exactly that template."""
+    from errkit.generate import validators as gen
+
+    template = gen.format_template(gen.check_code(entry))
+    group = next(g for g in CATALOGUE.settings.groups.values() if entry.code in g.checks)
+    source = inspect.getsource(getattr(validators, f"checkify_{group.name}"))
+    assert repr(template) in source
+    for raw in entry.bad_examples:
+        params = entry.typed(raw)
+        args = [params[p] for p in inspect.signature(validators.CHECKS[entry.code]).parameters]
+        with pytest.raises(validators.ERRORS[entry.code]) as info:
+            validators.CHECKS[entry.code](*args)
+        assert template.format(**params) == f"[{entry.code}] {info.value}"
+
+
+@pytest.mark.parametrize("failing, predicate", [
+    ("not (bound_min >= 0)", "bound_min >= 0"),
+    ("has_bound", "_tr_not(has_bound)"),
+    ("not (0 <= x <= 5)", "_tr_and(0 <= x, x <= 5)"),
+    ("not (a > 0 and (b < 1 or not c))", "_tr_and(a > 0, _tr_or(b < 1, _tr_not(c)))"),
+])
+def test_traced_predicates_use_jnp_logic(failing, predicate):
+    from errkit.generate.validators import traced_predicate
+
+    assert traced_predicate(failing) == predicate
+
+
+def test_a_traced_message_may_show_only_traced_values():
+    import dataclasses
+
+    from errkit.generate import validators as gen
+
+    entry = next(e for e in TRACED if e.code == "RA305")
+    shows_has_bound = dataclasses.replace(entry, message="bound must be >= 0 ({has_bound}), got {bound_min}")
+    group = next(g for g in CATALOGUE.settings.groups.values() if entry.code in g.checks)
+    with pytest.raises(ValueError, match="traced values only"):
+        gen.traced_steps(group, [gen.check_code(shows_has_bound)])

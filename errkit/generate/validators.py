@@ -152,6 +152,96 @@ def check_steps(code: CheckCode) -> list[Step]:
     return group_steps(Group(code.function, "", code.params, {}, (code.entry.code,)), [code])
 
 
+# Value bindings of a group and their traced counterparts in the checkify functions: the concrete
+# helper answers None for a tracer (the validator then skips the check); the traced one answers a
+# traced value for a tracer and None for a concrete array (the validator has checked it already).
+TRACED_BINDINGS = {"_rt_concrete_min(": "_tr_min(", "_rt_concrete_max(": "_tr_max("}
+
+
+class _TracedPredicate(ast.NodeTransformer):
+    """A check operand on traced values: `and`/`or`/`not` and chained comparisons as jnp calls."""
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)
+        name = "_tr_and" if isinstance(node.op, ast.And) else "_tr_or"
+        out = node.values[0]
+        for value in node.values[1:]:
+            out = ast.Call(ast.Name(name, ast.Load()), [out, value], [])
+        return out
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return ast.Call(ast.Name("_tr_not", ast.Load()), [node.operand], [])
+        return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        lefts = [node.left, *node.comparators[:-1]]
+        parts = [ast.Compare(a, [op], [b]) for a, op, b in zip(lefts, node.ops, node.comparators)]
+        return self.visit_BoolOp(ast.BoolOp(ast.And(), parts))
+
+
+def traced_predicate(failing: str) -> str:
+    """The passing condition of an operand (given as the test that fails it) on traced values."""
+    body = ast.parse(failing, mode="eval").body
+    if isinstance(body, ast.UnaryOp) and isinstance(body.op, ast.Not):  # `not x` fails: x passes
+        body = body.operand
+    else:
+        body = ast.UnaryOp(ast.Not(), body)
+    return ast.unparse(ast.fix_missing_locations(_TracedPredicate().visit(body)))
+
+
+def format_template(code: CheckCode) -> str:
+    """The message as a str.format template (checkify formats it with the traced values), prefixed
+    by the code: `[RA305] bound must be >= 0 ..., got min(bound)={bound_min}`."""
+    node = ast.parse(code.message, mode="eval").body
+    parts = [f"[{code.entry.code}] "]
+    for value in getattr(node, "values", [node]):
+        if isinstance(value, ast.Constant):
+            parts.append(str(value.value).replace("{", "{{").replace("}", "}}"))
+        else:
+            if value.format_spec is not None:
+                raise ValueError(f"{code.entry.code}: a traced message field takes no format spec")
+            conversion = "" if value.conversion == -1 else "!" + chr(value.conversion)
+            parts.append("{" + ast.unparse(value.value) + conversion + "}")
+    return "".join(parts)
+
+
+def traced_steps(group: Group, checks: list[CheckCode]) -> list[Step]:
+    """The body of checkify_<group>: the group's steps for its `traced: checkify` checks, with value
+    bindings read off tracers and each `raise` (with the operand that guards it) turned into a
+    `check` step, `_tr_check(predicate, template, values)`. Only the last operand of such a check may
+    read a traced value; the ones before it stay Python tests (`has_bound`, `bound_min is None`)."""
+    out: list[Step] = []
+    traced_names: set[str] = set()
+    for step in group_steps(group, checks):
+        if step.kind == "bind":
+            source = step.source
+            for concrete, traced in TRACED_BINDINGS.items():
+                source = source.replace(concrete, traced)
+            if source != step.source:
+                traced_names.add(step.name)
+            out.append(Step("bind", step.indent, step.name, source))
+        elif step.kind == "unless":
+            out.append(step)
+        else:
+            last = max(i for i, s in enumerate(out) if s.kind == "unless" and s.indent == step.indent - 1)
+            guard = out.pop(last)
+            moved = [Step(s.kind, guard.indent, s.name, s.source) for s in out[last:]]  # message-only reads
+            del out[last:]
+            out += moved
+            shown = [f.name for f in template.parse(step.check.entry.message).fields]
+            if not set(shown) <= traced_names:
+                raise ValueError(f"{step.check.entry.code}: a traced check's message may show traced values only, not {sorted(set(shown) - traced_names)}")
+            values = ", ".join(f"{name!r}: {name}" for name in dict.fromkeys(shown))
+            call = f"{traced_predicate(guard.source)}, {format_template(step.check)!r}, {{{values}}}"
+            out.append(Step("check", guard.indent, source=call, check=step.check))
+    return out
+
+
 def validators(catalogue: Catalogue) -> dict[str, str]:
     settings = catalogue.settings
     entries = [e for e in catalogue.entries if not e.explain_only]
@@ -161,6 +251,8 @@ def validators(catalogue: Catalogue) -> dict[str, str]:
         for name in (*entry.params, entry.class_name):
             if keyword.iskeyword(name):
                 raise ValueError(f"{entry.code}: {name!r} is a Python keyword")
+    traced_groups = [(g, traced_steps(g, [checks[c] for c in g.checks if checks[c].entry.traced == "checkify"]))
+                     for g in settings.groups.values() if any(checks[c].entry.traced == "checkify" for c in g.checks)]
     check_bodies = {code: check_steps(check) for code, check in checks.items()}
     sources = [step.source for _, steps in groups for step in steps] + [s.source for b in check_bodies.values() for s in b]
     used = sorted(set(re.findall(r"\b_(rt|fx)_(\w+)", " ".join(sources))))
@@ -171,6 +263,7 @@ def validators(catalogue: Catalogue) -> dict[str, str]:
         checks=checks,
         check_bodies=check_bodies,
         groups=groups,
+        traced_groups=traced_groups,
         runtime_helpers=[name for side, name in used if side == "rt"],
         fixes_helpers=[name for side, name in used if side == "fx"],
     )

@@ -65,6 +65,7 @@ CASES = {
     "RA303": call(qkv=arrays(k_shape=(B, S + 8, KV, D)), bound=jnp.array([1, 2], jnp.int32)),
     "RA304": call(qkv=arrays(k_shape=(B, S + 8, KV, D)), causal=True),
     "RA305": call(bound=jnp.array([-1, 2], jnp.int32)),
+    "RA306": call(bound=np.array([2**31, 2], np.int64)),
     "RA401": sharded(batch_axis="batch"),
     "RA402": sharded(head_axis="model"),
     "RA405": sharded(batch_axis="data", head_axis="data"),

@@ -232,6 +232,13 @@ def bound_negative(p: dict):
     return _call(*_qkv(), bound=bound, implementation="xla")
 
 
+@register("RA306")
+def bound_exceeds_int32(p: dict):
+    """A NumPy bound (int64 holds any value; jnp without x64 would make it int32 first)."""
+    bound = np.asarray([p["bound_max"]] + [S // 2] * (B - 1), np.int64)
+    return _call(*_qkv(), bound=bound, implementation="xla")
+
+
 # -- sharding --------------------------------------------------------------------------------------
 
 

@@ -272,6 +272,13 @@
       [
       ],
     ],
+    "RA306": [
+      [
+        ["largest bound int32 holds (from kv_seq_len up every key is context)", [], function (p) { return 2147483647n; }],
+      ],
+      [
+      ],
+    ],
     "RA320": [
       [
       ],
