@@ -531,10 +531,16 @@ CHECKS = {
 # at run time) without it. On concrete arrays they do nothing: the validators have checked them.
 
 
-def _tr_is_tracer(x):
-    import jax
+_TRACER = None  # jax.core.Tracer, imported on the first call (errkit itself does not need jax)
 
-    return isinstance(x, jax.core.Tracer)
+
+def _tr_is_tracer(x):
+    global _TRACER
+    if _TRACER is None:
+        import jax
+
+        _TRACER = jax.core.Tracer
+    return isinstance(x, _TRACER)
 
 
 def _tr_min(x):

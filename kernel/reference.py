@@ -55,7 +55,8 @@ def attention_reference(q, k, v, *, bound=None, causal=False, sm_scale, cap=None
 
     # [b, hkv, g, sq, d]: one batched matmul per kv head, shared by its group.
     qg = q.reshape(batch, q_len, num_kv_heads, group, head_dim).transpose(0, 2, 3, 1, 4)
-    acc = jnp.promote_types(q.dtype, jnp.float32)  # float32, or float64 for float64 inputs
+    # float32; float64 for float64 inputs when x64 is enabled
+    acc = jax.dtypes.canonicalize_dtype(jnp.promote_types(q.dtype, jnp.float32))
     logits = jnp.einsum("bhgqd,bkhd->bhgqk", qg, k,
                         preferred_element_type=acc)
     logits = soft_cap(logits * sm_scale, cap, cap_method)

@@ -207,3 +207,12 @@ def test_x64_mode_float32_and_int64_bound():
         err, _ = checkify.checkify(f)(q, k, v, jnp.array([2**40, S]))
         assert err.get().startswith("[RA306]")
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [jnp.int8, jnp.int16, jnp.uint8, jnp.uint16, jnp.uint32, jnp.int32])
+def test_checkify_passes_a_valid_bound_of_any_width(dtype):
+    """Narrow dtypes cannot hold the int32 limit the check compares with: it must not wrap there."""
+    q, k, v = qkv()
+    f = jax.jit(lambda q, k, v, b: ranker_attention(q, k, v, bound=b))
+    err, _ = checkify.checkify(f)(q, k, v, jnp.array([0, 3], dtype))
+    assert err.get() is None
