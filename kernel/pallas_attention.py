@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as plgpu
 
 from kernel.config import BlockSizes
 from kernel.reference import MASK_VALUE, soft_cap
@@ -52,7 +53,7 @@ class _Static:
     cap_method: str
     causal: bool
     has_bound: bool
-    interpret: bool
+    interpret: bool | None  # None: chosen at lowering (interpret on CPU, Triton otherwise)
 
 
 # --------------------------------------------------------------------------
@@ -181,6 +182,18 @@ def _kv_ranges(st: _Static, i0, bq: int, bkv: int, ctx):
     return ranges
 
 
+def _select(pred, a, b):
+    """``a if pred else b`` for int32 scalars (Python ints or traced) and a traced bool.
+
+    Written as arithmetic: ``jnp.where`` on a traced bool and two Python ints lowers
+    for Triton to a select whose operands are ('i1', 'i32'), an AssertionError in
+    jax 0.10's Triton lowering when the result is a loop bound.
+    """
+    a = jnp.asarray(a, jnp.int32)
+    b = jnp.asarray(b, jnp.int32)
+    return b + (a - b) * pred.astype(jnp.int32)
+
+
 def _q_range(st: _Static, j0, bq: int, bkv: int, ctx):
     """q-block range that can attend a kv tile starting at key j0, as
     (lo, hi, full_lo, full_hi) for ``_visit``."""
@@ -191,24 +204,41 @@ def _q_range(st: _Static, j0, bq: int, bkv: int, ctx):
     # Tiles seeing every key of this kv tile: all keys are context, all rows real,
     # and (causal) the first row is at or after the last key.
     full_lo = _cdiv(j0 + bkv - 1, bq) if st.causal else 0
-    full_hi = jnp.where(j0 + bkv <= ctx_len, st.q_len // bq, full_lo)
+    full_hi = _select(j0 + bkv <= ctx_len, st.q_len // bq, full_lo)
     if not st.has_bound:
-        return lo, jnp.where(in_ctx, n_q, lo), full_lo, full_hi
+        return lo, _select(in_ctx, n_q, lo), full_lo, full_hi
     diag_lo = _div(j0, bq)
     diag_hi = _min(_cdiv(j0 + bkv, bq), n_q)
-    return (jnp.where(in_ctx, lo, diag_lo), jnp.where(in_ctx, n_q, diag_hi),
+    return (_select(in_ctx, lo, diag_lo), _select(in_ctx, n_q, diag_hi),
             full_lo, full_hi)
 
 
 # --------------------------------------------------------------------------
 # Kernels.
 #
-# Every operand is passed whole (``pl.BlockSpec()``) and each kernel instance
-# indexes its own tiles: ref[b, rows, head, :]. On GPU this is the same pointer
-# arithmetic a blocked BlockSpec would generate; in interpret mode it avoids
-# copying every blocked operand once per grid step, which dominated the run
-# time (see benchmarks/bench_kernel.py).
+# Every kernel is written once and launched in one of two layouts (``blocked``):
+#
+# - blocked (Triton, on GPU): BlockSpecs hand each program its own tile (a block
+#   of query rows, or of keys for dK/dV) and the (batch, head) slab of the
+#   operands it streams through (keys/values, or queries for dK/dV), read block
+#   by block with ``pl.ds`` inside a ``fori_loop``.
+# - whole (interpret mode, on CPU): every operand is passed whole and each
+#   program indexes its own tiles, ref[b, rows, head, :]. This avoids copying
+#   every blocked operand once per grid step, which dominated the interpret
+#   run time (see benchmarks/bench_kernel.py).
+#
+# ``_ix4`` / ``_ix3`` build the index of a tile in either layout.
 # --------------------------------------------------------------------------
+
+
+def _ix4(blocked: bool, b, rows, h):
+    """Index of a [rows, d] tile of a [b, s, h, d] operand."""
+    return (rows, slice(None)) if blocked else (b, rows, h, slice(None))
+
+
+def _ix3(blocked: bool, b, h, rows):
+    """Index of a [rows] slice of a [b, h, s] operand (lse, delta)."""
+    return (rows,) if blocked else (b, h, rows)
 
 
 def _kv_head(h, group: int):
@@ -225,20 +255,21 @@ def _program(refs: list, st: _Static):
     return b, h, _kv_head(h, st.group), (bound_ref[b] if st.has_bound else None)
 
 
-def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool):
+def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool, blocked: bool):
     q_ref, k_ref, v_ref, *refs = refs
     b, h, hk, ctx = _program(refs, st)
     o_ref, *lse_ref = refs
     bq, bkv = st.block_q, st.block_kv
     i0 = pl.program_id(2) * bq
+    own = pl.ds(0 if blocked else i0, bq)  # this program's query rows
 
-    q = q_ref[b, pl.ds(i0, bq), h, :]
+    q = q_ref[_ix4(blocked, b, own, h)]
 
     def body(jk, carry, masked):
         acc, m, l = carry
         j0 = jk * bkv
-        k = k_ref[b, pl.ds(j0, bkv), hk, :]
-        v = v_ref[b, pl.ds(j0, bkv), hk, :]
+        k = k_ref[_ix4(blocked, b, pl.ds(j0, bkv), hk)]
+        v = v_ref[_ix4(blocked, b, pl.ds(j0, bkv), hk)]
         _, c = _capped_logits(q, k, st)
         allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
                    if masked else None)
@@ -261,28 +292,28 @@ def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool):
     # Rows that visited no block (only whole padding tiles) get o = 0, lse = 0.
     visited = l > 0.0
     l = jnp.where(visited, l, 1.0)
-    o_ref[b, pl.ds(i0, bq), h, :] = (acc / l[:, None]).astype(o_ref.dtype)
+    o_ref[_ix4(blocked, b, own, h)] = (acc / l[:, None]).astype(o_ref.dtype)
     if with_lse:
-        lse_ref[0][b, h, pl.ds(i0, bq)] = jnp.where(visited, m + jnp.log(l), 0.0)
+        lse_ref[0][_ix3(blocked, b, h, own)] = jnp.where(visited, m + jnp.log(l), 0.0)
 
 
-def _dq_kernel(*refs, st: _Static, kv_padded: bool):
+def _dq_kernel(*refs, st: _Static, kv_padded: bool, blocked: bool):
     q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, *refs = refs
     b, h, hk, ctx = _program(refs, st)
     (dq_ref,) = refs
     bq, bkv = st.block_q_dq, st.block_kv_dq
     i0 = pl.program_id(2) * bq
+    own = pl.ds(0 if blocked else i0, bq)
 
-    rows = pl.ds(i0, bq)
-    q = q_ref[b, rows, h, :]
-    do = do_ref[b, rows, h, :].astype(jnp.float32)
-    lse = lse_ref[b, h, rows][:, None]
-    delta = delta_ref[b, h, rows][:, None]
+    q = q_ref[_ix4(blocked, b, own, h)]
+    do = do_ref[_ix4(blocked, b, own, h)].astype(jnp.float32)
+    lse = lse_ref[_ix3(blocked, b, h, own)][:, None]
+    delta = delta_ref[_ix3(blocked, b, h, own)][:, None]
 
     def body(jk, dq, masked):
         j0 = jk * bkv
-        k = k_ref[b, pl.ds(j0, bkv), hk, :]
-        v = v_ref[b, pl.ds(j0, bkv), hk, :].astype(jnp.float32)
+        k = k_ref[_ix4(blocked, b, pl.ds(j0, bkv), hk)]
+        v = v_ref[_ix4(blocked, b, pl.ds(j0, bkv), hk)].astype(jnp.float32)
         s, c = _capped_logits(q, k, st)
         allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
                    if masked else None)
@@ -298,28 +329,28 @@ def _dq_kernel(*refs, st: _Static, kv_padded: bool):
     dq = jnp.zeros((bq, q.shape[-1]), jnp.float32)
     for bounds in _kv_ranges(st, i0, bq, bkv, ctx):
         dq = _visit(body, dq, *bounds)
-    dq_ref[b, rows, h, :] = (dq * st.sm_scale).astype(dq_ref.dtype)
+    dq_ref[_ix4(blocked, b, own, h)] = (dq * st.sm_scale).astype(dq_ref.dtype)
 
 
-def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
+def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool, blocked: bool):
     q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, *refs = refs
     b, h, hk, ctx = _program(refs, st)
     dk_ref, dv_ref = refs
     bq, bkv = st.block_q_dkv, st.block_kv_dkv
     j0 = pl.program_id(2) * bkv
+    own = pl.ds(0 if blocked else j0, bkv)  # this program's keys
 
-    cols = pl.ds(j0, bkv)
-    k = k_ref[b, cols, hk, :]
-    v = v_ref[b, cols, hk, :].astype(jnp.float32)
+    k = k_ref[_ix4(blocked, b, own, hk)]
+    v = v_ref[_ix4(blocked, b, own, hk)].astype(jnp.float32)
 
     def body(iq, carry, masked):
         dk, dv = carry
         i0 = iq * bq
         rows = pl.ds(i0, bq)
-        q = q_ref[b, rows, h, :]
-        do = do_ref[b, rows, h, :].astype(jnp.float32)
-        lse = lse_ref[b, h, rows][:, None]
-        delta = delta_ref[b, h, rows][:, None]
+        q = q_ref[_ix4(blocked, b, rows, h)]
+        do = do_ref[_ix4(blocked, b, rows, h)].astype(jnp.float32)
+        lse = lse_ref[_ix3(blocked, b, h, rows)][:, None]
+        delta = delta_ref[_ix3(blocked, b, h, rows)][:, None]
         s, c = _capped_logits(q, k, st)
         allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded,
                             q_padded=q_padded) if masked else None)
@@ -337,8 +368,8 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
     zeros = jnp.zeros((bkv, k.shape[-1]), jnp.float32)
     dk, dv = _visit(body, (zeros, zeros), *_q_range(st, j0, bq, bkv, ctx))
     # With GQA, dk/dv hold one slice per *query* head (summed by the caller).
-    dk_ref[b, cols, h, :] = (dk * st.sm_scale).astype(dk_ref.dtype)
-    dv_ref[b, cols, h, :] = dv.astype(dv_ref.dtype)
+    dk_ref[_ix4(blocked, b, own, h)] = (dk * st.sm_scale).astype(dk_ref.dtype)
+    dv_ref[_ix4(blocked, b, own, h)] = dv.astype(dv_ref.dtype)
 
 
 # --------------------------------------------------------------------------
@@ -346,37 +377,92 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
 # --------------------------------------------------------------------------
 
 
-def _call(kernel, grid, args, out_shape, st: _Static, name: str):
-    """pallas_call with every operand passed whole (see the Kernels note)."""
+def _compiler_params(st: _Static, block_rows: int, block_cols: int, dp: int):
+    """Triton launch parameters for one kernel (a tile of block_rows x block_cols, head dim dp)."""
+    tile = block_rows * max(block_cols, dp)
+    num_warps = 4 if tile <= 64 * 64 else 8
+    num_stages = 2 if dp > 128 else 3
+    return plgpu.CompilerParams(num_warps=num_warps, num_stages=num_stages)
+
+
+def _tile_spec(rows: int, dp: int, head_of=None, *, slab: bool = False):
+    """BlockSpec of a [b, s, h, d] operand: a block of `rows` rows per program along grid
+    axis 2 (slab=False), or the whole (batch, head) slab of `rows` rows (slab=True)."""
+    head_of = head_of or (lambda h: h)
+    if slab:
+        return pl.BlockSpec((None, rows, None, dp), lambda b, h, i: (b, 0, head_of(h), 0))
+    return pl.BlockSpec((None, rows, None, dp), lambda b, h, i: (b, i, head_of(h), 0))
+
+
+def _vec_spec(rows: int, *, slab: bool = False):
+    """BlockSpec of a [b, h, s] operand (lse, delta)."""
+    if slab:
+        return pl.BlockSpec((None, None, rows), lambda b, h, i: (b, h, 0))
+    return pl.BlockSpec((None, None, rows), lambda b, h, i: (b, h, i))
+
+
+def _call(kernel, grid, args, out_shape, st: _Static, name: str, *, in_specs,
+          out_specs, compiler_params):
+    """pallas_call on `args` (None entries dropped): whole operands in interpret mode,
+    the given blocked specs with Triton. With ``st.interpret`` None the choice is made
+    when lowering (``lax.platform_dependent``): interpret on CPU, Triton elsewhere."""
+    keep = [a is not None for a in args]
     args = [a for a in args if a is not None]
-    return pl.pallas_call(
-        kernel,
-        grid=grid,
-        in_specs=[pl.BlockSpec() for _ in args],
-        out_specs=[pl.BlockSpec() for _ in out_shape],
-        out_shape=out_shape,
-        interpret=st.interpret,
-        name=name,
-    )(*args)
+    in_specs = [s for s, k in zip(in_specs, keep) if k]
+
+    def interpret(*args):
+        return pl.pallas_call(
+            functools.partial(kernel, blocked=False), grid=grid,
+            in_specs=[pl.BlockSpec() for _ in args],
+            out_specs=[pl.BlockSpec() for _ in out_shape],
+            out_shape=out_shape, interpret=True, name=name)(*args)
+
+    def triton(*args):
+        return pl.pallas_call(
+            functools.partial(kernel, blocked=True), grid=grid,
+            in_specs=in_specs, out_specs=out_specs, out_shape=out_shape,
+            compiler_params=compiler_params, name=name)(*args)
+
+    if st.interpret is True:
+        return interpret(*args)
+    if st.interpret is False:
+        return triton(*args)
+    return lax.platform_dependent(*args, cpu=interpret, default=triton)
 
 
 def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
-    batch, sq, hq, _ = q.shape
+    batch, sq, hq, dp = q.shape
+    skv = k.shape[1]
     out_shape = [jax.ShapeDtypeStruct(q.shape, q.dtype)]
+    out_specs = [_tile_spec(st.block_q, dp)]
     if with_lse:
         out_shape.append(jax.ShapeDtypeStruct((batch, hq, sq), jnp.float32))
-    kernel = functools.partial(_fwd_kernel, st=st, kv_padded=k.shape[1] != st.kv_len,
+        out_specs.append(_vec_spec(st.block_q))
+    kv_head = functools.partial(_kv_head, group=st.group)
+    in_specs = [_tile_spec(st.block_q, dp), _tile_spec(skv, dp, kv_head, slab=True),
+                _tile_spec(skv, dp, kv_head, slab=True), pl.BlockSpec()]
+    kernel = functools.partial(_fwd_kernel, st=st, kv_padded=skv != st.kv_len,
                                with_lse=with_lse)
     return _call(kernel, (batch, hq, sq // st.block_q), [q, k, v, bound],
-                 out_shape, st, "ranker_attention_fwd")
+                 out_shape, st, "ranker_attention_fwd", in_specs=in_specs,
+                 out_specs=out_specs,
+                 compiler_params=_compiler_params(st, st.block_q, st.block_kv, dp))
 
 
 def _backward_dq(q, k, v, do, lse, delta, bound, st: _Static):
-    batch, sq, hq, _ = q.shape
-    kernel = functools.partial(_dq_kernel, st=st, kv_padded=k.shape[1] != st.kv_len)
-    (dq,) = _call(kernel, (batch, hq, sq // st.block_q_dq),
+    batch, sq, hq, dp = q.shape
+    skv = k.shape[1]
+    bq = st.block_q_dq
+    kv_head = functools.partial(_kv_head, group=st.group)
+    in_specs = [_tile_spec(bq, dp), _tile_spec(skv, dp, kv_head, slab=True),
+                _tile_spec(skv, dp, kv_head, slab=True), _tile_spec(bq, dp),
+                _vec_spec(bq), _vec_spec(bq), pl.BlockSpec()]
+    kernel = functools.partial(_dq_kernel, st=st, kv_padded=skv != st.kv_len)
+    (dq,) = _call(kernel, (batch, hq, sq // bq),
                   [q, k, v, do, lse, delta, bound],
-                  [jax.ShapeDtypeStruct(q.shape, q.dtype)], st, "ranker_attention_dq")
+                  [jax.ShapeDtypeStruct(q.shape, q.dtype)], st, "ranker_attention_dq",
+                  in_specs=in_specs, out_specs=[_tile_spec(bq, dp)],
+                  compiler_params=_compiler_params(st, bq, st.block_kv_dq, dp))
     return dq
 
 
@@ -386,13 +472,20 @@ def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
     batch, sq, hq, dp = q.shape
     skv, hkv = k.shape[1], k.shape[2]
     g = st.group
+    bkv = st.block_kv_dkv
     out_dtype = k.dtype if g == 1 else jnp.float32
     out_shape = jax.ShapeDtypeStruct((batch, skv, hq, dp), out_dtype)
+    kv_head = functools.partial(_kv_head, group=g)
+    in_specs = [_tile_spec(sq, dp, slab=True), _tile_spec(bkv, dp, kv_head),
+                _tile_spec(bkv, dp, kv_head), _tile_spec(sq, dp, slab=True),
+                _vec_spec(sq, slab=True), _vec_spec(sq, slab=True), pl.BlockSpec()]
     kernel = functools.partial(_dkdv_kernel, st=st, kv_padded=skv != st.kv_len,
                                q_padded=sq != st.q_len)
-    dk, dv = _call(kernel, (batch, hq, skv // st.block_kv_dkv),
+    dk, dv = _call(kernel, (batch, hq, skv // bkv),
                    [q, k, v, do, lse, delta, bound], [out_shape, out_shape], st,
-                   "ranker_attention_dkdv")
+                   "ranker_attention_dkdv", in_specs=in_specs,
+                   out_specs=[_tile_spec(bkv, dp), _tile_spec(bkv, dp)],
+                   compiler_params=_compiler_params(st, bkv, st.block_q_dkv, dp))
     if g > 1:
         dk = dk.reshape(batch, skv, hkv, g, dp).sum(axis=3).astype(k.dtype)
         dv = dv.reshape(batch, skv, hkv, g, dp).sum(axis=3).astype(v.dtype)
@@ -442,8 +535,12 @@ def _round_up(n: int, multiple: int) -> int:
 
 def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
                      cap: float | None, cap_method: str, config: BlockSizes,
-                     interpret: bool):
-    """Ranker attention with the Pallas kernels. Inputs are assumed validated."""
+                     interpret: bool | None = None):
+    """Ranker attention with the Pallas kernels. Inputs are assumed validated.
+
+    interpret: True (interpret mode), False (Triton), or None: chosen when the call is
+    lowered, interpret mode for CPU and Triton for any other platform.
+    """
     batch, q_len, num_q_heads, head_dim = q.shape
     kv_len, num_kv_heads = k.shape[1], k.shape[2]
 
@@ -481,7 +578,7 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
         cap=None if no_cap else float(cap),
         cap_method="none" if no_cap else cap_method,
         causal=bool(causal), has_bound=bound is not None,
-        interpret=bool(interpret),
+        interpret=None if interpret is None else bool(interpret),
     )
     out = _flash_attention(q, k, v, bound, st)
     if (sq, dp) != (q_len, head_dim):

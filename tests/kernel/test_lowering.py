@@ -1,0 +1,131 @@
+"""The Pallas kernel lowers for CUDA (Triton), forward and backward, from this CPU machine.
+
+No GPU is needed: ``jax.jit(f).trace(...).lower(lowering_platforms=("cuda",))`` runs the
+Triton lowering on the host. Each case asserts that the lowered module calls the Triton
+kernels (``@__gpu$xla.gpu.triton`` custom calls, one per pallas_call) and holds no
+``stablehlo.while`` (the loop interpret mode runs the grid with). JAX's own
+``ops.gpu.attention.mha`` is lowered the same way as a control, so a change in how JAX
+lowers Pallas for GPU shows up there first. Lowering only: nothing is executed.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from kernel import BlockSizes, ranker_attention
+
+TRITON_CALL = "@__gpu$xla.gpu.triton"
+INTERPRETER_LOOP = "stablehlo.while"
+
+B, S = 1, 200  # a sequence that is not a multiple of any block: padded tails
+HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}
+MASKS = {"none": dict(), "causal": dict(causal=True), "bound": dict(bound=True),
+         "bound_causal": dict(causal=True, bound=True)}
+CAPS = {"nocap": dict(), "tanh": dict(cap=5.0, cap_method="tanh"),
+        "soft_sign": dict(cap=5.0, cap_method="soft_sign"),
+        "none": dict(cap=5.0, cap_method="none")}
+BLOCKS = {"default": None,
+          "small": BlockSizes(block_q=32, block_kv=64, block_q_dkv=64, block_kv_dkv=32,
+                              block_q_dq=32, block_kv_dq=32)}
+
+
+def _grid():
+    """dtype x head_dim x head layout x mask in full; the cap method and the block
+    configuration rotate with them, so that each meets every mask, head_dim and head
+    layout (the full product would take minutes)."""
+    caps, blocks = sorted(CAPS), sorted(BLOCKS)
+    for (i, dtype), (j, head_dim), (k, heads), (m, mask) in itertools.product(
+            enumerate(("float32", "bfloat16")), enumerate((64, 128, 256, 48)),
+            enumerate(sorted(HEADS)), enumerate(sorted(MASKS))):
+        yield (dtype, head_dim, heads, mask, caps[(m + j + k) % len(caps)],
+               blocks[(i + j + k + m // 2) % len(blocks)])
+
+
+GRID = list(_grid())
+
+
+def _args(dtype, head_dim, heads):
+    hq, hk = HEADS[heads]
+    dt = jnp.dtype(dtype)
+    return (jax.ShapeDtypeStruct((B, S, hq, head_dim), dt),
+            jax.ShapeDtypeStruct((B, S, hk, head_dim), dt),
+            jax.ShapeDtypeStruct((B, S, hk, head_dim), dt),
+            jax.ShapeDtypeStruct((B,), jnp.int32))
+
+
+def _attention(mask, cap, block, implementation="pallas"):
+    options = dict(MASKS[mask])
+    has_bound = options.pop("bound", False)
+    options.update(CAPS[cap])
+
+    def f(q, k, v, bound):
+        return ranker_attention(q, k, v, bound=bound if has_bound else None,
+                                config=BLOCKS[block], implementation=implementation,
+                                **options)
+    return f
+
+
+def _loss(f):
+    return lambda *args: f(*args).astype(jnp.float32).sum()
+
+
+def _lower(f, args, platform="cuda"):
+    return jax.jit(f).trace(*args).lower(lowering_platforms=(platform,)).as_text()
+
+
+def _assert_triton(text, calls):
+    assert text.count(TRITON_CALL) == calls, text.count(TRITON_CALL)
+    assert INTERPRETER_LOOP not in text
+
+
+@pytest.mark.parametrize("dtype,head_dim,heads,mask,cap,block", GRID,
+                         ids=["-".join(map(str, case)) for case in GRID])
+def test_forward_and_backward_lower_for_cuda(dtype, head_dim, heads, mask, cap, block):
+    args = _args(dtype, head_dim, heads)
+    f = _attention(mask, cap, block)
+    _assert_triton(_lower(f, args), calls=1)
+    # forward with residuals, dq, dk/dv
+    _assert_triton(_lower(jax.grad(_loss(f), argnums=(0, 1, 2)), args), calls=3)
+
+
+def test_the_grid_covers_every_value():
+    for axis, values in enumerate((("float32", "bfloat16"), (64, 128, 256, 48), HEADS,
+                                   MASKS, CAPS, BLOCKS)):
+        assert {case[axis] for case in GRID} == set(values)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_control_jax_mha_lowers_for_cuda(dtype):
+    from jax.experimental.pallas.ops.gpu import attention
+
+    q = jax.ShapeDtypeStruct((B, 256, 4, 64), jnp.dtype(dtype))  # mha needs whole blocks
+    k = v = q
+
+    def f(q, k, v):
+        return attention.mha(q, k, v, segment_ids=None, causal=True)
+
+    _assert_triton(_lower(f, (q, k, v)), calls=1)
+    # forward with residuals, backward preprocessing (delta), one fused backward kernel
+    _assert_triton(_lower(jax.grad(_loss(f), argnums=(0, 1, 2)), (q, k, v)), calls=3)
+
+
+def test_cpu_lowering_is_interpret_mode():
+    """The same traced function, lowered for the CPU, runs the interpreter (chosen at
+    lowering, not at tracing)."""
+    args = _args("float32", 64, "gqa")
+    traced = jax.jit(jax.grad(_loss(_attention("bound_causal", "tanh", "small")),
+                              argnums=(0, 1, 2))).trace(*args)
+    cpu = traced.lower(lowering_platforms=("cpu",)).as_text()
+    assert TRITON_CALL not in cpu and INTERPRETER_LOOP in cpu
+    _assert_triton(traced.lower(lowering_platforms=("cuda",)).as_text(), calls=3)
+
+
+def test_default_implementation_on_a_gpu_lowers(monkeypatch):
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    args = _args("bfloat16", 128, "gqa")
+    _assert_triton(_lower(_attention("causal", "nocap", "default", implementation=None),
+                          args), calls=1)
