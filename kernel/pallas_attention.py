@@ -84,6 +84,10 @@ def _dot_tn(a, b):
                            preferred_element_type=jnp.float32)
 
 
+# Every dot takes its operands in the input dtype (bf16/fp16 operands feed tensor cores) and
+# accumulates in float32; probabilities and logit gradients are cast down to it first.
+
+
 def _dot(a, b):
     return jnp.dot(a, b, preferred_element_type=jnp.float32)
 
@@ -279,7 +283,7 @@ def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool, blocked: bo
         correction = jnp.exp(m - m_new)
         p = jnp.exp(c - m_new[:, None])
         l = correction * l + jnp.sum(p, axis=1)
-        acc = correction[:, None] * acc + _dot(p, v.astype(jnp.float32))
+        acc = correction[:, None] * acc + _dot(p.astype(v.dtype), v)
         return acc, m_new, l
 
     carry = (jnp.zeros((bq, q.shape[-1]), jnp.float32),
@@ -306,14 +310,14 @@ def _dq_kernel(*refs, st: _Static, kv_padded: bool, blocked: bool):
     own = pl.ds(0 if blocked else i0, bq)
 
     q = q_ref[_ix4(blocked, b, own, h)]
-    do = do_ref[_ix4(blocked, b, own, h)].astype(jnp.float32)
+    do = do_ref[_ix4(blocked, b, own, h)]
     lse = lse_ref[_ix3(blocked, b, h, own)][:, None]
     delta = delta_ref[_ix3(blocked, b, h, own)][:, None]
 
     def body(jk, dq, masked):
         j0 = jk * bkv
         k = k_ref[_ix4(blocked, b, pl.ds(j0, bkv), hk)]
-        v = v_ref[_ix4(blocked, b, pl.ds(j0, bkv), hk)].astype(jnp.float32)
+        v = v_ref[_ix4(blocked, b, pl.ds(j0, bkv), hk)]
         s, c = _capped_logits(q, k, st)
         allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
                    if masked else None)
@@ -324,7 +328,7 @@ def _dq_kernel(*refs, st: _Static, kv_padded: bool, blocked: bool):
         grad = _cap_grad(s, st)
         if grad is not None:
             ds = ds * grad
-        return dq + _dot(ds, k.astype(jnp.float32))
+        return dq + _dot(ds.astype(k.dtype), k)
 
     dq = jnp.zeros((bq, q.shape[-1]), jnp.float32)
     for bounds in _kv_ranges(st, i0, bq, bkv, ctx):
@@ -341,14 +345,14 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool, blocked: b
     own = pl.ds(0 if blocked else j0, bkv)  # this program's keys
 
     k = k_ref[_ix4(blocked, b, own, hk)]
-    v = v_ref[_ix4(blocked, b, own, hk)].astype(jnp.float32)
+    v = v_ref[_ix4(blocked, b, own, hk)]
 
     def body(iq, carry, masked):
         dk, dv = carry
         i0 = iq * bq
         rows = pl.ds(i0, bq)
         q = q_ref[_ix4(blocked, b, rows, h)]
-        do = do_ref[_ix4(blocked, b, rows, h)].astype(jnp.float32)
+        do = do_ref[_ix4(blocked, b, rows, h)]
         lse = lse_ref[_ix3(blocked, b, h, rows)][:, None]
         delta = delta_ref[_ix3(blocked, b, h, rows)][:, None]
         s, c = _capped_logits(q, k, st)
@@ -357,12 +361,12 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool, blocked: b
         if allowed is not None:
             c = jnp.where(allowed, c, MASK_VALUE)
         p = jnp.exp(c - lse)
-        dv = dv + _dot_tn(p, do)
+        dv = dv + _dot_tn(p.astype(do.dtype), do)
         ds = p * (_dot_nt(do, v) - delta)
         grad = _cap_grad(s, st)
         if grad is not None:
             ds = ds * grad
-        dk = dk + _dot_tn(ds, q.astype(jnp.float32))
+        dk = dk + _dot_tn(ds.astype(q.dtype), q)
         return dk, dv
 
     zeros = jnp.zeros((bkv, k.shape[-1]), jnp.float32)

@@ -129,3 +129,32 @@ def test_default_implementation_on_a_gpu_lowers(monkeypatch):
     args = _args("bfloat16", 128, "gqa")
     _assert_triton(_lower(_attention("causal", "nocap", "default", implementation=None),
                           args), calls=1)
+
+
+def _dots(jaxpr):
+    """Operand dtypes of every dot_general inside the pallas_call kernels of a jaxpr."""
+    found = []
+
+    def walk(jaxpr, in_kernel):
+        for eqn in jaxpr.eqns:
+            if in_kernel and eqn.primitive.name == "dot_general":
+                found.append(tuple(str(x.aval.dtype) for x in eqn.invars))
+            inner = in_kernel or eqn.primitive.name == "pallas_call"
+            for param in eqn.params.values():
+                for sub in param if isinstance(param, (tuple, list)) else (param,):
+                    sub = getattr(sub, "jaxpr", sub)
+                    if hasattr(sub, "eqns"):
+                        walk(sub, inner)
+    walk(jaxpr.jaxpr, False)
+    return found
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_dots_take_the_input_dtype(dtype):
+    """Tensor-core dots: every dot of the forward and backward kernels (Triton path) takes
+    16-bit operands (accumulating in float32), none is float32 x float32."""
+    args = _args(dtype, 64, "gqa")
+    f = _attention("bound_causal", "tanh", "small")
+    dots = _dots(jax.make_jaxpr(jax.grad(_loss(f), argnums=(0, 1, 2)))(*args))
+    assert len(dots) >= 2 * (2 + 3 + 4)  # fwd 2, dq 3, dk/dv 4 per path (interpret, Triton)
+    assert set(dots) == {(dtype, dtype)}, set(dots)
