@@ -92,10 +92,21 @@ def _dot(a, b):
     return jnp.dot(a, b, preferred_element_type=jnp.float32)
 
 
+_LOG2E = 1.4426950408889634  # log2(e): softmax in base 2, exp2(x * log2(e)) == exp(x)
+
+
 def _capped_logits(q, k, st: _Static):
-    """(raw scaled logits, capped logits), both [bq, bkv] float32."""
-    s = _dot_nt(q, k) * st.sm_scale
-    return s, soft_cap(s, st.cap, st.cap_method)
+    """(scaled logits s, capped logits in base 2: soft_cap(s) * log2(e)), [bq, bkv] float32.
+
+    Without capping, log2(e) is folded into the scale (one multiply) and s is None (its
+    only use, ``_cap_grad``, needs none). Probabilities are then ``exp2(c - m)``, and the
+    saved log-sum-exp is in base 2 as well.
+    """
+    raw = _dot_nt(q, k)
+    if st.cap is None or st.cap_method == "none":
+        return None, raw * (st.sm_scale * _LOG2E)
+    s = raw * st.sm_scale
+    return s, soft_cap(s, st.cap, st.cap_method) * _LOG2E
 
 
 def _cap_grad(s, st: _Static):
@@ -280,8 +291,8 @@ def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool, blocked: bo
         if allowed is not None:
             c = jnp.where(allowed, c, MASK_VALUE)
         m_new = jnp.maximum(m, jnp.max(c, axis=1))
-        correction = jnp.exp(m - m_new)
-        p = jnp.exp(c - m_new[:, None])
+        correction = jnp.exp2(m - m_new)
+        p = jnp.exp2(c - m_new[:, None])
         l = correction * l + jnp.sum(p, axis=1)
         acc = correction[:, None] * acc + _dot(p.astype(v.dtype), v)
         return acc, m_new, l
@@ -298,7 +309,7 @@ def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool, blocked: bo
     l = jnp.where(visited, l, 1.0)
     o_ref[_ix4(blocked, b, own, h)] = (acc / l[:, None]).astype(o_ref.dtype)
     if with_lse:
-        lse_ref[0][_ix3(blocked, b, h, own)] = jnp.where(visited, m + jnp.log(l), 0.0)
+        lse_ref[0][_ix3(blocked, b, h, own)] = jnp.where(visited, m + jnp.log2(l), 0.0)
 
 
 def _dq_kernel(*refs, st: _Static, kv_padded: bool, blocked: bool):
@@ -323,7 +334,7 @@ def _dq_kernel(*refs, st: _Static, kv_padded: bool, blocked: bool):
                    if masked else None)
         if allowed is not None:
             c = jnp.where(allowed, c, MASK_VALUE)
-        p = jnp.exp(c - lse)
+        p = jnp.exp2(c - lse)
         ds = p * (_dot_nt(do, v) - delta)
         grad = _cap_grad(s, st)
         if grad is not None:
@@ -360,7 +371,7 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool, blocked: b
                             q_padded=q_padded) if masked else None)
         if allowed is not None:
             c = jnp.where(allowed, c, MASK_VALUE)
-        p = jnp.exp(c - lse)
+        p = jnp.exp2(c - lse)
         dv = dv + _dot_tn(p.astype(do.dtype), do)
         ds = p * (_dot_nt(do, v) - delta)
         grad = _cap_grad(s, st)

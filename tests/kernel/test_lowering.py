@@ -131,14 +131,14 @@ def test_default_implementation_on_a_gpu_lowers(monkeypatch):
                           args), calls=1)
 
 
-def _dots(jaxpr):
-    """Operand dtypes of every dot_general inside the pallas_call kernels of a jaxpr."""
+def _kernel_eqns(jaxpr):
+    """Every equation inside the pallas_call kernels of a closed jaxpr."""
     found = []
 
     def walk(jaxpr, in_kernel):
         for eqn in jaxpr.eqns:
-            if in_kernel and eqn.primitive.name == "dot_general":
-                found.append(tuple(str(x.aval.dtype) for x in eqn.invars))
+            if in_kernel:
+                found.append(eqn)
             inner = in_kernel or eqn.primitive.name == "pallas_call"
             for param in eqn.params.values():
                 for sub in param if isinstance(param, (tuple, list)) else (param,):
@@ -147,6 +147,12 @@ def _dots(jaxpr):
                         walk(sub, inner)
     walk(jaxpr.jaxpr, False)
     return found
+
+
+def _dots(jaxpr):
+    """Operand dtypes of every dot_general inside the pallas_call kernels of a jaxpr."""
+    return [tuple(str(x.aval.dtype) for x in eqn.invars) for eqn in _kernel_eqns(jaxpr)
+            if eqn.primitive.name == "dot_general"]
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
@@ -158,3 +164,13 @@ def test_dots_take_the_input_dtype(dtype):
     dots = _dots(jax.make_jaxpr(jax.grad(_loss(f), argnums=(0, 1, 2)))(*args))
     assert len(dots) >= 2 * (2 + 3 + 4)  # fwd 2, dq 3, dk/dv 4 per path (interpret, Triton)
     assert set(dots) == {(dtype, dtype)}, set(dots)
+
+
+def test_softmax_in_base_2():
+    """exp2 with log2(e) folded into the scale: the kernels hold exp2 and no exp (the one
+    log per row, of the softmax denominator, is jnp.log2's log(x) / log(2))."""
+    args = _args("bfloat16", 64, "mha")
+    f = _attention("causal", "nocap", "small")
+    names = {eqn.primitive.name
+             for eqn in _kernel_eqns(jax.make_jaxpr(jax.grad(_loss(f), argnums=(0, 1, 2)))(*args))}
+    assert "exp2" in names and "exp" not in names, names
