@@ -348,9 +348,12 @@ def _dq_kernel(*refs, st: _Static, kv_padded: bool, blocked: bool):
 
 
 def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool, blocked: bool):
+    """dk, dv of one kv head's key tile, accumulated over the query heads of its group
+    (GQA / MQA) in the kernel: no per-query-head partials."""
     q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, *refs = refs
-    b, h, hk, ctx = _program(refs, st)
+    b, hk, _, ctx = _program(refs, st)  # grid axis 1: the kv head
     dk_ref, dv_ref = refs
+    g = st.group
     bq, bkv = st.block_q_dkv, st.block_kv_dkv
     j0 = pl.program_id(2) * bkv
     own = pl.ds(0 if blocked else j0, bkv)  # this program's keys
@@ -358,14 +361,17 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool, blocked: b
     k = k_ref[_ix4(blocked, b, own, hk)]
     v = v_ref[_ix4(blocked, b, own, hk)]
 
-    def body(iq, carry, masked):
+    def body(iq, carry, masked, gi):
         dk, dv = carry
         i0 = iq * bq
         rows = pl.ds(i0, bq)
-        q = q_ref[_ix4(blocked, b, rows, h)]
-        do = do_ref[_ix4(blocked, b, rows, h)]
-        lse = lse_ref[_ix3(blocked, b, h, rows)][:, None]
-        delta = delta_ref[_ix3(blocked, b, h, rows)][:, None]
+        # blocked: the group's g heads are the operand's head axis; whole: head hk * g + gi
+        qix = (rows, gi, slice(None)) if blocked else (b, rows, hk * g + gi, slice(None))
+        vix = (gi, rows) if blocked else (b, hk * g + gi, rows)
+        q = q_ref[qix]
+        do = do_ref[qix]
+        lse = lse_ref[vix][:, None]
+        delta = delta_ref[vix][:, None]
         s, c = _capped_logits(q, k, st)
         allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded,
                             q_padded=q_padded) if masked else None)
@@ -380,11 +386,16 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool, blocked: b
         dk = dk + _dot_tn(ds.astype(q.dtype), q)
         return dk, dv
 
+    ranges = _q_range(st, j0, bq, bkv, ctx)
+
+    def head(gi, carry):
+        return _visit(functools.partial(body, gi=gi), carry, *ranges)
+
     zeros = jnp.zeros((bkv, k.shape[-1]), jnp.float32)
-    dk, dv = _visit(body, (zeros, zeros), *_q_range(st, j0, bq, bkv, ctx))
-    # With GQA, dk/dv hold one slice per *query* head (summed by the caller).
-    dk_ref[_ix4(blocked, b, own, h)] = (dk * st.sm_scale).astype(dk_ref.dtype)
-    dv_ref[_ix4(blocked, b, own, h)] = dv.astype(dv_ref.dtype)
+    carry = (zeros, zeros)
+    dk, dv = head(0, carry) if g == 1 else lax.fori_loop(0, g, head, carry)
+    dk_ref[_ix4(blocked, b, own, hk)] = (dk * st.sm_scale).astype(dk_ref.dtype)
+    dv_ref[_ix4(blocked, b, own, hk)] = dv.astype(dv_ref.dtype)
 
 
 # --------------------------------------------------------------------------
@@ -482,28 +493,24 @@ def _backward_dq(q, k, v, do, lse, delta, bound, st: _Static):
 
 
 def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
-    """dk, dv. With GQA each query head writes its own partial dk/dv (float32);
-    the group is summed afterwards, so no two kernel instances share an output."""
+    """dk, dv: one program per (batch, kv head, key tile), summing its query group in the
+    kernel, so no two programs share an output and nothing grows with the group size."""
     batch, sq, hq, dp = q.shape
     skv, hkv = k.shape[1], k.shape[2]
     g = st.group
     bkv = st.block_kv_dkv
-    out_dtype = k.dtype if g == 1 else jnp.float32
-    out_shape = jax.ShapeDtypeStruct((batch, skv, hq, dp), out_dtype)
-    kv_head = functools.partial(_kv_head, group=g)
-    in_specs = [_tile_spec(sq, dp, slab=True), _tile_spec(bkv, dp, kv_head),
-                _tile_spec(bkv, dp, kv_head), _tile_spec(sq, dp, slab=True),
-                _vec_spec(sq, slab=True), _vec_spec(sq, slab=True), pl.BlockSpec()]
+    out_shape = jax.ShapeDtypeStruct(k.shape, k.dtype)
+    group_spec = pl.BlockSpec((None, sq, g, dp), lambda b, h, i: (b, 0, h, 0))
+    group_vec = pl.BlockSpec((None, g, sq), lambda b, h, i: (b, h, 0))
+    in_specs = [group_spec, _tile_spec(bkv, dp), _tile_spec(bkv, dp), group_spec,
+                group_vec, group_vec, pl.BlockSpec()]
     kernel = functools.partial(_dkdv_kernel, st=st, kv_padded=skv != st.kv_len,
                                q_padded=sq != st.q_len)
-    dk, dv = _call(kernel, (batch, hq, skv // bkv),
+    dk, dv = _call(kernel, (batch, hkv, skv // bkv),
                    [q, k, v, do, lse, delta, bound], [out_shape, out_shape], st,
                    "ranker_attention_dkdv", in_specs=in_specs,
                    out_specs=[_tile_spec(bkv, dp), _tile_spec(bkv, dp)],
                    compiler_params=_compiler_params(st, bkv, st.block_q_dkv, dp))
-    if g > 1:
-        dk = dk.reshape(batch, skv, hkv, g, dp).sum(axis=3).astype(k.dtype)
-        dv = dv.reshape(batch, skv, hkv, g, dp).sum(axis=3).astype(v.dtype)
     return dk, dv
 
 

@@ -174,3 +174,38 @@ def test_softmax_in_base_2():
     names = {eqn.primitive.name
              for eqn in _kernel_eqns(jax.make_jaxpr(jax.grad(_loss(f), argnums=(0, 1, 2)))(*args))}
     assert "exp2" in names and "exp" not in names, names
+
+
+def _pallas_outputs(jaxpr):
+    """(shape, dtype) of every pallas_call output in a closed jaxpr (both paths)."""
+    found = []
+
+    def walk(jaxpr):
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name == "pallas_call":
+                found.extend((v.aval.shape, str(v.aval.dtype)) for v in eqn.outvars)
+            for param in eqn.params.values():
+                for sub in param if isinstance(param, (tuple, list)) else (param,):
+                    sub = getattr(sub, "jaxpr", sub)
+                    if hasattr(sub, "eqns"):
+                        walk(sub)
+    walk(jaxpr.jaxpr)
+    return found
+
+
+@pytest.mark.parametrize("num_kv_heads", [1, 2])
+def test_gqa_backward_has_no_per_query_head_partials(num_kv_heads):
+    """dK/dV accumulate each kv head's query group in the kernel: the kernels' outputs
+    are q-, lse- or k-shaped, never a float32 [b, s, num_q_heads, d] partial of dk/dv."""
+    q = jax.ShapeDtypeStruct((1, 256, 8, 64), jnp.bfloat16)
+    k = jax.ShapeDtypeStruct((1, 256, num_kv_heads, 64), jnp.bfloat16)
+
+    def f(k, v):
+        return ranker_attention(q_value, k, v, implementation="pallas").astype(
+            jnp.float32).sum()
+
+    q_value = jnp.zeros(q.shape, q.dtype)
+    outputs = _pallas_outputs(jax.make_jaxpr(jax.grad(f, argnums=(0, 1)))(k, k))
+    allowed = {(q.shape, "bfloat16"), ((1, 8, 256), "float32"), (k.shape, "bfloat16")}
+    assert set(outputs) <= allowed, set(outputs) - allowed
+    assert outputs.count((k.shape, "bfloat16")) == 2 * 2  # dk, dv on both paths
