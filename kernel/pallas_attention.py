@@ -1,12 +1,14 @@
 """Pallas implementation of ranker attention (flash attention, forward + backward).
 
 Portable Pallas only (``pl.pallas_call`` with a grid and BlockSpecs, plain ref
-loads/stores, ``lax.fori_loop``), so the same kernels lower to Triton on GPU and
-run with ``interpret=True`` on CPU.
+loads/stores, ``lax.fori_loop``). Each call is lowered as Triton on GPU (explicit
+Triton compiler parameters, blocked BlockSpecs) and runs with ``interpret=True`` on
+CPU; the choice is made when the call is lowered (``lax.platform_dependent``), so a
+function traced on a CPU host and lowered for CUDA holds the Triton kernels.
 
 Layout: q, o [b, sq, hq, d]; k, v [b, skv, hkv, d]. Grid (batch, head, tile);
-each kernel instance loads 2-D tiles ref[b, rows, head, :] of shape [rows, d]
-and runs an online softmax over the kv tiles in float32.
+each program reads 2-D [rows, d] tiles and runs an online softmax (base 2) over the
+kv tiles, dots on the input dtype accumulating in float32 (see "Kernels" below).
 
 Mask (see kernel/reference.py): query i may attend key j iff
   j < ctx and (not causal or j <= i),  or  (bound given and j == i),
