@@ -101,7 +101,9 @@ def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl):
     return pallas_attention(
         q, k, v, bound=bound, causal=causal, sm_scale=sm_scale, cap=cap,
         cap_method=cap_method, config=config if config is not None else BlockSizes(),
-        interpret=jax.default_backend() == "cpu")
+        # Interpret mode on CPU, Triton on GPU: chosen when the call is lowered, not
+        # traced, so a function exported for CUDA from a CPU host holds the kernel.
+        interpret=None)
 
 
 def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,

@@ -1,12 +1,14 @@
 """Pallas implementation of ranker attention (flash attention, forward + backward).
 
 Portable Pallas only (``pl.pallas_call`` with a grid and BlockSpecs, plain ref
-loads/stores, ``lax.fori_loop``), so the same kernels lower to Triton on GPU and
-run with ``interpret=True`` on CPU.
+loads/stores, ``lax.fori_loop``). Each call is lowered as Triton on GPU (explicit
+Triton compiler parameters, blocked BlockSpecs) and runs with ``interpret=True`` on
+CPU; the choice is made when the call is lowered (``lax.platform_dependent``), so a
+function traced on a CPU host and lowered for CUDA holds the Triton kernels.
 
 Layout: q, o [b, sq, hq, d]; k, v [b, skv, hkv, d]. Grid (batch, head, tile);
-each kernel instance loads 2-D tiles ref[b, rows, head, :] of shape [rows, d]
-and runs an online softmax over the kv tiles in float32.
+each program reads 2-D [rows, d] tiles and runs an online softmax (base 2) over the
+kv tiles, dots on the input dtype accumulating in float32 (see "Kernels" below).
 
 Mask (see kernel/reference.py): query i may attend key j iff
   j < ctx and (not causal or j <= i),  or  (bound given and j == i),
@@ -27,6 +29,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as plgpu
 
 from kernel.config import BlockSizes
 from kernel.reference import MASK_VALUE, soft_cap
@@ -52,7 +55,7 @@ class _Static:
     cap_method: str
     causal: bool
     has_bound: bool
-    interpret: bool
+    interpret: bool | None  # None: chosen at lowering (interpret on CPU, Triton otherwise)
 
 
 # --------------------------------------------------------------------------
@@ -83,14 +86,29 @@ def _dot_tn(a, b):
                            preferred_element_type=jnp.float32)
 
 
+# Every dot takes its operands in the input dtype (bf16/fp16 operands feed tensor cores) and
+# accumulates in float32; probabilities and logit gradients are cast down to it first.
+
+
 def _dot(a, b):
     return jnp.dot(a, b, preferred_element_type=jnp.float32)
 
 
+_LOG2E = 1.4426950408889634  # log2(e): softmax in base 2, exp2(x * log2(e)) == exp(x)
+
+
 def _capped_logits(q, k, st: _Static):
-    """(raw scaled logits, capped logits), both [bq, bkv] float32."""
-    s = _dot_nt(q, k) * st.sm_scale
-    return s, soft_cap(s, st.cap, st.cap_method)
+    """(scaled logits s, capped logits in base 2: soft_cap(s) * log2(e)), [bq, bkv] float32.
+
+    Without capping, log2(e) is folded into the scale (one multiply) and s is None (its
+    only use, ``_cap_grad``, needs none). Probabilities are then ``exp2(c - m)``, and the
+    saved log-sum-exp is in base 2 as well.
+    """
+    raw = _dot_nt(q, k)
+    if st.cap is None or st.cap_method == "none":
+        return None, raw * (st.sm_scale * _LOG2E)
+    s = raw * st.sm_scale
+    return s, soft_cap(s, st.cap, st.cap_method) * _LOG2E
 
 
 def _cap_grad(s, st: _Static):
@@ -181,6 +199,18 @@ def _kv_ranges(st: _Static, i0, bq: int, bkv: int, ctx):
     return ranges
 
 
+def _select(pred, a, b):
+    """``a if pred else b`` for int32 scalars (Python ints or traced) and a traced bool.
+
+    Written as arithmetic: ``jnp.where`` on a traced bool and two Python ints lowers
+    for Triton to a select whose operands are ('i1', 'i32'), an AssertionError in
+    jax 0.10's Triton lowering when the result is a loop bound.
+    """
+    a = jnp.asarray(a, jnp.int32)
+    b = jnp.asarray(b, jnp.int32)
+    return b + (a - b) * pred.astype(jnp.int32)
+
+
 def _q_range(st: _Static, j0, bq: int, bkv: int, ctx):
     """q-block range that can attend a kv tile starting at key j0, as
     (lo, hi, full_lo, full_hi) for ``_visit``."""
@@ -191,24 +221,41 @@ def _q_range(st: _Static, j0, bq: int, bkv: int, ctx):
     # Tiles seeing every key of this kv tile: all keys are context, all rows real,
     # and (causal) the first row is at or after the last key.
     full_lo = _cdiv(j0 + bkv - 1, bq) if st.causal else 0
-    full_hi = jnp.where(j0 + bkv <= ctx_len, st.q_len // bq, full_lo)
+    full_hi = _select(j0 + bkv <= ctx_len, st.q_len // bq, full_lo)
     if not st.has_bound:
-        return lo, jnp.where(in_ctx, n_q, lo), full_lo, full_hi
+        return lo, _select(in_ctx, n_q, lo), full_lo, full_hi
     diag_lo = _div(j0, bq)
     diag_hi = _min(_cdiv(j0 + bkv, bq), n_q)
-    return (jnp.where(in_ctx, lo, diag_lo), jnp.where(in_ctx, n_q, diag_hi),
+    return (_select(in_ctx, lo, diag_lo), _select(in_ctx, n_q, diag_hi),
             full_lo, full_hi)
 
 
 # --------------------------------------------------------------------------
 # Kernels.
 #
-# Every operand is passed whole (``pl.BlockSpec()``) and each kernel instance
-# indexes its own tiles: ref[b, rows, head, :]. On GPU this is the same pointer
-# arithmetic a blocked BlockSpec would generate; in interpret mode it avoids
-# copying every blocked operand once per grid step, which dominated the run
-# time (see benchmarks/bench_kernel.py).
+# Every kernel is written once and launched in one of two layouts (``blocked``):
+#
+# - blocked (Triton, on GPU): BlockSpecs hand each program its own tile (a block
+#   of query rows, or of keys for dK/dV) and the (batch, head) slab of the
+#   operands it streams through (keys/values, or queries for dK/dV), read block
+#   by block with ``pl.ds`` inside a ``fori_loop``.
+# - whole (interpret mode, on CPU): every operand is passed whole and each
+#   program indexes its own tiles, ref[b, rows, head, :]. This avoids copying
+#   every blocked operand once per grid step, which dominated the interpret
+#   run time (see benchmarks/bench_kernel.py).
+#
+# ``_ix4`` / ``_ix3`` build the index of a tile in either layout.
 # --------------------------------------------------------------------------
+
+
+def _ix4(blocked: bool, b, rows, h):
+    """Index of a [rows, d] tile of a [b, s, h, d] operand."""
+    return (rows, slice(None)) if blocked else (b, rows, h, slice(None))
+
+
+def _ix3(blocked: bool, b, h, rows):
+    """Index of a [rows] slice of a [b, h, s] operand (lse, delta)."""
+    return (rows,) if blocked else (b, h, rows)
 
 
 def _kv_head(h, group: int):
@@ -225,30 +272,31 @@ def _program(refs: list, st: _Static):
     return b, h, _kv_head(h, st.group), (bound_ref[b] if st.has_bound else None)
 
 
-def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool):
+def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool, blocked: bool):
     q_ref, k_ref, v_ref, *refs = refs
     b, h, hk, ctx = _program(refs, st)
     o_ref, *lse_ref = refs
     bq, bkv = st.block_q, st.block_kv
     i0 = pl.program_id(2) * bq
+    own = pl.ds(0 if blocked else i0, bq)  # this program's query rows
 
-    q = q_ref[b, pl.ds(i0, bq), h, :]
+    q = q_ref[_ix4(blocked, b, own, h)]
 
     def body(jk, carry, masked):
         acc, m, l = carry
         j0 = jk * bkv
-        k = k_ref[b, pl.ds(j0, bkv), hk, :]
-        v = v_ref[b, pl.ds(j0, bkv), hk, :]
+        k = k_ref[_ix4(blocked, b, pl.ds(j0, bkv), hk)]
+        v = v_ref[_ix4(blocked, b, pl.ds(j0, bkv), hk)]
         _, c = _capped_logits(q, k, st)
         allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
                    if masked else None)
         if allowed is not None:
             c = jnp.where(allowed, c, MASK_VALUE)
         m_new = jnp.maximum(m, jnp.max(c, axis=1))
-        correction = jnp.exp(m - m_new)
-        p = jnp.exp(c - m_new[:, None])
+        correction = jnp.exp2(m - m_new)
+        p = jnp.exp2(c - m_new[:, None])
         l = correction * l + jnp.sum(p, axis=1)
-        acc = correction[:, None] * acc + _dot(p, v.astype(jnp.float32))
+        acc = correction[:, None] * acc + _dot(p.astype(v.dtype), v)
         return acc, m_new, l
 
     carry = (jnp.zeros((bq, q.shape[-1]), jnp.float32),
@@ -261,84 +309,95 @@ def _fwd_kernel(*refs, st: _Static, kv_padded: bool, with_lse: bool):
     # Rows that visited no block (only whole padding tiles) get o = 0, lse = 0.
     visited = l > 0.0
     l = jnp.where(visited, l, 1.0)
-    o_ref[b, pl.ds(i0, bq), h, :] = (acc / l[:, None]).astype(o_ref.dtype)
+    o_ref[_ix4(blocked, b, own, h)] = (acc / l[:, None]).astype(o_ref.dtype)
     if with_lse:
-        lse_ref[0][b, h, pl.ds(i0, bq)] = jnp.where(visited, m + jnp.log(l), 0.0)
+        lse_ref[0][_ix3(blocked, b, h, own)] = jnp.where(visited, m + jnp.log2(l), 0.0)
 
 
-def _dq_kernel(*refs, st: _Static, kv_padded: bool):
+def _dq_kernel(*refs, st: _Static, kv_padded: bool, blocked: bool):
     q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, *refs = refs
     b, h, hk, ctx = _program(refs, st)
     (dq_ref,) = refs
     bq, bkv = st.block_q_dq, st.block_kv_dq
     i0 = pl.program_id(2) * bq
+    own = pl.ds(0 if blocked else i0, bq)
 
-    rows = pl.ds(i0, bq)
-    q = q_ref[b, rows, h, :]
-    do = do_ref[b, rows, h, :].astype(jnp.float32)
-    lse = lse_ref[b, h, rows][:, None]
-    delta = delta_ref[b, h, rows][:, None]
+    q = q_ref[_ix4(blocked, b, own, h)]
+    do = do_ref[_ix4(blocked, b, own, h)]
+    lse = lse_ref[_ix3(blocked, b, h, own)][:, None]
+    delta = delta_ref[_ix3(blocked, b, h, own)][:, None]
 
     def body(jk, dq, masked):
         j0 = jk * bkv
-        k = k_ref[b, pl.ds(j0, bkv), hk, :]
-        v = v_ref[b, pl.ds(j0, bkv), hk, :].astype(jnp.float32)
+        k = k_ref[_ix4(blocked, b, pl.ds(j0, bkv), hk)]
+        v = v_ref[_ix4(blocked, b, pl.ds(j0, bkv), hk)]
         s, c = _capped_logits(q, k, st)
         allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded)
                    if masked else None)
         if allowed is not None:
             c = jnp.where(allowed, c, MASK_VALUE)
-        p = jnp.exp(c - lse)
+        p = jnp.exp2(c - lse)
         ds = p * (_dot_nt(do, v) - delta)
         grad = _cap_grad(s, st)
         if grad is not None:
             ds = ds * grad
-        return dq + _dot(ds, k.astype(jnp.float32))
+        return dq + _dot(ds.astype(k.dtype), k)
 
     dq = jnp.zeros((bq, q.shape[-1]), jnp.float32)
     for bounds in _kv_ranges(st, i0, bq, bkv, ctx):
         dq = _visit(body, dq, *bounds)
-    dq_ref[b, rows, h, :] = (dq * st.sm_scale).astype(dq_ref.dtype)
+    dq_ref[_ix4(blocked, b, own, h)] = (dq * st.sm_scale).astype(dq_ref.dtype)
 
 
-def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
+def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool, blocked: bool):
+    """dk, dv of one kv head's key tile, accumulated over the query heads of its group
+    (GQA / MQA) in the kernel: no per-query-head partials."""
     q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, *refs = refs
-    b, h, hk, ctx = _program(refs, st)
+    b, hk, _, ctx = _program(refs, st)  # grid axis 1: the kv head
     dk_ref, dv_ref = refs
+    g = st.group
     bq, bkv = st.block_q_dkv, st.block_kv_dkv
     j0 = pl.program_id(2) * bkv
+    own = pl.ds(0 if blocked else j0, bkv)  # this program's keys
 
-    cols = pl.ds(j0, bkv)
-    k = k_ref[b, cols, hk, :]
-    v = v_ref[b, cols, hk, :].astype(jnp.float32)
+    k = k_ref[_ix4(blocked, b, own, hk)]
+    v = v_ref[_ix4(blocked, b, own, hk)]
 
-    def body(iq, carry, masked):
+    def body(iq, carry, masked, gi):
         dk, dv = carry
         i0 = iq * bq
         rows = pl.ds(i0, bq)
-        q = q_ref[b, rows, h, :]
-        do = do_ref[b, rows, h, :].astype(jnp.float32)
-        lse = lse_ref[b, h, rows][:, None]
-        delta = delta_ref[b, h, rows][:, None]
+        # blocked: the group's g heads are the operand's head axis; whole: head hk * g + gi
+        qix = (rows, gi, slice(None)) if blocked else (b, rows, hk * g + gi, slice(None))
+        vix = (gi, rows) if blocked else (b, hk * g + gi, rows)
+        q = q_ref[qix]
+        do = do_ref[qix]
+        lse = lse_ref[vix][:, None]
+        delta = delta_ref[vix][:, None]
         s, c = _capped_logits(q, k, st)
         allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded,
                             q_padded=q_padded) if masked else None)
         if allowed is not None:
             c = jnp.where(allowed, c, MASK_VALUE)
-        p = jnp.exp(c - lse)
-        dv = dv + _dot_tn(p, do)
+        p = jnp.exp2(c - lse)
+        dv = dv + _dot_tn(p.astype(do.dtype), do)
         ds = p * (_dot_nt(do, v) - delta)
         grad = _cap_grad(s, st)
         if grad is not None:
             ds = ds * grad
-        dk = dk + _dot_tn(ds, q.astype(jnp.float32))
+        dk = dk + _dot_tn(ds.astype(q.dtype), q)
         return dk, dv
 
+    ranges = _q_range(st, j0, bq, bkv, ctx)
+
+    def head(gi, carry):
+        return _visit(functools.partial(body, gi=gi), carry, *ranges)
+
     zeros = jnp.zeros((bkv, k.shape[-1]), jnp.float32)
-    dk, dv = _visit(body, (zeros, zeros), *_q_range(st, j0, bq, bkv, ctx))
-    # With GQA, dk/dv hold one slice per *query* head (summed by the caller).
-    dk_ref[b, cols, h, :] = (dk * st.sm_scale).astype(dk_ref.dtype)
-    dv_ref[b, cols, h, :] = dv.astype(dv_ref.dtype)
+    carry = (zeros, zeros)
+    dk, dv = head(0, carry) if g == 1 else lax.fori_loop(0, g, head, carry)
+    dk_ref[_ix4(blocked, b, own, hk)] = (dk * st.sm_scale).astype(dk_ref.dtype)
+    dv_ref[_ix4(blocked, b, own, hk)] = dv.astype(dv_ref.dtype)
 
 
 # --------------------------------------------------------------------------
@@ -346,56 +405,114 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool):
 # --------------------------------------------------------------------------
 
 
-def _call(kernel, grid, args, out_shape, st: _Static, name: str):
-    """pallas_call with every operand passed whole (see the Kernels note)."""
+def _compiler_params(st: _Static, block_rows: int, block_cols: int, dp: int):
+    """Triton launch parameters for one kernel (a tile of block_rows x block_cols, head dim dp)."""
+    tile = block_rows * max(block_cols, dp)
+    num_warps = 4 if tile <= 64 * 64 else 8
+    num_stages = 2 if dp > 128 else 3
+    return plgpu.CompilerParams(num_warps=num_warps, num_stages=num_stages)
+
+
+def _tile_spec(rows: int, dp: int, head_of=None, *, slab: bool = False):
+    """BlockSpec of a [b, s, h, d] operand: a block of `rows` rows per program along grid
+    axis 2 (slab=False), or the whole (batch, head) slab of `rows` rows (slab=True)."""
+    head_of = head_of or (lambda h: h)
+    if slab:
+        return pl.BlockSpec((None, rows, None, dp), lambda b, h, i: (b, 0, head_of(h), 0))
+    return pl.BlockSpec((None, rows, None, dp), lambda b, h, i: (b, i, head_of(h), 0))
+
+
+def _vec_spec(rows: int, *, slab: bool = False):
+    """BlockSpec of a [b, h, s] operand (lse, delta)."""
+    if slab:
+        return pl.BlockSpec((None, None, rows), lambda b, h, i: (b, h, 0))
+    return pl.BlockSpec((None, None, rows), lambda b, h, i: (b, h, i))
+
+
+def _call(kernel, grid, args, out_shape, st: _Static, name: str, *, in_specs,
+          out_specs, compiler_params):
+    """pallas_call on `args` (None entries dropped): whole operands in interpret mode,
+    the given blocked specs with Triton. With ``st.interpret`` None the choice is made
+    when lowering (``lax.platform_dependent``): interpret on CPU, Triton elsewhere."""
+    keep = [a is not None for a in args]
     args = [a for a in args if a is not None]
-    return pl.pallas_call(
-        kernel,
-        grid=grid,
-        in_specs=[pl.BlockSpec() for _ in args],
-        out_specs=[pl.BlockSpec() for _ in out_shape],
-        out_shape=out_shape,
-        interpret=st.interpret,
-        name=name,
-    )(*args)
+    in_specs = [s for s, k in zip(in_specs, keep) if k]
+
+    def interpret(*args):
+        return pl.pallas_call(
+            functools.partial(kernel, blocked=False), grid=grid,
+            in_specs=[pl.BlockSpec() for _ in args],
+            out_specs=[pl.BlockSpec() for _ in out_shape],
+            out_shape=out_shape, interpret=True, name=name)(*args)
+
+    def triton(*args):
+        return pl.pallas_call(
+            functools.partial(kernel, blocked=True), grid=grid,
+            in_specs=in_specs, out_specs=out_specs, out_shape=out_shape,
+            compiler_params=compiler_params, name=name)(*args)
+
+    if st.interpret is True:
+        return interpret(*args)
+    if st.interpret is False:
+        return triton(*args)
+    return lax.platform_dependent(*args, cpu=interpret, default=triton)
 
 
 def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
-    batch, sq, hq, _ = q.shape
+    batch, sq, hq, dp = q.shape
+    skv = k.shape[1]
     out_shape = [jax.ShapeDtypeStruct(q.shape, q.dtype)]
+    out_specs = [_tile_spec(st.block_q, dp)]
     if with_lse:
         out_shape.append(jax.ShapeDtypeStruct((batch, hq, sq), jnp.float32))
-    kernel = functools.partial(_fwd_kernel, st=st, kv_padded=k.shape[1] != st.kv_len,
+        out_specs.append(_vec_spec(st.block_q))
+    kv_head = functools.partial(_kv_head, group=st.group)
+    in_specs = [_tile_spec(st.block_q, dp), _tile_spec(skv, dp, kv_head, slab=True),
+                _tile_spec(skv, dp, kv_head, slab=True), pl.BlockSpec()]
+    kernel = functools.partial(_fwd_kernel, st=st, kv_padded=skv != st.kv_len,
                                with_lse=with_lse)
     return _call(kernel, (batch, hq, sq // st.block_q), [q, k, v, bound],
-                 out_shape, st, "ranker_attention_fwd")
+                 out_shape, st, "ranker_attention_fwd", in_specs=in_specs,
+                 out_specs=out_specs,
+                 compiler_params=_compiler_params(st, st.block_q, st.block_kv, dp))
 
 
 def _backward_dq(q, k, v, do, lse, delta, bound, st: _Static):
-    batch, sq, hq, _ = q.shape
-    kernel = functools.partial(_dq_kernel, st=st, kv_padded=k.shape[1] != st.kv_len)
-    (dq,) = _call(kernel, (batch, hq, sq // st.block_q_dq),
+    batch, sq, hq, dp = q.shape
+    skv = k.shape[1]
+    bq = st.block_q_dq
+    kv_head = functools.partial(_kv_head, group=st.group)
+    in_specs = [_tile_spec(bq, dp), _tile_spec(skv, dp, kv_head, slab=True),
+                _tile_spec(skv, dp, kv_head, slab=True), _tile_spec(bq, dp),
+                _vec_spec(bq), _vec_spec(bq), pl.BlockSpec()]
+    kernel = functools.partial(_dq_kernel, st=st, kv_padded=skv != st.kv_len)
+    (dq,) = _call(kernel, (batch, hq, sq // bq),
                   [q, k, v, do, lse, delta, bound],
-                  [jax.ShapeDtypeStruct(q.shape, q.dtype)], st, "ranker_attention_dq")
+                  [jax.ShapeDtypeStruct(q.shape, q.dtype)], st, "ranker_attention_dq",
+                  in_specs=in_specs, out_specs=[_tile_spec(bq, dp)],
+                  compiler_params=_compiler_params(st, bq, st.block_kv_dq, dp))
     return dq
 
 
 def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
-    """dk, dv. With GQA each query head writes its own partial dk/dv (float32);
-    the group is summed afterwards, so no two kernel instances share an output."""
+    """dk, dv: one program per (batch, kv head, key tile), summing its query group in the
+    kernel, so no two programs share an output and nothing grows with the group size."""
     batch, sq, hq, dp = q.shape
     skv, hkv = k.shape[1], k.shape[2]
     g = st.group
-    out_dtype = k.dtype if g == 1 else jnp.float32
-    out_shape = jax.ShapeDtypeStruct((batch, skv, hq, dp), out_dtype)
+    bkv = st.block_kv_dkv
+    out_shape = jax.ShapeDtypeStruct(k.shape, k.dtype)
+    group_spec = pl.BlockSpec((None, sq, g, dp), lambda b, h, i: (b, 0, h, 0))
+    group_vec = pl.BlockSpec((None, g, sq), lambda b, h, i: (b, h, 0))
+    in_specs = [group_spec, _tile_spec(bkv, dp), _tile_spec(bkv, dp), group_spec,
+                group_vec, group_vec, pl.BlockSpec()]
     kernel = functools.partial(_dkdv_kernel, st=st, kv_padded=skv != st.kv_len,
                                q_padded=sq != st.q_len)
-    dk, dv = _call(kernel, (batch, hq, skv // st.block_kv_dkv),
+    dk, dv = _call(kernel, (batch, hkv, skv // bkv),
                    [q, k, v, do, lse, delta, bound], [out_shape, out_shape], st,
-                   "ranker_attention_dkdv")
-    if g > 1:
-        dk = dk.reshape(batch, skv, hkv, g, dp).sum(axis=3).astype(k.dtype)
-        dv = dv.reshape(batch, skv, hkv, g, dp).sum(axis=3).astype(v.dtype)
+                   "ranker_attention_dkdv", in_specs=in_specs,
+                   out_specs=[_tile_spec(bkv, dp), _tile_spec(bkv, dp)],
+                   compiler_params=_compiler_params(st, bkv, st.block_q_dkv, dp))
     return dk, dv
 
 
@@ -442,8 +559,12 @@ def _round_up(n: int, multiple: int) -> int:
 
 def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
                      cap: float | None, cap_method: str, config: BlockSizes,
-                     interpret: bool):
-    """Ranker attention with the Pallas kernels. Inputs are assumed validated."""
+                     interpret: bool | None = None):
+    """Ranker attention with the Pallas kernels. Inputs are assumed validated.
+
+    interpret: True (interpret mode), False (Triton), or None: chosen when the call is
+    lowered, interpret mode for CPU and Triton for any other platform.
+    """
     batch, q_len, num_q_heads, head_dim = q.shape
     kv_len, num_kv_heads = k.shape[1], k.shape[2]
 
@@ -481,7 +602,7 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
         cap=None if no_cap else float(cap),
         cap_method="none" if no_cap else cap_method,
         causal=bool(causal), has_bound=bound is not None,
-        interpret=bool(interpret),
+        interpret=None if interpret is None else bool(interpret),
     )
     out = _flash_attention(q, k, v, bound, st)
     if (sq, dp) != (q_len, head_dim):

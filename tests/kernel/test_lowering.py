@@ -1,0 +1,211 @@
+"""The Pallas kernel lowers for CUDA (Triton), forward and backward, from this CPU machine.
+
+No GPU is needed: ``jax.jit(f).trace(...).lower(lowering_platforms=("cuda",))`` runs the
+Triton lowering on the host. Each case asserts that the lowered module calls the Triton
+kernels (``@__gpu$xla.gpu.triton`` custom calls, one per pallas_call) and holds no
+``stablehlo.while`` (the loop interpret mode runs the grid with). JAX's own
+``ops.gpu.attention.mha`` is lowered the same way as a control, so a change in how JAX
+lowers Pallas for GPU shows up there first. Lowering only: nothing is executed.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from kernel import BlockSizes, ranker_attention
+
+TRITON_CALL = "@__gpu$xla.gpu.triton"
+INTERPRETER_LOOP = "stablehlo.while"
+
+B, S = 1, 200  # a sequence that is not a multiple of any block: padded tails
+HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}
+MASKS = {"none": dict(), "causal": dict(causal=True), "bound": dict(bound=True),
+         "bound_causal": dict(causal=True, bound=True)}
+CAPS = {"nocap": dict(), "tanh": dict(cap=5.0, cap_method="tanh"),
+        "soft_sign": dict(cap=5.0, cap_method="soft_sign"),
+        "none": dict(cap=5.0, cap_method="none")}
+BLOCKS = {"default": None,
+          "small": BlockSizes(block_q=32, block_kv=64, block_q_dkv=64, block_kv_dkv=32,
+                              block_q_dq=32, block_kv_dq=32)}
+
+
+def _grid():
+    """dtype x head_dim x head layout x mask in full; the cap method and the block
+    configuration rotate with them, so that each meets every mask, head_dim and head
+    layout (the full product would take minutes)."""
+    caps, blocks = sorted(CAPS), sorted(BLOCKS)
+    for (i, dtype), (j, head_dim), (k, heads), (m, mask) in itertools.product(
+            enumerate(("float32", "bfloat16")), enumerate((64, 128, 256, 48)),
+            enumerate(sorted(HEADS)), enumerate(sorted(MASKS))):
+        yield (dtype, head_dim, heads, mask, caps[(m + j + k) % len(caps)],
+               blocks[(i + j + k + m // 2) % len(blocks)])
+
+
+GRID = list(_grid())
+
+
+def _args(dtype, head_dim, heads):
+    hq, hk = HEADS[heads]
+    dt = jnp.dtype(dtype)
+    return (jax.ShapeDtypeStruct((B, S, hq, head_dim), dt),
+            jax.ShapeDtypeStruct((B, S, hk, head_dim), dt),
+            jax.ShapeDtypeStruct((B, S, hk, head_dim), dt),
+            jax.ShapeDtypeStruct((B,), jnp.int32))
+
+
+def _attention(mask, cap, block, implementation="pallas"):
+    options = dict(MASKS[mask])
+    has_bound = options.pop("bound", False)
+    options.update(CAPS[cap])
+
+    def f(q, k, v, bound):
+        return ranker_attention(q, k, v, bound=bound if has_bound else None,
+                                config=BLOCKS[block], implementation=implementation,
+                                **options)
+    return f
+
+
+def _loss(f):
+    return lambda *args: f(*args).astype(jnp.float32).sum()
+
+
+def _lower(f, args, platform="cuda"):
+    return jax.jit(f).trace(*args).lower(lowering_platforms=(platform,)).as_text()
+
+
+def _assert_triton(text, calls):
+    assert text.count(TRITON_CALL) == calls, text.count(TRITON_CALL)
+    assert INTERPRETER_LOOP not in text
+
+
+@pytest.mark.parametrize("dtype,head_dim,heads,mask,cap,block", GRID,
+                         ids=["-".join(map(str, case)) for case in GRID])
+def test_forward_and_backward_lower_for_cuda(dtype, head_dim, heads, mask, cap, block):
+    args = _args(dtype, head_dim, heads)
+    f = _attention(mask, cap, block)
+    _assert_triton(_lower(f, args), calls=1)
+    # forward with residuals, dq, dk/dv
+    _assert_triton(_lower(jax.grad(_loss(f), argnums=(0, 1, 2)), args), calls=3)
+
+
+def test_the_grid_covers_every_value():
+    for axis, values in enumerate((("float32", "bfloat16"), (64, 128, 256, 48), HEADS,
+                                   MASKS, CAPS, BLOCKS)):
+        assert {case[axis] for case in GRID} == set(values)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_control_jax_mha_lowers_for_cuda(dtype):
+    from jax.experimental.pallas.ops.gpu import attention
+
+    q = jax.ShapeDtypeStruct((B, 256, 4, 64), jnp.dtype(dtype))  # mha needs whole blocks
+    k = v = q
+
+    def f(q, k, v):
+        return attention.mha(q, k, v, segment_ids=None, causal=True)
+
+    _assert_triton(_lower(f, (q, k, v)), calls=1)
+    # forward with residuals, backward preprocessing (delta), one fused backward kernel
+    _assert_triton(_lower(jax.grad(_loss(f), argnums=(0, 1, 2)), (q, k, v)), calls=3)
+
+
+def test_cpu_lowering_is_interpret_mode():
+    """The same traced function, lowered for the CPU, runs the interpreter (chosen at
+    lowering, not at tracing)."""
+    args = _args("float32", 64, "gqa")
+    traced = jax.jit(jax.grad(_loss(_attention("bound_causal", "tanh", "small")),
+                              argnums=(0, 1, 2))).trace(*args)
+    cpu = traced.lower(lowering_platforms=("cpu",)).as_text()
+    assert TRITON_CALL not in cpu and INTERPRETER_LOOP in cpu
+    _assert_triton(traced.lower(lowering_platforms=("cuda",)).as_text(), calls=3)
+
+
+def test_default_implementation_on_a_gpu_lowers(monkeypatch):
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    args = _args("bfloat16", 128, "gqa")
+    _assert_triton(_lower(_attention("causal", "nocap", "default", implementation=None),
+                          args), calls=1)
+
+
+def _kernel_eqns(jaxpr):
+    """Every equation inside the pallas_call kernels of a closed jaxpr."""
+    found = []
+
+    def walk(jaxpr, in_kernel):
+        for eqn in jaxpr.eqns:
+            if in_kernel:
+                found.append(eqn)
+            inner = in_kernel or eqn.primitive.name == "pallas_call"
+            for param in eqn.params.values():
+                for sub in param if isinstance(param, (tuple, list)) else (param,):
+                    sub = getattr(sub, "jaxpr", sub)
+                    if hasattr(sub, "eqns"):
+                        walk(sub, inner)
+    walk(jaxpr.jaxpr, False)
+    return found
+
+
+def _dots(jaxpr):
+    """Operand dtypes of every dot_general inside the pallas_call kernels of a jaxpr."""
+    return [tuple(str(x.aval.dtype) for x in eqn.invars) for eqn in _kernel_eqns(jaxpr)
+            if eqn.primitive.name == "dot_general"]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_dots_take_the_input_dtype(dtype):
+    """Tensor-core dots: every dot of the forward and backward kernels (Triton path) takes
+    16-bit operands (accumulating in float32), none is float32 x float32."""
+    args = _args(dtype, 64, "gqa")
+    f = _attention("bound_causal", "tanh", "small")
+    dots = _dots(jax.make_jaxpr(jax.grad(_loss(f), argnums=(0, 1, 2)))(*args))
+    assert len(dots) >= 2 * (2 + 3 + 4)  # fwd 2, dq 3, dk/dv 4 per path (interpret, Triton)
+    assert set(dots) == {(dtype, dtype)}, set(dots)
+
+
+def test_softmax_in_base_2():
+    """exp2 with log2(e) folded into the scale: the kernels hold exp2 and no exp (the one
+    log per row, of the softmax denominator, is jnp.log2's log(x) / log(2))."""
+    args = _args("bfloat16", 64, "mha")
+    f = _attention("causal", "nocap", "small")
+    names = {eqn.primitive.name
+             for eqn in _kernel_eqns(jax.make_jaxpr(jax.grad(_loss(f), argnums=(0, 1, 2)))(*args))}
+    assert "exp2" in names and "exp" not in names, names
+
+
+def _pallas_outputs(jaxpr):
+    """(shape, dtype) of every pallas_call output in a closed jaxpr (both paths)."""
+    found = []
+
+    def walk(jaxpr):
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name == "pallas_call":
+                found.extend((v.aval.shape, str(v.aval.dtype)) for v in eqn.outvars)
+            for param in eqn.params.values():
+                for sub in param if isinstance(param, (tuple, list)) else (param,):
+                    sub = getattr(sub, "jaxpr", sub)
+                    if hasattr(sub, "eqns"):
+                        walk(sub)
+    walk(jaxpr.jaxpr)
+    return found
+
+
+@pytest.mark.parametrize("num_kv_heads", [1, 2])
+def test_gqa_backward_has_no_per_query_head_partials(num_kv_heads):
+    """dK/dV accumulate each kv head's query group in the kernel: the kernels' outputs
+    are q-, lse- or k-shaped, never a float32 [b, s, num_q_heads, d] partial of dk/dv."""
+    q = jax.ShapeDtypeStruct((1, 256, 8, 64), jnp.bfloat16)
+    k = jax.ShapeDtypeStruct((1, 256, num_kv_heads, 64), jnp.bfloat16)
+
+    def f(k, v):
+        return ranker_attention(q_value, k, v, implementation="pallas").astype(
+            jnp.float32).sum()
+
+    q_value = jnp.zeros(q.shape, q.dtype)
+    outputs = _pallas_outputs(jax.make_jaxpr(jax.grad(f, argnums=(0, 1)))(k, k))
+    allowed = {(q.shape, "bfloat16"), ((1, 8, 256), "float32"), (k.shape, "bfloat16")}
+    assert set(outputs) <= allowed, set(outputs) - allowed
+    assert outputs.count((k.shape, "bfloat16")) == 2 * 2  # dk, dv on both paths
