@@ -93,8 +93,8 @@ def type_name(x) -> str:
 _numpy = None
 
 
-def concrete_min(x):
-    """The smallest element as an int, or None when the array is traced (under jit) or empty."""
+def _concrete(x, reduce: str):
+    """min or max of the elements as an int, or None when the array is traced (under jit) or empty."""
     global _numpy
     if type(x) not in _ARRAY_TYPES and (x is None or not is_array(x)):
         return None
@@ -103,24 +103,19 @@ def concrete_min(x):
             import numpy as _numpy  # read on the host: no device dispatch for a [batch] vector
 
         host = _numpy.asarray(x)
-        return int(host.min()) if host.size else None
+        return int(getattr(host, reduce)()) if host.size else None
     except Exception:  # tracers refuse concretisation
         return None
+
+
+def concrete_min(x):
+    """The smallest element as an int, or None when the array is traced (under jit) or empty."""
+    return _concrete(x, "min")
 
 
 def concrete_max(x):
     """The largest element as an int, or None when the array is traced (under jit) or empty."""
-    global _numpy
-    if type(x) not in _ARRAY_TYPES and (x is None or not is_array(x)):
-        return None
-    try:
-        if _numpy is None:
-            import numpy as _numpy
-
-        host = _numpy.asarray(x)
-        return int(host.max()) if host.size else None
-    except Exception:  # tracers refuse concretisation
-        return None
+    return _concrete(x, "max")
 
 
 def attr(obj, name: str, default=None):

@@ -543,28 +543,26 @@ def _tr_is_tracer(x):
     return isinstance(x, _TRACER)
 
 
-def _tr_min(x):
-    """The smallest element of a traced array, as a traced value; None for anything else."""
+def _tr_reduced(x, reduce):
+    """jnp.min or jnp.max of a traced array, as a traced value; None for anything else."""
     if not _tr_is_tracer(x):
         return None
     import jax.numpy as jnp
 
-    value = jnp.min(x)
+    value = getattr(jnp, reduce)(x)
     if jnp.issubdtype(value.dtype, jnp.integer) and value.dtype.itemsize < 4:
         value = value.astype(jnp.int32)  # int8/int16: compared with int32 limits, which they cannot hold
     return value
+
+
+def _tr_min(x):
+    """The smallest element of a traced array, as a traced value; None for anything else."""
+    return _tr_reduced(x, "min")
 
 
 def _tr_max(x):
     """The largest element of a traced array, as a traced value; None for anything else."""
-    if not _tr_is_tracer(x):
-        return None
-    import jax.numpy as jnp
-
-    value = jnp.max(x)
-    if jnp.issubdtype(value.dtype, jnp.integer) and value.dtype.itemsize < 4:
-        value = value.astype(jnp.int32)  # int8/int16: compared with int32 limits, which they cannot hold
-    return value
+    return _tr_reduced(x, "max")
 
 
 def _tr_and(a, b):
