@@ -8,6 +8,10 @@ Forward only, jitted, after warm-up; the median of --repeats runs. A ratio
 below 1 means ours is faster; targets: (a) <= 1.0, (b) <= 1.2, for every shape. Usage:
 
     python benchmarks/bench_kernel.py [--repeats N] [--dtype float32|bfloat16]
+
+On a GPU, ``--gpu`` instead measures TFLOP/s of the Triton kernel forward and forward+backward
+against cuDNN and JAX's Pallas mha at LLM shapes (benchmarks/kernel_gpu.py; a few minutes);
+``--gpu --smoke`` runs its code paths on one small shape on any backend.
 """
 
 from __future__ import annotations
@@ -58,7 +62,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument("--gpu", action="store_true",
+                        help="TFLOP/s of the Triton kernel vs cuDNN and JAX's mha (on a GPU)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="with --gpu: one small shape, on any backend (checks the script runs)")
     args = parser.parse_args()
+    if args.gpu:
+        return _gpu(args)
     dtype = jnp.dtype(args.dtype)
     rng = np.random.default_rng(0)
     print(f"jax {jax.__version__}, backend {jax.default_backend()}, dtype {dtype}, "
@@ -87,6 +97,21 @@ def main() -> int:
                            fmt_time(t_op), fmt_time(t_tp), t_op / t_tp, Target("<=", 1.0)))
         rows.append(Result(f"kernel forward {what}: our xla path vs `jax.nn.dot_product_attention(implementation='xla')`",
                            fmt_time(t_ox), fmt_time(t_tx), t_ox / t_tx, Target("<=", 1.2)))
+    return report(rows)
+
+
+def _gpu(args) -> int:
+    from benchmarks.kernel_gpu import gpu_rows  # imported here: the CPU run does not need it
+
+    if jax.default_backend() != "gpu" and not args.smoke:
+        print(f"--gpu needs a GPU; jax's backend is {jax.default_backend()} (add --smoke to check "
+              "the script on this backend)", file=sys.stderr)
+        return 2
+    print(f"jax {jax.__version__}, backend {jax.default_backend()} "
+          f"({jax.devices()[0].device_kind}), bfloat16, median of {args.repeats}")
+    rows, notes = gpu_rows(smoke=args.smoke, repeats=args.repeats)
+    for line in notes:
+        print(line)
     return report(rows)
 
 

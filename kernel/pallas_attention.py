@@ -67,11 +67,13 @@ def _cdiv(a, b: int):
     """Ceiling division for non-negative ints, Python or traced."""
     if isinstance(a, int):
         return -(-a // b)
-    return lax.div(a + (b - 1), b)
+    return _div(a + (b - 1), b)
 
 
 def _div(a, b: int):
-    return a // b if isinstance(a, int) else lax.div(a, b)
+    """a // b for a Python or traced int (a traced one keeps its dtype: int32 index arithmetic
+    even under jax_enable_x64, where a bare Python int would be int64)."""
+    return a // b if isinstance(a, int) else lax.div(a, jnp.asarray(b, a.dtype))
 
 
 def _dot_nt(a, b):
@@ -260,7 +262,7 @@ def _ix3(blocked: bool, b, h, rows):
 
 def _kv_head(h, group: int):
     """The kv head read by query head h (GQA)."""
-    return h if group == 1 else lax.div(h, group)
+    return h if group == 1 else _div(h, group)
 
 
 def _program(refs: list, st: _Static):

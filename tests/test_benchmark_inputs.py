@@ -17,3 +17,26 @@ def test_a_part_of_the_real_catalogue_keeps_its_kernels_and_indexes():
     assert dict(part.kernels) == dict(real.kernels)
     assert any("valid(" in source for e in part.entries for f in e.fixes for source in f.suggest.values())
     assert len(index_gen.build(part)["entries"]) == len(real.entries) // 2
+
+
+def test_the_gpu_benchmark_runs_its_code_paths_on_this_backend():
+    """bench_kernel.py --gpu is for a GPU this CI does not have: its smoke mode runs every path
+    (ours, JAX's mha, the xla reference, the correctness row) on one small shape here."""
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import kernel_gpu
+
+    rows, notes = kernel_gpu.gpu_rows(smoke=True, repeats=1)
+    names = [row.name for row in rows]
+    assert any(name.startswith("kernel output") for name in names), names
+    assert all(row.met for row in rows if row.name.startswith("kernel output")), rows
+    assert sum("attention.mha" in name for name in names) == 2, names  # forward, forward+backward
+    assert any("cudnn skipped" in line for line in notes), notes
+    assert not any("failed" in line for line in notes), notes
+
+
+def test_gpu_benchmark_flop_counts():
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.kernel_gpu import Shape
+
+    assert Shape(4, 4096, 32, 8, 128, False).forward_flops() == 4 * 4 * 32 * 4096 * 4096 * 128
+    assert Shape(4, 4096, 32, 8, 128, True).forward_flops() == 2 * 4 * 32 * 4096 * 4096 * 128

@@ -216,3 +216,39 @@ def test_checkify_passes_a_valid_bound_of_any_width(dtype):
     f = jax.jit(lambda q, k, v, b: ranker_attention(q, k, v, bound=b))
     err, _ = checkify.checkify(f)(q, k, v, jnp.array([0, 3], dtype))
     assert err.get() is None
+
+
+@pytest.mark.parametrize("mask", ["none", "causal", "bound"])
+def test_x64_mode_on_the_pallas_path_matches_x64_off(mask):
+    """Under jax_enable_x64 Python ints in the kernel's index arithmetic would be int64 next to the
+    int32 program ids (a TypeError from lax.div before): forward and gradient run and agree."""
+    q, k, v = qkv()
+    kwargs = {"none": {}, "causal": {"causal": True}, "bound": {"bound": np.array([5, S], np.int32)}}[mask]
+
+    def run():
+        def loss(q, k, v):
+            return ranker_attention(q, k, v, implementation="pallas", **kwargs).sum()
+        return (ranker_attention(q, k, v, implementation="pallas", **kwargs),
+                *jax.grad(loss, argnums=(0, 1, 2))(q, k, v))
+
+    want = run()
+    with jax.enable_x64(True):
+        got = run()
+    for w, g in zip(want, got):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=0, atol=1e-6)
+
+
+def test_x64_mode_lowers_forward_and_backward_for_cuda():
+    spec = jax.ShapeDtypeStruct((B, 64, H, 64), jnp.bfloat16)
+    kv_spec = jax.ShapeDtypeStruct((B, 64, KV, 64), jnp.bfloat16)
+
+    def fwd_bwd(q, k, v, bound):
+        return jax.grad(lambda q, k, v: ranker_attention(
+            q, k, v, bound=bound, implementation="pallas").astype(jnp.float32).sum(),
+            argnums=(0, 1, 2))(q, k, v)
+
+    with jax.enable_x64(True):
+        text = jax.jit(fwd_bwd).trace(spec, kv_spec, kv_spec, jax.ShapeDtypeStruct((B,), jnp.int64)).lower(
+            lowering_platforms=("cuda",)).as_text()
+    assert text.count("__gpu$xla.gpu.triton") == 3, "forward, dq and dk/dv Triton calls"

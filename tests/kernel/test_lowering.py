@@ -209,3 +209,22 @@ def test_gqa_backward_has_no_per_query_head_partials(num_kv_heads):
     allowed = {(q.shape, "bfloat16"), ((1, 8, 256), "float32"), (k.shape, "bfloat16")}
     assert set(outputs) <= allowed, set(outputs) - allowed
     assert outputs.count((k.shape, "bfloat16")) == 2 * 2  # dk, dv on both paths
+
+
+def _backward_temp_bytes(num_q_heads, num_kv_heads):
+    """Temporary bytes of the compiled (CPU, interpret-mode) forward + backward program."""
+    q = jax.ShapeDtypeStruct((1, 256, num_q_heads, 64), jnp.float32)
+    k = jax.ShapeDtypeStruct((1, 256, num_kv_heads, 64), jnp.float32)
+    grad = jax.grad(_loss(lambda q, k, v: ranker_attention(q, k, v, implementation="pallas")),
+                    argnums=(0, 1, 2))
+    return jax.jit(grad).trace(q, k, k).lower().compile().memory_analysis().temp_size_in_bytes
+
+
+def test_gqa_backward_temporary_memory_does_not_grow_with_the_group_size():
+    """With 8 query heads, sharing kv heads in groups of 2, 4 or 8 needs no more temporary memory
+    than MHA (groups of 1): per-query-head dk/dv partials (the former GQA backward) added two
+    float32 [b, s, num_q_heads, d] buffers, +1 MiB here, as soon as the group exceeded 1."""
+    mha = _backward_temp_bytes(8, 8)
+    grouped = [_backward_temp_bytes(8, 8 // g) for g in (2, 4, 8)]
+    assert all(t <= mha for t in grouped), (mha, grouped)
+    assert max(grouped) - min(grouped) < 4096, grouped  # a few small buffers differ, no slab
