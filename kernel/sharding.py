@@ -16,7 +16,7 @@ import jax
 from jax.sharding import PartitionSpec as P
 
 from kernel import _validators
-from kernel.attention import dispatch, validate
+from kernel.attention import as_config, as_number, dispatch, validate
 
 
 def sharded_ranker_attention(q, k, v, *, mesh, batch_axis="data", head_axis=None,
@@ -28,7 +28,9 @@ def sharded_ranker_attention(q, k, v, *, mesh, batch_axis="data", head_axis=None
     Inputs are validated once, on the global arrays (then the mesh); each shard then runs the
     chosen implementation on its local block without re-validating.
     """
-    # The arrays first: the sharding checks read their batch and head dimensions.
+    # Numbers as callers write them (as ranker_attention does); then the arrays first: the sharding
+    # checks read their batch and head dimensions.
+    sm_scale, cap, config = as_number(sm_scale), as_number(cap), as_config(config)
     impl = validate(q, k, v, bound=bound, causal=causal, sm_scale=sm_scale,
                     cap=cap, cap_method=cap_method, config=config,
                     implementation=implementation)

@@ -142,3 +142,20 @@ def test_sharded_validators_called_once_in_order(monkeypatch):
                                      "validate_sharding"]
     assert calls[4][1] == (mesh, "data", "heads", q, k)
     assert calls[1][1][0] is q and calls[1][1][3] == "xla"
+
+
+def test_sharded_accepts_numpy_and_jax_scalars_like_ranker_attention():
+    """sm_scale, cap and block sizes as NumPy / JAX scalars: the sharded entry point converts them
+    as ranker_attention does (the static config then holds Python ints) and gives its output."""
+    from kernel import ranker_attention
+
+    mesh = Mesh(np.array(jax.devices()[:1]).reshape(1, 1), ("data", "heads"))
+    rng = np.random.default_rng(0)
+    q = jnp.asarray(rng.standard_normal((2, 32, 2, 16)), jnp.float32)
+    k = v = jnp.asarray(rng.standard_normal((2, 32, 1, 16)), jnp.float32)
+    want = ranker_attention(q, k, v, sm_scale=0.25, cap=5.0, implementation="pallas",
+                            config=BlockSizes(16, 16))
+    got = sharded_ranker_attention(
+        q, k, v, mesh=mesh, head_axis="heads", sm_scale=np.float32(0.25), cap=jnp.float32(5),
+        implementation="pallas", config=BlockSizes(np.int64(16), jnp.int32(16)))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=0, atol=1e-6)
