@@ -53,6 +53,11 @@ def templates(entry: Entry) -> Iterator[Finding]:
         except patterns.WordingError as err:
             key = ("message",) if i == 0 else ("variants", i - 1, "message")
             yield at(entry, key, err.rule, str(err))
+    for i in range(len(entry.reads)):
+        try:
+            patterns.compile_read(entry, i)
+        except patterns.WordingError as err:
+            yield at(entry, ("reads", i), err.rule, str(err))
 
 
 def own_message_fields(entry: Entry) -> Iterator[Finding]:
@@ -112,6 +117,8 @@ def unused_params(entry: Entry) -> Iterator[Finding]:
     used: set[str] = set()
     for wording in patterns.wordings(entry):
         used.update(c.param for c in wording.captures)
+    for read in patterns.reads(entry):
+        used.update(c.param for c in read.captures)
     for _, source in _expressions(entry):
         try:
             used |= expr.check(source, entry.params.keys()).names

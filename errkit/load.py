@@ -203,6 +203,7 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         setup=raw.get("setup"),
         then=raw.get("then"),
         traced=raw.get("traced"),
+        reads=tuple(raw.get("reads") or ()),
         positions=pos,
     )
 
@@ -215,6 +216,7 @@ def build_kernel(raw: dict, pos: Positions) -> Kernel:
         values=MappingProxyType({name: Param(name, p["type"], p["description"], bool(p.get("optional", False)), p.get("form"))
                                  for name, p in raw["values"].items()}),
         rules=tuple(Rule(r["name"], r["check"], r["says"], r.get("enforced", "check")) for r in raw["rules"]),
+        names=tuple(raw.get("names") or ()),
         positions=pos,
     )
 

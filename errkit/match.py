@@ -231,20 +231,39 @@ class Index:
         return ids + self.always if self.always else ids
 
     def _extract(self, i: int, m: "re.Match"):
-        out = {}
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
-        for k, (group, param, type_) in enumerate(self.wordings[i]["captures"]):
-            raw = m.group(group) if numbers is None else m.group(numbers[k])
-            if isinstance(raw, bytes):
-                raw = raw.decode("utf-8", "replace")
-            try:
-                value = values.parse(type_, raw)
-            except (ValueError, OverflowError):  # matched the shape of a value but is none (e.g. "1,,2")
-                return None
-            if param in out and out[param] != value:
-                return None
-            out[param] = value
-        return out
+        return _captured(self.wordings[i]["captures"], m, numbers)
+
+    def read_on(self, match: Match, data: bytes, start: int) -> None:
+        """What the lines after a match's message add (a compiler's dump under its header): the
+        params of its entry's `reads` it does not have yet, each from the first line that holds it,
+        and the kernel they name (a pallas_call's name, `%splash_mha_fwd`) when its wording is
+        raised by several. Read from the match's line to the next traceback, READ_WINDOW at most."""
+        entry = self.entries.get(match.code)
+        reads = (entry or {}).get("reads")
+        kernels = self.data.get("kernels") or {}
+        candidates = [k for k in match.wording.get("kernels") or () if (kernels.get(k) or {}).get("names")]
+        if not reads and not candidates:
+            return
+        end = min(len(data), start + READ_WINDOW)
+        first_line_end = data.find(b"\n", start, end)
+        if first_line_end >= 0:
+            cut = data.find(NEXT_TRACEBACK, first_line_end, end)
+            end = end if cut < 0 else cut
+        window = data[start:end].decode("utf-8", "replace")
+        for k, read in enumerate(reads or ()):
+            pattern = self._compiled.get(("read", match.code, k))
+            if pattern is None:
+                pattern = self._compiled[("read", match.code, k)] = engine().compile(read["regex"])
+            m = pattern.search(window)
+            found = _captured(read["captures"], m) if m else None
+            for param, value in (found or {}).items():
+                match.params.setdefault(param, value)
+        if candidates:
+            words = set(IDENTIFIER.findall(window))
+            named = [k for k in candidates if words.intersection(kernels[k]["names"])]
+            if len(named) == 1:
+                match.kernel = named[0]
 
     def _best(self, ids: list[int], text: str, how: str, line_no: int) -> Match | None:
         """The wording of `ids` that matches `text` (`how`: fullmatch, at the line end, anywhere)
@@ -498,6 +517,8 @@ class Index:
         if match is not None and len(match.wording.get("kernels") or ()) > 1:
             match.kernel = _shown_kernel(match.wording["kernels"], self.data.get("kernels") or {},
                                          data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
+        if match is not None:
+            self.read_on(match, data, start)
         if match is not None and match.span is not None and origin is not None:
             a, b = original_span(origin, *match.span)
             match.text = line[a:b]
@@ -546,6 +567,29 @@ class Index:
 
 
 TIE_CONTEXT = 16_384  # bytes before a line that may tell which kernel raised it
+READ_WINDOW = 16_384  # bytes from a match's line where the lines after it may hold more values
+NEXT_TRACEBACK = b"Traceback (most recent call last)"  # where the lines after a message stop being its own
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _captured(captures: list, m, numbers: list[int] | None = None) -> dict | None:
+    """The typed values of a regex match's captures (None when one is no value after all, or one
+    param is captured twice with two values)."""
+    out = {}
+    for k, (group, param, type_) in enumerate(captures):
+        raw = m.group(group) if numbers is None else m.group(numbers[k])
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", "replace")
+        if raw is None:  # an optional part of the template that was not there
+            continue
+        try:
+            value = values.parse(type_, raw)
+        except (ValueError, OverflowError):  # matched the shape of a value but is none (e.g. "1,,2")
+            return None
+        if param in out and out[param] != value:
+            return None
+        out[param] = value
+    return out
 
 
 # A release named in the text: `jax==0.4.31`, `jax 0.4.31`, `jax-0.4.31-py3`, `jax/0.4.31`, `jax version 0.4.31`.

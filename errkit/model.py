@@ -96,6 +96,7 @@ class Entry:
     setup: str | None = None  # code run before each fix's before/after snippet: the inputs they use
     then: str | None = None  # code run after it: the call that exercises the snippet
     traced: str | None = None  # "checkify": the check also runs on traced values as a checkify check
+    reads: tuple[str, ...] = ()  # templates of lines after the message holding more of its params
     positions: Positions | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -170,6 +171,7 @@ class Kernel:
     values: Mapping[str, Param]
     rules: tuple[Rule, ...]
     positions: Positions | None = field(default=None, compare=False, repr=False)
+    names: tuple[str, ...] = ()  # what compiler output calls it (pallas_call names, %splash_mha_fwd)
 
     def rules_on(self, name: str) -> tuple[Rule, ...]:
         from . import expr

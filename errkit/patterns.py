@@ -67,6 +67,46 @@ def compile_wording(entry: Entry, index: int) -> Wording:
     return Wording(entry, index, variant, tpl, pattern, captures)
 
 
+@dataclass(frozen=True)
+class Read:
+    """One of an entry's `reads`: a line after the message holding more of its params."""
+
+    index: int
+    template: template.Template
+    pattern: str  # unanchored
+    captures: tuple[template.Capture, ...]
+
+
+def compile_read(entry: Entry, index: int) -> Read:
+    """Compile `entry.reads[index]`; WordingError names what is wrong with it."""
+    text = entry.reads[index]
+    try:
+        tpl = template.parse(text)
+    except template.TemplateError as err:
+        raise WordingError("bad-template", f"{err} (column {err.column + 1})") from None
+    unknown = [f.name for f in tpl.fields if template.resolve(f, entry.params, {}) is None]
+    if unknown:
+        raise WordingError("undeclared-placeholder", f"placeholder {{{unknown[0]}}} is not a declared param")
+    if not tpl.fields:
+        raise WordingError("bad-template", "a read holds at least one placeholder: the value it reads")
+
+    def typed(field: template.Field) -> tuple[str, str, bool, str | None]:
+        p = entry.params[template.resolve(field, entry.params, {})]
+        return p.name, p.type, p.optional, p.form
+
+    pattern, captures = template.to_regex(tpl, typed)
+    return Read(index, tpl, pattern, captures)
+
+
+def reads(entry: Entry) -> Iterator[Read]:
+    """Every read that compiles (lint reports the others)."""
+    for i in range(len(entry.reads)):
+        try:
+            yield compile_read(entry, i)
+        except WordingError:
+            continue
+
+
 def wordings(entry: Entry) -> Iterator[Wording]:
     """Every wording that compiles (lint reports the others)."""
     for i in range(len(entry.wordings)):

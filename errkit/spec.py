@@ -14,7 +14,7 @@ from typing import Any, Callable
 EXCEPTIONS = ("ValueError", "NotImplementedError", "TypeError")
 # Upstream kernels also raise these; only explain-only entries and variants may say so.
 VARIANT_EXCEPTIONS = EXCEPTIONS + ("AssertionError", "RuntimeError")
-PARAM_TYPES = ("int", "float", "bool", "str", "dtype", "shape")
+PARAM_TYPES = ("int", "float", "bool", "str", "dtype", "shape", "bytes")
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 CODE = r"^[A-Z]{2,4}[0-9]{3}$"
 SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -151,7 +151,7 @@ class Record(Kind):
 
 PARAM = Record(
     fields=(
-        Field("type", Enum(values=PARAM_TYPES), True, "Value type; shape is a tuple of ints, dtype a dtype name."),
+        Field("type", Enum(values=PARAM_TYPES), True, "Value type; shape is a tuple of ints, dtype a dtype name, bytes a size in bytes (an int; read from 1048576, 19.85M, 96.00K, 1.5GiB)."),
         Field("description", Str(max_length=300), True, "One line saying what the value is."),
         Field("optional", Bool(), description="The value may be None."),
         Field(
@@ -183,6 +183,9 @@ KERNEL = Record(
         Field("values", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="value"), True,
               "The values its rules are about: what a user chooses and the sizes it depends on."),
         Field("rules", ListOf(item=RULE, min_items=1), True, "Every rule on those values, its lowering's included."),
+        Field("names", ListOf(item=Str(pattern=IDENTIFIER)),
+              description="Names the kernel goes by in compiler output (a pallas_call's name, `%splash_mha_fwd`, a jitted "
+                          "function's name): an error whose following lines name one is attributed to this kernel."),
     )
 )
 
@@ -282,6 +285,9 @@ ENTRY = Record(
         Field("raised_by", ListOf(item=Str(pattern=KERNEL_ID), min_items=2),
               description="The kernels raising `message` verbatim, when several do (then the traceback's paths tell which, if they can)."),
         Field("params", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="param"), description="Typed values in the message."),
+        Field("reads", ListOf(item=Str(max_length=500, min_length=3)),
+              description="Templates of lines that follow the message (a compiler's MLIR or allocation dump): explain reads "
+                          "the params they hold from the first line each one matches, after the message, before the next traceback."),
         Field("check", Str(max_length=2000), description="Invariant that must hold; the error is raised when it is false."),
         Field("explain_only", Bool(), description="Upstream-only condition: recognised by explain, no validator is generated."),
         Field("traced", Enum(values=("checkify",)),

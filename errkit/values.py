@@ -17,6 +17,11 @@ _STR_REPR = r"""'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*\""""
 _FORMATTED_NUMBER = r"[-+ ]?(?:[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|0*inf|0*nan)%?"  # format(x, spec), x an int or float
 
 _INT = r"-?[0-9]+"
+# A size in bytes as compilers print it: 1048576, 19.85M, 16.00M, 512B, 96.00K, 1.5GiB (XLA's
+# HumanReadableNumBytes and friends: binary multiples, whatever the letter says).
+_BYTES = r"[0-9]+(?:\.[0-9]+)?(?: ?(?:[KMGT]i?B?|B|bytes)(?![A-Za-z]))?"
+_BYTE_UNITS = {"": 1, "B": 1, "BYTES": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_BYTES_TEXT = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?([A-Za-z]*)")
 _FLOAT = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|inf|nan)"
 
 
@@ -40,6 +45,7 @@ PATTERNS = {
     "dtype": rf"dtype\(['\"]?{_NAME}['\"]?\)|(?:jnp\.|np\.|numpy\.|jax\.numpy\.)?{_NAME}|'{_NAME}'"
              rf"|<class '(?:jax\.numpy\.|numpy\.|jnp\.|np\.)?{_NAME}'>",  # jax 0.5-0.6 printed the scalar type
     "shape": r"\((?:-?[0-9]+(?:, ?-?[0-9]+)*,?)?\)",
+    "bytes": _BYTES,
 }
 
 
@@ -91,6 +97,11 @@ def coerce(type_: str, raw: object) -> object:
     elif type_ == "shape":
         if isinstance(raw, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in raw):
             return tuple(int(x) for x in raw)
+    elif type_ == "bytes":
+        if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
+            return int(raw)
+        if isinstance(raw, str) and re.fullmatch(_BYTES, raw.strip()):
+            return parse("bytes", raw)
     else:
         raise ValueTypeError(f"unknown param type {type_!r}")
     raise ValueTypeError(f"{raw!r} is not a valid {type_}")
@@ -164,6 +175,11 @@ def parse(type_: str, text: str) -> object:
         return names[-1] if names else text
     if type_ == "shape":
         return tuple(int(x) for x in re.findall(r"-?[0-9]+", text))
+    if type_ == "bytes":
+        number, unit = _BYTES_TEXT.fullmatch(text).groups()
+        unit = unit.upper()
+        scale = _BYTE_UNITS.get(unit) or _BYTE_UNITS[unit[:1]]
+        return int(float(number) * scale + 0.5)  # JavaScript's port rounds the same way
     raise ValueTypeError(f"unknown param type {type_!r}")
 
 
@@ -193,4 +209,6 @@ def sample(type_: str, seed: int) -> object:
         return DTYPE_NAMES[seed % len(DTYPE_NAMES)]
     if type_ == "shape":
         return tuple(2 + seed + i for i in range(1 + seed % 4))
+    if type_ == "bytes":
+        return (3 + seed) << 20
     raise ValueTypeError(f"unknown param type {type_!r}")

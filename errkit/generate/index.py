@@ -125,6 +125,9 @@ def build(catalogue: Catalogue) -> dict:
             "related": list(entry.related),
             "docs_url": settings.page_url(entry.code),
         }
+        if entry.reads:  # lines after the message that hold more of its params (a compiler's dump)
+            entries[entry.code]["reads"] = [{"regex": r.pattern, "captures": [[c.group, c.param, c.type] for c in r.captures]}
+                                            for r in patterns.reads(entry)]
     return {
         "$comment": HEADER,
         "format": 2,
@@ -133,7 +136,8 @@ def build(catalogue: Catalogue) -> dict:
         "entries": entries,
         "wordings": compiled,
         # what explain says of a fix for one kernel, and how a traceback tells a shared wording's kernel
-        "kernels": {k.id: {"title": k.title, "source": k.source} for k in sorted(catalogue.kernels.values(), key=lambda k: k.id)},
+        "kernels": {k.id: {"title": k.title, "source": k.source, "names": list(k.names)}
+                    for k in sorted(catalogue.kernels.values(), key=lambda k: k.id)},
     }
 
 

@@ -81,6 +81,7 @@ def example_candidates(type_: str) -> list:
         "str": ["value0", "value1", ""],
         "dtype": ["float32", "bfloat16", "int8"],
         "shape": [(4, 4, 4, 4), (8, 8, 8, 8), (3, 3), (1,), (2, 4), (4, 2, 4, 8), ()],
+        "bytes": [1 << 20, 16 << 20, 0, 512],
     }[type_]
 
 

@@ -937,6 +937,8 @@
   // values._SCALAR_TEXT: a NumPy or JAX scalar's repr, np.float32(0.125) or Array(0.25, dtype=float32)
   var SCALAR_TEXT = /^(?:(?:np|numpy)\.[a-z0-9]+\(([^()]*)\)|Array\(([^(),]*),[^()]*\))$/;
 
+  var BYTE_UNITS = { "": 1, B: 1, BYTES: 1, K: 1024, M: 1048576, G: 1073741824, T: 1099511627776 };
+
   function parseValue(type, text) {
     text = pyStrip(text);
     if (text === "None") return null;
@@ -964,6 +966,12 @@
       }
       case "shape":
         return tuple((text.match(/-?[0-9]+/g) || []).map(function (d) { return BigInt(d); }));
+      case "bytes": { // values.parse: binary multiples, rounded as int(x * scale + 0.5)
+        var size = /^([0-9]+(?:\.[0-9]+)?) ?([A-Za-z]*)$/.exec(text);
+        var unit = size[2].toUpperCase();
+        var scale = BYTE_UNITS[unit] !== undefined ? BYTE_UNITS[unit] : BYTE_UNITS[unit.charAt(0)];
+        return BigInt(Math.floor(parseFloat(size[1]) * scale + 0.5));
+      }
       default:
         throw PyError("ValueError", "unknown param type '" + type + "'");
     }
