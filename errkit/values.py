@@ -32,12 +32,19 @@ def _scalar(number: str) -> str:
             rf"|Array\((?:{number}), dtype=[a-z0-9]+(?:, weak_type=True)?\)")
 
 
+# repr() of a JAX tracer where a number was expected (a value computed under jit): jax 0.10 prints
+# JitTracer(~float32[]), jax 0.4.36-0.6 Traced<float32[]>with<DynamicJaxprTrace>, jax 0.4.30-0.4.35
+# Traced<ShapedArray(float32[], weak_type=True)>with<DynamicJaxprTrace(level=1/0)>. Read as its text:
+# it holds no number.
+_TRACER = r"[A-Za-z]*Tracer[(<][^()<>\n]*[)>]|Traced<[^<>\n]*>with<[^<>\n]*>"
+_TRACER_TEXT = re.compile(_TRACER)
+
 _SCALAR_TEXT = re.compile(r"(?:np|numpy)\.[a-z0-9]+\((?P<a>[^()]*)\)|Array\((?P<b>[^(),]*),[^()]*\)")
 
 # Every pattern is built from character classes and bounded alternations, so matching stays linear.
 PATTERNS = {
-    "int": rf"{_INT}|{_scalar(_INT)}",
-    "float": rf"{_FLOAT}|{_scalar(_FLOAT)}",
+    "int": rf"{_INT}|{_scalar(_INT)}|{_TRACER}",
+    "float": rf"{_FLOAT}|{_scalar(_FLOAT)}|{_TRACER}",
     "bool": r"True|False",
     "str": r"[^\n]*?",
     # repr() of a str, or of a tuple of them where a caller passed one (batch_axis=('data', 'fsdp'))
@@ -145,6 +152,8 @@ def parse(type_: str, text: str) -> object:
     text = text.strip()
     if text == "None":
         return None
+    if type_ in ("int", "float") and _TRACER_TEXT.fullmatch(text):
+        return text
     if type_ in ("int", "float") and text.endswith(")"):
         scalar = _SCALAR_TEXT.fullmatch(text)
         if scalar:

@@ -337,6 +337,14 @@ def test_a_filtered_jax_traceback_of_an_empty_message_gets_a_hint():
     ("ValueError: cap must be a positive finite number or None, got Array(-30., dtype=float32)", "RA203", {"cap": -30.0}),
     ("ValueError: batch_axis=('data', 'fsdp') is not an axis of the mesh (axes: 'data', 'fsdp')", "RA401",
      {"batch_axis": "('data', 'fsdp')", "mesh_axes": ["data", "fsdp"]}),
+    # a value computed under jit: the tracer's repr, read as its text (jax 0.10, 0.4.36-0.6, 0.4.30-0.4.35)
+    ("SmScaleNotFiniteError: sm_scale must be a finite number or None, got JitTracer(~float32[])", "RA202",
+     {"sm_scale": "JitTracer(~float32[])"}),
+    ("ValueError: cap must be a positive finite number or None, got Traced<float32[]>with<DynamicJaxprTrace>",
+     "RA203", {"cap": "Traced<float32[]>with<DynamicJaxprTrace>"}),
+    ("ValueError: sm_scale must be a finite number or None, got "
+     "Traced<ShapedArray(float32[], weak_type=True)>with<DynamicJaxprTrace(level=1/0)>", "RA202",
+     {"sm_scale": "Traced<ShapedArray(float32[], weak_type=True)>with<DynamicJaxprTrace(level=1/0)>"}),
 ])
 def test_numpy_and_jax_scalars_are_read_as_their_number(text, code, values):
     """repr() of a NumPy or JAX scalar, as the kernel prints what a caller passed: an exact match."""

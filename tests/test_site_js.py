@@ -347,6 +347,9 @@ PARSES = [
     ("float", "np.float32(0.125)"), ("float", "numpy.float64(nan)"), ("float", "Array(0.25, dtype=float32, weak_type=True)"),
     ("float", "Array(30., dtype=float32)"), ("int", "np.int64(128)"), ("int", "Array(-3, dtype=int32)"),
     ("str", "('data', 'fsdp')"), ("str", "('data',)"),
+    # tracers where a number was expected (read as their text)
+    ("float", "JitTracer(~float32[])"), ("int", "Traced<int32[]>with<DynamicJaxprTrace>"),
+    ("float", "Traced<ShapedArray(float32[], weak_type=True)>with<DynamicJaxprTrace(level=1/0)>"),
 ]
 
 

@@ -937,11 +937,16 @@
   // values._SCALAR_TEXT: a NumPy or JAX scalar's repr, np.float32(0.125) or Array(0.25, dtype=float32)
   var SCALAR_TEXT = /^(?:(?:np|numpy)\.[a-z0-9]+\(([^()]*)\)|Array\(([^(),]*),[^()]*\))$/;
 
+  // values._BYTE_UNITS: binary multiples, whatever the letter says
   var BYTE_UNITS = { "": 1, B: 1, BYTES: 1, K: 1024, M: 1048576, G: 1073741824, T: 1099511627776 };
+
+  // values._TRACER: a JAX tracer's repr where a number was expected, read as its text
+  var TRACER_TEXT = /^(?:[A-Za-z]*Tracer[(<][^()<>\n]*[)>]|Traced<[^<>\n]*>with<[^<>\n]*>)$/;
 
   function parseValue(type, text) {
     text = pyStrip(text);
     if (text === "None") return null;
+    if ((type === "int" || type === "float") && TRACER_TEXT.test(text)) return text;
     if ((type === "int" || type === "float") && text.endsWith(")")) {
       var scalar = SCALAR_TEXT.exec(text);
       if (scalar) text = pyStrip(scalar[1] !== undefined ? scalar[1] : scalar[2]);
