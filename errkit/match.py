@@ -261,7 +261,7 @@ class Index:
                 match.params.setdefault(param, value)
         if candidates:
             words = set(IDENTIFIER.findall(window))
-            named = [k for k in candidates if words.intersection(kernels[k]["names"])]
+            named = [k for k in candidates if any(w.startswith(tuple(kernels[k]["names"])) for w in words)]
             if len(named) == 1:
                 match.kernel = named[0]
 

@@ -185,7 +185,8 @@ KERNEL = Record(
         Field("rules", ListOf(item=RULE, min_items=1), True, "Every rule on those values, its lowering's included."),
         Field("names", ListOf(item=Str(pattern=IDENTIFIER)),
               description="Names the kernel goes by in compiler output (a pallas_call's name, `%splash_mha_fwd`, a jitted "
-                          "function's name): an error whose following lines name one is attributed to this kernel."),
+                          "function's name): an error raised by several kernels whose lines (from its message to the next "
+                          "traceback) hold a word starting with one of them, and with no other kernel's, is attributed to this kernel."),
     )
 )
 

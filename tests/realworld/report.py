@@ -26,7 +26,7 @@ CASES = HERE / "cases"
 FILES = HERE / "files"
 ROOT = HERE.parent.parent
 POSITIVE_CLASSES = ("prose", "free-text", "altered", "release", "lookup", "plain")
-FIELDS = ("id", "source", "source_type", "class", "text", "file", "code", "values", "note")
+FIELDS = ("id", "source", "source_type", "class", "text", "file", "code", "values", "note", "kind", "kernel")
 
 
 def load_cases(folder: Path = CASES) -> list[dict]:
