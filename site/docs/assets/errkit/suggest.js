@@ -1061,5 +1061,85 @@
       [
       ],
     ],
+    "RA800": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA801": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA802": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA803": [
+      [
+      ],
+    ],
+    "RA804": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA805": [
+      [
+      ],
+    ],
+    "RA806": [
+      [
+        ["slice size", ["size", "tiling"], function (p) { return R.call("next_multiple", [p["size"], p["tiling"]]); }],
+      ],
+    ],
+    "RA807": [
+      [
+      ],
+    ],
+    "RA808": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA809": [
+      [
+      ],
+    ],
+    "RA810": [
+      [
+        ["vmem_limit_bytes at least", ["used"], function (p) { return R.call("next_multiple", [p["used"], R.pow(2n, 20n)]); }],
+      ],
+      [
+        ["--xla_tpu_scoped_vmem_limit_kib at least", ["used"], function (p) { return R.floordiv(R.call("next_multiple", [p["used"], R.pow(2n, 20n)]), 1024n); }],
+      ],
+      [
+        ["vmem_limit_bytes at least", ["used"], function (p) { return R.call("next_multiple", [p["used"], R.pow(2n, 20n)]); }],
+        ["shrink num_queries_per_block \/ num_kv_pages_per_block by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
+      ],
+      [
+        ["shrink block_q \/ block_kv by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
+      ],
+      [
+        ["shrink block_q \/ block_k_major \/ block_k by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
+      ],
+      [
+        ["shrink pages_per_compute_block by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
+      ],
+    ],
+    "RA811": [
+      [
+        ["grow block_q \/ block_kv by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
+      ],
+      [
+        ["shrink max sequences x pages per sequence by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
+      ],
+    ],
   };
 });
