@@ -251,6 +251,7 @@ class Index:
             cut = data.find(NEXT_TRACEBACK, first_line_end, end)
             end = end if cut < 0 else cut
         window = data[start:end].decode("utf-8", "replace")
+        extra = {}
         for k, read in enumerate(reads or ()):
             pattern = self._compiled.get(("read", match.code, k))
             if pattern is None:
@@ -258,7 +259,10 @@ class Index:
             m = pattern.search(window)
             found = _captured(read["captures"], m) if m else None
             for param, value in (found or {}).items():
-                match.params.setdefault(param, value)
+                if param not in match.params and param not in extra:
+                    extra[param] = value
+        if extra:  # a new dict: the message's own values may be shared with a remembered header
+            match.params = {**match.params, **extra}
         if candidates:
             words = set(IDENTIFIER.findall(window))
             named = [k for k in candidates if any(w.startswith(tuple(kernels[k]["names"])) for w in words)]
@@ -580,8 +584,6 @@ def _captured(captures: list, m, numbers: list[int] | None = None) -> dict | Non
         raw = m.group(group) if numbers is None else m.group(numbers[k])
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", "replace")
-        if raw is None:  # an optional part of the template that was not there
-            continue
         try:
             value = values.parse(type_, raw)
         except (ValueError, OverflowError):  # matched the shape of a value but is none (e.g. "1,,2")

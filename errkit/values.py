@@ -19,7 +19,7 @@ _FORMATTED_NUMBER = r"[-+ ]?(?:[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|0*
 _INT = r"-?[0-9]+"
 # A size in bytes as compilers print it: 1048576, 19.85M, 16.00M, 512B, 96.00K, 1.5GiB (XLA's
 # HumanReadableNumBytes and friends: binary multiples, whatever the letter says).
-_BYTES = r"[0-9]+(?:\.[0-9]+)?(?: ?(?:[KMGT]i?B?|B|bytes)(?![A-Za-z]))?"
+_BYTES = r"[0-9]+(?:\.[0-9]+)?(?: ?(?:[KMGT]i?B?|B|bytes))?"
 _BYTE_UNITS = {"": 1, "B": 1, "BYTES": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _BYTES_TEXT = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?([A-Za-z]*)")
 _FLOAT = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|inf|nan)"

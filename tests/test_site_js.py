@@ -685,3 +685,18 @@ def test_javascript_explains_random_pastes_like_python(node, python_index):
 ])
 def test_long_lines_are_cut_alike(node, python_index, text):
     assert node({"cases": [text]})["cases"][0] == _python_explain(python_index, text)
+
+
+def test_javascript_explains_the_real_world_corpus_like_python(node, python_index):
+    """Texts people pasted (tests/realworld/), multi-line compiler dumps included: the paste page
+    reads the same values and tells the same kernel as `errkit explain`."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("realworld_report", ROOT / "tests" / "realworld" / "report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    texts = [case["text"] for case in report.load_cases() if case.get("text")]
+    got = node({"cases": texts})["cases"]
+    want = [_python_explain(python_index, text) for text in texts]
+    bad = _disagreements([t[:300] for t in texts], want, got)
+    assert not bad, json.dumps(bad[:3], indent=1)

@@ -328,6 +328,8 @@ def site_index(catalogue: Catalogue) -> dict:
     data["max_line"] = match.MAX_LINE
     by_code = catalogue.by_code()
     for code, entry in data["entries"].items():
+        for read in entry.get("reads", ()):
+            read["regex"] = expr_js.regex_to_js(read["regex"])
         entry["page"] = f"errors/{code}/"
         example = _example(by_code[code])
         entry["example"] = f"{entry['exception']}: {example}" if example is not None else None

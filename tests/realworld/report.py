@@ -85,6 +85,10 @@ def judge(case: dict) -> dict:
     params = first.get("params") or {}
     want = case.get("values") or {}
     wrong = {k: (v, params.get(k, "<missing>")) for k, v in want.items() if k not in params or not same_value(v, params[k])}
+    if case.get("kernel"):  # the kernel the text names must be the one explain tells
+        told = ((first.get("matched") or {}).get("kernel") or {}).get("id")
+        if told != case["kernel"]:
+            wrong["(kernel)"] = (case["kernel"], told)
     # a lookup (a code, a class name, the note line our exceptions print) names the entry exactly,
     # with the values its text carries (none, or a page link's query string)
     exact = rc == 0 and confidence in ("exact", "lookup")

@@ -29,6 +29,9 @@
   var FRAME_MARK = 'File "'; // match.FRAME_MARK
   var PASTE_SIZE = 256 * 1024; // match.PASTE_SIZE
   var TIE_CONTEXT = 16384; // match.TIE_CONTEXT
+  var READ_WINDOW = 16384; // match.READ_WINDOW
+  var NEXT_TRACEBACK = "Traceback (most recent call last)"; // match.NEXT_TRACEBACK
+  var IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/g; // match.IDENTIFIER
   var APPROXIMATE_MAX = 0.99; // explain.APPROXIMATE_MAX
   var NOTE = null, DOCS_LINK = null, RELEASE_SEEN = null; // match.NOTE, match.DOCS_LINK, match.RELEASE_SEEN (from the index)
 
@@ -148,8 +151,12 @@
   };
 
   Index.prototype.extract = function (i, groups) {
+    return captured(this.wordings[i].captures, groups);
+  };
+
+  // match._captured: the typed values of a match's captures (null when one is no value after all)
+  function captured(captures, groups) {
     var out = {};
-    var captures = this.wordings[i].captures;
     for (var k = 0; k < captures.length; k++) {
       var group = captures[k][0], param = captures[k][1], type = captures[k][2];
       var text = groups[group];
@@ -164,6 +171,44 @@
       out[param] = value;
     }
     return out;
+  }
+
+  // match.Index.read_on: the params of the entry's `reads` from the lines after the message, and
+  // the kernel they name when the wording is raised by several
+  Index.prototype.readOn = function (match, text, start) {
+    var entry = this.entries[match.code];
+    var reads = (entry && entry.reads) || [];
+    var kernels = this.data.kernels || {};
+    var candidates = (match.wording.kernels || []).filter(function (k) {
+      return kernels[k] && kernels[k].names && kernels[k].names.length;
+    });
+    if (!reads.length && !candidates.length) return;
+    var end = Math.min(text.length, start + READ_WINDOW);
+    var firstLineEnd = text.indexOf("\n", start);
+    if (firstLineEnd >= 0 && firstLineEnd < end) {
+      var cut = text.indexOf(NEXT_TRACEBACK, firstLineEnd);
+      if (cut >= 0 && cut + NEXT_TRACEBACK.length <= end) end = cut;
+    }
+    var window = text.slice(start, end);
+    var has = function (o, p) { return Object.prototype.hasOwnProperty.call(o, p); };
+    var extra = {}, any = false;
+    for (var k = 0; k < reads.length; k++) {
+      var key = "read " + match.code + " " + k;
+      var pattern = this.compiled[key] || (this.compiled[key] = new RegExp(reads[k].regex, "u"));
+      var m = pattern.exec(window);
+      var found = m ? captured(reads[k].captures, m.groups || {}) : null;
+      for (var param in found || {}) {
+        if (!has(match.params, param) && !has(extra, param)) { extra[param] = found[param]; any = true; }
+      }
+    }
+    if (any) match.params = Object.assign({}, match.params, extra); // the message's own may be shared
+    if (candidates.length) {
+      var words = window.match(IDENTIFIER) || [];
+      var named = candidates.filter(function (k) {
+        return words.some(function (w) { return kernels[k].names.some(function (n) { return w.startsWith(n); }); });
+      });
+      if (named.length === 1) match.kernel = named[0];
+    }
   };
 
   // match.Index._best: the wording that matches `text` with the most fixed text; ties of other entries kept
@@ -457,6 +502,7 @@
     if (match !== null && (match.wording.kernels || []).length > 1) {
       match.kernel = shownKernel(match.wording.kernels, this.data.kernels || {}, text.slice(Math.max(0, start - TIE_CONTEXT), start) + norm);
     }
+    if (match !== null) this.readOn(match, text, start);
     if (match !== null && match.span !== null && origin !== null) match.text = line.slice(origin[match.span[0]], origin[match.span[1]]);
     return match;
   };
