@@ -1141,5 +1141,95 @@
         ["shrink max sequences x pages per sequence by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
       ],
     ],
+    "RA820": [
+      [
+        ["shrink factor needed", ["hardware_limit", "required"], function (p) { return R.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
+        ["divide the tile area by", ["hardware_limit", "required"], function (p) { return R.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
+        ["bytes over the limit", ["hardware_limit", "required"], function (p) { return R.sub(p["required"], p["hardware_limit"]); }],
+      ],
+      [
+      ],
+      [
+        ["shrink factor needed", ["hardware_limit", "required"], function (p) { return R.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
+        ["divide block_k by", ["hardware_limit", "required"], function (p) { return R.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
+      ],
+      [
+        ["divide pages_per_compute_block by", ["hardware_limit", "required"], function (p) { return R.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
+      ],
+      [
+        ["shrink factor needed", ["hardware_limit", "required"], function (p) { return R.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
+        ["divide block_q x block_kv by", ["hardware_limit", "required"], function (p) { return R.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
+      ],
+      [
+      ],
+    ],
+    "RA821": [
+      [
+        ["operand to cast", ["lhs_dtype", "rhs_dtype"], function (p) { return (R.truthy(R.compare(p["lhs_dtype"], [["in", function () { return R.tuple(["fp32", "fp64"]); }]])) ? R.add(R.add("first (", p["lhs_dtype"]), ")") : R.add(R.add("second (", p["rhs_dtype"]), ")")); }],
+        ["cast it to", ["lhs_dtype", "rhs_dtype"], function (p) { return (R.truthy(R.compare(p["lhs_dtype"], [["in", function () { return R.tuple(["fp32", "fp64"]); }]])) ? p["rhs_dtype"] : p["lhs_dtype"]); }],
+      ],
+      [
+      ],
+    ],
+    "RA822": [
+      [
+        ["cast the value to", ["block_dtype"], function (p) { return p["block_dtype"]; }],
+      ],
+      [
+      ],
+    ],
+    "RA823": [
+      [
+        ["smallest block size", [], function (p) { return 16n; }],
+      ],
+      [
+      ],
+    ],
+    "RA824": [
+      [
+      ],
+    ],
+    "RA825": [
+      [
+      ],
+      [
+        ["missing library", ["library"], function (p) { return p["library"]; }],
+      ],
+    ],
+    "RA826": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA827": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA828": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA829": [
+      [
+        ["pad the axis to", ["array_size", "mesh_size"], function (p) { return R.call("next_multiple", [p["array_size"], p["mesh_size"]]); }],
+        ["padding to add", ["array_size", "mesh_size"], function (p) { return R.sub(R.call("next_multiple", [p["array_size"], p["mesh_size"]]), p["array_size"]); }],
+      ],
+      [
+        ["mesh axis sizes that divide the axis", ["array_size"], function (p) { return R.call("divisors", [p["array_size"]]); }],
+      ],
+      [
+      ],
+    ],
+    "RA830": [
+      [
+      ],
+      [
+      ],
+    ],
   };
 });
