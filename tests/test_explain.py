@@ -23,6 +23,7 @@ STRATEGIES = {
     "str": SAFE_TEXT,
     "dtype": st.sampled_from(values.DTYPE_NAMES),
     "shape": st.lists(st.integers(0, 4096), max_size=5).map(tuple),
+    "bytes": st.integers(0, 2**40),
 }
 
 
