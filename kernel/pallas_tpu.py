@@ -1,0 +1,418 @@
+"""TPU (Mosaic) pallas_calls of ranker attention: forward, dQ, dK/dV.
+
+The "tpu" branch of the platform choice in kernel/pallas_attention.py (``_call``): ``forward``,
+``backward_dq`` and ``backward_dkdv`` take the arguments of the Triton / interpret calls there
+(q, o [b, s, h, d]; lse, delta [b, h, s]; the bound last, when there is one) and return their
+results, so the branches are interchangeable under ``lax.platform_dependent``.
+``flash_attention`` composes them (custom_vjp) like ``_flash_attention`` there. In here:
+
+- operands are transposed to [b, h, s, d] in XLA, so that every block's two minor dims are
+  [rows, d] (rows a multiple of 8 and 16, d the whole padded head_dim);
+- the kv (forward, dQ) or q (dK/dV) axis is the innermost, sequential ("arbitrary") grid
+  axis; the running softmax state / gradients live in VMEM scratch, VMEM-sized blocks are
+  DMA'd per step (no whole-sequence slab), tiles wholly masked skip their compute
+  (``pl.when``); the key tiles after the last one a query tile needs (forward, dQ), and the
+  query tiles before the first one a key tile needs (dK/dV), keep the previous block index
+  (no new DMA);
+- per-row vectors (m, l, lse, delta) are [rows, 128] lane-replicated 2-D arrays, masks come
+  from 2-D iotas;
+- the bound is a scalar-prefetch operand (``pltpu.PrefetchScalarGridSpec``, in SMEM), read by
+  the index maps and the kernels.
+
+``interpret=True`` runs the same kernels on the CPU (tests/kernel/test_lowering_tpu.py checks
+them against kernel.reference there).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+from kernel.reference import MASK_VALUE, soft_cap
+
+LANES = 128  # lane width of the replicated per-row vectors
+_LOG2E = 1.4426950408889634
+_NT = (((1,), (1,)), ((), ()))  # a @ b^T
+
+
+def _capped(q, k, st):
+    """(scaled logits or None, capped logits in base 2), [rows, cols] float32."""
+    raw = lax.dot_general(q, k, _NT, preferred_element_type=jnp.float32)
+    if st.cap is None or st.cap_method == "none":
+        return None, raw * (st.sm_scale * _LOG2E)
+    s = raw * st.sm_scale
+    return s, soft_cap(s, st.cap, st.cap_method) * _LOG2E
+
+
+def _cap_grad(s, st):
+    if st.cap is None or st.cap_method == "none":
+        return None
+    if st.cap_method == "tanh":
+        t = jnp.tanh(s / st.cap)
+        return 1.0 - t * t
+    r = 1.0 / (1.0 + jnp.abs(s) / st.cap)
+    return r * r
+
+
+def _allowed(st, i0, j0, bq, bkv, ctx, *, kv_padded, q_padded=False):
+    """The mask of kernel/pallas_attention.py's ``_allowed``, from 2-D iotas; None: all True."""
+    rows = i0 + lax.broadcasted_iota(jnp.int32, (bq, bkv), 0)
+    cols = j0 + lax.broadcasted_iota(jnp.int32, (bq, bkv), 1)
+    allowed = None
+
+    def both(a, b):
+        return b if a is None else a & b
+
+    if st.has_bound:
+        allowed = cols < ctx
+    elif kv_padded:
+        allowed = cols < st.kv_len
+    if st.causal:
+        allowed = both(allowed, cols <= rows)
+    if st.has_bound:
+        diag = cols == rows
+        if kv_padded:
+            diag = diag & (cols < st.kv_len)
+        allowed = allowed | diag
+    if q_padded:
+        allowed = both(allowed, rows < st.q_len)
+    return allowed
+
+
+def _ctx_len(st, ctx):
+    return ctx if st.has_bound else st.kv_len
+
+
+def _tile_needed(st, i0, j0, bq, bkv, ctx):
+    """Scalar bool: the (query tile at i0, key tile at j0) holds an allowed pair."""
+    ctx_len = _ctx_len(st, ctx)
+    in_ctx = j0 < ctx_len
+    if st.causal:
+        in_ctx = in_ctx & (j0 <= i0 + bq - 1)
+    if st.has_bound:  # the diagonal j == i with j < kv_len
+        in_ctx = in_ctx | ((j0 < i0 + bq) & (i0 < j0 + bkv) & (jnp.maximum(i0, j0) < st.kv_len))
+    return in_ctx & (i0 < st.q_len)  # a tile of query padding only is skipped
+
+
+def _last_kv(st, i0, bq, bkv, ctx):
+    """Index of the last key tile the query tile at i0 needs (>= 0)."""
+    hi = _ctx_len(st, ctx)
+    if st.causal:
+        hi = jnp.minimum(hi, i0 + bq)
+    if st.has_bound:
+        hi = jnp.maximum(hi, jnp.minimum(i0 + bq, st.kv_len))
+    return jnp.maximum(lax.div(hi + (bkv - 1), bkv) - 1, 0)
+
+
+def _first_q(st, j0, bq, bkv, ctx):
+    """Index of the first query tile that needs the key tile at j0."""
+    if st.causal or st.has_bound:
+        first = lax.div(j0, bq)
+        if st.has_bound and not st.causal:
+            first = jnp.where(j0 < ctx, 0, first)
+        return first
+    return jnp.int32(0)
+
+
+def _mask(c, allowed):
+    return c if allowed is None else jnp.where(allowed, c, MASK_VALUE)
+
+
+def _params(n_seq_axes: int):
+    return pltpu.CompilerParams(
+        dimension_semantics=("parallel",) * (4 - n_seq_axes) + ("arbitrary",) * n_seq_axes)
+
+
+def _bhsd(x):
+    return jnp.transpose(x, (0, 2, 1, 3))
+
+
+def _lanes(x):  # [b, h, s] -> [b, h, s, LANES]
+    return jnp.broadcast_to(x[..., None], (*x.shape, LANES))
+
+
+def _bound_args(st, bound):
+    return (bound,) if st.has_bound else ()
+
+
+def _split(st, refs):
+    """(ctx or None, remaining refs): the scalar-prefetch bound comes first."""
+    if st.has_bound:
+        return refs[0], refs[1:]
+    return None, refs
+
+
+# --------------------------------------------------------------------------
+# Forward.
+# --------------------------------------------------------------------------
+
+
+def _fwd_kernel(*refs, st, kv_padded, with_lse):
+    bound_ref, refs = _split(st, refs)
+    q_ref, k_ref, v_ref, o_ref, *refs = refs
+    lse_ref = refs.pop(0) if with_lse else None
+    m_scr, l_scr, acc_scr = refs
+    b, i, j = pl.program_id(0), pl.program_id(2), pl.program_id(3)
+    bq, bkv = st.block_q, st.block_kv
+    i0, j0 = i * bq, j * bkv
+    ctx = bound_ref[b] if st.has_bound else None
+
+    @pl.when(j == 0)
+    def _():
+        m_scr[...] = jnp.full(m_scr.shape, -jnp.inf, jnp.float32)
+        l_scr[...] = jnp.zeros(l_scr.shape, jnp.float32)
+        acc_scr[...] = jnp.zeros(acc_scr.shape, jnp.float32)
+
+    @pl.when(_tile_needed(st, i0, j0, bq, bkv, ctx))
+    def _():
+        q, k, v = q_ref[...], k_ref[...], v_ref[...]
+        _, c = _capped(q, k, st)
+        c = _mask(c, _allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded))
+        m_prev, l_prev = m_scr[...], l_scr[...]  # [bq, LANES]
+        m_new = jnp.maximum(m_prev, jnp.max(c, axis=1, keepdims=True))
+        correction = jnp.exp2(m_prev - m_new)
+        p = jnp.exp2(c - m_new[:, :1])
+        l_scr[...] = correction * l_prev + jnp.sum(p, axis=1, keepdims=True)
+        m_scr[...] = m_new
+        acc_scr[...] = (correction[:, :1] * acc_scr[...]
+                        + jnp.dot(p.astype(v.dtype), v, preferred_element_type=jnp.float32))
+
+    @pl.when(j == pl.num_programs(3) - 1)
+    def _():
+        l = l_scr[...]
+        visited = l > 0.0  # rows that saw no key (padding): o = 0, lse = 0
+        l_safe = jnp.where(visited, l, 1.0)
+        o_ref[...] = (acc_scr[...] / l_safe[:, :1]).astype(o_ref.dtype)
+        if with_lse:
+            lse_ref[...] = jnp.where(visited, m_scr[...] + jnp.log2(l_safe), 0.0)
+
+
+def forward(*args, st, with_lse: bool, kv_padded: bool, interpret=False):
+    """[q, k, v, (bound)] -> [o] or [o, lse] as kernel/pallas_attention.py's ``_forward``."""
+    q, k, v, *rest = args
+    bound = rest[0] if st.has_bound else None
+    batch, sq, hq, dp = q.shape
+    skv = k.shape[1]
+    bq, bkv, g = st.block_q, st.block_kv, st.group
+
+    def q_map(b, h, i, j, *bref):
+        return b, h, i, 0
+
+    def kv_map(b, h, i, j, *bref):
+        ctx = bref[0][b] if st.has_bound else None
+        j = jnp.minimum(j, _last_kv(st, i * bq, bq, bkv, ctx))  # skipped tiles: no new DMA
+        return b, lax.div(h, g) if g > 1 else h, j, 0
+
+    out_shape = [jax.ShapeDtypeStruct((batch, hq, sq, dp), q.dtype)]
+    out_specs = [pl.BlockSpec((None, None, bq, dp), q_map)]
+    if with_lse:
+        out_shape.append(jax.ShapeDtypeStruct((batch, hq, sq, LANES), jnp.float32))
+        out_specs.append(pl.BlockSpec((None, None, bq, LANES), q_map))
+    grid_spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=int(st.has_bound),
+        grid=(batch, hq, sq // bq, skv // bkv),
+        in_specs=[pl.BlockSpec((None, None, bq, dp), q_map),
+                  pl.BlockSpec((None, None, bkv, dp), kv_map),
+                  pl.BlockSpec((None, None, bkv, dp), kv_map)],
+        out_specs=out_specs,
+        scratch_shapes=[pltpu.VMEM((bq, LANES), jnp.float32),
+                        pltpu.VMEM((bq, LANES), jnp.float32),
+                        pltpu.VMEM((bq, dp), jnp.float32)])
+    kernel = functools.partial(_fwd_kernel, st=st, kv_padded=kv_padded, with_lse=with_lse)
+    outs = pl.pallas_call(kernel, grid_spec=grid_spec, out_shape=out_shape,
+                          compiler_params=_params(1), interpret=interpret,
+                          name="ranker_attention_fwd_tpu")(
+        *_bound_args(st, bound), _bhsd(q), _bhsd(k), _bhsd(v))
+    result = [_bhsd(outs[0])]
+    if with_lse:
+        result.append(outs[1][..., 0])
+    return tuple(result)
+
+
+# --------------------------------------------------------------------------
+# dQ.
+# --------------------------------------------------------------------------
+
+
+def _dq_kernel(*refs, st, kv_padded):
+    bound_ref, refs = _split(st, refs)
+    q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, dq_ref, dq_scr = refs
+    b, i, j = pl.program_id(0), pl.program_id(2), pl.program_id(3)
+    bq, bkv = st.block_q_dq, st.block_kv_dq
+    i0, j0 = i * bq, j * bkv
+    ctx = bound_ref[b] if st.has_bound else None
+
+    @pl.when(j == 0)
+    def _():
+        dq_scr[...] = jnp.zeros(dq_scr.shape, jnp.float32)
+
+    @pl.when(_tile_needed(st, i0, j0, bq, bkv, ctx))
+    def _():
+        q, k, v, do = q_ref[...], k_ref[...], v_ref[...], do_ref[...]
+        s, c = _capped(q, k, st)
+        c = _mask(c, _allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded))
+        p = jnp.exp2(c - lse_ref[...][:, :1])
+        dpv = lax.dot_general(do, v, _NT, preferred_element_type=jnp.float32)
+        ds = p * (dpv - delta_ref[...][:, :1])
+        grad = _cap_grad(s, st)
+        if grad is not None:
+            ds = ds * grad
+        dq_scr[...] += jnp.dot(ds.astype(k.dtype), k, preferred_element_type=jnp.float32)
+
+    @pl.when(j == pl.num_programs(3) - 1)
+    def _():
+        dq_ref[...] = (dq_scr[...] * st.sm_scale).astype(dq_ref.dtype)
+
+
+def backward_dq(*args, st, kv_padded: bool, interpret=False):
+    """[q, k, v, do, lse, delta, (bound)] -> [dq] as ``_backward_dq``."""
+    q, k, v, do, lse, delta, *rest = args
+    bound = rest[0] if st.has_bound else None
+    batch, sq, hq, dp = q.shape
+    skv = k.shape[1]
+    bq, bkv, g = st.block_q_dq, st.block_kv_dq, st.group
+
+    def q_map(b, h, i, j, *bref):
+        return b, h, i, 0
+
+    def kv_map(b, h, i, j, *bref):
+        ctx = bref[0][b] if st.has_bound else None
+        j = jnp.minimum(j, _last_kv(st, i * bq, bq, bkv, ctx))
+        return b, lax.div(h, g) if g > 1 else h, j, 0
+
+    tile = pl.BlockSpec((None, None, bq, dp), q_map)
+    vec = pl.BlockSpec((None, None, bq, LANES), q_map)
+    kv = pl.BlockSpec((None, None, bkv, dp), kv_map)
+    grid_spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=int(st.has_bound),
+        grid=(batch, hq, sq // bq, skv // bkv),
+        in_specs=[tile, kv, kv, tile, vec, vec], out_specs=[tile],
+        scratch_shapes=[pltpu.VMEM((bq, dp), jnp.float32)])
+    kernel = functools.partial(_dq_kernel, st=st, kv_padded=kv_padded)
+    (dq,) = pl.pallas_call(kernel, grid_spec=grid_spec,
+                           out_shape=[jax.ShapeDtypeStruct((batch, hq, sq, dp), q.dtype)],
+                           compiler_params=_params(1), interpret=interpret,
+                           name="ranker_attention_dq_tpu")(
+        *_bound_args(st, bound), _bhsd(q), _bhsd(k), _bhsd(v), _bhsd(do),
+        _lanes(lse), _lanes(delta))
+    return (_bhsd(dq),)
+
+
+# --------------------------------------------------------------------------
+# dK / dV: one program row per (batch, kv head, key tile); the innermost axis walks the
+# query group's heads x query tiles (GQA / MQA summed in VMEM, no per-query-head partials).
+# --------------------------------------------------------------------------
+
+
+def _dkdv_kernel(*refs, st, kv_padded, q_padded, n_q):
+    bound_ref, refs = _split(st, refs)
+    q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, dk_ref, dv_ref, dk_scr, dv_scr = refs
+    b, j, t = pl.program_id(0), pl.program_id(2), pl.program_id(3)
+    bq, bkv = st.block_q_dkv, st.block_kv_dkv
+    i0, j0 = lax.rem(t, n_q) * bq, j * bkv
+    ctx = bound_ref[b] if st.has_bound else None
+
+    @pl.when(t == 0)
+    def _():
+        dk_scr[...] = jnp.zeros(dk_scr.shape, jnp.float32)
+        dv_scr[...] = jnp.zeros(dv_scr.shape, jnp.float32)
+
+    @pl.when(_tile_needed(st, i0, j0, bq, bkv, ctx))
+    def _():
+        q, k, v, do = q_ref[...], k_ref[...], v_ref[...], do_ref[...]
+        s, c = _capped(q, k, st)
+        c = _mask(c, _allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded,
+                              q_padded=q_padded))
+        p = jnp.exp2(c - lse_ref[...][:, :1])  # [bq, bkv]
+        dv_scr[...] += jnp.dot(p.astype(do.dtype).T, do, preferred_element_type=jnp.float32)
+        dpv = lax.dot_general(do, v, _NT, preferred_element_type=jnp.float32)
+        ds = p * (dpv - delta_ref[...][:, :1])
+        grad = _cap_grad(s, st)
+        if grad is not None:
+            ds = ds * grad
+        dk_scr[...] += jnp.dot(ds.astype(q.dtype).T, q, preferred_element_type=jnp.float32)
+
+    @pl.when(t == pl.num_programs(3) - 1)
+    def _():
+        dk_ref[...] = (dk_scr[...] * st.sm_scale).astype(dk_ref.dtype)
+        dv_ref[...] = dv_scr[...].astype(dv_ref.dtype)
+
+
+def backward_dkdv(*args, st, kv_padded: bool, q_padded: bool, interpret=False):
+    """[q, k, v, do, lse, delta, (bound)] -> [dk, dv] as ``_backward_dkdv``."""
+    q, k, v, do, lse, delta, *rest = args
+    bound = rest[0] if st.has_bound else None
+    batch, sq, hq, dp = q.shape
+    skv, hkv = k.shape[1], k.shape[2]
+    bq, bkv, g = st.block_q_dkv, st.block_kv_dkv, st.group
+    n_q = sq // bq
+
+    def kv_map(b, h, j, t, *bref):
+        return b, h, j, 0
+
+    def q_map(b, h, j, t, *bref):
+        ctx = bref[0][b] if st.has_bound else None
+        iq = jnp.maximum(lax.rem(t, n_q), _first_q(st, j * bkv, bq, bkv, ctx))
+        return b, h * g + lax.div(t, n_q), iq, 0
+
+    tile = pl.BlockSpec((None, None, bq, dp), q_map)
+    vec = pl.BlockSpec((None, None, bq, LANES), q_map)
+    kv = pl.BlockSpec((None, None, bkv, dp), kv_map)
+    grid_spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=int(st.has_bound),
+        grid=(batch, hkv, skv // bkv, g * n_q),
+        in_specs=[tile, kv, kv, tile, vec, vec], out_specs=[kv, kv],
+        scratch_shapes=[pltpu.VMEM((bkv, dp), jnp.float32),
+                        pltpu.VMEM((bkv, dp), jnp.float32)])
+    kernel = functools.partial(_dkdv_kernel, st=st, kv_padded=kv_padded, q_padded=q_padded,
+                               n_q=n_q)
+    out = jax.ShapeDtypeStruct((batch, hkv, skv, dp), k.dtype)
+    dk, dv = pl.pallas_call(kernel, grid_spec=grid_spec, out_shape=[out, out],
+                            compiler_params=_params(1), interpret=interpret,
+                            name="ranker_attention_dkdv_tpu")(
+        *_bound_args(st, bound), _bhsd(q), _bhsd(k), _bhsd(v), _bhsd(do),
+        _lanes(lse), _lanes(delta))
+    return _bhsd(dk), _bhsd(dv)
+
+
+# --------------------------------------------------------------------------
+# The three calls as one differentiable function (arrays already padded by
+# kernel/pallas_attention.py's ``pallas_attention``): a TPU-only stand-in for its
+# ``_flash_attention``, with the same arguments.
+# --------------------------------------------------------------------------
+
+
+def _operands(st, *arrays):
+    return [a for a in arrays if a is not None]
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(4, 5))
+def flash_attention(q, k, v, bound, st, interpret=False):
+    return forward(*_operands(st, q, k, v, bound), st=st, with_lse=False,
+                   kv_padded=k.shape[1] != st.kv_len, interpret=interpret)[0]
+
+
+def _flash_attention_fwd(q, k, v, bound, st, interpret):
+    out, lse = forward(*_operands(st, q, k, v, bound), st=st, with_lse=True,
+                       kv_padded=k.shape[1] != st.kv_len, interpret=interpret)
+    return out, (q, k, v, bound, out, lse)
+
+
+def _flash_attention_bwd(st, interpret, residuals, do):
+    q, k, v, bound, out, lse = residuals
+    delta = jnp.sum(out.astype(jnp.float32) * do.astype(jnp.float32), axis=-1)
+    delta = jnp.transpose(delta, (0, 2, 1))  # [b, hq, sq], like lse
+    args = _operands(st, q, k, v, do, lse, delta, bound)
+    kv_padded = k.shape[1] != st.kv_len
+    (dq,) = backward_dq(*args, st=st, kv_padded=kv_padded, interpret=interpret)
+    dk, dv = backward_dkdv(*args, st=st, kv_padded=kv_padded,
+                           q_padded=q.shape[1] != st.q_len, interpret=interpret)
+    return dq, dk, dv, None
+
+
+flash_attention.defvjp(_flash_attention_fwd, _flash_attention_bwd)
