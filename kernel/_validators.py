@@ -374,8 +374,8 @@ def check_ra205(causal_type):
 def check_ra206(implementation, backend):
     """RA206 pallas-backend-unsupported: raise PallasBackendUnsupportedError unless the invariant holds."""
     if not (implementation != 'pallas'):
-        if not (backend in ('gpu', 'cpu')):
-            raise PallasBackendUnsupportedError(f"implementation='pallas' runs on a GPU (Triton) or the CPU (interpret mode), but jax's default backend is {backend!r}; use implementation='xla'", {'implementation': implementation, 'backend': backend})
+        if not (backend in ('gpu', 'tpu', 'cpu')):
+            raise PallasBackendUnsupportedError(f"implementation='pallas' runs on a GPU (Triton), a TPU (Mosaic) or the CPU (interpret mode), but jax's default backend is {backend!r}; use implementation='xla'", {'implementation': implementation, 'backend': backend})
 
 
 def check_ra210(config_type):
@@ -633,8 +633,8 @@ def validate_backend(implementation):
     """
     if not (implementation != 'pallas'):
         backend = _rt_default_backend()
-        if not (backend in ('gpu', 'cpu')):
-            raise PallasBackendUnsupportedError(f"implementation='pallas' runs on a GPU (Triton) or the CPU (interpret mode), but jax's default backend is {backend!r}; use implementation='xla'", {'implementation': implementation, 'backend': backend})
+        if not (backend in ('gpu', 'tpu', 'cpu')):
+            raise PallasBackendUnsupportedError(f"implementation='pallas' runs on a GPU (Triton), a TPU (Mosaic) or the CPU (interpret mode), but jax's default backend is {backend!r}; use implementation='xla'", {'implementation': implementation, 'backend': backend})
 
 
 def validate_qkv(q, k, v, implementation):

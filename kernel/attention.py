@@ -138,8 +138,8 @@ def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
       config: kernel.BlockSizes for the Pallas kernel, None for the defaults;
         NumPy / JAX integer sizes (BlockSizes(np.int64(64), 64)) count as ints.
       implementation: "pallas", "xla", or None (pallas on GPU, xla otherwise).
-        "pallas" is lowered as Triton kernels for a GPU and run in Pallas'
-        interpret mode on the CPU; which one is decided when the function is
+        "pallas" is lowered as Triton kernels for a GPU, as Mosaic kernels for
+        a TPU, and run in Pallas' interpret mode on the CPU; which one is decided when the function is
         lowered, not traced, so `jax.jit(f).trace(...).lower(
         lowering_platforms=("cuda",))` on a CPU host holds the Triton kernels.
         Lowering for several platforms at once that include the CPU (e.g.

@@ -2,8 +2,8 @@
 
 Portable Pallas only (``pl.pallas_call`` with a grid and BlockSpecs, plain ref
 loads/stores, ``lax.fori_loop``). Each call is lowered as Triton on GPU (explicit
-Triton compiler parameters, blocked BlockSpecs) and runs with ``interpret=True`` on
-CPU; the choice is made when the call is lowered (``lax.platform_dependent``), so a
+Triton compiler parameters, blocked BlockSpecs), as Mosaic on TPU (kernel/pallas_tpu.py,
+its own layout and blocks) and runs with ``interpret=True`` on CPU; the choice is made when the call is lowered (``lax.platform_dependent``), so a
 function traced on a CPU host and lowered for CUDA holds the Triton kernels.
 
 Layout: q, o [b, sq, hq, d]; k, v [b, skv, hkv, d]. Grid (batch, head, tile);
@@ -31,6 +31,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
+from kernel import pallas_tpu
 from kernel.config import BlockSizes
 from kernel.reference import MASK_VALUE, soft_cap
 
@@ -432,10 +433,11 @@ def _vec_spec(rows: int, *, slab: bool = False):
 
 
 def _call(kernel, grid, args, out_shape, st: _Static, name: str, *, in_specs,
-          out_specs, compiler_params):
+          out_specs, compiler_params, tpu):
     """pallas_call on `args` (None entries dropped): whole operands in interpret mode,
     the given blocked specs with Triton. With ``st.interpret`` None the choice is made
-    when lowering (``lax.platform_dependent``): interpret on CPU, Triton elsewhere."""
+    when lowering (``lax.platform_dependent``): interpret on CPU, Mosaic on TPU (`tpu`, a
+    function of kernel/pallas_tpu.py), Triton elsewhere."""
     keep = [a is not None for a in args]
     args = [a for a in args if a is not None]
     in_specs = [s for s, k in zip(in_specs, keep) if k]
@@ -457,7 +459,9 @@ def _call(kernel, grid, args, out_shape, st: _Static, name: str, *, in_specs,
         return interpret(*args)
     if st.interpret is False:
         return triton(*args)
-    return lax.platform_dependent(*args, cpu=interpret, default=triton)
+    # tpu: the Mosaic calls of kernel/pallas_tpu.py (same arguments and results)
+    return lax.platform_dependent(*args, cpu=interpret, tpu=functools.partial(tpu, st=st),
+                                  default=triton)
 
 
 def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
@@ -476,7 +480,9 @@ def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
     return _call(kernel, (batch, hq, sq // st.block_q), [q, k, v, bound],
                  out_shape, st, "ranker_attention_fwd", in_specs=in_specs,
                  out_specs=out_specs,
-                 compiler_params=_compiler_params(st, st.block_q, st.block_kv, dp))
+                 compiler_params=_compiler_params(st, st.block_q, st.block_kv, dp),
+                 tpu=functools.partial(pallas_tpu.forward, with_lse=with_lse,
+                                       kv_padded=skv != st.kv_len))
 
 
 def _backward_dq(q, k, v, do, lse, delta, bound, st: _Static):
@@ -492,7 +498,8 @@ def _backward_dq(q, k, v, do, lse, delta, bound, st: _Static):
                   [q, k, v, do, lse, delta, bound],
                   [jax.ShapeDtypeStruct(q.shape, q.dtype)], st, "ranker_attention_dq",
                   in_specs=in_specs, out_specs=[_tile_spec(bq, dp)],
-                  compiler_params=_compiler_params(st, bq, st.block_kv_dq, dp))
+                  compiler_params=_compiler_params(st, bq, st.block_kv_dq, dp),
+                  tpu=functools.partial(pallas_tpu.backward_dq, kv_padded=skv != st.kv_len))
     return dq
 
 
@@ -514,7 +521,9 @@ def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
                    [q, k, v, do, lse, delta, bound], [out_shape, out_shape], st,
                    "ranker_attention_dkdv", in_specs=in_specs,
                    out_specs=[_tile_spec(bkv, dp), _tile_spec(bkv, dp)],
-                   compiler_params=_compiler_params(st, bkv, st.block_q_dkv, dp))
+                   compiler_params=_compiler_params(st, bkv, st.block_q_dkv, dp),
+                   tpu=functools.partial(pallas_tpu.backward_dkdv, kv_padded=skv != st.kv_len,
+                                         q_padded=sq != st.q_len))
     return dk, dv
 
 

@@ -206,9 +206,12 @@ def test_gqa_backward_has_no_per_query_head_partials(num_kv_heads):
 
     q_value = jnp.zeros(q.shape, q.dtype)
     outputs = _pallas_outputs(jax.make_jaxpr(jax.grad(f, argnums=(0, 1)))(k, k))
-    allowed = {(q.shape, "bfloat16"), ((1, 8, 256), "float32"), (k.shape, "bfloat16")}
+    tpu = {((1, 8, 256, 64), "bfloat16"), ((1, num_kv_heads, 256, 64), "bfloat16"),  # [b, h, s, d] layout
+           ((1, 8, 256, 128), "float32")}  # Mosaic: lse per row across 128 lanes
+    allowed = {(q.shape, "bfloat16"), ((1, 8, 256), "float32"), (k.shape, "bfloat16")} | tpu
     assert set(outputs) <= allowed, set(outputs) - allowed
-    assert outputs.count((k.shape, "bfloat16")) == 2 * 2  # dk, dv on both paths
+    assert outputs.count((k.shape, "bfloat16")) == 2 * 2  # dk, dv of the interpret and Triton paths
+    assert outputs.count(((1, num_kv_heads, 256, 64), "bfloat16")) == 2  # and of the Mosaic TPU one
 
 
 def _backward_temp_bytes(num_q_heads, num_kv_heads):

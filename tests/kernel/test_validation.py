@@ -71,7 +71,7 @@ CASES = {
     "RA405": sharded(batch_axis="data", head_axis="data"),
     "RA406": sharded(mesh="data"),
 }
-# RA403/RA404 need a mesh axis larger than 1: checked on 8 host devices below; RA206 a TPU.
+# RA403/RA404 need a mesh axis larger than 1: checked on 8 host devices below; RA206 another backend.
 MULTI_DEVICE = {"RA403", "RA404"}
 OTHER_PLATFORM = {"RA206"}
 
@@ -83,11 +83,19 @@ def test_every_validated_entry_has_a_case():
 def test_pallas_on_a_platform_without_a_lowering(monkeypatch):
     import jax
 
-    monkeypatch.setattr(jax, "default_backend", lambda: "tpu")
+    monkeypatch.setattr(jax, "default_backend", lambda: "METAL")
     with pytest.raises(_validators.ERRORS["RA206"]) as info:
         call(implementation="pallas")()
-    assert info.value.params == {"implementation": "pallas", "backend": "tpu"}
+    assert info.value.params == {"implementation": "pallas", "backend": "METAL"}
     assert ranker_attention(*arrays()).shape == (B, S, H, D)  # None picks xla there
+
+
+def test_pallas_on_a_tpu_is_accepted(monkeypatch):
+    """RA206 is lifted for TPU: the kernel lowers with Mosaic (tests/kernel/test_lowering_tpu.py)."""
+    import jax
+
+    monkeypatch.setattr(jax, "default_backend", lambda: "tpu")
+    _validators.validate_backend("pallas")
 
 
 @pytest.mark.parametrize("code", sorted(CASES))
