@@ -40,6 +40,13 @@ _LOG2E = 1.4426950408889634
 _NT = (((1,), (1,)), ((), ()))  # a @ b^T
 
 
+def _idiv(a, b: int):
+    """a // b for a traced int, keeping its dtype (int32 index arithmetic under jax_enable_x64)."""
+    if isinstance(a, int):
+        return a // b
+    return lax.div(a, jnp.asarray(b, a.dtype))
+
+
 def _capped(q, k, st):
     """(scaled logits or None, capped logits in base 2), [rows, cols] float32."""
     raw = lax.dot_general(q, k, _NT, preferred_element_type=jnp.float32)
@@ -106,13 +113,13 @@ def _last_kv(st, i0, bq, bkv, ctx):
         hi = jnp.minimum(hi, i0 + bq)
     if st.has_bound:
         hi = jnp.maximum(hi, jnp.minimum(i0 + bq, st.kv_len))
-    return jnp.maximum(lax.div(hi + (bkv - 1), bkv) - 1, 0)
+    return jnp.maximum(_idiv(hi + (bkv - 1), bkv) - 1, 0)
 
 
 def _first_q(st, j0, bq, bkv, ctx):
     """Index of the first query tile that needs the key tile at j0."""
     if st.causal or st.has_bound:
-        first = lax.div(j0, bq)
+        first = _idiv(j0, bq)
         if st.has_bound and not st.causal:
             first = jnp.where(j0 < ctx, 0, first)
         return first
@@ -206,7 +213,7 @@ def forward(*args, st, with_lse: bool, kv_padded: bool, interpret=False):
     def kv_map(b, h, i, j, *bref):
         ctx = bref[0][b] if st.has_bound else None
         j = jnp.minimum(j, _last_kv(st, i * bq, bq, bkv, ctx))  # skipped tiles: no new DMA
-        return b, lax.div(h, g) if g > 1 else h, j, 0
+        return b, _idiv(h, g) if g > 1 else h, j, 0
 
     out_shape = [jax.ShapeDtypeStruct((batch, hq, sq, dp), q.dtype)]
     out_specs = [pl.BlockSpec((None, None, bq, dp), q_map)]
@@ -283,7 +290,7 @@ def backward_dq(*args, st, kv_padded: bool, interpret=False):
     def kv_map(b, h, i, j, *bref):
         ctx = bref[0][b] if st.has_bound else None
         j = jnp.minimum(j, _last_kv(st, i * bq, bq, bkv, ctx))
-        return b, lax.div(h, g) if g > 1 else h, j, 0
+        return b, _idiv(h, g) if g > 1 else h, j, 0
 
     tile = pl.BlockSpec((None, None, bq, dp), q_map)
     vec = pl.BlockSpec((None, None, bq, LANES), q_map)
@@ -314,7 +321,7 @@ def _dkdv_kernel(*refs, st, kv_padded, q_padded, n_q):
     q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, dk_ref, dv_ref, dk_scr, dv_scr = refs
     b, j, t = pl.program_id(0), pl.program_id(2), pl.program_id(3)
     bq, bkv = st.block_q_dkv, st.block_kv_dkv
-    i0, j0 = lax.rem(t, n_q) * bq, j * bkv
+    i0, j0 = lax.rem(t, jnp.asarray(n_q, t.dtype)) * bq, j * bkv
     ctx = bound_ref[b] if st.has_bound else None
 
     @pl.when(t == 0)
@@ -357,8 +364,8 @@ def backward_dkdv(*args, st, kv_padded: bool, q_padded: bool, interpret=False):
 
     def q_map(b, h, j, t, *bref):
         ctx = bref[0][b] if st.has_bound else None
-        iq = jnp.maximum(lax.rem(t, n_q), _first_q(st, j * bkv, bq, bkv, ctx))
-        return b, h * g + lax.div(t, n_q), iq, 0
+        iq = jnp.maximum(lax.rem(t, jnp.asarray(n_q, t.dtype)), _first_q(st, j * bkv, bq, bkv, ctx))
+        return b, h * g + _idiv(t, n_q), iq, 0
 
     tile = pl.BlockSpec((None, None, bq, dp), q_map)
     vec = pl.BlockSpec((None, None, bq, LANES), q_map)

@@ -594,6 +594,7 @@ PARAM_VALUES = {
     "str": st.text(CHARS, max_size=10) | st.sampled_from(VOCABULARY),
     "dtype": st.sampled_from(values.DTYPE_NAMES) | st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,8}", fullmatch=True),
     "shape": st.lists(st.integers(-1, 4096), max_size=5).map(tuple),
+    "bytes": st.integers(0, 2**50),
 }
 NOISE = st.one_of(
     st.text(CHARS, max_size=40),
