@@ -33,6 +33,9 @@ from jax.experimental.pallas import triton as plgpu
 
 from kernel import pallas_tpu
 from kernel.config import BlockSizes
+from kernel.tiles import allowed as _allowed
+from kernel.tiles import cap_grad as _cap_grad
+from kernel.tiles import div as _div
 from kernel.reference import MASK_VALUE, soft_cap
 
 _MIN_BLOCK = 16  # smallest tile side Triton's dot accepts
@@ -71,12 +74,6 @@ def _cdiv(a, b: int):
     return _div(a + (b - 1), b)
 
 
-def _div(a, b: int):
-    """a // b for a Python or traced int (a traced one keeps its dtype: int32 index arithmetic
-    even under jax_enable_x64, where a bare Python int would be int64)."""
-    return a // b if isinstance(a, int) else lax.div(a, jnp.asarray(b, a.dtype))
-
-
 def _dot_nt(a, b):
     """a [m, k] @ b[n, k]^T -> [m, n] in float32."""
     return lax.dot_general(a, b, (((1,), (1,)), ((), ())),
@@ -112,47 +109,6 @@ def _capped_logits(q, k, st: _Static):
         return None, raw * (st.sm_scale * _LOG2E)
     s = raw * st.sm_scale
     return s, soft_cap(s, st.cap, st.cap_method) * _LOG2E
-
-
-def _cap_grad(s, st: _Static):
-    """d soft_cap(s) / d s, or None when there is no capping."""
-    if st.cap is None or st.cap_method == "none":
-        return None
-    if st.cap_method == "tanh":
-        t = jnp.tanh(s / st.cap)
-        return 1.0 - t * t
-    r = 1.0 / (1.0 + jnp.abs(s) / st.cap)  # soft_sign
-    return r * r
-
-
-def _allowed(st: _Static, i0, j0, bq: int, bkv: int, ctx, *, kv_padded: bool,
-             q_padded: bool = False):
-    """Boolean [bq, bkv] (or broadcastable) mask of a tile, None if all-True.
-
-    i0 / j0: first query row / key column of the tile; ctx: the context end
-    (bound[b] with a bound, unused otherwise).
-    """
-    rows = i0 + jnp.arange(bq, dtype=jnp.int32)[:, None]
-    cols = j0 + jnp.arange(bkv, dtype=jnp.int32)[None, :]
-    allowed = None
-
-    def both(a, b):
-        return b if a is None else a & b
-
-    if st.has_bound:
-        allowed = cols < ctx
-    elif kv_padded:
-        allowed = cols < st.kv_len
-    if st.causal:
-        allowed = both(allowed, cols <= rows)
-    if st.has_bound:
-        diag = cols == rows
-        if kv_padded:
-            diag = diag & (cols < st.kv_len)
-        allowed = allowed | diag
-    if q_padded:
-        allowed = both(allowed, rows < st.q_len)
-    return allowed
 
 
 def _min(a, b):

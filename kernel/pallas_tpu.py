@@ -34,17 +34,13 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from kernel.reference import MASK_VALUE, soft_cap
+from kernel.tiles import allowed
+from kernel.tiles import cap_grad as _cap_grad
+from kernel.tiles import div as _idiv
 
 LANES = 128  # lane width of the replicated per-row vectors
 _LOG2E = 1.4426950408889634
 _NT = (((1,), (1,)), ((), ()))  # a @ b^T
-
-
-def _idiv(a, b: int):
-    """a // b for a traced int, keeping its dtype (int32 index arithmetic under jax_enable_x64)."""
-    if isinstance(a, int):
-        return a // b
-    return lax.div(a, jnp.asarray(b, a.dtype))
 
 
 def _capped(q, k, st):
@@ -54,41 +50,6 @@ def _capped(q, k, st):
         return None, raw * (st.sm_scale * _LOG2E)
     s = raw * st.sm_scale
     return s, soft_cap(s, st.cap, st.cap_method) * _LOG2E
-
-
-def _cap_grad(s, st):
-    if st.cap is None or st.cap_method == "none":
-        return None
-    if st.cap_method == "tanh":
-        t = jnp.tanh(s / st.cap)
-        return 1.0 - t * t
-    r = 1.0 / (1.0 + jnp.abs(s) / st.cap)
-    return r * r
-
-
-def _allowed(st, i0, j0, bq, bkv, ctx, *, kv_padded, q_padded=False):
-    """The mask of kernel/pallas_attention.py's ``_allowed``, from 2-D iotas; None: all True."""
-    rows = i0 + lax.broadcasted_iota(jnp.int32, (bq, bkv), 0)
-    cols = j0 + lax.broadcasted_iota(jnp.int32, (bq, bkv), 1)
-    allowed = None
-
-    def both(a, b):
-        return b if a is None else a & b
-
-    if st.has_bound:
-        allowed = cols < ctx
-    elif kv_padded:
-        allowed = cols < st.kv_len
-    if st.causal:
-        allowed = both(allowed, cols <= rows)
-    if st.has_bound:
-        diag = cols == rows
-        if kv_padded:
-            diag = diag & (cols < st.kv_len)
-        allowed = allowed | diag
-    if q_padded:
-        allowed = both(allowed, rows < st.q_len)
-    return allowed
 
 
 def _ctx_len(st, ctx):
@@ -179,7 +140,7 @@ def _fwd_kernel(*refs, st, kv_padded, with_lse):
     def _():
         q, k, v = q_ref[...], k_ref[...], v_ref[...]
         _, c = _capped(q, k, st)
-        c = _mask(c, _allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded))
+        c = _mask(c, allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded, iota_2d=True))
         m_prev, l_prev = m_scr[...], l_scr[...]  # [bq, LANES]
         m_new = jnp.maximum(m_prev, jnp.max(c, axis=1, keepdims=True))
         correction = jnp.exp2(m_prev - m_new)
@@ -262,7 +223,7 @@ def _dq_kernel(*refs, st, kv_padded):
     def _():
         q, k, v, do = q_ref[...], k_ref[...], v_ref[...], do_ref[...]
         s, c = _capped(q, k, st)
-        c = _mask(c, _allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded))
+        c = _mask(c, allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded, iota_2d=True))
         p = jnp.exp2(c - lse_ref[...][:, :1])
         dpv = lax.dot_general(do, v, _NT, preferred_element_type=jnp.float32)
         ds = p * (dpv - delta_ref[...][:, :1])
@@ -333,7 +294,7 @@ def _dkdv_kernel(*refs, st, kv_padded, q_padded, n_q):
     def _():
         q, k, v, do = q_ref[...], k_ref[...], v_ref[...], do_ref[...]
         s, c = _capped(q, k, st)
-        c = _mask(c, _allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded,
+        c = _mask(c, allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded, iota_2d=True,
                               q_padded=q_padded))
         p = jnp.exp2(c - lse_ref[...][:, :1])  # [bq, bkv]
         dv_scr[...] += jnp.dot(p.astype(do.dtype).T, do, preferred_element_type=jnp.float32)

@@ -1,0 +1,59 @@
+"""What the Triton / interpret kernels (kernel/pallas_attention.py) and the Mosaic TPU kernels
+(kernel/pallas_tpu.py) compute alike on a tile: the mask, the soft-cap derivative, int32 division."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jax import lax
+
+
+def div(a, b: int):
+    """a // b for a Python or traced int (a traced one keeps its dtype: int32 index arithmetic
+    even under jax_enable_x64, where a bare Python int would be int64)."""
+    return a // b if isinstance(a, int) else lax.div(a, jnp.asarray(b, a.dtype))
+
+
+def cap_grad(s, st):
+    """d soft_cap(s) / d s, or None when there is no capping."""
+    if st.cap is None or st.cap_method == "none":
+        return None
+    if st.cap_method == "tanh":
+        t = jnp.tanh(s / st.cap)
+        return 1.0 - t * t
+    r = 1.0 / (1.0 + jnp.abs(s) / st.cap)  # soft_sign
+    return r * r
+
+
+def allowed(st, i0, j0, bq: int, bkv: int, ctx, *, kv_padded: bool, q_padded: bool = False,
+            iota_2d: bool = False):
+    """Boolean [bq, bkv] (or broadcastable) mask of a tile, None if all-True.
+
+    i0 / j0: first query row / key column of the tile; ctx: the context end (bound[b] with a
+    bound, unused otherwise). iota_2d: rows and columns from 2-D iotas (Mosaic TPU wants them),
+    else from 1-D aranges broadcast (Triton).
+    """
+    if iota_2d:
+        rows = i0 + lax.broadcasted_iota(jnp.int32, (bq, bkv), 0)
+        cols = j0 + lax.broadcasted_iota(jnp.int32, (bq, bkv), 1)
+    else:
+        rows = i0 + jnp.arange(bq, dtype=jnp.int32)[:, None]
+        cols = j0 + jnp.arange(bkv, dtype=jnp.int32)[None, :]
+    mask = None
+
+    def both(a, b):
+        return b if a is None else a & b
+
+    if st.has_bound:
+        mask = cols < ctx
+    elif kv_padded:
+        mask = cols < st.kv_len
+    if st.causal:
+        mask = both(mask, cols <= rows)
+    if st.has_bound:
+        diag = cols == rows
+        if kv_padded:
+            diag = diag & (cols < st.kv_len)
+        mask = mask | diag
+    if q_padded:
+        mask = both(mask, rows < st.q_len)
+    return mask
