@@ -159,7 +159,9 @@ def parse(type_: str, text: str) -> object:
         if scalar:
             text = (scalar.group("a") if scalar.group("a") is not None else scalar.group("b")).strip()
     if type_ == "int":
-        return int(text.replace(",", "").replace("_", ""))
+        digits = text.replace(",", "").replace("_", "")
+        # written with a spec before a full stop ("{n:>4}." -> "   0."): the stop is the wording's
+        return int(digits[:-1] if digits.endswith(".") else digits)
     if type_ == "float":
         return float(_number(text))
     if type_ == "bool":

@@ -953,7 +953,7 @@
     }
     switch (type) {
       case "int":
-        return int_(text.replace(/,/g, "").replace(/_/g, ""));
+        return int_(text.replace(/,/g, "").replace(/_/g, "").replace(/\.$/, "")); // values.parse: a full stop after a spec
       case "float":
         return float_(numberText(text));
       case "bool":
