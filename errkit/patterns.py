@@ -45,25 +45,32 @@ class WordingError(ValueError):
         self.rule = rule
 
 
+def _parse(text: str, entry: Entry, aliases, hint: str = "") -> template.Template:
+    """A template whose every placeholder names a declared param; WordingError otherwise."""
+    try:
+        tpl = template.parse(text)
+    except template.TemplateError as err:
+        raise WordingError("bad-template", f"{err} (column {err.column + 1})") from None
+    unknown = [f.name for f in tpl.fields if template.resolve(f, entry.params, aliases) is None]
+    if unknown:
+        raise WordingError("undeclared-placeholder", f"placeholder {{{unknown[0]}}} is not a declared param" + hint)
+    return tpl
+
+
+def _regex(tpl: template.Template, entry: Entry, aliases) -> tuple[str, tuple[template.Capture, ...]]:
+    """The template's regex, each placeholder typed by the param it resolves to."""
+    def typed(field: template.Field) -> tuple[str, str, bool, str | None]:
+        p = entry.params[template.resolve(field, entry.params, aliases)]
+        return p.name, p.type, p.optional, p.form
+
+    return template.to_regex(tpl, typed)
+
+
 def compile_wording(entry: Entry, index: int) -> Wording:
     """Compile one wording; WordingError names what is wrong with its template."""
     variant = entry.wordings[index]
-    try:
-        tpl = template.parse(variant.message)
-    except template.TemplateError as err:
-        raise WordingError("bad-template", f"{err} (column {err.column + 1})") from None
-    unknown = [f.name for f in tpl.fields if template.resolve(f, entry.params, variant.aliases) is None]
-    if unknown:
-        raise WordingError(
-            "undeclared-placeholder",
-            f"placeholder {{{unknown[0]}}} is not a declared param" + (" (add it to params, or map it with aliases)" if index else ""),
-        )
-
-    def typed(field: template.Field) -> tuple[str, str, bool, str | None]:
-        p = entry.params[template.resolve(field, entry.params, variant.aliases)]
-        return p.name, p.type, p.optional, p.form
-
-    pattern, captures = template.to_regex(tpl, typed)
+    tpl = _parse(variant.message, entry, variant.aliases, " (add it to params, or map it with aliases)" if index else "")
+    pattern, captures = _regex(tpl, entry, variant.aliases)
     return Wording(entry, index, variant, tpl, pattern, captures)
 
 
@@ -79,22 +86,10 @@ class Read:
 
 def compile_read(entry: Entry, index: int) -> Read:
     """Compile `entry.reads[index]`; WordingError names what is wrong with it."""
-    text = entry.reads[index]
-    try:
-        tpl = template.parse(text)
-    except template.TemplateError as err:
-        raise WordingError("bad-template", f"{err} (column {err.column + 1})") from None
-    unknown = [f.name for f in tpl.fields if template.resolve(f, entry.params, {}) is None]
-    if unknown:
-        raise WordingError("undeclared-placeholder", f"placeholder {{{unknown[0]}}} is not a declared param")
+    tpl = _parse(entry.reads[index], entry, {})
     if not tpl.fields:
         raise WordingError("bad-template", "a read holds at least one placeholder: the value it reads")
-
-    def typed(field: template.Field) -> tuple[str, str, bool, str | None]:
-        p = entry.params[template.resolve(field, entry.params, {})]
-        return p.name, p.type, p.optional, p.form
-
-    pattern, captures = template.to_regex(tpl, typed)
+    pattern, captures = _regex(tpl, entry, {})
     return Read(index, tpl, pattern, captures)
 
 

@@ -160,6 +160,21 @@ def _fwd_kernel(*refs, st, kv_padded, with_lse):
             lse_ref[...] = jnp.where(visited, m_scr[...] + jnp.log2(l_safe), 0.0)
 
 
+def _row_maps(st, bq: int, bkv: int):
+    """Index maps of the kernels that own a block of query rows (forward, dQ) over the grid
+    (batch, q head, row block, kv block): the rows' block, and the kv head's key block, the last
+    needed one repeated for skipped tiles (no new DMA)."""
+    def q_map(b, h, i, j, *bref):
+        return b, h, i, 0
+
+    def kv_map(b, h, i, j, *bref):
+        ctx = bref[0][b] if st.has_bound else None
+        j = jnp.minimum(j, _last_kv(st, i * bq, bq, bkv, ctx))
+        return b, _idiv(h, st.group) if st.group > 1 else h, j, 0
+
+    return q_map, kv_map
+
+
 def forward(*args, st, with_lse: bool, kv_padded: bool, interpret=False):
     """[q, k, v, (bound)] -> [o] or [o, lse] as kernel/pallas_attention.py's ``_forward``."""
     q, k, v, *rest = args
@@ -168,13 +183,7 @@ def forward(*args, st, with_lse: bool, kv_padded: bool, interpret=False):
     skv = k.shape[1]
     bq, bkv, g = st.block_q, st.block_kv, st.group
 
-    def q_map(b, h, i, j, *bref):
-        return b, h, i, 0
-
-    def kv_map(b, h, i, j, *bref):
-        ctx = bref[0][b] if st.has_bound else None
-        j = jnp.minimum(j, _last_kv(st, i * bq, bq, bkv, ctx))  # skipped tiles: no new DMA
-        return b, _idiv(h, g) if g > 1 else h, j, 0
+    q_map, kv_map = _row_maps(st, bq, bkv)
 
     out_shape = [jax.ShapeDtypeStruct((batch, hq, sq, dp), q.dtype)]
     out_specs = [pl.BlockSpec((None, None, bq, dp), q_map)]
@@ -245,13 +254,7 @@ def backward_dq(*args, st, kv_padded: bool, interpret=False):
     skv = k.shape[1]
     bq, bkv, g = st.block_q_dq, st.block_kv_dq, st.group
 
-    def q_map(b, h, i, j, *bref):
-        return b, h, i, 0
-
-    def kv_map(b, h, i, j, *bref):
-        ctx = bref[0][b] if st.has_bound else None
-        j = jnp.minimum(j, _last_kv(st, i * bq, bq, bkv, ctx))
-        return b, _idiv(h, g) if g > 1 else h, j, 0
+    q_map, kv_map = _row_maps(st, bq, bkv)
 
     tile = pl.BlockSpec((None, None, bq, dp), q_map)
     vec = pl.BlockSpec((None, None, bq, LANES), q_map)
