@@ -1,0 +1,81 @@
+"""Where the current project keeps its catalogue and what it generates: `[tool.errkit]` settings.
+
+A project is found by walking up from the working directory (or from `--catalog`) to the first
+`pyproject.toml` holding a `[tool.errkit]` table, as ruff and pytest find theirs. Precedence, first
+wins: the command line, `[tool.errkit]`, the catalogue's `errkit.yaml`, the defaults. Paths in
+`[tool.errkit]` are relative to the folder of that `pyproject.toml`; without one, to the catalogue
+folder's parent.
+
+`index_path()` is on `errkit explain`'s start-up path: it uses `os` only, and parses a
+`pyproject.toml` (tomllib) only when its text holds `[tool.errkit]`.
+"""
+
+from __future__ import annotations
+
+import os
+
+PYPROJECT = "pyproject.toml"
+TABLE = "[tool.errkit]"
+DEFAULT_CATALOG = "catalog"
+# Keys `[tool.errkit]` may hold. Settings keys may also be in the catalogue's errkit.yaml; the
+# path keys (catalog, index, site, validators) are relative to the project root.
+PATH_KEYS = ("catalog", "index", "site", "validators")
+
+
+class SettingsError(ValueError):
+    """A `[tool.errkit]` table that cannot be used (its message names the file)."""
+
+
+def _read_tool_table(path: str) -> dict | None:
+    """The `[tool.errkit]` table of a pyproject.toml, or None when it has none."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    if TABLE.encode() not in raw and b"[tool]" not in raw and b"tool.errkit" not in raw:
+        return None
+    import tomllib
+
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise SettingsError(f"{path}: cannot read: {err}") from None
+    table = data.get("tool", {}).get("errkit")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise SettingsError(f"{path}: [tool.errkit] must be a table")
+    return table
+
+
+def find_pyproject(start: str | None = None) -> tuple[str, dict] | None:
+    """(folder, [tool.errkit] table) of the nearest pyproject.toml above `start` that has one."""
+    here = os.path.abspath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(here, PYPROJECT)
+        if os.path.isfile(candidate):
+            table = _read_tool_table(candidate)
+            if table is not None:
+                return here, table
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def index_path(start: str | None = None) -> str | None:
+    """The current project's compiled index (its `[tool.errkit] index`), when it names one that
+    exists; None otherwise, or when its pyproject.toml cannot be read (explain must still start)."""
+    try:
+        found = find_pyproject(start)
+    except SettingsError:
+        return None
+    if found is None:
+        return None
+    root, table = found
+    index = table.get("index")
+    if not isinstance(index, str):
+        return None
+    path = os.path.join(root, index)
+    return path if os.path.isfile(path) else None
