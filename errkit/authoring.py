@@ -6,6 +6,7 @@ import ast
 import io
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -19,12 +20,10 @@ from . import expr, patterns, spec, template
 from .atomic import write_text
 from .errors import UsageError
 from .load import SCHEMA_FILE, entry_files, load, read_document, yaml
-from .model import Entry, Param, Variant
+from .model import DEFAULT_PREFIX, Entry, Param, Variant
 from .naming import guess_type, param_name
 
 MODELINE = f"# yaml-language-server: $schema=../{SCHEMA_FILE}"
-# Where `new`/`import` start numbering in an empty area: one hundred codes per area.
-AREA_BASES = {"inputs": 100, "config": 200, "mask": 300, "sharding": 400, "upstream": 500, "imported": 900}
 
 
 # -- fmt ------------------------------------------------------------------------------------------
@@ -79,10 +78,30 @@ def used_codes(root: Path) -> set[str]:
     return codes
 
 
-def next_code(root: Path, area: str, prefix: str = "RA", taken: set[str] | None = None) -> str:
+def code_prefix(root: Path) -> str:
+    """The catalogue's code prefix: its `prefix` setting; for a bare folder of entries (no
+    settings), the prefix most of its codes use; else the default."""
+    from .load import load_settings
+
+    settings, _ = load_settings(root) if root.is_dir() else (None, [])
+    if settings is not None:
+        return settings.prefix
+    prefixes = Counter(re.match(r"[A-Z]+", code).group(0) for code in used_codes(root)) if root.is_dir() else Counter()
+    if prefixes:
+        return prefixes.most_common(1)[0][0]
+    from . import project
+
+    home = Path(project.catalog_folder(None))  # a new folder (drafts, an import): the project's prefix
+    settings, _ = load_settings(home) if home.is_dir() and home.resolve() != root.resolve() else (None, [])
+    return settings.prefix if settings is not None else DEFAULT_PREFIX
+
+
+def next_code(root: Path, area: str, prefix: str, taken: set[str] | None = None) -> str:
+    """The area's next free code: after its highest, or for a new area the first hundred no code uses."""
     taken = used_codes(root) if taken is None else taken
     in_area = [int(p.name[len(prefix):len(prefix) + 3]) for p in (root / area).glob(f"{prefix}[0-9][0-9][0-9]*.yaml")]
-    start = max(in_area) + 1 if in_area else AREA_BASES.get(area, 600)
+    used_hundreds = {int(code[len(prefix):]) // 100 for code in taken if code.startswith(prefix) and code[len(prefix):].isdigit()}
+    start = max(in_area) + 1 if in_area else 100 * next((h for h in range(1, 10) if h not in used_hundreds), 9)
     for number in range(start, 1000):
         code = f"{prefix}{number:03d}"
         if code not in taken:
@@ -104,10 +123,11 @@ def new_entry(root: Path, area: str, slug: str, code: str | None, exception: str
     if not root.is_dir():
         raise UsageError(f"{root}: no such catalogue folder")
     taken = used_codes(root)
+    prefix = code_prefix(root)
     if code is None:
-        code = next_code(root, area, taken=taken)
-    elif not re.fullmatch(spec.CODE, code):
-        raise UsageError(f"code {code!r} must look like RA123")
+        code = next_code(root, area, prefix, taken=taken)
+    elif not re.fullmatch(spec.CODE, code) or not code.startswith(prefix):
+        raise UsageError(f"code {code!r} must look like {prefix}123 (the catalogue's prefix and three digits)")
     elif code in taken:
         raise UsageError(f"code {code} is taken (or retired); codes are never reused")
     path = root / area / f"{code}-{slug}.yaml"
@@ -297,7 +317,7 @@ def _covered_by(root: Path, message: str) -> str | None:
     names = {f.name: param_name(f.name) for f in tpl.fields}
     params = MappingProxyType({n: Param(n, guess_type(n), "") for n in names.values()})
     variant = Variant(message, "import", aliases=MappingProxyType(names))
-    probe = Entry(code="RA000", slug="probe", title="", area="", exception="ValueError", message="probe",
+    probe = Entry(code="ZZ000", slug="probe", title="", area="", exception="ValueError", message="probe",
                   explanation="", params=params, variants=(variant,))
     try:
         wording = patterns.compile_wording(probe, 1)
@@ -317,6 +337,7 @@ def import_records(path: Path, root: Path, area: str, force: bool) -> tuple[list
     records = _records(path)
     root.mkdir(parents=True, exist_ok=True)
     taken = used_codes(root)
+    prefix = code_prefix(root)
     written, skipped = [], []
     for record in records:
         message = record.get("errorMessage")
@@ -324,7 +345,7 @@ def import_records(path: Path, root: Path, area: str, force: bool) -> tuple[list
         if covered:
             skipped.append(f"{path}: {message!r} is already covered by {covered}; skipped (use --force to import anyway)")
             continue
-        code = next_code(root, area, taken=taken)
+        code = next_code(root, area, prefix, taken=taken)
         try:
             entry = record_to_entry(record, code)
         except ValueError as err:

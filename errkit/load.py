@@ -16,7 +16,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from . import spec
-from .model import Catalogue, Entry, Finding, Fix, Group, Kernel, Param, Positions, Rule, Settings, Variant
+from .model import DEFAULT_BRANCH, DEFAULT_PREFIX, Catalogue, Entry, Finding, Fix, Group, Kernel, Param, Positions, Rule, Settings, Variant
 
 SETTINGS_FILE = "errkit.yaml"
 SCHEMA_FILE = "entry.schema.json"
@@ -221,21 +221,73 @@ def build_kernel(raw: dict, pos: Positions) -> Kernel:
     )
 
 
-def build_settings(raw: dict, pos: Positions) -> Settings:
+def build_settings(raw: dict, pos: Positions, project_root: Path | None = None) -> Settings:
     groups = {
         name: Group(name, g["description"], tuple(g["args"]), MappingProxyType(dict(g["bindings"])), tuple(g["checks"]))
-        for name, g in raw["groups"].items()
+        for name, g in (raw.get("groups") or {}).items()
     }
     return Settings(
         project=raw["project"],
         version=raw["version"],
         docs_url=raw["docs_url"],
-        validators=raw["validators"],
+        validators=raw.get("validators"),
         groups=MappingProxyType(groups),
         repo_url=raw.get("repo_url"),
         retired=tuple(raw.get("retired") or ()),
         positions=pos,
+        name=raw.get("name"),
+        prefix=raw.get("prefix") or DEFAULT_PREFIX,
+        branch=raw.get("branch") or DEFAULT_BRANCH,
+        index=raw.get("index"),
+        site=raw.get("site"),
+        project_root=project_root,
     )
+
+
+# What [tool.errkit] may set: every settings key but the catalogue's own content (groups, retired).
+_TOOL_SETTINGS = spec.Record(fields=tuple(
+    spec.Field(f.name, f.kind, False, f.description) for f in spec.SETTINGS.fields if f.name not in ("groups", "retired")
+))
+
+
+def load_settings(root: Path) -> tuple[Settings | None, list[Finding]]:
+    """The catalogue's settings: its errkit.yaml overlaid by the project's [tool.errkit] table
+    (errkit/project.py says which table applies). Without either the folder is a bare set of
+    entries (drafts, an import): linted, not generated."""
+    from . import project
+
+    findings: list[Finding] = []
+    try:
+        project_root, pyproject, tool = project.tool_table_for(str(root))
+    except project.SettingsError as err:
+        return None, [Finding(str(err).partition(": ")[0], 1, 1, "bad-settings", str(err).partition(": ")[2])]
+    if pyproject is not None:
+        shown = display_path(Path(pyproject))
+        for p in spec.validate(_TOOL_SETTINGS, tool):
+            where = ".".join(str(k) for k in p.path)
+            findings.append(Finding(shown, 1, 1, "bad-settings", f"[tool.errkit] {where + ': ' if where else ''}{p.message}"))
+        if findings:
+            return None, findings
+    settings_path = root / SETTINGS_FILE
+    data, found = read_document(settings_path, display_path(settings_path)) if settings_path.exists() else (None, [])
+    findings += found
+    if data is None and (found or not tool):
+        return None, findings
+    raw = plain(data) if data is not None else {}
+    pos = positions(data, settings_path) if data is not None else Positions(path=settings_path, table=MappingProxyType({(): (1, 1)}))
+    if not isinstance(raw, dict):
+        return None, findings + problems_to_findings(spec.validate(spec.SETTINGS, raw), pos, display_path(settings_path))
+    merged = {**raw, **tool}
+    problems = spec.validate(spec.SETTINGS, merged)
+    findings += problems_to_findings(problems, pos, display_path(settings_path))
+    if problems:
+        return None, findings
+    if merged.get("groups") and not merged.get("validators"):
+        line, col = pos.of(("groups",))
+        findings.append(Finding(display_path(settings_path), line, col, "missing-field",
+                                "groups need `validators`: the path of the module they are generated into"))
+        return None, findings
+    return build_settings(merged, pos, Path(project_root)), findings
 
 
 def display_path(path: Path) -> str:
@@ -274,18 +326,8 @@ def load(root: Path) -> Loaded:
         return Loaded(root, None, (), (Finding(display_path(root), 1, 1, "unreadable", "no such catalogue folder"),))
     if not root.is_dir():
         return Loaded(root, None, (), (Finding(display_path(root), 1, 1, "unreadable", "is not a folder"),))
-    settings_path = root / SETTINGS_FILE
-    settings = None
-    # Without errkit.yaml the folder is a bare set of entries (drafts, an import): linted, not generated.
-    data, found = read_document(settings_path, display_path(settings_path)) if settings_path.exists() else (None, [])
+    settings, found = load_settings(root)
     findings += found
-    if data is not None:
-        pos = positions(data, settings_path)
-        raw = plain(data)
-        problems = spec.validate(spec.SETTINGS, raw)
-        findings += problems_to_findings(problems, pos, display_path(settings_path))
-        if not problems:
-            settings = build_settings(raw, pos)
     entries = []
     for path in entry_files(root):
         entry, found = load_entry_file(path, path.parent.name)

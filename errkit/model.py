@@ -10,6 +10,8 @@ from typing import Any, Mapping
 from . import values
 
 EMPTY: Mapping = MappingProxyType({})
+# The source of an entry's own message: the catalogue's `name` setting, filled in where settings are known.
+OWN_SOURCE = ""
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ class Entry:
     @property
     def wordings(self) -> tuple[Variant, ...]:
         """The entry's own message first, then its variants."""
-        source = self.source or ("an upstream kernel" if self.explain_only else "errkit's ranker attention kernel")
+        source = self.source or ("an upstream kernel" if self.explain_only else OWN_SOURCE)
         own = Variant(message=self.message, source=source, exception=self.exception, aliases=self.aliases,
                       location=self.location, releases=self.releases, kernel=self.kernel, raised_by=self.raised_by)
         return (own,) + self.variants
@@ -136,18 +138,38 @@ class Group:
     checks: tuple[str, ...]
 
 
+DEFAULT_PREFIX = "ERR"
+DEFAULT_BRANCH = "main"
+
+
 @dataclass(frozen=True)
 class Settings:
+    """A catalogue's settings: its errkit.yaml overlaid by the project's `[tool.errkit]` table
+    (errkit/project.py). Paths are relative to `project_root`."""
+
     project: str
     version: str
     docs_url: str
-    validators: str
-    groups: Mapping[str, Group]
+    validators: str | None = None
+    groups: Mapping[str, Group] = field(default_factory=lambda: EMPTY)
     repo_url: str | None = None
     retired: tuple[str, ...] = ()
     positions: Positions | None = field(default=None, compare=False, repr=False)
+    name: str | None = None
+    prefix: str = DEFAULT_PREFIX
+    branch: str = DEFAULT_BRANCH
+    index: str | None = None
+    site: str | None = None
+    project_root: Path | None = field(default=None, compare=False)
+
+    @property
+    def raised_by(self) -> str:
+        """What raises the catalogue's own errors, in generated text."""
+        return self.name or self.project
 
     def page_url(self, code: str) -> str:
+        if "{code}" in self.docs_url:
+            return self.docs_url.replace("{version}", self.version).replace("{code}", code)
         return f"{self.docs_url.rstrip('/')}/{self.version}/errors/{code}/"
 
 
@@ -185,6 +207,11 @@ class Catalogue:
     settings: Settings
     entries: tuple[Entry, ...]
     kernels: Mapping[str, Kernel] = field(default_factory=lambda: EMPTY)
+
+    @property
+    def project_root(self) -> Path:
+        """The folder the settings' paths are relative to (errkit/project.py)."""
+        return Path(self.settings.project_root or self.root.resolve().parent).resolve()
 
     def by_code(self) -> dict[str, Entry]:
         return {e.code: e for e in self.entries}

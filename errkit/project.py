@@ -79,3 +79,33 @@ def index_path(start: str | None = None) -> str | None:
         return None
     path = os.path.join(root, index)
     return path if os.path.isfile(path) else None
+
+
+def tool_table_for(catalog: str) -> tuple[str, str | None, dict]:
+    """(project root, its pyproject.toml or None, [tool.errkit] minus `catalog`) for the catalogue
+    folder `catalog`. The table applies when its `catalog` (default "catalog") is that folder; a
+    catalogue elsewhere (a test's copy, a fixture) is its own project rooted at its parent, with
+    only its errkit.yaml: another project's settings never leak into it."""
+    catalog = os.path.realpath(catalog)
+    found = find_pyproject(os.path.dirname(catalog))
+    if found is not None:
+        root, table = found
+        named = table.get("catalog", DEFAULT_CATALOG)
+        if isinstance(named, str) and os.path.realpath(os.path.join(root, named)) == catalog:
+            return root, os.path.join(root, PYPROJECT), {k: v for k, v in table.items() if k != "catalog"}
+    return os.path.dirname(catalog), None, {}
+
+
+def catalog_folder(option: str | None, start: str | None = None) -> str:
+    """The catalogue folder a command works on: `--catalog`, else the current project's
+    `[tool.errkit] catalog` (default "catalog" beside its pyproject.toml), else ./catalog."""
+    if option:
+        return option
+    found = find_pyproject(start)
+    if found is None:
+        return DEFAULT_CATALOG
+    root, table = found
+    named = table.get("catalog", DEFAULT_CATALOG)
+    if not isinstance(named, str) or not named:
+        raise SettingsError(f"{os.path.join(root, PYPROJECT)}: [tool.errkit] catalog must be a folder name")
+    return os.path.relpath(os.path.join(root, named)) if not os.path.isabs(named) else named

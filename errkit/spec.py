@@ -317,14 +317,28 @@ GROUP = Record(
     )
 )
 
+PREFIX = r"^[A-Z]{2,4}$"
+PATH = r"^[^\\]*$"  # a project-relative path, written with forward slashes
+
 SETTINGS = Record(
     fields=(
-        Field("project", Str(), True, "Name shown on the site."),
+        Field("project", Str(), True, "Catalogue name: shown on the site, in `errkit explain` answers and in the docs-URL variable."),
+        Field("name", Str(max_length=200), description="What raises the catalogue's own errors, in generated text "
+              "(e.g. 'the foo attention kernel'); default: the project."),
         Field("version", Str(), True, "Catalogue version: part of every docs URL."),
-        Field("docs_url", Str(), True, "Base URL of the published site, without the version."),
+        Field("docs_url", Str(), True, "The published site: a base URL (pages at <base>/<version>/errors/<CODE>/) "
+              "or a pattern with {version} and {code}."),
         Field("repo_url", Str(), description="Repository URL, for edit links."),
-        Field("validators", Str(), True, "Path of the generated validators module, relative to the project root."),
-        Field("groups", MapOf(value=GROUP, key_pattern=IDENTIFIER, key_what="group"), True),
+        Field("branch", Str(max_length=200), description="Branch of the repository the edit links open (default: main)."),
+        Field("prefix", Str(pattern=PREFIX), description="Code prefix of this catalogue's entries, 2-4 capital letters (default: ERR)."),
+        Field("validators", Str(pattern=PATH), description="Path of the generated validators module, relative to the project root "
+              "(needed when there are groups)."),
+        Field("index", Str(pattern=PATH), description="Path of the compiled index `errkit explain` reads, relative to the "
+              "project root, inside the package that ships it (none: no index is written)."),
+        Field("site", Str(pattern=PATH), description="Folder of the troubleshooting site (mkdocs.yml, docs/), relative to the "
+              "project root (none: no site pages are written)."),
+        Field("groups", MapOf(value=GROUP, key_pattern=IDENTIFIER, key_what="group"),
+              description="Validate functions of the generated module (none: an explain-and-docs-only catalogue)."),
         Field("retired", ListOf(item=Str(pattern=CODE)), description="Codes no longer in use: never to be reused."),
     )
 )

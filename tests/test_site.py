@@ -72,7 +72,7 @@ def test_one_page_per_entry_at_its_stable_address(files):
 def test_generated_site_is_committed_and_has_no_orphans(files):
     stale = [rel for rel, text in files.items() if not (ROOT / rel).exists() or (ROOT / rel).read_text("utf-8") != text]
     assert stale == [], "run `errkit docs` (or `errkit generate`) and commit the site"
-    assert site.orphans(ROOT, files) == [], "run `errkit docs`: it deletes pages of removed entries"
+    assert site.orphans(ROOT, site.docs_folder(CATALOGUE), files) == [], "run `errkit docs`: it deletes pages of removed entries"
 
 
 def test_entry_page_layout_and_edit_link(files):
@@ -225,7 +225,7 @@ def fresh_site(tmp_path_factory, files):
     they were committed: test_generated_site_is_committed_and_has_no_orphans checks that)."""
     project = tmp_path_factory.mktemp("project")
     shutil.copytree(SITE, project / "site", ignore=shutil.ignore_patterns("build"))
-    for rel in site.orphans(project, files):
+    for rel in site.orphans(project, site.docs_folder(CATALOGUE), files):
         (project / rel).unlink()
     for rel, text in files.items():
         (project / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,6 @@ from hypothesis import strategies as st
 from support import CATALOG, FIXTURES, ROOT
 from errkit import explain, expr, expr_js, fixes, kernels, match, patterns, values
 from errkit.generate import render_all
-from errkit.generate.index import INDEX_PATH
 from errkit.load import load
 
 CATALOGUE = load(CATALOG).catalogue
@@ -49,7 +48,7 @@ def project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("generated")
     shutil.copytree(ROOT / ASSETS, root / ASSETS)
     for rel, data in render_all(CATALOGUE).items():
-        if rel == Path(INDEX_PATH) or rel.parent == ASSETS:
+        if rel == Path(CATALOGUE.settings.index) or rel.parent == ASSETS:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_bytes(data)
     return root
@@ -57,7 +56,7 @@ def project(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def python_index(project) -> match.Index:
-    return match.Index.load(str(project / INDEX_PATH))
+    return match.Index.load(str(project / CATALOGUE.settings.index))
 
 
 class Node:

@@ -52,7 +52,7 @@ def run(root: Path, check: bool) -> int:
     catalogue = linted_catalogue(root, "generate")
     if catalogue is None:
         return 1
-    project = root.resolve().parent
+    project = catalogue.project_root
     files = render_all(catalogue)
     stale = stale_files(project, files)
     if check:

@@ -1,4 +1,4 @@
-"""errkit/_index.json: everything `errkit explain` needs, precompiled, so it imports nothing heavy."""
+"""The compiled index (`index` setting; errkit/_index.json here): everything `errkit explain` needs, precompiled, so it imports nothing heavy."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from .. import kernels, patterns, releases, template
 from ..model import Catalogue, Entry
 from .render import HEADER
 
-INDEX_PATH = "errkit/_index.json"
 
 
 # Where a prefilter key comes from, rarest first: a code-like token (`num_q_heads=`, `bf16`,
@@ -90,7 +89,7 @@ def build(catalogue: Catalogue) -> dict:
             "code": wording.entry.code,
             "variant": wording.index,
             "template": variant.message,
-            "source": variant.source,
+            "source": variant.source or settings.raised_by,
             "exception": variant.exception or wording.entry.exception,
             "location": variant.location,
             "regex": wording.pattern,
@@ -150,8 +149,11 @@ def template_skeleton(tpl: template.Template) -> str:
 
 
 def index(catalogue: Catalogue) -> dict[str, str]:
+    """The compiled index, at the catalogue's `index` setting (none: a catalogue without one)."""
+    if not catalogue.settings.index:
+        return {}
     data = build(catalogue)
     # Each entry is stored as a JSON string, parsed only when explain shows it: the start-up of
     # `errkit explain` reads this file whole, and most of it is prose.
     data["entries"] = {code: json.dumps(entry, ensure_ascii=False, separators=(",", ":")) for code, entry in data["entries"].items()}
-    return {INDEX_PATH: json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"}
+    return {catalogue.settings.index: json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"}

@@ -30,12 +30,12 @@ from ..model import Catalogue, Entry
 from . import index as index_module
 from .render import HEADER, environment
 
-DOCS = "site/docs"
-ERRORS = f"{DOCS}/errors"
-ASSETS = f"{DOCS}/assets/errkit"
-INDEX_JSON = f"{ASSETS}/index.json"
-SUGGEST_JS = f"{ASSETS}/suggest.js"
-BRANCH = "main"
+ASSETS = "docs/assets/errkit"  # inside the site folder (the `site` setting)
+
+
+def docs_folder(catalogue: Catalogue) -> str | None:
+    """The site's docs folder, project-relative; None for a catalogue without a site."""
+    return f"{catalogue.settings.site.rstrip('/')}/docs" if catalogue.settings.site else None
 
 
 # -- markdown escaping ----------------------------------------------------------------------------
@@ -186,25 +186,33 @@ def source_path(catalogue: Catalogue, entry: Entry) -> str:
         path = Path(entry.source_path)
         path = path if path.is_absolute() else Path.cwd() / path
         try:
-            return path.resolve().relative_to(root.parent).as_posix()
+            return path.resolve().relative_to(catalogue.project_root).as_posix()
         except ValueError:
             pass
-    return f"{root.name}/{entry.area}/{entry.code}-{entry.slug}.yaml"
+    return f"{_catalog_path(catalogue)}/{entry.area}/{entry.code}-{entry.slug}.yaml"
+
+
+def _catalog_path(catalogue: Catalogue) -> str:
+    root = catalogue.root.resolve()
+    try:
+        return root.relative_to(catalogue.project_root).as_posix()
+    except ValueError:
+        return root.name
 
 
 def edit_url(catalogue: Catalogue, entry: Entry) -> str | None:
     repo = http_or_none(catalogue.settings.repo_url)
-    return f"{repo.rstrip('/')}/edit/{BRANCH}/{source_path(catalogue, entry)}" if repo else None
+    return f"{repo.rstrip('/')}/edit/{catalogue.settings.branch}/{source_path(catalogue, entry)}" if repo else None
 
 
 def kernel_url(catalogue: Catalogue, kernel) -> str | None:
     """The kernel's YAML file in the repository, when the catalogue names one."""
     repo = http_or_none(catalogue.settings.repo_url)
-    return f"{repo.rstrip('/')}/blob/{BRANCH}/{catalogue.root.resolve().name}/kernels/{kernel.id}.yaml" if repo else None
+    return f"{repo.rstrip('/')}/blob/{catalogue.settings.branch}/{_catalog_path(catalogue)}/kernels/{kernel.id}.yaml" if repo else None
 
 
 def _module_of(catalogue: Catalogue) -> str:
-    return catalogue.settings.validators.removesuffix(".py").replace("/", ".")
+    return (catalogue.settings.validators or "").removesuffix(".py").replace("/", ".")
 
 
 def _example(entry: Entry) -> str | None:
@@ -241,7 +249,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> 
         "page_url": http_or_none(catalogue.settings.page_url(entry.code)),
         "source": source_path(catalogue, entry),
         "edit_url": edit_url(catalogue, entry),
-        "view_url": (f"{catalogue.settings.repo_url.rstrip('/')}/blob/{BRANCH}/{source_path(catalogue, entry)}"
+        "view_url": (f"{catalogue.settings.repo_url.rstrip('/')}/blob/{catalogue.settings.branch}/{source_path(catalogue, entry)}"
                      if http_or_none(catalogue.settings.repo_url) else None),
         "raised_as": raised_as,
         "raised_line": f"{raised_as}: {example}" if example is not None else None,
@@ -369,13 +377,17 @@ def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple[str, 
 def pages(catalogue: Catalogue) -> dict[str, str]:
     """Every generated file of the site (the producer `errkit generate` writes and checks)."""
     out = build(catalogue)
-    for rel in orphans(catalogue.root.resolve().parent, out):
+    for rel in orphans(catalogue.project_root, docs_folder(catalogue), out):
         print(f"errkit: {rel} was generated for an entry that no longer exists; `errkit docs` deletes it",
               file=sys.stderr)
     return out
 
 
 def build(catalogue: Catalogue) -> dict[str, str]:
+    docs = docs_folder(catalogue)
+    if docs is None:
+        return {}
+    errors, assets = f"{docs}/errors", f"{catalogue.settings.site.rstrip('/')}/{ASSETS}"
     env = _markdown_env()
     entries = sorted(catalogue.entries, key=lambda e: e.code)
     by_code = {e.code: e for e in entries}
@@ -383,31 +395,34 @@ def build(catalogue: Catalogue) -> dict[str, str]:
     out: dict[str, str] = {}
     entry_template = env.get_template("site/entry.md.j2")
     for entry in entries:
-        out[f"{ERRORS}/{entry.code}.md"] = entry_template.render(
+        out[f"{errors}/{entry.code}.md"] = entry_template.render(
             **common, **_sections(entry, catalogue, by_code), anchor=_anchor)
-    out[f"{ERRORS}/index.md"] = env.get_template("site/codes.md.j2").render(**common)
+    out[f"{errors}/index.md"] = env.get_template("site/codes.md.j2").render(**common)
     groups = env.get_template("site/groups.md.j2")
-    out[f"{DOCS}/by-area.md"] = groups.render(
+    out[f"{docs}/by-area.md"] = groups.render(
         **common, title="Errors by area", anchor=_anchor, groups=_groups(entries, lambda e: [e.area]),
-        intro="Each area is a folder of the catalogue (`catalog/<area>/`) and a stage of the kernel's input checks.")
-    out[f"{DOCS}/by-tag.md"] = groups.render(
+        intro=f"Each area is a folder of the catalogue (`{_catalog_path(catalogue)}/<area>/`).")
+    out[f"{docs}/by-tag.md"] = groups.render(
         **common, title="Errors by tag", anchor=_anchor, groups=_groups(entries, lambda e: e.tags),
         intro="Tags group errors across areas: shapes, dtypes, block sizes, upstream kernels and so on.")
-    out[f"{DOCS}/by-exception.md"] = groups.render(
+    out[f"{docs}/by-exception.md"] = groups.render(
         **common, title="Errors by exception class", anchor=_anchor,
         groups=_groups(entries, lambda e: [e.exception] + [v.exception for v in e.variants if v.exception]),
-        intro="The builtin exception class each error is raised as, by this kernel or, for its other wordings, upstream.")
-    out[INDEX_JSON] = json.dumps(site_index(catalogue), indent=1, ensure_ascii=False) + "\n"
-    out[SUGGEST_JS] = _js_env().get_template("site/suggest.js.j2").render(HEADER=HEADER, table=suggest_table(catalogue))
+        intro=f"The builtin exception class each error is raised as, by {catalogue.settings.raised_by} or, for its other wordings, upstream.")
+    out[f"{assets}/index.json"] = json.dumps(site_index(catalogue), indent=1, ensure_ascii=False) + "\n"
+    out[f"{assets}/suggest.js"] = _js_env().get_template("site/suggest.js.j2").render(HEADER=HEADER, table=suggest_table(catalogue))
     return out
 
 
 # -- orphans and `errkit docs` ---------------------------------------------------------------------
 
 
-def orphans(project: Path, expected) -> list[Path]:
-    """Generated files under site/docs that no current entry produces (project-relative)."""
-    docs = project / DOCS
+def orphans(project: Path, docs: str | None, expected) -> list[Path]:
+    """Generated files under the site's docs folder (project-relative, `docs_folder`) that no
+    current entry produces (project-relative)."""
+    if docs is None:
+        return []
+    docs = project / docs
     if not docs.is_dir():
         return []
     expected = {Path(p) for p in expected}
@@ -437,10 +452,10 @@ def run(root, args) -> int:
     catalogue = linted_catalogue(root, "docs")
     if catalogue is None:
         return 1
-    project = root.resolve().parent
+    project = catalogue.project_root
     files = {Path(rel): text.encode("utf-8") for rel, text in build(catalogue).items()}
     stale = stale_files(project, files)
-    extra = orphans(project, files)
+    extra = orphans(project, docs_folder(catalogue), files)
     if getattr(args, "check", False):
         for rel in stale:
             print(f"stale: {rel}", file=sys.stderr)

@@ -136,10 +136,13 @@ class DraftWriter:
     AREA = "drafts"
     HEADER = "# DRAFT: review before merging. Written by `errkit scan --emit`; fill in the TODOs, then move it into the catalogue."
 
-    def __init__(self, root: Path, report) -> None:
+    def __init__(self, root: Path, report, prefix: str | None = None) -> None:
+        from ..authoring import code_prefix
+
         self.root = root
         self.report = report
         self.existing = self._existing_entries()
+        self.prefix = prefix or code_prefix(root)
 
     def _existing_entries(self) -> list:
         if not self.root.is_dir():
@@ -203,11 +206,12 @@ class DraftWriter:
 
         taken = used_codes(self.root) if self.root.is_dir() else set()
         slugs = {e.slug for e in self.existing}
-        codes = (f"RA{n}" for n in range(900, 1000) if f"RA{n}" not in taken)
+        prefix = self.prefix
+        codes = (f"{prefix}{n}" for n in range(900, 1000) if f"{prefix}{n}" not in taken)
         for i, draft in enumerate(drafts):
             draft.code = next(codes, "")
             if not draft.code:
-                self.report(f"{self.root}: no free code left in RA900-RA999; {len(drafts) - i} draft(s) not written")
+                self.report(f"{self.root}: no free code left in {prefix}900-{prefix}999; {len(drafts) - i} draft(s) not written")
                 return
             base = slug_for(draft.first)
             slug, n = base, 2
@@ -232,7 +236,7 @@ class DraftWriter:
         examples = find_examples(check, params) if check else None
         exception = self._exception(first.base)
         entry = CommentedMap()
-        entry["code"] = draft.code or "RA900"
+        entry["code"] = draft.code or f"{self.prefix}900"
         entry["slug"] = draft.slug or "draft"
         entry["title"] = ("TODO: title for " + (first.template or f"{first.exception} in {first.bare_function}"))[:200]
         entry["exception"] = exception
