@@ -84,7 +84,7 @@ def code_prefix(root: Path) -> str:
     from .load import load_settings
 
     settings, _ = load_settings(root) if root.is_dir() else (None, [])
-    if settings is not None:
+    if settings is not None and settings.prefix:
         return settings.prefix
     prefixes = Counter(re.match(r"[A-Z]+", code).group(0) for code in used_codes(root)) if root.is_dir() else Counter()
     if prefixes:
@@ -93,7 +93,7 @@ def code_prefix(root: Path) -> str:
 
     home = Path(project.catalog_folder(None))  # a new folder (drafts, an import): the project's prefix
     settings, _ = load_settings(home) if home.is_dir() and home.resolve() != root.resolve() else (None, [])
-    return settings.prefix if settings is not None else DEFAULT_PREFIX
+    return settings.prefix if settings is not None and settings.prefix else DEFAULT_PREFIX
 
 
 def next_code(root: Path, area: str, prefix: str, taken: set[str] | None = None) -> str:

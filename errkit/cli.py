@@ -82,6 +82,18 @@ def cmd_generate(args) -> int:
     return generate_run(_catalog_dir(args), check=args.check)
 
 
+def cmd_init(args) -> int:
+    from .scaffold import init
+
+    written = init(_path("."), project=args.project, name=args.name, prefix=args.prefix, package=args.package,
+                   docs_url=args.docs_url, repo_url=args.repo_url, catalog=args.catalog or "catalog", site=args.site)
+    for path in written:
+        print(path)
+    print("errkit init: done. Next: `errkit new <area> <slug>` to add an entry, `errkit lint`, `errkit generate`.",
+          file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_explain(args) -> int:
     from .explain import run
 
@@ -192,6 +204,17 @@ def _import_args(p):
     p.set_defaults(func=cmd_import)
 
 
+def _init_args(p):
+    p.add_argument("--project", help="catalogue name (default: pyproject's [project] name, else the folder's)")
+    p.add_argument("--name", help="what raises the errors, in generated text (default: the project)")
+    p.add_argument("--prefix", help="code prefix, 2-4 capital letters (default: from the project name)")
+    p.add_argument("--package", help="import package that ships the compiled index (default: found from the project name)")
+    p.add_argument("--docs-url", help="where the site will be published (default: mkdocs serve's local address)")
+    p.add_argument("--repo-url", help="repository URL, for the pages' edit links")
+    p.add_argument("--site", default="site", help="site folder (default: site)")
+    p.set_defaults(func=cmd_init)
+
+
 def _generate_args(p):
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 naming every stale file")
     p.set_defaults(func=cmd_generate)
@@ -215,6 +238,7 @@ COMMANDS = {  # name: (help, how its arguments are declared)
     "show": ("one entry in full", _show_args),
     "lint": ("check every catalogue file; path:line:col: rule: message", _lint_args),
     "fmt": ("normalise catalogue files in place, keeping comments and key order", _fmt_args),
+    "init": ("set up a catalogue, its settings and a site skeleton in this project", _init_args),
     "new": ("scaffold a new entry", _new_args),
     "import": ("turn dataset records (JSON) into entries", _import_args),
     "generate": ("write validators, matcher index, schema and site pages from the catalogue", _generate_args),

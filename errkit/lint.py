@@ -347,7 +347,10 @@ def groups(settings: Settings, entries: Iterable[Entry]) -> Iterator[Finding]:
                 pass
             for param in sorted(needed - set(group.bindings) - set(group.args)):
                 yield finding(base + ("checks", i), "unbound-param", f"{code} needs {param!r}, which group {name!r} does not bind")
-    for entry in by_code.values():
+    for entry in by_code.values() if settings.prefix else ():
+        if not entry.code.startswith(settings.prefix):
+            yield at(entry, ("code",), "code-prefix", f"{entry.code} does not start with the catalogue's prefix {settings.prefix!r}")
+    for entry in by_code.values() if settings.groups else ():  # no groups: the check_<CODE> functions are the API
         if not entry.explain_only and entry.code not in where:
             yield at(entry, ("code",), "entry-not-in-group",
                      f"{entry.code} is in no validate group of errkit.yaml (add it to one, or mark it explain_only)")

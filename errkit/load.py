@@ -16,7 +16,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from . import spec
-from .model import DEFAULT_BRANCH, DEFAULT_PREFIX, Catalogue, Entry, Finding, Fix, Group, Kernel, Param, Positions, Rule, Settings, Variant
+from .model import DEFAULT_BRANCH, DEFAULT_SITE, Catalogue, Entry, Finding, Fix, Group, Kernel, Param, Positions, Rule, Settings, Variant
 
 SETTINGS_FILE = "errkit.yaml"
 SCHEMA_FILE = "entry.schema.json"
@@ -236,10 +236,10 @@ def build_settings(raw: dict, pos: Positions, project_root: Path | None = None) 
         retired=tuple(raw.get("retired") or ()),
         positions=pos,
         name=raw.get("name"),
-        prefix=raw.get("prefix") or DEFAULT_PREFIX,
+        prefix=raw.get("prefix"),
         branch=raw.get("branch") or DEFAULT_BRANCH,
         index=raw.get("index"),
-        site=raw.get("site"),
+        site=raw.get("site", DEFAULT_SITE) or None,
         project_root=project_root,
     )
 

@@ -140,6 +140,7 @@ class Group:
 
 DEFAULT_PREFIX = "ERR"
 DEFAULT_BRANCH = "main"
+DEFAULT_SITE = "site"
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ class Settings:
     retired: tuple[str, ...] = ()
     positions: Positions | None = field(default=None, compare=False, repr=False)
     name: str | None = None
-    prefix: str = DEFAULT_PREFIX
+    prefix: str | None = None  # None: not set (errkit/authoring.py code_prefix infers one)
     branch: str = DEFAULT_BRANCH
     index: str | None = None
     site: str | None = None

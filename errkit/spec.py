@@ -266,7 +266,7 @@ ORIGIN = Record(
 
 ENTRY = Record(
     fields=(
-        Field("code", Str(pattern=CODE), True, "Stable code, never reused (e.g. RA105)."),
+        Field("code", Str(pattern=CODE), True, "Stable code, never reused: the catalogue's prefix and three digits (e.g. ABC105)."),
         Field("slug", Str(pattern=SLUG), True, "Short kebab-case name."),
         Field("title", Str(max_length=200), True, "One-line title."),
         Field("exception", Enum(values=VARIANT_EXCEPTIONS), True,
@@ -335,8 +335,8 @@ SETTINGS = Record(
               "(needed when there are groups)."),
         Field("index", Str(pattern=PATH), description="Path of the compiled index `errkit explain` reads, relative to the "
               "project root, inside the package that ships it (none: no index is written)."),
-        Field("site", Str(pattern=PATH), description="Folder of the troubleshooting site (mkdocs.yml, docs/), relative to the "
-              "project root (none: no site pages are written)."),
+        Field("site", Str(pattern=PATH, min_length=0), description="Folder of the troubleshooting site (mkdocs.yml, docs/), "
+              "relative to the project root (default: site; an empty string: no site pages are written)."),
         Field("groups", MapOf(value=GROUP, key_pattern=IDENTIFIER, key_what="group"),
               description="Validate functions of the generated module (none: an explain-and-docs-only catalogue)."),
         Field("retired", ListOf(item=Str(pattern=CODE)), description="Codes no longer in use: never to be reused."),

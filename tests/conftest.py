@@ -26,3 +26,11 @@ def run_cli(capsys):
 settings.register_profile("ci", max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def errkit_wheel(tmp_path_factory):
+    """errkit's wheel, built once per session from this checkout (tests/wheelhouse.py)."""
+    from wheelhouse import build_wheel
+
+    return build_wheel(tmp_path_factory.mktemp("wheel"))

@@ -70,7 +70,7 @@ def hostile_project(tmp_path: Path) -> Path:
     (project / "kernel").mkdir()
     (project / "errkit").mkdir()
     (project / "catalog" / "errkit.yaml").write_text(
-        "project: hostile\nversion: '1'\ndocs_url: https://example.invalid/docs\nvalidators: kernel/_validators.py\n"
+        "project: hostile\nversion: '1'\ndocs_url: https://example.invalid/docs\nvalidators: kernel/_validators.py\nindex: errkit/_index.json\n"
         "groups:\n  g:\n    description: |\n      " + HOSTILE_TEXT + "\n    args: [x]\n    bindings: {}\n    checks: [XX101]\n"
     )
     entry = {

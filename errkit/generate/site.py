@@ -31,6 +31,18 @@ from . import index as index_module
 from .render import HEADER, environment
 
 ASSETS = "docs/assets/errkit"  # inside the site folder (the `site` setting)
+# The paste page's scripts and the site's stylesheet: errkit's code, written into every site by
+# `errkit generate` (so a site never runs an older copy than its index.json was made for).
+SITE_ASSETS = Path(__file__).parent / "site_assets"
+
+
+def static_assets() -> dict[str, str]:
+    """File name -> text of each script and stylesheet, under the generated-file header."""
+    out = {}
+    for path in sorted(SITE_ASSETS.iterdir()):
+        if path.suffix in (".js", ".css"):
+            out[path.name] = f"/* {HEADER} Source: errkit/generate/site_assets/{path.name} */\n" + path.read_text("utf-8")
+    return out
 
 
 def docs_folder(catalogue: Catalogue) -> str | None:
@@ -410,6 +422,8 @@ def build(catalogue: Catalogue) -> dict[str, str]:
         groups=_groups(entries, lambda e: [e.exception] + [v.exception for v in e.variants if v.exception]),
         intro=f"The builtin exception class each error is raised as, by {catalogue.settings.raised_by} or, for its other wordings, upstream.")
     out[f"{assets}/index.json"] = json.dumps(site_index(catalogue), indent=1, ensure_ascii=False) + "\n"
+    for name, body in static_assets().items():
+        out[f"{assets}/{name}"] = body
     out[f"{assets}/suggest.js"] = _js_env().get_template("site/suggest.js.j2").render(HEADER=HEADER, table=suggest_table(catalogue))
     return out
 
@@ -428,7 +442,7 @@ def orphans(project: Path, docs: str | None, expected) -> list[Path]:
     expected = {Path(p) for p in expected}
     found = []
     for path in sorted(docs.rglob("*")):
-        if not path.is_file() or path.suffix not in (".md", ".json", ".js"):
+        if not path.is_file() or path.suffix not in (".md", ".json", ".js", ".css"):
             continue
         rel = path.relative_to(project)
         if rel in expected:

@@ -1,0 +1,946 @@
+/* errkit matcher for the browser: what `errkit explain` does with errkit/_index.json, in JavaScript.
+ *
+ * A line-by-line port of errkit/match.py (one regex of every wording's key picks the lines, the
+ * keys present in a line pick the wordings to try, `SomeError: msg` header extraction, fullmatch
+ * of the message, then of the line, then a search anchored at the line end, then anywhere;
+ * tie-break by literal_chars; typed values as values.parse; empty messages recognised by their
+ * raise site) and of errkit/explain.py (distinct matches, most recent first; closest wordings,
+ * from a shortlist of those sharing the rarest words, when nothing matches exactly; concrete
+ * suggestions).
+ * It reads assets/errkit/index.json, which `errkit generate` builds from the same index with
+ * every regex translated to JavaScript; tests/test_site.py runs both sides on the catalogue.
+ */
+(function (root, factory) {
+  "use strict";
+  if (typeof module === "object" && module.exports) {
+    module.exports = factory(require("./runtime.js"), require("./suggest.js"));
+  } else {
+    root.ErrkitMatch = factory(root.ErrkitRuntime, root.ErrkitSuggest);
+  }
+})(typeof self !== "undefined" ? self : this, function (R, SUGGEST) {
+  "use strict";
+
+  var TAIL = 256 * 1024; // explain.TAIL
+  var SPLITLINES = /\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]/; // str.splitlines()
+
+  var SHORTLIST = 40; // match.SHORTLIST
+  var POSTINGS_BUDGET = 4000; // match.POSTINGS_BUDGET
+  var MARKERS = ["Error", "Exception"]; // match.MARKERS
+  var FRAME_MARK = 'File "'; // match.FRAME_MARK
+  var PASTE_SIZE = 256 * 1024; // match.PASTE_SIZE
+  var TIE_CONTEXT = 16384; // match.TIE_CONTEXT
+  var READ_WINDOW = 16384; // match.READ_WINDOW
+  var NEXT_TRACEBACK = "Traceback (most recent call last)"; // match.NEXT_TRACEBACK
+  var IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/g; // match.IDENTIFIER
+  var APPROXIMATE_MAX = 0.99; // explain.APPROXIMATE_MAX
+  var NOTE = null, DOCS_LINK = null, RELEASE_SEEN = null; // match.NOTE, match.DOCS_LINK, match.RELEASE_SEEN (from the index)
+
+  function escapeRegex(text) {
+    return text.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&"); // what the u flag allows to escape
+  }
+
+  // match.key_pattern: a key's words with any run of whitespace between them
+  function keyPattern(key) {
+    return key.split(" ").map(escapeRegex).join("[ \\t\\n\\r\\f\\v]+"); // values.SPACE
+  }
+
+  function byString(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
+
+  function Index(data) {
+    this.data = data;
+    this.entries = data.entries;
+    this.wordings = data.wordings;
+    var keyed = new Map();
+    this.located = [];
+    this.always = [];
+    for (var i = 0; i < this.wordings.length; i++) {
+      var w = this.wordings[i];
+      if (w.key) {
+        if (!keyed.has(w.key)) keyed.set(w.key, []);
+        keyed.get(w.key).push(i);
+      } else if (w.location) {
+        this.located.push(i);
+      } else if (w.template) {
+        this.always.push(i);
+      }
+    }
+    this.keys = Array.from(keyed.keys()).sort(byString);
+    this.keyed = this.keys.map(function (k) { return keyed.get(k); });
+    this.keyRegexes = this.keys.map(function (k) { return new RegExp(keyPattern(k), "u"); });
+    var alternatives = this.keys.map(keyPattern);
+    if (this.always.length) alternatives = alternatives.concat(MARKERS);
+    if (this.located.length) alternatives.push(escapeRegex(FRAME_MARK));
+    this.locator = alternatives.length ? new RegExp(alternatives.concat(data.patterns.lookup_marks).join("|"), "gu") : null;
+    this.postings = null;
+    this.skeletons = {};
+    this.compiled = {};
+    var p = data.patterns;
+    this.header = new RegExp(p.header, "du"); // d: where the message starts
+    NOTE = new RegExp(p.note, "u");
+    DOCS_LINK = new RegExp(p.docs_link, "u");
+    RELEASE_SEEN = new RegExp(p.release_seen, "u");
+    this.frame = new RegExp(p.frame, "u");
+    this.ansi = new RegExp(p.ansi, "gu");
+    this.word = new RegExp(p.word, "gu");
+    this.lineEnd = p.line_end;
+    this.maxLine = data.max_line;
+  }
+
+  Index.prototype.regex = function (i) {
+    var c = this.compiled[i];
+    if (!c) {
+      var source = this.wordings[i].regex;
+      c = this.compiled[i] = {
+        any: new RegExp(source, "u"),
+        end: new RegExp("(?:" + source + ")" + this.lineEnd, "u"),
+        full: new RegExp("^(?:" + source + ")$", "u"),
+      };
+    }
+    return c;
+  };
+
+  Index.prototype.words = function (text) {
+    return text.match(this.word) || [];
+  };
+
+  Index.prototype.clean = function (line) {
+    if (line.indexOf("\x1b") >= 0) line = line.replace(this.ansi, "");
+    return line.replace(/[\r\n]+$/, "");
+  };
+
+  Index.prototype.lookup = function (key) {
+    key = R.strip(key);
+    if (Object.prototype.hasOwnProperty.call(this.entries, key.toUpperCase())) return key.toUpperCase();
+    for (var code in this.entries) if (this.entries[code].slug === key.toLowerCase()) return code;
+    var name = key.split(".").pop().replace(/:+$/, "");
+    if (/^[A-Za-z_][A-Za-z0-9_]*Error$/.test(name)) {
+      for (var c in this.entries) if (className(this.entries[c].slug).toLowerCase() === name.toLowerCase()) return c;
+    }
+    return null;
+  };
+
+  // match.class_name: the exception class generated for an entry
+  function className(slug) {
+    return slug.split("-").map(function (part) { return part.charAt(0).toUpperCase() + part.slice(1).toLowerCase(); }).join("") + "Error";
+  }
+
+  // match.Index.named: a lookup's answer, the entry named by `text`, no values
+  Index.prototype.named = function (code, text, lineNo) {
+    var wording = null;
+    for (var i = 0; i < this.wordings.length && wording === null; i++) {
+      if (this.wordings[i].code === code && this.wordings[i].variant === 0) wording = this.wordings[i];
+    }
+    for (var j = 0; j < this.wordings.length && wording === null; j++) if (this.wordings[j].code === code) wording = this.wordings[j];
+    return newMatch(code, wording, {}, lineNo === undefined ? 1 : lineNo, { text: text, weak: true });
+  };
+
+  function newMatch(code, wording, params, lineNo, extra) {
+    var m = { code: code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: "", span: null, weak: false, ties: [], offset: 0, kernel: null };
+    for (var k in extra || {}) m[k] = extra[k];
+    return m;
+  }
+
+  // -- exact matching ---------------------------------------------------------------------------
+
+  Index.prototype.candidates = function (line) {
+    var ids = [];
+    for (var k = 0; k < this.keys.length; k++) {
+      if (this.keyRegexes[k].test(line)) ids.push.apply(ids, this.keyed[k]);
+    }
+    return this.always.length ? ids.concat(this.always) : ids;
+  };
+
+  Index.prototype.extract = function (i, groups) {
+    return captured(this.wordings[i].captures, groups);
+  };
+
+  // match._captured: the typed values of a match's captures (null when one is no value after all)
+  function captured(captures, groups) {
+    var out = {};
+    for (var k = 0; k < captures.length; k++) {
+      var group = captures[k][0], param = captures[k][1], type = captures[k][2];
+      var text = groups[group];
+      if (text === undefined) return null;
+      var value;
+      try {
+        value = R.parseValue(type, text);
+      } catch (err) {
+        return null; // Python's explain stops on such a value; the page passes over the wording
+      }
+      if (Object.prototype.hasOwnProperty.call(out, param) && !R.eq(out[param], value)) return null;
+      out[param] = value;
+    }
+    return out;
+  }
+
+  // match.Index.read_on: the params of the entry's `reads` from the lines after the message, and
+  // the kernel they name when the wording is raised by several
+  Index.prototype.readOn = function (match, text, start) {
+    var entry = this.entries[match.code];
+    var reads = (entry && entry.reads) || [];
+    var kernels = this.data.kernels || {};
+    var candidates = (match.wording.kernels || []).filter(function (k) {
+      return kernels[k] && kernels[k].names && kernels[k].names.length;
+    });
+    if (!reads.length && !candidates.length) return;
+    var end = Math.min(text.length, start + READ_WINDOW);
+    var firstLineEnd = text.indexOf("\n", start);
+    if (firstLineEnd >= 0 && firstLineEnd < end) {
+      var cut = text.indexOf(NEXT_TRACEBACK, firstLineEnd);
+      if (cut >= 0 && cut + NEXT_TRACEBACK.length <= end) end = cut;
+    }
+    var window = text.slice(start, end);
+    var has = function (o, p) { return Object.prototype.hasOwnProperty.call(o, p); };
+    var extra = {}, any = false;
+    for (var k = 0; k < reads.length; k++) {
+      var key = "read " + match.code + " " + k;
+      var pattern = this.compiled[key] || (this.compiled[key] = new RegExp(reads[k].regex, "u"));
+      var m = pattern.exec(window);
+      var found = m ? captured(reads[k].captures, m.groups || {}) : null;
+      for (var param in found || {}) {
+        if (!has(match.params, param) && !has(extra, param)) { extra[param] = found[param]; any = true; }
+      }
+    }
+    if (any) match.params = Object.assign({}, match.params, extra); // the message's own may be shared
+    if (candidates.length) {
+      var words = window.match(IDENTIFIER) || [];
+      var named = candidates.filter(function (k) {
+        return words.some(function (w) { return kernels[k].names.some(function (n) { return w.startsWith(n); }); });
+      });
+      if (named.length === 1) match.kernel = named[0];
+    }
+  };
+
+  // match.Index._best: the wording that matches `text` with the most fixed text; ties of other entries kept
+  Index.prototype.best = function (ids, text, how, lineNo) {
+    var best = null;
+    for (var k = 0; k < ids.length; k++) {
+      var i = ids[k];
+      var m = this.regex(i)[how].exec(text);
+      if (!m) continue;
+      var params = this.extract(i, m.groups || {});
+      if (params === null) continue;
+      var wording = this.wordings[i];
+      if (best !== null && wording.literal_chars === best.wording.literal_chars && wording.code !== best.code) {
+        best.ties.push(newMatch(wording.code, wording, params, lineNo, { text: best.text, span: best.span }));
+      } else if (best === null || wording.literal_chars > best.wording.literal_chars) {
+        var a = m.index, whole = m[0];
+        if (how === "end") whole = whole.replace(/[ \t\n\r\x0b\x0c]+$/, ""); // the regex takes trailing spaces too
+        var span = [a, a + whole.length];
+        best = newMatch(wording.code, wording, params, lineNo, { text: text.slice(span[0], span[1]), span: span });
+      }
+    }
+    return best;
+  };
+
+  // match.Index.match_line: a JSON log line is read as the strings it holds, each line of each
+  Index.prototype.matchLine = function (line, lineNo) {
+    line = this.clean(line);
+    var ids = this.candidates(line);
+    if (!ids.length) return null;
+    if (R.strip(line).charAt(0) === "{") {
+      var strings = jsonStrings(line);
+      for (var s = 0; s < strings.length; s++) {
+        var parts = strings[s].split(SPLITLINES);
+        if (parts.length && parts[parts.length - 1] === "") parts.pop(); // str.splitlines() drops a final empty line
+        for (var q = 0; q < parts.length; q++) {
+          var found = this.matchText(this.clean(parts[q]), lineNo);
+          if (found !== null) {
+            found.span = null; // in the unescaped string, not in the line
+            return found;
+          }
+        }
+      }
+    }
+    return this.matchText(line, lineNo, ids);
+  };
+
+  // match._json_strings: the string values of a JSON object or array (two levels deep), in order
+  function jsonStrings(line) {
+    var doc;
+    try {
+      doc = JSON.parse(line);
+    } catch (err) {
+      return [];
+    }
+    var out = [];
+    (function walk(value, depth) {
+      if (typeof value === "string") {
+        out.push(value);
+      } else if (depth < 2 && value !== null && typeof value === "object") {
+        var items = Array.isArray(value) ? value : Object.keys(value).map(function (k) { return value[k]; });
+        items.forEach(function (item) { walk(item, depth + 1); });
+      }
+    })(doc, 0);
+    return out;
+  }
+
+  Index.prototype.matchText = function (line, lineNo, ids) {
+    ids = ids === undefined ? this.candidates(line) : ids;
+    if (!ids.length) return null;
+    var header = this.header.exec(line);
+    // Most specific first: the message after `SomeError: `, the whole line, the line's end, anywhere.
+    if (header && header.groups.msg !== undefined) {
+      var raw = header.groups.msg;
+      var msg = R.strip(raw);
+      var hit = this.best(ids, msg, "full", lineNo);
+      if (hit !== null) {
+        var at = header.indices.groups.msg[0] + raw.length - lstrip(raw).length;
+        hit.span = [at, at + msg.length];
+        return hit;
+      }
+    }
+    var stripped = R.strip(line);
+    var offset = line.length - lstrip(line).length;
+    var hows = ["full", "end", "any"];
+    for (var h = 0; h < hows.length; h++) {
+      var found = this.best(ids, stripped, hows[h], lineNo);
+      if (found !== null) {
+        found.span = [found.span[0] + offset, found.span[1] + offset];
+        found.ties.forEach(function (t) { t.span = found.span; });
+        return found;
+      }
+    }
+    return null;
+  };
+
+  function lstrip(s) { // str.lstrip()
+    return s.replace(/^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/, "");
+  }
+
+  // match.Index.match_note: the entry named by our exceptions' note line or a link to its page
+  Index.prototype.matchNote = function (line, lineNo) {
+    var found = line.indexOf("] ") >= 0 ? NOTE.exec(line) : null;
+    var link = line.indexOf("/errors/") >= 0 ? DOCS_LINK.exec(line) : null;
+    var hit = found || link;
+    var code = hit ? hit.groups.code : null;
+    if (code === null || !Object.prototype.hasOwnProperty.call(this.entries, code)) return null;
+    var params = {};
+    if (link !== null && link.groups.code === code && link.groups.query) {
+      var types = {};
+      var declared = this.entries[code].params || {};
+      for (var name in declared) types[name] = declared[name].type;
+      link.groups.query.split("&").forEach(function (pair) {
+        var cut = pair.indexOf("=");
+        var key = cut >= 0 ? pair.slice(0, cut) : pair;
+        var raw = cut >= 0 ? pair.slice(cut + 1) : "";
+        if (!Object.prototype.hasOwnProperty.call(types, key)) return;
+        try {
+          params[key] = R.parseValue(types[key], unquote(raw));
+        } catch (err) {
+          // a value that does not read as its type is left out, as by the CLI
+        }
+      });
+    }
+    var match = this.named(code, line.slice(hit.index, hit.index + hit[0].length), lineNo);
+    match.params = params;
+    match.span = [hit.index, hit.index + hit[0].length];
+    return match;
+  };
+
+  function unquote(text) { // match._unquote
+    text = text.replace(/\+/g, " ");
+    if (text.indexOf("%") < 0) return text;
+    var parts = text.split("%");
+    var bytes = Array.from(new TextEncoder().encode(parts[0]));
+    for (var k = 1; k < parts.length; k++) {
+      var code = parts[k].slice(0, 2);
+      if (code.length === 2 && /^[0-9a-fA-F]{2}$/.test(code)) {
+        bytes.push(parseInt(code, 16));
+        bytes = bytes.concat(Array.from(new TextEncoder().encode(parts[k].slice(2))));
+      } else {
+        bytes = bytes.concat(Array.from(new TextEncoder().encode("%" + parts[k])));
+      }
+    }
+    return new TextDecoder("utf-8").decode(new Uint8Array(bytes)); // invalid bytes become U+FFFD, as errors="replace"
+  }
+
+  // match.Index.match_location: the most specific location first, the same exception class, then
+  // the wording's regex on the message
+  Index.prototype.matchLocation = function (framePath, func, lineNo, exception, message) {
+    framePath = framePath.replace(/\\/g, "/");
+    var raised = (exception || "").split(".").pop();
+    var ranked = [];
+    for (var k = 0; k < this.located.length; k++) {
+      var i = this.located[k];
+      var wording = this.wordings[i];
+      var loc = wording.location;
+      var cut = loc.indexOf(" in ");
+      var place = cut >= 0 ? loc.slice(0, cut) : loc;
+      var where = cut >= 0 ? loc.slice(cut + 4) : "";
+      var path = place.split(":")[0];
+      if (!framePath.endsWith(path) || (where && where !== func)) continue;
+      if (raised && wording.exception && wording.exception !== raised) continue;
+      ranked.push([where ? 0 : 1, i]);
+    }
+    ranked.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
+    message = message || "";
+    for (var r = 0; r < ranked.length; r++) {
+      var j = ranked[r][1];
+      var m = this.regex(j).full.exec(message);
+      var params = m ? this.extract(j, m.groups || {}) : null;
+      if (params !== null) {
+        var w = this.wordings[j];
+        return newMatch(w.code, w, params, lineNo, { text: message || framePath + " in " + func });
+      }
+    }
+    return null;
+  };
+
+  // match.Index.scan: every match in a text, in order. A traceback is read at its exception line;
+  // a text of PASTE_SIZE UTF-8 bytes or fewer is a paste: every line naming an exception is read
+  // too, and a line that matches nothing is tried joined with its neighbours (hard wraps).
+  Index.prototype.scan = function (text, firstLine) {
+    firstLine = firstLine === undefined ? 1 : firstLine;
+    var out = [];
+    if (this.locator === null) return out;
+    var paste = utf8Length(text) <= PASTE_SIZE;
+    var lineNo = firstLine, counted = 0, pos = 0, size = text.length;
+    while (pos < size) {
+      var start, end, where, hit;
+      if (paste) { // every line; a huge one is read around its first hit
+        start = pos;
+        end = text.indexOf("\n", pos);
+        end = end < 0 ? size : end;
+        hit = null;
+        if (end - start > this.maxLine) {
+          this.locator.lastIndex = start;
+          hit = this.locator.exec(text);
+          if (hit !== null && hit.index >= end) hit = null;
+        }
+        where = hit ? hit.index : start;
+      } else {
+        this.locator.lastIndex = pos;
+        hit = this.locator.exec(text);
+        if (hit === null) break;
+        where = hit.index;
+        start = where === 0 ? 0 : text.lastIndexOf("\n", where - 1) + 1;
+        end = text.indexOf("\n", where);
+        end = end < 0 ? size : end;
+      }
+      var traceback = false;
+      if (this.located.length && isFrame(text, start, end)) {
+        var tb = this.tracebackEnd(text, end + 1);
+        if (tb !== null) {
+          start = tb[0]; end = tb[1]; where = start; traceback = true;
+        }
+      }
+      pos = end + 1;
+      var line = this.readLine(text, start, end, where);
+      if (paste && !traceback && !this.worthReading(line)) continue;
+      lineNo += countNewlines(text, counted, start);
+      counted = start;
+      var match = this.examine(text, start, line, lineNo, traceback);
+      if (match === null && paste && !traceback) {
+        var joined = this.joined(text, start, end, lineNo, pos);
+        match = joined[0];
+        pos = joined[1];
+      }
+      if (match !== null) {
+        match.offset = start;
+        out.push(match);
+      }
+    }
+    return out;
+  };
+
+  function utf8Length(text) {
+    return new TextEncoder().encode(text).length;
+  }
+
+  // match._is_frame: whether the line start:end is a traceback frame
+  function isFrame(text, start, end) {
+    var body = start;
+    while (body < end && (text.charAt(body) === " " || text.charAt(body) === "\t")) body++;
+    return text.startsWith(FRAME_MARK, body);
+  }
+
+  // match._traceback_end: the exception line that ends the traceback whose frames go on at `pos`
+  Index.prototype.tracebackEnd = function (text, pos) {
+    var size = text.length;
+    for (var n = 0; n < 200; n++) {
+      if (pos >= size) return null;
+      var end = text.indexOf("\n", pos);
+      end = end < 0 ? size : end;
+      var first = text.charAt(pos);
+      if (first !== " " && first !== "\t" && end > pos) {
+        if (text.startsWith("Traceback (most recent call last)", pos)) return null;
+        if (this.header.exec(this.clean(text.slice(pos, Math.min(end, pos + this.maxLine))))) return [pos, end];
+      }
+      pos = end + 1;
+    }
+    return null;
+  };
+
+  // match._read_line: a line longer than maxLine characters (code points) is cut around `where`
+  Index.prototype.readLine = function (text, start, end, where) {
+    var half = Math.floor(this.maxLine / 2);
+    var line = end - start <= 4 * this.maxLine ? text.slice(start, end) : null;
+    if (line !== null && line.length > this.maxLine && Array.from(line).length > this.maxLine) line = null;
+    if (line === null) {
+      var before = Array.from(text.slice(Math.max(start, where - 4 * half), where));
+      var after = Array.from(text.slice(where, Math.min(end, where + 4 * half)));
+      line = before.slice(Math.max(0, before.length - half)).join("") + after.slice(0, half).join("");
+    }
+    return line;
+  };
+
+  // match._worth_reading: in a paste, a line holding a key, naming an exception or linking an entry
+  Index.prototype.worthReading = function (line) {
+    var text = normaliseLine(line)[0];
+    return this.candidates(text).length > 0 || this.header.test(text) || text.indexOf("/errors/") >= 0;
+  };
+
+  // match.Index._examine: one line read as pasted, normalised first, reported on the original text
+  Index.prototype.examine = function (text, start, line, lineNo, traceback) {
+    var normalised = normaliseLine(line);
+    var norm = normalised[0], origin = normalised[1];
+    var match = this.matchLine(norm, lineNo);
+    if (match === null && traceback) match = this.locatedMatch(text, start, norm, lineNo);
+    if (match === null) match = this.matchNote(norm, lineNo);
+    if (match !== null && match.ties.length) match = breakTie(match, text.slice(Math.max(0, start - TIE_CONTEXT), start) + norm);
+    if (match !== null && (match.wording.kernels || []).length > 1) {
+      match.kernel = shownKernel(match.wording.kernels, this.data.kernels || {}, text.slice(Math.max(0, start - TIE_CONTEXT), start) + norm);
+    }
+    if (match !== null) this.readOn(match, text, start);
+    if (match !== null && match.span !== null && origin !== null) match.text = line.slice(origin[match.span[0]], origin[match.span[1]]);
+    return match;
+  };
+
+  // match._break_tie: the entry whose raise site (a frame's file) the context shows, else the one
+  // whose release range holds the release the context names; else the first
+  function breakTie(match, context) {
+    context = context.replace(/\\/g, "/");
+    var candidates = [match].concat(match.ties);
+    var chosen = null;
+    for (var k = 0; k < candidates.length && chosen === null; k++) {
+      var place = raiseFile(candidates[k].wording);
+      if (place && context.indexOf(place) >= 0) chosen = candidates[k];
+    }
+    if (chosen === null) {
+      var seen = releasesIn(context);
+      if (Object.keys(seen).length) {
+        for (var c = 0; c < candidates.length && chosen === null; c++) if (inRange(candidates[c].wording.releases, seen)) chosen = candidates[c];
+      }
+    }
+    if (chosen === null) chosen = match;
+    if (chosen !== match) {
+      chosen.span = match.span;
+      chosen.text = match.text;
+    }
+    chosen.ties = [];
+    return chosen;
+  }
+
+  // match._shown_kernel: of the kernels raising a shared wording, the one whose source file the
+  // context shows, when exactly one is shown
+  function shownKernel(candidates, kernels, context) {
+    context = context.replace(/\\/g, "/");
+    var shown = candidates.filter(function (k) { return kernels[k] && kernels[k].source && context.indexOf(kernels[k].source) >= 0; });
+    return shown.length === 1 ? shown[0] : null;
+  }
+
+  // match.told_kernel: the wording's only kernel, else the one its context showed
+  function toldKernel(match) {
+    var kernels = match.wording.kernels || [];
+    return kernels.length === 1 ? kernels[0] : match.kernel || null;
+  }
+
+  // explain.offered: a fix for another kernel is left out when the kernel is told, or when none of
+  // the kernels raising the wording is the fix's
+  function offered(fixes, wording, told) {
+    var candidates = told ? [told] : wording.kernels || [];
+    return fixes.filter(function (fix) { return !fix.kernel || !candidates.length || candidates.indexOf(fix.kernel) >= 0; });
+  }
+
+  function kernelRef(index, kernel) {
+    if (!kernel) return null;
+    var known = ((index.data && index.data.kernels) || {})[kernel];
+    return { id: kernel, title: known ? known.title : kernel };
+  }
+
+  function raiseFile(wording) {
+    return (wording.location || "").split(" in ")[0].split(":")[0];
+  }
+
+  // match._releases_in: distribution -> the release the context names for it (the last one named)
+  function releasesIn(context) {
+    var seen = {};
+    var re = new RegExp(RELEASE_SEEN.source, "gu");
+    for (var m = re.exec(context); m !== null; m = re.exec(context)) {
+      seen[m.groups.dist.toLowerCase()] = m.groups.version.split(".").map(Number);
+      if (m[0].length === 0) re.lastIndex++;
+    }
+    return seen;
+  }
+
+  // match._in_range: whether a wording's release range holds the release the context names
+  function inRange(record, seen) {
+    if (!record || !Object.prototype.hasOwnProperty.call(seen, (record.dist || "").toLowerCase())) return false;
+    var version = seen[record.dist.toLowerCase()];
+    var width = record.bounds.reduce(function (w, b) { return Math.max(w, b[1].length); }, version.length);
+    function pad(v) { v = v.slice(); while (v.length < width) v.push(0); return v; }
+    function cmp(a, b) { for (var i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1; return 0; }
+    return record.bounds.every(function (b) {
+      var c = cmp(pad(version), pad(b[1]));
+      return { ">=": c >= 0, ">": c > 0, "<=": c <= 0, "<": c < 0, "==": c === 0, "!=": c !== 0 }[b[0]];
+    });
+  }
+
+  // match.Index._joined: the line joined with the one before or after it, as a hard wrap split it
+  Index.prototype.joined = function (text, start, end, lineNo, pos) {
+    var size = text.length;
+    var windows = [];
+    if (start) {
+      var before = start - 1 > 0 ? text.lastIndexOf("\n", start - 2) + 1 : 0;
+      windows.push([before, start - 1, end, -1]);
+    }
+    if (end < size) {
+      var after = text.indexOf("\n", end + 1);
+      windows.push([start, end, after < 0 ? size : after, 0]);
+    }
+    for (var w = 0; w < windows.length; w++) {
+      var first = windows[w][0], cut = windows[w][1], last = windows[w][2], shift = windows[w][3];
+      var head = text.slice(first, cut), tail = text.slice(cut + 1, last);
+      if (!R.strip(head) || !R.strip(tail) || Array.from(head).length + Array.from(tail).length > this.maxLine) continue;
+      var globs = ["", " "];
+      for (var g = 0; g < globs.length; g++) {
+        var match = this.examine(text, first, head.replace(/\r+$/, "") + globs[g] + tail, lineNo + shift, false);
+        if (match !== null) return [match, Math.max(pos, last + 1)];
+      }
+    }
+    return [null, pos];
+  };
+
+  function countNewlines(text, from, end) {
+    var n = 0;
+    for (var i = text.indexOf("\n", from); i >= 0 && i < end; i = text.indexOf("\n", i + 1)) n++;
+    return n;
+  }
+
+  // match.Index._located_match: the raise site is the traceback's last frame, the nearest above
+  Index.prototype.locatedMatch = function (text, start, line, lineNo) {
+    var header = this.header.exec(this.clean(line));
+    if (!header) return null;
+    var low = Math.max(0, start - 4000), end = start, last = null;
+    while (last === null) {
+      var at = text.lastIndexOf(FRAME_MARK, end - 1);
+      if (at < low || at < 0 || end <= low) return null;
+      var lineStart = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
+      var lineEnd = text.indexOf("\n", at);
+      if (lineEnd < 0 || lineEnd > start) lineEnd = start;
+      last = this.frame.exec(text.slice(lineStart, lineEnd));
+      end = at;
+    }
+    return this.matchLocation(last.groups.path, last.groups.func, lineNo, header.groups.exc, R.strip(header.groups.msg || ""));
+  };
+
+  // -- text as pasted (errkit/normalise.py) -----------------------------------------------------
+
+  var CHARS = {};
+  "\u2018\u2019\u201a\u201b\u2032\uff07".split("").forEach(function (c) { CHARS[c] = "'"; });
+  "\u201c\u201d\u201e\u201f\u2033\uff02".split("").forEach(function (c) { CHARS[c] = '"'; });
+  "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000".split("").forEach(function (c) { CHARS[c] = " "; });
+  "\u2010\u2011\u2012\u2013\u2212".split("").forEach(function (c) { CHARS[c] = "-"; });
+  "\u200b\u200c\u200d\u2060\ufeff".split("").forEach(function (c) { CHARS[c] = ""; });
+  var ENTITIES = { quot: '"', apos: "'", amp: "&", lt: "<", gt: ">", nbsp: " " };
+
+  function mapped(ch) {
+    return Object.prototype.hasOwnProperty.call(CHARS, ch) ? CHARS[ch] : ch;
+  }
+
+  // normalise.normalise: [the line as matched, where each of its characters starts in `line` plus its end]
+  function normaliseLine(line) {
+    if (/^[\x00-\x7f]*$/.test(line) && line.indexOf("&") < 0 && line.indexOf("\x1b") < 0) return [line, null];
+    var out = [], origin = [];
+    var i = 0, n = line.length;
+    while (i < n) {
+      var ch = String.fromCodePoint(line.codePointAt(i));
+      if (ch === "\x1b" && line.charAt(i + 1) === "[") { // an ANSI colour code
+        var j = i + 2;
+        while (j < n && /[0-9;?]/.test(line.charAt(j))) j++;
+        if (j < n && /[A-Za-z]/.test(line.charAt(j))) {
+          i = j + 1;
+          continue;
+        }
+      }
+      if (ch === "&") {
+        var entity = decodeEntity(line, i);
+        if (entity[1]) {
+          out.push(entity[0]);
+          for (var e = 0; e < entity[0].length; e++) origin.push(i);
+          i += entity[1];
+          continue;
+        }
+      }
+      var to = mapped(ch);
+      if (to) {
+        out.push(to);
+        for (var u = 0; u < to.length; u++) origin.push(i); // code units of the output point back at the char
+      }
+      i += ch.length;
+    }
+    var text = out.join("");
+    if (text === line) return [line, null];
+    origin.push(n);
+    return [text, origin];
+  }
+
+  function decodeEntity(line, at) { // normalise._entity
+    var end = line.indexOf(";", at + 1);
+    if (end < 0 || end >= at + 12) return ["", 0];
+    var name = line.slice(at + 1, end);
+    if (Object.prototype.hasOwnProperty.call(ENTITIES, name)) return [ENTITIES[name], end + 1 - at];
+    var code;
+    if (/^#[xX][0-9a-fA-F]+$/.test(name)) code = parseInt(name.slice(2), 16);
+    else if (/^#[0-9]+$/.test(name)) code = parseInt(name.slice(1), 10);
+    else return ["", 0];
+    if (!(code <= 0x10ffff)) return ["", 0];
+    var ch = String.fromCodePoint(code);
+    if (ch === "\n" || ch === "\r" || (ch !== " " && /^[\p{C}\p{Z}]$/u.test(ch))) ch = " "; // a line stays a line
+    return [mapped(ch) || " ", end + 1 - at];
+  }
+
+  // match.Index.shortlist: the wordings sharing the rarest words with `text`, bounded work
+  Index.prototype.shortlist = function (text) {
+    var self = this;
+    if (this.postings === null) {
+      var postings = new Map();
+      this.wordings.forEach(function (wording, i) {
+        if (!wording.template) return;
+        new Set(self.words(wording.skeleton)).forEach(function (word) {
+          if (!postings.has(word)) postings.set(word, []);
+          postings.get(word).push(i);
+        });
+      });
+      this.postings = postings;
+    }
+    var post = this.postings;
+    var words = Array.from(new Set(this.words(text))).filter(function (w) { return post.has(w); });
+    words.sort(function (a, b) { return post.get(a).length - post.get(b).length || byString(a, b); });
+    var scores = new Map();
+    var budget = POSTINGS_BUDGET;
+    for (var k = 0; k < words.length && budget > 0; k++) {
+      var ids = post.get(words[k]);
+      var weight = 1.0 / ids.length;
+      var n = Math.min(ids.length, budget);
+      for (var j = 0; j < n; j++) scores.set(ids[j], (scores.get(ids[j]) || 0) + weight);
+      budget -= ids.length;
+    }
+    return Array.from(scores.keys()).sort(function (a, b) { return scores.get(b) - scores.get(a) || a - b; }).slice(0, SHORTLIST);
+  };
+
+  Index.prototype.normalisedSkeleton = function (i) {
+    if (!(i in this.skeletons)) this.skeletons[i] = normalise(this.wordings[i].skeleton);
+    return this.skeletons[i];
+  };
+
+  // -- explain ----------------------------------------------------------------------------------
+
+  function key(match) {
+    var names = Object.keys(match.params).sort();
+    return match.code + "\u0000" + names.map(function (n) { return n + "=" + R.repr(match.params[n]); }).join("\u0000");
+  }
+
+  // explain.explain_chunks for one text: distinct exact matches, most recent first (a note line or a
+  // page link under a message that matched says nothing more)
+  function findAll(index, text) {
+    var found = new Map();
+    index.scan(text, 1).forEach(function (match) {
+      var k = key(match);
+      var item = found.get(k);
+      if (!item) {
+        item = { match: match, count: 0, lastLine: match.line };
+        found.set(k, item);
+      }
+      item.count += 1;
+      item.lastLine = match.line;
+    });
+    var strong = new Set();
+    found.forEach(function (f) { if (!f.match.weak) strong.add(f.match.code); });
+    return Array.from(found.values()).filter(function (f) { return !(f.match.weak && strong.has(f.match.code)); })
+      .sort(function (a, b) { return b.lastLine - a.lastLine; });
+  }
+
+  function normalise(text) { // explain._normalise
+    text = text.replace(/<[^<>]*>/g, "#");
+    text = text.replace(/\([-0-9, ]*\)|'[^']*'|-?[0-9][0-9.e+-]*/g, "#");
+    return R.strip(text).split(/[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/).filter(Boolean).join(" ");
+  }
+
+  // difflib.SequenceMatcher(None, a, b, autojunk=False).ratio(), on code points
+  function ratio(a, b) {
+    a = Array.from(a);
+    b = Array.from(b);
+    var b2j = new Map();
+    b.forEach(function (ch, j) {
+      var list = b2j.get(ch);
+      if (!list) b2j.set(ch, list = []);
+      list.push(j);
+    });
+    function longest(alo, ahi, blo, bhi) {
+      var besti = alo, bestj = blo, bestsize = 0;
+      var j2len = new Map();
+      for (var i = alo; i < ahi; i++) {
+        var newj2len = new Map();
+        var js = b2j.get(a[i]) || [];
+        for (var k = 0; k < js.length; k++) {
+          var j = js[k];
+          if (j < blo) continue;
+          if (j >= bhi) break;
+          var size = (j2len.get(j - 1) || 0) + 1;
+          newj2len.set(j, size);
+          if (size > bestsize) {
+            besti = i - size + 1;
+            bestj = j - size + 1;
+            bestsize = size;
+          }
+        }
+        j2len = newj2len;
+      }
+      while (besti > alo && bestj > blo && a[besti - 1] === b[bestj - 1]) {
+        besti--; bestj--; bestsize++;
+      }
+      while (besti + bestsize < ahi && bestj + bestsize < bhi && a[besti + bestsize] === b[bestj + bestsize]) bestsize++;
+      return [besti, bestj, bestsize];
+    }
+    var queue = [[0, a.length, 0, b.length]];
+    var matches = 0;
+    while (queue.length) {
+      var q = queue.pop();
+      var m = longest(q[0], q[1], q[2], q[3]);
+      var i = m[0], j = m[1], k = m[2];
+      if (k) {
+        matches += k;
+        if (q[0] < i && q[2] < j) queue.push([q[0], i, q[2], j]);
+        if (i + k < q[1] && j + k < q[3]) queue.push([i + k, q[1], j + k, q[3]]);
+      }
+    }
+    var total = a.length + b.length;
+    return total ? 2.0 * matches / total : 1.0;
+  }
+
+  // explain.approximate: the closest wordings to the error lines of the text
+  function approximate(index, tail, limit, firstLine) {
+    limit = limit === undefined ? 3 : limit;
+    firstLine = firstLine === undefined ? 1 : firstLine;
+    var lines = [];
+    tail.split(SPLITLINES).forEach(function (l, n) { if (R.strip(l)) lines.push([firstLine + n, index.clean(l)]); });
+    var segments = [];
+    lines.forEach(function (pair) {
+      var header = index.header.exec(pair[1]);
+      if (header && R.strip(header.groups.msg || "")) segments.push([pair[0], R.strip(header.groups.msg)]);
+    });
+    if (!segments.length) segments = lines.slice(-20).map(function (pair) { return [pair[0], R.strip(pair[1])]; });
+    // similarity is quadratic: compare a message-sized piece
+    segments = segments.slice(-5).map(function (pair) { return [pair[0], pair[1].length > 2000 ? pair[1].slice(-2000) : pair[1]]; });
+    var scored = new Map();
+    segments.forEach(function (pair) {
+      var lineNo = pair[0], seg = pair[1];
+      var normSeg = normalise(seg);
+      index.shortlist(seg).forEach(function (i) {
+        var wording = index.wordings[i];
+        var score = Math.min(ratio(normSeg, index.normalisedSkeleton(i)), APPROXIMATE_MAX);
+        var best = scored.get(wording.code);
+        if (score >= 0.6 && (!best || score > best.score)) {
+          scored.set(wording.code, newMatch(wording.code, wording, {}, lineNo, { exact: false, score: R.round(score, 3n), text: seg }));
+        }
+      });
+    });
+    return Array.from(scored.values()).sort(function (x, y) { return y.score - x.score; }).slice(0, limit);
+  }
+
+  // explain.suggestions: each `suggest` of a fix computed from the matched values
+  function suggestions(index, code, fixIndex, params) {
+    var compiled = (SUGGEST && SUGGEST[code] && SUGGEST[code][fixIndex]) || [];
+    var sources = index.entries[code].fixes[fixIndex].suggest;
+    var out = [];
+    compiled.forEach(function (item) {
+      var label = item[0], names = item[1], fn = item[2];
+      var missing = names.filter(function (n) { return !Object.prototype.hasOwnProperty.call(params, n); });
+      if (missing.length) {
+        out.push({ label: label, needs: sources[label] });
+        return;
+      }
+      try {
+        var found = { label: label, value: fn(params) };
+        var sets = index.entries[code].fixes[fixIndex].sets || {};
+        if (Object.prototype.hasOwnProperty.call(sets, label)) found.sets = sets[label];
+        out.push(found);
+      } catch (err) {
+        // a suggestion that cannot be computed for these values is left out, as by the CLI
+      }
+    });
+    return out;
+  }
+
+  function result(index, match, count, lastLine) {
+    var entry = index.entries[match.code];
+    var wording = match.wording;
+    var told = match.weak ? null : toldKernel(match); // a lookup names the entry, not who raised it
+    var fixes = match.weak ? entry.fixes : offered(entry.fixes, wording, told);
+    return {
+      code: match.code,
+      slug: entry.slug,
+      title: entry.title,
+      confidence: match.weak ? "lookup" : match.exact ? "exact" : "approximate",
+      score: match.score,
+      matched: {
+        wording: wording.template,
+        variant: wording.variant,
+        source: wording.source,
+        exception: wording.exception,
+        releases: wording.releases ? wording.releases.shown : null,
+        kernel: kernelRef(index, told),
+        text: match.text,
+      },
+      params: match.params,
+      fixes: fixes.map(function (fix) {
+        return {
+          summary: fix.summary,
+          alternative: Boolean(fix.alternative),
+          unverified: fix.unverified || null,
+          kernel: kernelRef(index, fix.kernel),
+          suggestions: match.exact || match.weak ? suggestions(index, match.code, entry.fixes.indexOf(fix), match.params) : [],
+          before: fix.before,
+          after: fix.after,
+        };
+      }),
+      explanation: entry.explanation,
+      docs_url: entry.docs_url,
+      page: entry.page,
+      line: lastLine === undefined ? match.line : lastLine,
+      count: count === undefined ? 1 : count,
+    };
+  }
+
+  // `errkit explain --all` on a pasted text: every distinct match, most recent first; when there
+  // is none, the closest wordings (approximate). [] when nothing is close either.
+  function explain(index, text, options) {
+    options = options || {};
+    var found = findAll(index, text);
+    var results = (options.all === false ? found.slice(0, 1) : found).map(function (f) {
+      return result(index, f.match, f.count, f.lastLine);
+    });
+    if (!results.length) {
+      var tail = text.slice(-TAIL);
+      results = approximate(index, tail, 3, 1 + countNewlines(text, 0, text.length - tail.length)).map(function (m) { return result(index, m); });
+    }
+    return results;
+  }
+
+  function firstParagraph(text) {
+    var para = R.strip(text).split("\n\n")[0];
+    return R.strip(para).split(/\s+/).join(" ");
+  }
+
+  return {
+    Index: Index,
+    explain: explain,
+    approximate: approximate,
+    suggestions: suggestions,
+    ratio: ratio,
+    normalise: normalise,
+    firstParagraph: firstParagraph,
+  };
+});

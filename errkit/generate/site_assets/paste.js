@@ -1,0 +1,233 @@
+/* The "Paste your error" page: runs errkit's matcher (match.js) on what the reader pastes and shows
+ * the entry, the values read from the message, the concrete fixes and the link to the entry page.
+ * No server: the index is assets/errkit/index.json, generated from the catalogue. Every text from
+ * the catalogue or the paste is put in the page with textContent, never parsed as HTML.
+ */
+(function () {
+  "use strict";
+  var R = window.ErrkitRuntime;
+  var M = window.ErrkitMatch;
+  var script = document.currentScript;
+  var BASE = new URL("../../", script ? script.src : window.location.href); // the site root
+  var INDEX_URL = new URL("assets/errkit/index.json", BASE);
+  var loading = null;
+
+  function loadIndex() {
+    if (!loading) {
+      loading = fetch(INDEX_URL.href, { credentials: "same-origin" })
+        .then(function (response) {
+          if (!response.ok) throw new Error("HTTP " + response.status);
+          return response.json();
+        })
+        .then(function (data) { return new M.Index(data); });
+      loading.catch(function () { loading = null; });
+    }
+    return loading;
+  }
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (name) {
+      if (name === "text") node.textContent = attrs[name];
+      else if (name === "className") node.className = attrs[name];
+      else node.setAttribute(name, attrs[name]);
+    });
+    (children || []).forEach(function (child) {
+      if (child === null || child === undefined) return;
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    });
+    return node;
+  }
+
+  // Catalogue prose as nodes: `code spans` become <code>, everything else stays text
+  function prose(text) {
+    var nodes = [];
+    String(text).split(/(`[^`]+`)/).forEach(function (part) {
+      if (!part) return;
+      if (part.length > 2 && part[0] === "`" && part[part.length - 1] === "`") nodes.push(el("code", { text: part.slice(1, -1) }));
+      else nodes.push(document.createTextNode(part));
+    });
+    return nodes;
+  }
+
+  function pageUrl(entry) {
+    return new URL(entry.page, BASE).href;
+  }
+
+  function renderResult(result, index, primary) {
+    var entry = index.entries[result.code];
+    var card = el("section", { className: "errkit-result" + (primary ? " errkit-result--primary" : ""), "data-code": result.code });
+    var link = el("a", { href: pageUrl(entry), className: "errkit-result__link", text: result.code });
+    card.appendChild(el("h3", { className: "errkit-result__title" }, [link, " ", el("span", { text: result.title })]));
+
+    var badge = result.confidence === "exact" ? "exact match" : "approximate match, similarity " + R.fixed(result.score, 2);
+    if (result.count > 1) badge += " · seen " + result.count + " times, last at line " + result.line;
+    else if (result.confidence === "exact") badge += " · line " + result.line;
+    card.appendChild(el("p", { className: "errkit-result__badge errkit-result__badge--" + result.confidence, text: badge }));
+
+    var facts = el("dl", { className: "errkit-result__facts" });
+    facts.appendChild(el("dt", { text: "Wording" }));
+    facts.appendChild(el("dd", {}, [el("code", { text: result.matched.wording || "(empty message)" })]));
+    facts.appendChild(el("dt", { text: "Raised as" }));
+    facts.appendChild(el("dd", { text: result.matched.exception + ", by " + result.matched.source +
+      (result.matched.releases ? ", " + result.matched.releases : "") }));
+    if (result.confidence === "approximate") {
+      facts.appendChild(el("dt", { text: "You have" }));
+      facts.appendChild(el("dd", {}, [el("code", { text: result.matched.text.slice(0, 200) })]));
+    }
+    card.appendChild(facts);
+
+    var names = Object.keys(result.params);
+    if (names.length) {
+      var table = el("table", { "data-errkit": "values" });
+      table.appendChild(el("thead", {}, [el("tr", {}, [el("th", { text: "Value" }), el("th", { text: "Read from the message" }), el("th", { text: "Meaning" })])]));
+      var body = el("tbody");
+      names.forEach(function (name) {
+        var param = entry.params[name] || { description: "" };
+        body.appendChild(el("tr", { "data-param": name }, [
+          el("td", {}, [el("code", { text: name })]),
+          el("td", {}, [el("code", { className: "errkit-value", text: R.show(result.params[name]) })]),
+          el("td", { text: param.description }),
+        ]));
+      });
+      table.appendChild(body);
+      card.appendChild(el("div", { className: "md-typeset__table" }, [table]));
+    }
+
+    card.appendChild(el("p", { className: "errkit-result__means" }, [el("strong", { text: "What it means: " })].concat(prose(M.firstParagraph(result.explanation)))));
+
+    var fixes = el("ol", { className: "errkit-fixes" });
+    result.fixes.forEach(function (fix) {
+      var scope = fix.kernel && !result.matched.kernel ? [el("em", { text: "For " + fix.kernel.title + ": " })] : [];
+      var item = el("li", {}, (fix.alternative ? [el("em", { text: "Alternative, outside this library: " })] : []).concat(scope, prose(fix.summary)));
+      var computed = fix.suggestions.filter(function (s) { return "value" in s; });
+      if (computed.length) {
+        var list = el("ul", { className: "errkit-suggestions" });
+        computed.forEach(function (s) {
+          var none = s.value === null || (Array.isArray(s.value) && !s.value.length);
+          list.appendChild(el("li", { className: "errkit-suggestion" }, none ? [s.label + ": none satisfies every constraint"]
+            : [s.label + ": ", el("code", { text: R.show(s.value) })]));
+        });
+        item.appendChild(list);
+      }
+      if (fix.unverified) item.appendChild(el("p", { className: "errkit-unverified", text: "Unverified: " + fix.unverified }));
+      fixes.appendChild(item);
+    });
+    card.appendChild(el("p", {}, [el("strong", { text: "Fixes" })]));
+    card.appendChild(fixes);
+
+    card.appendChild(el("p", { className: "errkit-result__links" }, [
+      el("a", { href: pageUrl(entry), className: "md-button md-button--primary errkit-open", text: "Open " + result.code }),
+      " ",
+      el("span", { className: "errkit-result__url", text: result.docs_url }),
+    ]));
+    return card;
+  }
+
+  function renderEntry(code, index) {
+    var entry = index.entries[code];
+    var card = el("section", { className: "errkit-result errkit-result--primary", "data-code": code });
+    card.appendChild(el("h3", { className: "errkit-result__title" }, [
+      el("a", { href: pageUrl(entry), className: "errkit-result__link", text: code }), " ", el("span", { text: entry.title }),
+    ]));
+    card.appendChild(el("p", { className: "errkit-result__means" }, prose(M.firstParagraph(entry.explanation))));
+    card.appendChild(el("p", {}, [el("a", { href: pageUrl(entry), className: "md-button md-button--primary errkit-open", text: "Open " + code })]));
+    return card;
+  }
+
+  function explainInto(root, index) {
+    var input = root.querySelector("#errkit-input");
+    var status = root.querySelector("#errkit-status");
+    var results = root.querySelector("#errkit-results");
+    var text = input.value;
+    results.textContent = "";
+    if (!R.strip(text)) {
+      status.textContent = "Paste an error message, a traceback or a log above.";
+      return;
+    }
+    var single = R.strip(text);
+    if (!/\s/.test(single)) {
+      var code = index.lookup(single);
+      if (code) {
+        status.textContent = code + " is a catalogue code:";
+        results.appendChild(renderEntry(code, index));
+        return;
+      }
+    }
+    var found = M.explain(index, text.replace(/\r\n/g, "\n"));
+    if (!found.length) {
+      status.textContent = "No catalogued error found in this text. Try the whole traceback, or search the site.";
+      return;
+    }
+    if (found[0].confidence === "exact") {
+      status.textContent = found.length === 1 ? "Found 1 catalogued error." :
+        "Found " + found.length + " distinct catalogued errors, the most recent first.";
+    } else {
+      status.textContent = "No exact match; the closest wordings in the catalogue:";
+    }
+    found.forEach(function (result, n) { results.appendChild(renderResult(result, index, n === 0)); });
+  }
+
+  function fillExamples(root, index) {
+    var select = root.querySelector("#errkit-example");
+    if (!select || select.options.length > 1) return;
+    Object.keys(index.entries).forEach(function (code) {
+      var entry = index.entries[code];
+      if (!entry.example) return;
+      select.appendChild(el("option", { value: code, text: code + ": " + entry.title }));
+    });
+  }
+
+  function init() {
+    var root = document.getElementById("errkit-paste");
+    if (!root || root.getAttribute("data-ready")) return;
+    root.setAttribute("data-ready", "loading");
+    var input = root.querySelector("#errkit-input");
+    var status = root.querySelector("#errkit-status");
+    var timer = null;
+    status.textContent = "Loading the catalogue…";
+    loadIndex().then(function (index) {
+      root.setAttribute("data-ready", "yes");
+      root.setAttribute("data-entries", String(Object.keys(index.entries).length));
+      status.textContent = Object.keys(index.entries).length + " errors in the catalogue. Paste yours above.";
+      fillExamples(root, index);
+      var run = function () { explainInto(root, index); };
+      root.querySelector("#errkit-explain").addEventListener("click", run);
+      root.querySelector("#errkit-clear").addEventListener("click", function () {
+        input.value = "";
+        run();
+        input.focus();
+      });
+      input.addEventListener("input", function () {
+        clearTimeout(timer);
+        timer = setTimeout(run, 300);
+      });
+      input.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) run();
+      });
+      var select = root.querySelector("#errkit-example");
+      if (select) {
+        select.addEventListener("change", function () {
+          var entry = index.entries[select.value];
+          if (entry && entry.example) {
+            input.value = entry.example;
+            run();
+          }
+        });
+      }
+      if (R.strip(input.value)) run();
+    }, function (err) {
+      root.setAttribute("data-ready", "failed");
+      status.textContent = "Could not load the catalogue index (" + err.message + "). Use `errkit explain` instead.";
+    });
+  }
+
+  // Material's instant navigation swaps pages without reloading scripts: document$ emits per page
+  if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
+    window.document$.subscribe(init);
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();

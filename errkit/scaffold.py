@@ -1,0 +1,156 @@
+"""`errkit init`: give an existing project a catalogue, its settings and a site skeleton.
+
+Everything is written at once or not at all (errkit/atomic.py), and nothing that exists is
+overwritten: a project that already has `[tool.errkit]`, a catalogue or a site is refused.
+The site skeleton (mkdocs.yml and the hand-editable pages) is rendered from templates shipped in
+errkit; the paste page's scripts and stylesheet are written later, by `errkit generate`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import spec
+from .atomic import write_all
+from .errors import UsageError
+from .project import PYPROJECT
+
+INDEX_FILE = "_errkit_index.json"
+VALIDATORS_FILE = "_errkit_errors.py"
+LOCAL_DOCS = "http://127.0.0.1:8000"  # where `mkdocs serve` shows the site until it is published
+SKELETON_PAGES = ("index.md", "paste.md", "contributing.md")
+
+
+@dataclass(frozen=True)
+class Plan:
+    root: Path
+    project: str
+    name: str
+    prefix: str
+    package_dir: str  # project-relative folder of the package that ships the index
+    package: str  # its import name
+    catalog: str
+    site: str
+    docs_url: str
+    repo_url: str | None
+    pyproject: dict | None  # the parsed pyproject.toml, None when the project has none
+
+
+def _read_pyproject(root: Path) -> dict | None:
+    path = root / PYPROJECT
+    if not path.is_file():
+        return None
+    try:
+        return tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise UsageError(f"{path}: cannot read it: {err}") from None
+
+
+def _find_package(root: Path, wanted: str | None, project: str) -> Path:
+    """The folder of the import package that will ship the compiled index."""
+    names = [wanted] if wanted else [re.sub(r"[-.]+", "_", project).lower()]
+    for name in names:
+        for candidate in (root / name, root / "src" / name):
+            if (candidate / "__init__.py").is_file():
+                return candidate
+    if wanted:
+        raise UsageError(f"no package {wanted!r} here (looked for {wanted}/__init__.py and src/{wanted}/__init__.py)")
+    found = [p.parent for base in (root, root / "src") if base.is_dir() for p in sorted(base.glob("*/__init__.py"))
+             if p.parent.name not in ("tests", "test", "docs")]
+    if len(found) == 1:
+        return found[0]
+    raise UsageError("cannot tell which package ships the catalogue's index: pass --package NAME")
+
+
+def _default_prefix(project: str) -> str:
+    letters = re.sub(r"[^A-Za-z]", "", project).upper()
+    return (letters[:3] if len(letters) >= 2 else "ERR")
+
+
+def plan(root: Path, *, project: str | None, name: str | None, prefix: str | None, package: str | None,
+         docs_url: str | None, repo_url: str | None, catalog: str, site: str) -> Plan:
+    root = root.resolve()
+    data = _read_pyproject(root)
+    if data is not None and isinstance(data.get("tool"), dict) and "errkit" in data["tool"]:
+        raise UsageError(f"{root / PYPROJECT} already has [tool.errkit]: this project is set up")
+    project = project or (data or {}).get("project", {}).get("name") or root.name
+    prefix = prefix or _default_prefix(project)
+    if not re.fullmatch(spec.PREFIX, prefix):
+        raise UsageError(f"prefix {prefix!r} must be 2-4 capital letters (codes are the prefix and three digits)")
+    package_dir = _find_package(root, package, project)
+    for folder in (catalog, site):
+        target = root / folder
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise UsageError(f"{target} exists and is not empty; choose another folder (--catalog / --site)")
+    return Plan(root, project, name or project, prefix, package_dir.relative_to(root).as_posix(), package_dir.name,
+                catalog, site, docs_url or LOCAL_DOCS, repo_url, data)
+
+
+def _toml_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def pyproject_tables(p: Plan) -> str:
+    """What init appends to pyproject.toml: the settings, the index's registration, its packaging."""
+    index = f"{p.package_dir}/{INDEX_FILE}"
+    lines = [
+        "",
+        "# errkit: the error catalogue's settings (every key: errkit's README, \"Use errkit in your own project\").",
+        "[tool.errkit]",
+        f"catalog = {_toml_string(p.catalog)}",
+        f"index = {_toml_string(index)}",
+        f"validators = {_toml_string(f'{p.package_dir}/{VALIDATORS_FILE}')}",
+        f"site = {_toml_string(p.site)}",
+        f"prefix = {_toml_string(p.prefix)}",
+    ]
+    text = _raw_pyproject(p)
+    if "errkit.catalogues" not in text:
+        lines += ["", "# `errkit explain` finds the installed catalogue through this entry point.",
+                  '[project.entry-points."errkit.catalogues"]',
+                  f"{_toml_string(p.project)} = {_toml_string(f'{p.package}:{INDEX_FILE}')}"]
+    backend = ((p.pyproject or {}).get("build-system") or {}).get("build-backend", "")
+    if backend.startswith("setuptools") and "[tool.setuptools.package-data]" not in text:
+        lines += ["", "[tool.setuptools.package-data]", f"{p.package} = [{_toml_string(INDEX_FILE)}]"]
+    return "\n".join(lines) + "\n"
+
+
+def _raw_pyproject(p: Plan) -> str:
+    path = p.root / PYPROJECT
+    return path.read_text("utf-8") if path.is_file() else ""
+
+
+def settings_yaml(p: Plan) -> str:
+    from .generate.render import environment
+
+    return environment().get_template("skeleton/errkit.yaml.j2").render(p=p, in_pyproject=p.pyproject is not None,
+                                                                          index=f"{p.package_dir}/{INDEX_FILE}",
+                                                                          validators=f"{p.package_dir}/{VALIDATORS_FILE}")
+
+
+def skeleton(p: Plan) -> dict[str, str]:
+    """The site's hand-editable files, rendered for this project (site folder-relative)."""
+    from .generate.render import environment
+
+    env = environment()
+    context = {"project": p.project, "name": p.name, "prefix": p.prefix, "catalog": p.catalog, "site": p.site,
+               "repo_url": p.repo_url, "site_url": p.docs_url.rstrip("/") + "/",
+               "distribution": (p.pyproject or {}).get("project", {}).get("name") or p.project}
+    out = {"mkdocs.yml": env.get_template("skeleton/mkdocs.yml.j2").render(**context)}
+    for page in SKELETON_PAGES:
+        out[f"docs/{page}"] = env.get_template(f"skeleton/docs/{page}.j2").render(**context)
+    return out
+
+
+def init(root: Path, **options) -> list[Path]:
+    """Write the catalogue's settings, an empty catalogue and the site skeleton; the written paths."""
+    p = plan(root, **options)
+    files: dict[Path, bytes] = {p.root / p.catalog / "errkit.yaml": settings_yaml(p).encode()}
+    for rel, text in skeleton(p).items():
+        files[p.root / p.site / rel] = text.encode()
+    if p.pyproject is not None:
+        files[p.root / PYPROJECT] = (_raw_pyproject(p).rstrip("\n") + "\n" + pyproject_tables(p)).encode()
+    write_all(files)
+    return sorted(files)
