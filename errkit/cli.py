@@ -23,7 +23,13 @@ def _path(text: str):
 
 
 def _catalog_dir(args):
-    return _path(args.catalog or "catalog")
+    """`--catalog`, else the current project's `[tool.errkit] catalog`, else ./catalog."""
+    from .project import SettingsError, catalog_folder
+
+    try:
+        return _path(catalog_folder(args.catalog))
+    except SettingsError as err:
+        raise UsageError(str(err)) from None
 
 
 def cmd_lint(args) -> int:

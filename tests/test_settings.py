@@ -1,0 +1,101 @@
+"""`[tool.errkit]` settings: found walking up, the documented precedence, and a second catalogue
+rendered with other settings than this repository's (issue 16)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from errkit import project
+from errkit.generate import render_all
+from errkit.load import load
+
+from support import FIXTURES, errkit_subprocess
+
+SITE_FIXTURE = FIXTURES / "site" / "catalog"  # a small catalogue (prefix XX) with its own errkit.yaml
+
+PYPROJECT = """\
+[project]
+name = "other"
+
+[tool.errkit]
+catalog = "errors"
+index = "pkg/_idx.json"
+site = "handbook"
+validators = "pkg/checks.py"
+branch = "trunk"
+prefix = "XX"
+project = "other"
+name = "the other library"
+docs_url = "https://docs.example.org/other/{version}/e/{code}.html"
+"""
+
+
+def other_project(tmp_path: Path, pyproject: str = PYPROJECT) -> Path:
+    root = tmp_path / "other"
+    shutil.copytree(SITE_FIXTURE, root / "errors")
+    (root / "pkg").mkdir()
+    (root / "pyproject.toml").write_text(pyproject)
+    return root
+
+
+def test_tool_table_wins_over_errkit_yaml_and_places_every_output(tmp_path):
+    root = other_project(tmp_path)
+    catalogue = load(root / "errors").catalogue
+    s = catalogue.settings
+    assert (s.project, s.name, s.branch, s.prefix, s.site, s.index) == ("other", "the other library", "trunk", "XX", "handbook", "pkg/_idx.json")
+    assert s.version == "9.9", "what [tool.errkit] does not set comes from errkit.yaml"
+    assert catalogue.project_root == root.resolve()
+    assert s.page_url("XX101") == "https://docs.example.org/other/9.9/e/XX101.html"
+    files = {str(p) for p in render_all(catalogue)}
+    assert {"pkg/_idx.json", "pkg/checks.py", "errors/entry.schema.json", "handbook/docs/errors/XX101.md",
+            "handbook/docs/assets/errkit/match.js"} <= files
+    assert not [f for f in files if f.startswith(("site/", "errkit/", "kernel/", "catalog/"))], files
+
+
+def test_generated_text_follows_the_settings_not_this_repository(tmp_path):
+    root = other_project(tmp_path.joinpath("a"), PYPROJECT.replace('repo_url', 'x') + 'repo_url = "https://git.example.org/other"\n')
+    done = errkit_subprocess("generate", cwd=root / "errors")  # found walking up from a subfolder
+    assert done.returncode == 0, done.stderr.decode()
+    page = (root / "handbook" / "docs" / "errors" / "XX101.md").read_text()
+    assert "https://git.example.org/other/edit/trunk/errors/" in page and "/main/" not in page
+    assert "by the other library" in (root / "handbook" / "docs" / "by-exception.md").read_text()
+    for path in [*root.joinpath("handbook").rglob("*.md"), root / "pkg" / "_idx.json"]:
+        text = path.read_text()
+        assert "ranker" not in text and "RA1" not in text and "catalog/" not in text, path
+
+
+def test_a_catalogue_elsewhere_ignores_the_projects_table(tmp_path):
+    """A copy of a catalogue inside the project (a test's, a fixture) never writes the project's files."""
+    root = other_project(tmp_path)
+    shutil.copytree(SITE_FIXTURE, root / "tests" / "copy")
+    copy = load(root / "tests" / "copy").catalogue
+    assert copy.settings.project == "evil" and copy.settings.index is None and copy.settings.site == "site"
+    assert copy.project_root == (root / "tests").resolve()
+
+
+def test_settings_in_pyproject_alone(tmp_path):
+    root = tmp_path / "only"
+    shutil.copytree(SITE_FIXTURE, root / "catalog")
+    (root / "catalog" / "errkit.yaml").unlink()
+    (root / "pyproject.toml").write_text('[tool.errkit]\nproject = "only"\nversion = "2"\ndocs_url = "https://x.example"\n')
+    catalogue = load(root / "catalog").catalogue
+    assert catalogue is not None and catalogue.settings.project == "only" and not catalogue.settings.groups
+
+
+def test_a_bad_tool_table_is_a_lint_error_naming_pyproject(tmp_path):
+    root = other_project(tmp_path, PYPROJECT + 'colour = "blue"\n')
+    done = errkit_subprocess("lint", cwd=root)
+    assert done.returncode == 1
+    assert b"pyproject.toml:1:1: bad-settings: [tool.errkit]" in done.stdout and b"colour" in done.stdout
+    broken = other_project(tmp_path / "b", "[tool.errkit\n")
+    done = errkit_subprocess("lint", cwd=broken)
+    assert done.returncode == 2 and b"pyproject.toml: cannot read" in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_index_path_is_found_walking_up(tmp_path):
+    root = other_project(tmp_path)
+    assert project.index_path(str(root / "errors")) is None, "named but not generated yet"
+    (root / "pkg" / "_idx.json").write_text("{}")
+    assert project.index_path(str(root / "errors" / "evil")) == str(root / "pkg" / "_idx.json")
+    assert project.index_path(str(tmp_path)) is None
