@@ -244,6 +244,8 @@ def traced_steps(group: Group, checks: list[CheckCode]) -> list[Step]:
 
 def validators(catalogue: Catalogue) -> dict[str, str]:
     settings = catalogue.settings
+    if not settings.validators:  # an explain-and-docs-only catalogue
+        return {}
     entries = [e for e in catalogue.entries if not e.explain_only]
     checks = {e.code: check_code(e) for e in entries}
     groups = [(g, group_steps(g, [checks[c] for c in g.checks])) for g in settings.groups.values()]
