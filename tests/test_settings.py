@@ -81,6 +81,9 @@ def test_settings_in_pyproject_alone(tmp_path):
     (root / "pyproject.toml").write_text('[tool.errkit]\nproject = "only"\nversion = "2"\ndocs_url = "https://x.example"\n')
     catalogue = load(root / "catalog").catalogue
     assert catalogue is not None and catalogue.settings.project == "only" and not catalogue.settings.groups
+    files = {str(p) for p in render_all(catalogue)}
+    assert not [f for f in files if f.endswith((".py", "_index.json"))], "no validators, no index: none written"
+    assert "site/docs/errors/XX101.md" in files
 
 
 def test_a_bad_tool_table_is_a_lint_error_naming_pyproject(tmp_path):
