@@ -1,0 +1,30 @@
+"""errkit: a declarative error catalogue. The command is `errkit` (errkit/cli.py); from Python,
+`errkit.install()` explains uncaught exceptions under their traceback, `%load_ext errkit` does it
+in IPython and Jupyter, and `pytest -p errkit` adds an "errkit" section to failing tests' reports.
+Nothing here imports more than the standard library until it is used."""
+
+
+def install() -> None:
+    """Print errkit's explanation under the traceback of an uncaught exception it recognises."""
+    from .hooks import install as _install
+
+    _install()
+
+
+def uninstall() -> None:
+    from .hooks import uninstall as _uninstall
+
+    _uninstall()
+
+
+def load_ipython_extension(ipython) -> None:
+    """`%load_ext errkit`: explain a failing cell's exception under its traceback."""
+    from .notebook import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython) -> None:
+    from .notebook import unload
+
+    unload(ipython)

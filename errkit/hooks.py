@@ -1,0 +1,60 @@
+"""`errkit.install()`: after an uncaught exception that errkit recognises, its explanation is
+printed under the traceback (which stays exactly as Python prints it).
+
+Off unless asked for: a program calls `errkit.install()`, or runs with `ERRKIT_EXPLAIN=1` in its
+environment (the `errkit-hook.pth` file errkit installs checks that variable when Python starts,
+for scripts one cannot edit). Until an exception happens nothing is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+ENV = "ERRKIT_EXPLAIN"
+
+
+def _colour(stream) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
+
+
+def _hook(previous):
+    def excepthook(exc_type, exc, tb):
+        previous(exc_type, exc, tb)  # the traceback first, untouched
+        try:
+            from .answer import for_exception
+
+            if exc is not None and exc.__traceback__ is None:
+                exc = exc.with_traceback(tb)
+            text = for_exception(exc, "ansi" if _colour(sys.stderr) else "text")
+            if text:
+                sys.stderr.write("\n" + text + "\n")
+                sys.stderr.flush()
+        except BaseException as err:  # noqa: BLE001 - never raise from inside the excepthook
+            try:
+                sys.stderr.write(f"errkit: could not explain this error ({type(err).__name__})\n")
+            except BaseException:  # noqa: BLE001
+                pass
+
+    excepthook.errkit = True
+    excepthook.previous = previous
+    return excepthook
+
+
+def install() -> None:
+    """Explain uncaught exceptions under their traceback (idempotent)."""
+    if not getattr(sys.excepthook, "errkit", False):
+        sys.excepthook = _hook(sys.excepthook)
+
+
+def uninstall() -> None:
+    """Undo `install()`."""
+    hook = sys.excepthook
+    if getattr(hook, "errkit", False):
+        sys.excepthook = hook.previous
+
+
+def install_from_environment() -> None:
+    """Called by errkit-hook.pth at every Python start: `install()` when ERRKIT_EXPLAIN is set."""
+    if os.environ.get(ENV, "") not in ("", "0"):
+        install()

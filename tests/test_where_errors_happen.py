@@ -1,0 +1,202 @@
+"""Explanations where errors happen (issue 17): under an uncaught exception's traceback
+(`errkit.install()`), in IPython, in pytest's report, and this repository's pre-commit hooks.
+Each through the real mechanism: a child Python process, a real InteractiveShell, a pytest run
+(pytester), `pre-commit run` in a throw-away git repository."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from support import FIXTURES, ROOT, errkit_subprocess
+
+pytest_plugins = ["pytester"]
+
+RA105 = "num_q_heads=12 must be divisible by and num_kv_heads=8"
+UPSTREAM_CODE = "RA500"  # JAX Pallas mha, catalog/upstream/RA500-*.yaml
+KERNEL_ERROR = textwrap.dedent("""
+    import sys
+    import jax.numpy as jnp
+    import errkit
+    if sys.argv[1] == "on":
+        errkit.install()
+    from kernel import ranker_attention
+    q = jnp.zeros((1, 8, 12, 16), jnp.float32)
+    kv = jnp.zeros((1, 8, 8, 16), jnp.float32)
+    ranker_attention(q, kv, kv)
+""")
+
+
+def python(script: str, *args, env=None):
+    return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "NO_COLOR": "1", **(env or {})}, timeout=300)
+
+
+# -- errkit.install() -----------------------------------------------------------------------------
+
+
+def test_install_prints_the_fix_under_the_unchanged_traceback_of_a_real_kernel_error():
+    off, on = python(KERNEL_ERROR, "off"), python(KERNEL_ERROR, "on")
+    assert off.returncode == on.returncode == 1
+    assert "GqaHeadCountError" in off.stderr and "RA105" in off.stderr  # the exception's own note
+    assert on.stderr.startswith(off.stderr), "the traceback is printed first, exactly as without errkit"
+    added = on.stderr[len(off.stderr):]
+    assert added.lstrip().startswith("RA105  Query heads are not a multiple of key/value heads")
+    assert "valid num_kv_heads: 1, 2, 3, 4, 6, 12" in added
+    assert "/errors/RA105/?num_q_heads=12&num_kv_heads=8" in added
+    assert "\x1b[" not in added, "no colour when stderr is not a terminal"
+
+
+def test_install_explains_an_upstream_wording_and_leaves_other_errors_alone():
+    upstream = "import errkit; errkit.install(); raise ValueError('Kernel differentiation is not supported if return_residuals is True.')"
+    other = "import errkit; errkit.install(); raise KeyError('no such key')"
+    done = python(upstream)
+    assert done.returncode == 1
+    assert done.stderr.split("return_residuals is True.", 1)[1].lstrip().startswith(UPSTREAM_CODE)
+    plain = python(other)
+    assert plain.returncode == 1 and plain.stderr.rstrip().endswith("KeyError: 'no such key'"), plain.stderr
+
+
+def test_a_failure_inside_the_hook_is_one_line_and_the_traceback_survives():
+    script = ("import errkit, errkit.answer as a\n"
+              "def boom(*_): raise RuntimeError('index unreadable')\n"
+              "a.load_index = boom\nerrkit.install()\n"
+              f"raise ValueError({RA105!r})\n")
+    done = python(script)
+    assert done.returncode == 1
+    lines = done.stderr.rstrip().splitlines()
+    assert lines[-3] == f"ValueError: {RA105}" or f"ValueError: {RA105}" in done.stderr
+    assert lines[-1] == "errkit: could not explain this error (RuntimeError: index unreadable)"
+    assert "Traceback" in done.stderr and done.stderr.count("Traceback") == 1
+
+
+def test_install_is_idempotent_and_undone():
+    import errkit
+
+    before = sys.excepthook
+    errkit.install()
+    errkit.install()
+    try:
+        assert sys.excepthook.previous is before
+    finally:
+        errkit.uninstall()
+    assert sys.excepthook is before
+
+
+def test_importing_errkit_costs_nothing_until_an_exception():
+    done = python("import sys, errkit; errkit.install(); print(sorted(m for m in sys.modules if m.startswith('errkit')))")
+    assert done.stdout.strip() == "['errkit', 'errkit.hooks']"
+
+
+# -- IPython --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def shell():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance(colors="nocolor")
+    published = []
+    original = shell.display_pub.publish
+
+    def publish(data, metadata=None, **kwargs):
+        published.append(data)
+        return original(data, metadata=metadata, **kwargs)
+
+    shell.display_pub.publish = publish
+    shell.published = published
+    yield shell
+    shell.run_cell("%unload_ext errkit")
+    shell.display_pub.publish = original
+    InteractiveShell.clear_instance()
+
+
+def test_ipython_extension_shows_html_and_text_for_a_failing_cell(shell, capsys):
+    assert shell.run_cell("%load_ext errkit").success
+    failed = shell.run_cell(f"raise ValueError({RA105!r})")
+    assert isinstance(failed.error_in_exec, ValueError), "the cell's own error is unchanged"
+    out = capsys.readouterr().out
+    assert out.index(f"ValueError: {RA105}") < out.index("RA105  Query heads"), "the traceback first"
+    (bundle,) = shell.published
+    assert "valid num_kv_heads: 1, 2, 3, 4, 6, 12" in bundle["text/plain"]
+    assert '<a href="https://errkit.github.io/errkit/0.1/errors/RA105/?num_q_heads=12&amp;num_kv_heads=8"' in bundle["text/html"]
+    assert shell.run_cell("1 + 1").success and len(shell.published) == 1, "a passing cell shows nothing"
+    shell.run_cell("raise KeyError('unknown')")
+    assert len(shell.published) == 1, "an unrecognised error shows nothing"
+
+
+# -- pytest ---------------------------------------------------------------------------------------
+
+TESTS = f"""
+def test_fails():
+    raise ValueError({RA105!r})
+
+def test_passes():
+    assert True
+
+def test_fails_otherwise():
+    assert 1 == 2
+"""
+
+
+def test_pytest_plugin_adds_a_section_to_a_recognised_failure_only(pytester):
+    pytester.makepyfile(TESTS)
+    result = pytester.runpytest_subprocess("-p", "errkit")
+    result.assert_outcomes(passed=1, failed=2)
+    out = result.stdout.str()
+    assert out.count("- errkit -") == 1, out
+    section = out.split("- errkit -", 1)[1]
+    assert "RA105  Query heads" in section and "valid num_kv_heads: 1, 2, 3, 4, 6, 12" in section
+    assert out.index("test_fails ") < out.index("- errkit -") < out.index("test_fails_otherwise")
+
+
+def test_pytest_plugin_is_off_unless_asked_and_on_with_the_ini_option(pytester):
+    pytester.makepyfile(TESTS)
+    assert "- errkit -" not in pytester.runpytest_subprocess().stdout.str()
+    pytester.makeini("[pytest]\nerrkit = true\n")
+    assert pytester.runpytest_subprocess().stdout.str().count("- errkit -") == 1
+
+
+# -- pre-commit -----------------------------------------------------------------------------------
+
+
+def git(*args, cwd):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True,
+                          env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}).stdout
+
+
+def test_pre_commit_hooks_pass_a_clean_catalogue_and_fail_a_broken_entry(tmp_path):
+    pre_commit = shutil.which("pre-commit", path=os.path.dirname(sys.executable))
+    assert pre_commit, "pre-commit is a test dependency"
+    rev = git("rev-parse", "HEAD", cwd=ROOT).strip()
+    assert git("cat-file", "-e", f"{rev}:.pre-commit-hooks.yaml", cwd=ROOT) == ""
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "site" / "catalog", repo / "catalog")
+    assert errkit_subprocess("generate", cwd=repo).returncode == 0
+    (repo / ".pre-commit-config.yaml").write_text(textwrap.dedent(f"""\
+        repos:
+          - repo: {ROOT}
+            rev: {rev}
+            hooks:
+              - id: errkit-lint
+              - id: errkit-fmt-check
+              - id: errkit-generate-check
+        """))
+    git("init", "-q", cwd=repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "catalogue", cwd=repo)
+    run = lambda: subprocess.run([pre_commit, "run", "--all-files"], cwd=repo, capture_output=True, text=True, timeout=900)  # noqa: E731
+    clean = run()
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "errkit lint" in clean.stdout and "Passed" in clean.stdout
+    entry = repo / "catalog" / "evil" / "XX102-plain.yaml"
+    entry.write_text(entry.read_text().replace("exception: ValueError", "exception: ValueErr"))
+    broken = run()
+    assert broken.returncode == 1
+    assert "XX102-plain.yaml" in broken.stdout and "exception" in broken.stdout
