@@ -34,3 +34,11 @@ def errkit_wheel(tmp_path_factory):
     from wheelhouse import build_wheel
 
     return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="session")
+def errkit_venv(errkit_wheel, tmp_path_factory):
+    """A fresh virtual environment with only the errkit wheel (and its dependencies) installed."""
+    from wheelhouse import fresh_venv
+
+    return fresh_venv(tmp_path_factory.mktemp("errkit-venv"), errkit_wheel)

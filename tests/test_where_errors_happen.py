@@ -200,3 +200,18 @@ def test_pre_commit_hooks_pass_a_clean_catalogue_and_fail_a_broken_entry(tmp_pat
     broken = run()
     assert broken.returncode == 1
     assert "XX102-plain.yaml" in broken.stdout and "exception" in broken.stdout
+
+
+def test_the_environment_variable_explains_a_script_one_cannot_edit(errkit_venv, tmp_path):
+    """The installed wheel's errkit-hook.pth: ERRKIT_EXPLAIN=1 turns the hook on, unset it is off."""
+    script = tmp_path / "script.py"
+    script.write_text(f"raise ValueError({RA105!r})\n")
+    run = lambda env: subprocess.run([errkit_venv.python, script], capture_output=True, text=True, cwd=tmp_path,  # noqa: E731
+                                     env={**os.environ, "NO_COLOR": "1", **env}, timeout=120)
+    on, off = run({"ERRKIT_EXPLAIN": "1"}), run({"ERRKIT_EXPLAIN": ""})
+    assert on.returncode == off.returncode == 1
+    assert on.stderr.startswith(off.stderr) and "valid num_kv_heads: 1, 2, 3, 4, 6, 12" in on.stderr[len(off.stderr):]
+    assert "RA105" not in off.stderr
+    quiet = subprocess.run([errkit_venv.python, "-c", "import sys; print('errkit' in sys.modules)"], capture_output=True,
+                           text=True, env={k: v for k, v in os.environ.items() if k != "ERRKIT_EXPLAIN"}, timeout=60)
+    assert quiet.stdout.strip() == "False", "without the variable nothing of errkit is imported at start-up"
