@@ -52,6 +52,17 @@ def _clean_env() -> dict:
     return {k: v for k, v in os.environ.items() if k not in drop}
 
 
+# Build outputs and environments of the checkout, never sources (.gitignore's list, and any venv).
+_BUILD_OUTPUTS = shutil.ignore_patterns(".git", "*.egg-info", "build", "dist", "__pycache__", "*.py[cod]", ".pytest_cache",
+                                        ".hypothesis", "artifacts")
+
+
+def _not_source(folder: str, names: list[str]) -> set[str]:
+    """What the sdist is not built from. An old errkit.egg-info/SOURCES.txt in particular: setuptools
+    adds every file it lists to the next sdist, so a file MANIFEST.in no longer takes would stay."""
+    return set(_BUILD_OUTPUTS(folder, names)) | {n for n in names if os.path.isfile(os.path.join(folder, n, "pyvenv.cfg"))}
+
+
 def _check(cmd: list, cwd: Path, env: dict) -> str:
     proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
@@ -68,8 +79,10 @@ def install(tmp_path_factory) -> Install:
     build_python = tmp / "build-env" / "bin" / "python"
     _check([build_python, "-m", "pip", "install", "-q", *requires], tmp, env)
     dist = tmp / "dist"
+    source = tmp / "source"
+    shutil.copytree(ROOT, source, ignore=_not_source)
     backend = "import sys, setuptools.build_meta as m; print(m.build_sdist(sys.argv[1]))"
-    name = _check([build_python, "-c", backend, dist], ROOT, env).strip().splitlines()[-1]
+    name = _check([build_python, "-c", backend, dist], source, env).strip().splitlines()[-1]
     sdist = dist / name
     _check([build_python, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", dist, sdist], tmp, env)
     wheel = next(dist.glob("errkit-*.whl"))
@@ -122,6 +135,11 @@ def _git_files(*args: str) -> set[str] | None:
     return {p for p in proc.stdout.decode().split("\0") if p and (ROOT / p).is_file()}
 
 
+def _some(paths: set[str], shown: int = 12) -> str:
+    listed = sorted(paths)
+    return ", ".join(listed[:shown]) + (f" and {len(listed) - shown} more" if len(listed) > shown else "")
+
+
 def _sdist_files(sdist: Path) -> set[str]:
     with tarfile.open(sdist) as tar:
         names = [m.name for m in tar.getmembers() if m.isfile()]
@@ -135,8 +153,8 @@ def test_the_sdist_holds_every_tracked_file_but_the_ci_configuration(install):
     untracked = _git_files("--others", "--exclude-standard")  # a developer's new files, not yet added
     shipped = {p for p in _sdist_files(install.sdist) if not p.startswith(SDIST_METADATA)}
     expected = {p for p in tracked if not p.startswith(NOT_IN_SDIST)}
-    assert not expected - shipped, f"tracked files missing from the sdist: {sorted(expected - shipped)}"
-    assert not shipped - expected - untracked, f"files in the sdist git does not track: {sorted(shipped - expected - untracked)}"
+    assert not expected - shipped, f"tracked files missing from the sdist: {_some(expected - shipped)}"
+    assert not shipped - expected - untracked, f"files in the sdist git does not track: {_some(shipped - expected - untracked)}"
     for required in ("LICENSE", "README.md", "pyproject.toml", "catalog/errkit.yaml", "site/mkdocs.yml",
                      "tests/support.py", "tests/fixtures/site/harness.js", "errkit/scan/__init__.py", "kernel/__init__.py",
                      "benchmarks/run.py", "scripts/harvest.py"):
@@ -156,7 +174,7 @@ def test_the_wheel_holds_errkit_whole_and_nothing_else(install):
     assert {p.split("/", 1)[0] for p in files} == {"errkit"} | dist_info, "only errkit goes into site-packages"
     # Every file of errkit/ the sdist holds is in the wheel: modules, subpackages, the index, templates.
     package = {p for p in _sdist_files(install.sdist) if p.startswith("errkit/")}
-    assert not package - files, f"missing from the wheel: {sorted(package - files)}"
+    assert not package - files, f"missing from the wheel: {_some(package - files)}"
     (info,) = dist_info
     assert f"{info}/licenses/LICENSE" in files
     with zipfile.ZipFile(install.wheel) as zf:
@@ -195,6 +213,16 @@ def test_the_checkout_imports_its_kernel_from_the_repository():
 
     spec = importlib.util.find_spec("kernel")
     assert spec is not None and Path(spec.origin).resolve() == ROOT / "kernel" / "__init__.py"
+
+
+def test_pytest_finds_the_kernel_from_any_working_folder(tmp_path):
+    """`python -m pytest` in the repository root has the root on sys.path anyway; `pytest` run
+    elsewhere, or from its script, needs pyproject.toml's pythonpath."""
+    name = "test_the_checkout_imports_its_kernel_from_the_repository"
+    proc = subprocess.run([sys.executable, "-c", "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))",
+                           f"{ROOT / 'tests' / 'test_wheel.py'}::{name}", "-q", "-p", "no:cacheprovider"],
+                          cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
 # -- every subcommand, from outside the repository ------------------------------------------------
