@@ -2,7 +2,7 @@
 installed into a fresh virtual environment, every subcommand run from a folder outside the
 repository through the installed `errkit` script and through `python -m errkit`.
 
-One module-scoped fixture builds and installs once (about half a minute: a build environment with
+One module-scoped fixture builds and installs once (15 to 30 seconds: a build environment with
 the setuptools pyproject.toml asks for, the sdist, the wheel built from the sdist, a fresh venv
 whose pip installs the wheel's dependencies from the package index and the machine's pip cache);
 the tests are small. The wheel is built from the sdist, not from the checkout: a file the sdist
