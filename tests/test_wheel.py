@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from support import ROOT
+from wheelhouse import clean_env, run
 
 MESSAGE = "num_q_heads=12 must be divisible by and num_kv_heads=8"
 # Tracked files the sdist leaves out: the hosting's CI configuration, which only drives runs on a
@@ -46,56 +47,19 @@ class Install:
     env: dict = field(repr=False)
 
 
-def _clean_env() -> dict:
-    """This process's environment without what would let the checkout leak into the children."""
-    drop = ("PYTHONPATH", "PYTHONHOME", "PYTHONSAFEPATH", "VIRTUAL_ENV", "ERRKIT_DEBUG")
-    return {k: v for k, v in os.environ.items() if k not in drop}
-
-
-# Build outputs and environments of the checkout, never sources (.gitignore's list, and any venv).
-_BUILD_OUTPUTS = shutil.ignore_patterns(".git", "*.egg-info", "build", "dist", "__pycache__", "*.py[cod]", ".pytest_cache",
-                                        ".hypothesis", "artifacts")
-
-
-def _not_source(folder: str, names: list[str]) -> set[str]:
-    """What the sdist is not built from. An old errkit.egg-info/SOURCES.txt in particular: setuptools
-    adds every file it lists to the next sdist, so a file MANIFEST.in no longer takes would stay."""
-    return set(_BUILD_OUTPUTS(folder, names)) | {n for n in names if os.path.isfile(os.path.join(folder, n, "pyvenv.cfg"))}
-
-
 def _check(cmd: list, cwd: Path, env: dict) -> str:
-    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return proc.stdout
+    return run(cmd, cwd=cwd, env=env).stdout
 
 
 @pytest.fixture(scope="module")
-def install(tmp_path_factory) -> Install:
-    tmp = tmp_path_factory.mktemp("wheel")
-    env = _clean_env()
-    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
-    # The build environment: what pip's build isolation would install, once, for both builds.
-    _check([sys.executable, "-m", "venv", tmp / "build-env"], tmp, env)
-    build_python = tmp / "build-env" / "bin" / "python"
-    _check([build_python, "-m", "pip", "install", "-q", *requires], tmp, env)
-    dist = tmp / "dist"
-    source = tmp / "source"
-    shutil.copytree(ROOT, source, ignore=_not_source)
-    backend = "import sys, setuptools.build_meta as m; print(m.build_sdist(sys.argv[1]))"
-    name = _check([build_python, "-c", backend, dist], source, env).strip().splitlines()[-1]
-    sdist = dist / name
-    _check([build_python, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", dist, sdist], tmp, env)
-    wheel = next(dist.glob("errkit-*.whl"))
-    # The user's environment: a fresh venv, the wheel, its dependencies from the package index.
-    venv = tmp / "venv"
-    _check([sys.executable, "-m", "venv", venv], tmp, env)
-    python = venv / "bin" / "python"
-    _check([python, "-m", "pip", "install", "-q", wheel], tmp, env)
-    site_packages = Path(_check([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp, env).strip())
-    outside = tmp / "work"
-    outside.mkdir()
+def install(errkit_dists, errkit_venv, tmp_path_factory) -> Install:
+    """The session's sdist and wheel (tests/wheelhouse.py), and its fresh venv holding the wheel."""
+    env = clean_env()
+    python = errkit_venv.python
+    site_packages = Path(_check([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], ROOT, env).strip())
+    outside = tmp_path_factory.mktemp("work")
     assert ROOT not in outside.parents
-    return Install(sdist, wheel, python, venv / "bin" / "errkit", site_packages, outside, env)
+    return Install(errkit_dists.sdist, errkit_dists.wheel, python, errkit_venv.bin / "errkit", site_packages, outside, env)
 
 
 def _run(cmd: list, install: Install, input: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -221,7 +185,7 @@ def test_pytest_finds_the_kernel_from_any_working_folder(tmp_path):
     name = "test_the_checkout_imports_its_kernel_from_the_repository"
     proc = subprocess.run([sys.executable, "-c", "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))",
                            f"{ROOT / 'tests' / 'test_wheel.py'}::{name}", "-q", "-p", "no:cacheprovider"],
-                          cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, timeout=300)
+                          cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
