@@ -284,3 +284,35 @@ def test_carry_refuses_what_it_cannot_copy_faithfully(tmp_path):
     """)
     with pytest.raises(ValueError, match=r"binds \['helper'\] locally"):
         carry(shadowing, ["caller"], "_p_")
+
+
+def test_carry_renames_what_the_tree_says_and_keeps_the_text(tmp_path):
+    """Only names that refer to the module's definitions are renamed (not attributes, keywords,
+    strings or comments), at the tree's byte offsets (a non-ASCII character earlier on the line)."""
+    probe = _probe(tmp_path, "probe_rename", """
+        import math
+
+        LIMIT = 3  # the LIMIT
+
+
+        def helper(obj, **kw):
+            return obj
+
+
+        def uses(obj):
+            \"\"\"LIMIT and helper, in words.\"\"\"
+            global LIMIT
+            return helper(obj.LIMIT, LIMIT=1), "±é LIMIT", f"±é {LIMIT}", math.pi
+    """)
+    assert carry(probe, ["uses"], "_p_").source == textwrap.dedent("""\
+        _p_LIMIT = 3  # the LIMIT
+
+
+        def _p_helper(obj, **kw):
+            return obj
+
+
+        def _p_uses(obj):
+            \"\"\"LIMIT and helper, in words.\"\"\"
+            global _p_LIMIT
+            return _p_helper(obj.LIMIT, LIMIT=1), "±é LIMIT", f"±é {_p_LIMIT}", _p_math.pi""")

@@ -126,35 +126,37 @@ def _import_text(node: ast.Import | ast.ImportFrom, wanted: set[str], prefix: st
 
 
 def _renamed(lines: list[str], stmt: _TopLevel, rename: dict[str, str]) -> str:
-    """The statement's text (with its comment block) with every name of `rename` renamed in place."""
-    node = stmt.node
-    edits: list[tuple[int, int, int, str]] = []  # (line, start col, end col, new text); lines 1-based
+    """The statement's text (with its comment block) with every name of `rename` renamed in place.
 
-    def at(line: int, start: int, end: int | None, pattern: str, group: str) -> None:
-        text = lines[line - 1][start:end]
-        match = re.search(pattern, text)
-        if match is None:  # the tree said it is here
+    Edited as UTF-8 bytes: the tree's column offsets count bytes."""
+    node = stmt.node
+    raw = [line.encode("utf-8") for line in lines]
+    edits: list[tuple[int, int, int, bytes]] = []  # (line, start byte, end byte, new text); lines 1-based
+
+    def at(line: int, start: int, end: int | None, pattern: str) -> None:
+        found = re.search(pattern.encode("utf-8"), raw[line - 1][start:end])
+        if found is None:  # the tree said it is here
             raise ValueError(f"carry: cannot find {pattern!r} on line {line}: {lines[line - 1]!r}")
-        edits.append((line, start + match.start(group), start + match.end(group), rename[match.group(group)]))
+        edits.append((line, start + found.start("name"), start + found.end("name"), rename[found["name"].decode()].encode()))
 
     for n in ast.walk(node):
         if isinstance(n, ast.Name) and n.id in rename:
-            edits.append((n.lineno, n.col_offset, n.end_col_offset, rename[n.id]))
+            at(n.lineno, n.col_offset, n.end_col_offset, rf"^(?P<name>{re.escape(n.id)})$")
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name in rename:
             keyword = "class" if isinstance(n, ast.ClassDef) else "def"
-            at(n.lineno, n.col_offset, None, rf"\b{keyword}\s+(?P<name>{re.escape(n.name)})\b", "name")
+            at(n.lineno, n.col_offset, None, rf"\b{keyword}\s+(?P<name>{re.escape(n.name)})\b")
         elif isinstance(n, ast.Global):
             for name in n.names:
                 if name in rename:
                     at(n.lineno, n.col_offset, n.end_col_offset if n.end_lineno == n.lineno else None,
-                       rf"[\s,](?P<name>{re.escape(name)})\b", "name")
+                       rf"[\s,](?P<name>{re.escape(name)})\b")
         elif isinstance(n, ast.alias) and n.asname in rename:
-            at(n.lineno, n.col_offset, n.end_col_offset, rf"\bas\s+(?P<name>{re.escape(n.asname)})\b", "name")
-    text = lines[stmt.first_line - 1 : node.end_lineno]
+            at(n.lineno, n.col_offset, n.end_col_offset, rf"\bas\s+(?P<name>{re.escape(n.asname)})\b")
+    text = raw[stmt.first_line - 1 : node.end_lineno]
     for line, start, end, new in sorted(set(edits), reverse=True):
         row = line - stmt.first_line
         text[row] = text[row][:start] + new + text[row][end:]
-    return "\n".join(text)
+    return b"\n".join(text).decode("utf-8")
 
 
 @dataclass(frozen=True)
