@@ -14,7 +14,6 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 
-
 def docs_url_variable(project: str) -> str:
     """The environment variable that overrides one catalogue's docs URL (a local `mkdocs serve`):
     `ERRKIT_DOCS_URL_<PROJECT>`, the project name upper-cased with every other character as `_`,

@@ -3,8 +3,8 @@
 
 Each catalogue entry with a validator has an exception class (subclassing its builtin, carrying
 `.code`, `.params` and a note with its docs URL) and a `check_<code>` function; each validate
-group of the catalogue's errkit.yaml is one `validate_<group>` function that reads its params off
-the arguments and runs its checks in the declared order. A check is written the same way in both:
+group the catalogue declares is one `validate_<group>` function that reads its params off the
+arguments and runs its checks in the declared order. A check is written the same way in both:
 `a or b` is `if not a: if not b: raise`, so what the check does not reach is never read.
 
 This module needs only the Python standard library: it does not import errkit. The exception base
