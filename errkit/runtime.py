@@ -21,6 +21,14 @@ def docs_url_variable(project: str) -> str:
     return "ERRKIT_DOCS_URL_" + re.sub(r"[^A-Za-z0-9]", "_", project).upper()
 
 
+def page_url(docs_url: str, version: str, code: str) -> str:
+    """An entry's page: `docs_url` is a base (`<base>/<version>/errors/<CODE>/`) or a pattern
+    holding `{version}` and `{code}`."""
+    if "{code}" in docs_url:
+        return docs_url.replace("{version}", version).replace("{code}", code)
+    return f"{docs_url.rstrip('/')}/{version}/errors/{code}/"
+
+
 class CatalogueError(Exception):
     """Base of every catalogued error: `str(e)` is the message; `.code`, `.params`, a docs note."""
 
@@ -38,7 +46,7 @@ class CatalogueError(Exception):
     @property
     def docs_url(self) -> str:
         base = (os.environ.get(self.docs_url_env) if self.docs_url_env else None) or self.docs_base
-        return f"{base.rstrip('/')}/{self.docs_version}/errors/{self.code}/"
+        return page_url(base, self.docs_version, self.code)
 
     def __reduce__(self):
         return (type(self), (str(self), dict(self.params)))

@@ -24,6 +24,14 @@ from types import MappingProxyType as _rt_MappingProxyType
 import math as _fx_math
 
 
+def _rt_page_url(docs_url: str, version: str, code: str) -> str:
+    """An entry's page: `docs_url` is a base (`<base>/<version>/errors/<CODE>/`) or a pattern
+    holding `{version}` and `{code}`."""
+    if "{code}" in docs_url:
+        return docs_url.replace("{version}", version).replace("{code}", code)
+    return f"{docs_url.rstrip('/')}/{version}/errors/{code}/"
+
+
 class _rt_CatalogueError(Exception):
     """Base of every catalogued error: `str(e)` is the message; `.code`, `.params`, a docs note."""
 
@@ -41,7 +49,7 @@ class _rt_CatalogueError(Exception):
     @property
     def docs_url(self) -> str:
         base = (_rt_os.environ.get(self.docs_url_env) if self.docs_url_env else None) or self.docs_base
-        return f"{base.rstrip('/')}/{self.docs_version}/errors/{self.code}/"
+        return _rt_page_url(base, self.docs_version, self.code)
 
     def __reduce__(self):
         return (type(self), (str(self), dict(self.params)))
