@@ -169,9 +169,9 @@ class Settings:
         return self.name or self.project
 
     def page_url(self, code: str) -> str:
-        if "{code}" in self.docs_url:
-            return self.docs_url.replace("{version}", self.version).replace("{code}", code)
-        return f"{self.docs_url.rstrip('/')}/{self.version}/errors/{code}/"
+        from .runtime import page_url
+
+        return page_url(self.docs_url, self.version, code)
 
 
 @dataclass(frozen=True)

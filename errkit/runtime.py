@@ -1,15 +1,32 @@
-"""What generated validators import at run time: the exception base and the binding helpers.
+"""What generated validators run: the exception base and the binding helpers.
 
+`errkit generate` copies the ones a catalogue uses into the generated module (errkit/generate/carry.py),
+so that module needs only the standard library: write them here, in plain Python, importing only
+the standard library at the top (numpy and jax only inside a function, when it reads an array).
 No jax import here: the helpers read arrays through their duck-typed attributes.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from types import MappingProxyType
 from typing import Any, Mapping
 
-DOCS_URL_ENV = "ERRKIT_DOCS_URL"
+
+def docs_url_variable(project: str) -> str:
+    """The environment variable that overrides one catalogue's docs URL (a local `mkdocs serve`):
+    `ERRKIT_DOCS_URL_<PROJECT>`, the project name upper-cased with every other character as `_`,
+    so one library's override leaves every other errkit-using library's links alone."""
+    return "ERRKIT_DOCS_URL_" + re.sub(r"[^A-Za-z0-9]", "_", project).upper()
+
+
+def page_url(docs_url: str, version: str, code: str) -> str:
+    """An entry's page: `docs_url` is a base (`<base>/<version>/errors/<CODE>/`) or a pattern
+    holding `{version}` and `{code}`."""
+    if "{code}" in docs_url:
+        return docs_url.replace("{version}", version).replace("{code}", code)
+    return f"{docs_url.rstrip('/')}/{version}/errors/{code}/"
 
 
 class CatalogueError(Exception):
@@ -19,6 +36,7 @@ class CatalogueError(Exception):
     title: str = ""
     docs_base: str = ""
     docs_version: str = ""
+    docs_url_env: str = ""  # the variable that overrides docs_base, read when an error is raised
 
     def __init__(self, message: str, params: Mapping[str, Any] | None = None):
         super().__init__(message)
@@ -27,8 +45,8 @@ class CatalogueError(Exception):
 
     @property
     def docs_url(self) -> str:
-        base = os.environ.get(DOCS_URL_ENV) or self.docs_base
-        return f"{base.rstrip('/')}/{self.docs_version}/errors/{self.code}/"
+        base = (os.environ.get(self.docs_url_env) if self.docs_url_env else None) or self.docs_base
+        return page_url(base, self.docs_version, self.code)
 
     def __reduce__(self):
         return (type(self), (str(self), dict(self.params)))

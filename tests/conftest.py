@@ -29,11 +29,16 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")
-def errkit_wheel(tmp_path_factory):
-    """errkit's wheel, built once per session from this checkout (tests/wheelhouse.py)."""
-    from wheelhouse import build_wheel
+def errkit_dists(tmp_path_factory):
+    """errkit's sdist and the wheel built from it, once per session (tests/wheelhouse.py)."""
+    from wheelhouse import build_dists
 
-    return build_wheel(tmp_path_factory.mktemp("wheel"))
+    return build_dists(tmp_path_factory.mktemp("dists"))
+
+
+@pytest.fixture(scope="session")
+def errkit_wheel(errkit_dists):
+    return errkit_dists.wheel
 
 
 @pytest.fixture(scope="session")

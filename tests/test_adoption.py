@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from support import FIXTURES, errkit_subprocess
-from wheelhouse import fresh_venv
+from wheelhouse import fresh_venv  # noqa: F401 - the installed fixture uses it
 
 ADOPT = FIXTURES / "adopt"
 MESSAGE = "num_q_heads=12 is not a multiple of num_kv_heads=8"

@@ -217,7 +217,9 @@ def test_docs_url_is_versioned_and_configurable(monkeypatch):
     entry = VALIDATED[0]
     error = validators.ERRORS[entry.code]("message", {})
     assert error.docs_url == f"{CATALOGUE.settings.docs_url}/{CATALOGUE.settings.version}/errors/{entry.code}/"
-    monkeypatch.setenv("ERRKIT_DOCS_URL", "http://127.0.0.1:8000/")
+    monkeypatch.setenv("ERRKIT_DOCS_URL", "http://127.0.0.1:9999/")  # the old process-wide name: no effect now
+    assert validators.ERRORS[entry.code]("m", {}).docs_url == error.docs_url
+    monkeypatch.setenv("ERRKIT_DOCS_URL_ERRKIT", "http://127.0.0.1:8000/")  # this catalogue's (project errkit)
     assert validators.ERRORS[entry.code]("m", {}).docs_url == f"http://127.0.0.1:8000/{CATALOGUE.settings.version}/errors/{entry.code}/"
 
 

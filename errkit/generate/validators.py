@@ -1,4 +1,7 @@
-"""kernel/_validators.py: one exception class and check function per entry, one validate function per group."""
+"""kernel/_validators.py: one exception class and check function per entry, one validate function per group.
+
+The module needs only the standard library: it carries its own copy of errkit.runtime's exception
+base and of the runtime/fixes helpers its checks call (errkit/generate/carry.py), not an import."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from dataclasses import dataclass
 
 from .. import expr, fixes, runtime, template
 from ..model import Catalogue, Entry, Group
+from .carry import carry
 from .render import render_template
 
 _FIXES_FUNCTIONS = {name for name, fn in fixes.HELPERS.items() if getattr(fn, "__module__", "") == fixes.__name__}
@@ -242,6 +246,11 @@ def traced_steps(group: Group, checks: list[CheckCode]) -> list[Step]:
     return out
 
 
+def project_name(settings) -> str:
+    """The name generated text gives the catalogue's project (its docstring, its docs URL variable)."""
+    return settings.project
+
+
 def validators(catalogue: Catalogue) -> dict[str, str]:
     settings = catalogue.settings
     if not settings.validators:  # an explain-and-docs-only catalogue
@@ -258,6 +267,9 @@ def validators(catalogue: Catalogue) -> dict[str, str]:
     check_bodies = {code: check_steps(check) for code, check in checks.items()}
     sources = [step.source for _, steps in groups for step in steps] + [s.source for b in check_bodies.values() for s in b]
     used = sorted(set(re.findall(r"\b_(rt|fx)_(\w+)", " ".join(sources))))
+    runtime_helpers = [name for side, name in used if side == "rt"]
+    fixes_helpers = [name for side, name in used if side == "fx"]
+    project = project_name(settings)
     text = render_template(
         "validators.py.j2",
         settings=settings,
@@ -266,8 +278,9 @@ def validators(catalogue: Catalogue) -> dict[str, str]:
         check_bodies=check_bodies,
         groups=groups,
         traced_groups=traced_groups,
-        runtime_helpers=[name for side, name in used if side == "rt"],
-        fixes_helpers=[name for side, name in used if side == "fx"],
+        project=project,
+        docs_url_env=runtime.docs_url_variable(project),
+        carried=[carry(runtime, ["CatalogueError", *runtime_helpers], "_rt_"), carry(fixes, fixes_helpers, "_fx_")],
     )
     text = text.rstrip("\n") + "\n"
     compile(text, settings.validators, "exec")  # never write a module that does not compile
