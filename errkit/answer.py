@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import traceback
-from urllib.parse import urlencode
 
 FORMATS = ("text", "ansi", "html", "markdown")
 CONFIDENT = ("exact", "lookup")
@@ -48,8 +47,10 @@ def load_index():
 def docs_link(res: dict) -> str:
     """The entry's page with the values as a query string (`.../RA105/?num_q_heads=12&...`): the
     page computes the fixes for them."""
-    params = {k: _plain(v) for k, v in (res.get("params") or {}).items()}
-    return res["docs_url"] + ("?" + urlencode(params) if params else "")
+    from .runtime import query_string
+
+    query = query_string(res.get("params") or {})
+    return res["docs_url"] + ("?" + query if query else "")
 
 
 def _plain(value) -> str:

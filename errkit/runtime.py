@@ -29,24 +29,64 @@ def page_url(docs_url: str, version: str, code: str) -> str:
     return f"{docs_url.rstrip('/')}/{version}/errors/{code}/"
 
 
+def shown(value) -> str:
+    """A computed value as `errkit explain` prints it: a list's (or tuple's) items joined by commas."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(shown(v) for v in value) if value else "(none)"
+    return str(value)
+
+
+def first_suggestion(suggestions, params) -> str | None:
+    """`label: value` of the first suggestion that computes a value from `params` (in the order
+    of the entry's fixes, as `errkit explain` lists them); None when none does."""
+    for label, compute in suggestions:
+        try:
+            value = compute(**params)
+        except Exception:  # noqa: BLE001 - needs a value the error did not carry, or cannot be computed for these
+            continue
+        if value is not None and value != [] and value != ():
+            return f"{label}: {shown(value)}"
+    return None
+
+
+def query_string(params) -> str:
+    """The values as an entry page's query string (`num_q_heads=12&num_kv_heads=8`), each written
+    as a message writes it, a list or shape as its items joined by commas."""
+    from urllib.parse import quote
+
+    def text(value):
+        return ",".join(text(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+
+    return "&".join(f"{quote(str(k))}={quote(text(v), safe=',')}" for k, v in params.items())
+
+
 class CatalogueError(Exception):
-    """Base of every catalogued error: `str(e)` is the message; `.code`, `.params`, a docs note."""
+    """Base of every catalogued error: `str(e)` is the message; `.code`, `.params`, and a note with
+    the first fix computed from the values and the entry's page with the values in its address."""
 
     code: str = ""
     title: str = ""
     docs_base: str = ""
     docs_version: str = ""
     docs_url_env: str = ""  # the variable that overrides docs_base, read when an error is raised
+    suggestions: tuple = ()  # (label, function of the params) of the entry's fixes, in order
 
     def __init__(self, message: str, params: Mapping[str, Any] | None = None):
         super().__init__(message)
         self.params = MappingProxyType(dict(params or {}))
-        self.add_note(f"[{self.code}] {self.title} - see {self.docs_url}")
+        hint = first_suggestion(self.suggestions, self.params)
+        self.add_note(f"[{self.code}] {self.title}" + (f" - {hint}" if hint else "") + f" - see {self.docs_link}")
 
     @property
     def docs_url(self) -> str:
         base = (os.environ.get(self.docs_url_env) if self.docs_url_env else None) or self.docs_base
         return page_url(base, self.docs_version, self.code)
+
+    @property
+    def docs_link(self) -> str:
+        """The entry's page with the error's values, from which the page computes the fixes."""
+        query = query_string(self.params)
+        return self.docs_url + ("?" + query if query else "")
 
     def __reduce__(self):
         return (type(self), (str(self), dict(self.params)))

@@ -32,24 +32,64 @@ def _rt_page_url(docs_url: str, version: str, code: str) -> str:
     return f"{docs_url.rstrip('/')}/{version}/errors/{code}/"
 
 
+def _rt_shown(value) -> str:
+    """A computed value as `errkit explain` prints it: a list's (or tuple's) items joined by commas."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_rt_shown(v) for v in value) if value else "(none)"
+    return str(value)
+
+
+def _rt_first_suggestion(suggestions, params) -> str | None:
+    """`label: value` of the first suggestion that computes a value from `params` (in the order
+    of the entry's fixes, as `errkit explain` lists them); None when none does."""
+    for label, compute in suggestions:
+        try:
+            value = compute(**params)
+        except Exception:  # noqa: BLE001 - needs a value the error did not carry, or cannot be computed for these
+            continue
+        if value is not None and value != [] and value != ():
+            return f"{label}: {_rt_shown(value)}"
+    return None
+
+
+def _rt_query_string(params) -> str:
+    """The values as an entry page's query string (`num_q_heads=12&num_kv_heads=8`), each written
+    as a message writes it, a list or shape as its items joined by commas."""
+    from urllib.parse import quote
+
+    def text(value):
+        return ",".join(text(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+
+    return "&".join(f"{quote(str(k))}={quote(text(v), safe=',')}" for k, v in params.items())
+
+
 class _rt_CatalogueError(Exception):
-    """Base of every catalogued error: `str(e)` is the message; `.code`, `.params`, a docs note."""
+    """Base of every catalogued error: `str(e)` is the message; `.code`, `.params`, and a note with
+    the first fix computed from the values and the entry's page with the values in its address."""
 
     code: str = ""
     title: str = ""
     docs_base: str = ""
     docs_version: str = ""
     docs_url_env: str = ""  # the variable that overrides docs_base, read when an error is raised
+    suggestions: tuple = ()  # (label, function of the params) of the entry's fixes, in order
 
     def __init__(self, message: str, params: Mapping[str, Any] | None = None):
         super().__init__(message)
         self.params = _rt_MappingProxyType(dict(params or {}))
-        self.add_note(f"[{self.code}] {self.title} - see {self.docs_url}")
+        hint = _rt_first_suggestion(self.suggestions, self.params)
+        self.add_note(f"[{self.code}] {self.title}" + (f" - {hint}" if hint else "") + f" - see {self.docs_link}")
 
     @property
     def docs_url(self) -> str:
         base = (_rt_os.environ.get(self.docs_url_env) if self.docs_url_env else None) or self.docs_base
         return _rt_page_url(base, self.docs_version, self.code)
+
+    @property
+    def docs_link(self) -> str:
+        """The entry's page with the error's values, from which the page computes the fixes."""
+        query = _rt_query_string(self.params)
+        return self.docs_url + ("?" + query if query else "")
 
     def __reduce__(self):
         return (type(self), (str(self), dict(self.params)))
@@ -147,12 +187,60 @@ def _rt_default_backend() -> str:
     return jax.default_backend()
 
 
+_fx__LIMIT = 10**12  # divisors() walks up to sqrt(n); keep it bounded on hostile values
+
+
+def _fx_divisors(n: int) -> list[int]:
+    """All positive divisors of n, ascending (empty for n < 1)."""
+    n = int(n)
+    if n < 1 or n > _fx__LIMIT:
+        return []
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d != n // d:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]
+
+
+def _fx_nearest(candidates: list, x: float) -> list:
+    """The closest candidates on either side of x (x itself when it is one), ascending."""
+    candidates = sorted(set(candidates))
+    if x in candidates:
+        return [x]
+    below = [c for c in candidates if c < x]
+    above = [c for c in candidates if c > x]
+    return ([below[-1]] if below else []) + ([above[0]] if above else [])
+
+
+def _fx_next_multiple(n: int, m: int) -> int:
+    """The smallest multiple of m that is >= n."""
+    return -(-int(n) // int(m)) * int(m) if m else int(n)
+
+
+def _fx_prev_multiple(n: int, m: int) -> int:
+    """The largest multiple of m that is <= n (at least m)."""
+    return max(int(n) // int(m) * int(m), int(m)) if m else int(n)
+
+
 def _fx_is_power_of_two(n: int) -> bool:
     return isinstance(n, int) and not isinstance(n, bool) and n > 0 and n & (n - 1) == 0
 
 
 def _fx_is_finite(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and _fx_math.isfinite(x)
+
+
+def _fx_gcd(a: int, b: int) -> int:
+    return _fx_math.gcd(int(a), int(b))
+
+
+def _fx_common_divisors(a: int, b: int) -> list[int]:
+    """Positive divisors shared by a and b, ascending."""
+    return _fx_divisors(_fx_gcd(a, b))
 
 
 DOCS_BASE = 'https://errkit.github.io/errkit'
@@ -185,6 +273,10 @@ class KShapeMismatchError(CatalogueError, ValueError):
 
     code = 'RA102'
     title = "k's batch or head_dim differs from q's"
+    suggestions = (
+        ('k shape that fits q', lambda k_shape, q_shape, **_: (q_shape[0], k_shape[1], k_shape[2], q_shape[3])),
+        ('k shape the upstream kernel expects', lambda kv_shape, **_: kv_shape),
+    )
 
 
 class VShapeMismatchError(CatalogueError, ValueError):
@@ -192,6 +284,10 @@ class VShapeMismatchError(CatalogueError, ValueError):
 
     code = 'RA103'
     title = "v's shape differs from k's"
+    suggestions = (
+        ('v shape the kernel expects', lambda k_shape, **_: k_shape),
+        ('v shape the upstream kernel expects', lambda kv_shape, **_: kv_shape),
+    )
 
 
 class QkvDtypeMismatchError(CatalogueError, ValueError):
@@ -199,6 +295,11 @@ class QkvDtypeMismatchError(CatalogueError, ValueError):
 
     code = 'RA104'
     title = 'q, k and v have different dtypes'
+    suggestions = (
+        ('dtype to cast k to (none: k agrees with q or v does not)', lambda k_dtype, q_dtype, v_dtype, **_: q_dtype if q_dtype == v_dtype and k_dtype != q_dtype else None),
+        ('dtype to cast v to (none: v agrees with q or k does not)', lambda k_dtype, q_dtype, v_dtype, **_: q_dtype if q_dtype == k_dtype and v_dtype != q_dtype else None),
+        ('dtype to cast q to (none: q agrees with k or k and v differ)', lambda k_dtype, q_dtype, v_dtype, **_: k_dtype if k_dtype == v_dtype and q_dtype != k_dtype else None),
+    )
 
 
 class GqaHeadCountError(CatalogueError, ValueError):
@@ -206,6 +307,11 @@ class GqaHeadCountError(CatalogueError, ValueError):
 
     code = 'RA105'
     title = 'Query heads are not a multiple of key/value heads'
+    suggestions = (
+        ('valid num_kv_heads', lambda num_q_heads, **_: _fx_divisors(num_q_heads)),
+        ('nearest valid num_kv_heads', lambda num_kv_heads, num_q_heads, **_: _fx_nearest(_fx_divisors(num_q_heads), num_kv_heads)),
+        ('nearest valid num_q_heads', lambda num_kv_heads, num_q_heads, **_: _fx_nearest([_fx_prev_multiple(num_q_heads, num_kv_heads), _fx_next_multiple(num_q_heads, num_kv_heads)], num_q_heads)),
+    )
 
 
 class DtypeUnsupportedError(CatalogueError, NotImplementedError):
@@ -213,6 +319,9 @@ class DtypeUnsupportedError(CatalogueError, NotImplementedError):
 
     code = 'RA106'
     title = "The inputs' dtype is not supported by the chosen implementation"
+    suggestions = (
+        ('supported dtypes', lambda implementation, **_: [candidate_ for candidate_ in ['float32', 'bfloat16', 'float16', 'float64'] if candidate_ in ('float32', 'bfloat16', 'float16') or (implementation == 'xla' and candidate_ == 'float64')]),
+    )
 
 
 class HeadDimTooLargeError(CatalogueError, ValueError):
@@ -220,6 +329,10 @@ class HeadDimTooLargeError(CatalogueError, ValueError):
 
     code = 'RA107'
     title = "head_dim is above the Pallas kernel's limit of 256"
+    suggestions = (
+        ("head sizes d the Pallas kernel runs without padding (none: use implementation='xla')", lambda head_dim, **_: [d for d in _fx_common_divisors(head_dim, 256) if d >= 16]),
+        ('implementation that takes this head_dim', lambda head_dim, **_: [candidate_ for candidate_ in ['pallas', 'xla'] if (candidate_ is None or candidate_ in ('pallas', 'xla')) and (candidate_ != 'pallas' or head_dim <= 256)]),
+    )
 
 
 class EmptyDimensionError(CatalogueError, ValueError):
@@ -234,6 +347,9 @@ class ImplementationUnknownError(CatalogueError, ValueError):
 
     code = 'RA201'
     title = "implementation is not 'pallas', 'xla' or None"
+    suggestions = (
+        ("closest valid implementation (none: choose 'pallas' or 'xla')", lambda implementation, **_: 'pallas' if implementation in ('Pallas', 'PALLAS', 'triton', 'Triton', 'gpu', 'GPU', 'cuda', 'cudnn', 'mosaic', 'mosaic_gpu', 'flash') else 'xla' if implementation in ('XLA', 'Xla', 'jax', 'jnp', 'cpu', 'CPU', 'reference', 'ref', 'naive') else None),
+    )
 
 
 class SmScaleNotFiniteError(CatalogueError, ValueError):
@@ -255,6 +371,9 @@ class CapMethodUnknownError(CatalogueError, ValueError):
 
     code = 'RA204'
     title = "cap_method is not 'tanh', 'soft_sign' or 'none'"
+    suggestions = (
+        ('closest valid cap_method', lambda cap_method, **_: 'soft_sign' if cap_method in ('softsign', 'soft-sign', 'SoftSign', 'soft_sign_cap', 'softsign_cap') else 'none' if cap_method in (None, 'None', '', 'off', 'no', 'false', 'identity', 'linear') else 'tanh'),
+    )
 
 
 class CausalNotBoolError(CatalogueError, TypeError):
@@ -283,6 +402,10 @@ class BlockSizeInvalidError(CatalogueError, ValueError):
 
     code = 'RA211'
     title = 'Forward block sizes are not powers of two in [16, 1024]'
+    suggestions = (
+        ('nearest valid block_q (none: block_q is valid)', lambda block_q, has_config, **_: [] if _fx_is_power_of_two(block_q) and block_q in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([candidate_ for candidate_ in [16, 32, 64, 128, 256, 512, 1024] if not has_config or (_fx_is_power_of_two(candidate_) and 16 <= candidate_ <= 1024)], int(block_q) if _fx_is_finite(block_q) else 128)),
+        ('nearest valid block_kv (none: block_kv is valid)', lambda block_kv, has_config, **_: [] if _fx_is_power_of_two(block_kv) and block_kv in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([candidate_ for candidate_ in [16, 32, 64, 128, 256, 512, 1024] if not has_config or (_fx_is_power_of_two(candidate_) and 16 <= candidate_ <= 1024)], int(block_kv) if _fx_is_finite(block_kv) else 128)),
+    )
 
 
 class BackwardBlockSizeInvalidError(CatalogueError, ValueError):
@@ -290,6 +413,12 @@ class BackwardBlockSizeInvalidError(CatalogueError, ValueError):
 
     code = 'RA212'
     title = 'Backward block sizes are not powers of two in [16, 1024]'
+    suggestions = (
+        ('nearest valid block_q_dkv (none: block_q_dkv is valid)', lambda block_kv_dkv, block_kv_dq, block_q_dkv, block_q_dq, has_config, **_: [] if _fx_is_power_of_two(block_q_dkv) and block_q_dkv in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([candidate_ for candidate_ in [16, 32, 64, 128, 256, 512, 1024] if (not has_config or (candidate_ is None) == (block_kv_dkv is None) == (block_q_dq is None) == (block_kv_dq is None)) and (candidate_ is None or (_fx_is_power_of_two(candidate_) and 16 <= candidate_ <= 1024))], int(block_q_dkv) if _fx_is_finite(block_q_dkv) else 128)),
+        ('nearest valid block_kv_dkv (none: block_kv_dkv is valid)', lambda block_kv_dkv, block_kv_dq, block_q_dkv, block_q_dq, has_config, **_: [] if _fx_is_power_of_two(block_kv_dkv) and block_kv_dkv in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([candidate_ for candidate_ in [16, 32, 64, 128, 256, 512, 1024] if (not has_config or (block_q_dkv is None) == (candidate_ is None) == (block_q_dq is None) == (block_kv_dq is None)) and (candidate_ is None or (_fx_is_power_of_two(candidate_) and 16 <= candidate_ <= 1024))], int(block_kv_dkv) if _fx_is_finite(block_kv_dkv) else 128)),
+        ('nearest valid block_q_dq (none: block_q_dq is valid)', lambda block_kv_dkv, block_kv_dq, block_q_dkv, block_q_dq, has_config, **_: [] if _fx_is_power_of_two(block_q_dq) and block_q_dq in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([candidate_ for candidate_ in [16, 32, 64, 128, 256, 512, 1024] if (not has_config or (block_q_dkv is None) == (block_kv_dkv is None) == (candidate_ is None) == (block_kv_dq is None)) and (candidate_ is None or (_fx_is_power_of_two(candidate_) and 16 <= candidate_ <= 1024))], int(block_q_dq) if _fx_is_finite(block_q_dq) else 128)),
+        ('nearest valid block_kv_dq (none: block_kv_dq is valid)', lambda block_kv_dkv, block_kv_dq, block_q_dkv, block_q_dq, has_config, **_: [] if _fx_is_power_of_two(block_kv_dq) and block_kv_dq in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([candidate_ for candidate_ in [16, 32, 64, 128, 256, 512, 1024] if (not has_config or (block_q_dkv is None) == (block_kv_dkv is None) == (block_q_dq is None) == (candidate_ is None)) and (candidate_ is None or (_fx_is_power_of_two(candidate_) and 16 <= candidate_ <= 1024))], int(block_kv_dq) if _fx_is_finite(block_kv_dq) else 128)),
+    )
 
 
 class BackwardBlocksPartialError(CatalogueError, ValueError):
@@ -304,6 +433,9 @@ class BoundShapeError(CatalogueError, ValueError):
 
     code = 'RA301'
     title = 'bound does not have shape (batch,)'
+    suggestions = (
+        ('bound shape to pass', lambda batch, **_: (batch,)),
+    )
 
 
 class BoundDtypeError(CatalogueError, TypeError):
@@ -318,6 +450,9 @@ class BoundNeedsEqualLengthsError(CatalogueError, ValueError):
 
     code = 'RA303'
     title = 'bound is given but q and k have different sequence lengths'
+    suggestions = (
+        ('q_seq_len that matches k', lambda kv_seq_len, **_: kv_seq_len),
+    )
 
 
 class CausalNeedsEqualLengthsError(CatalogueError, ValueError):
@@ -325,6 +460,9 @@ class CausalNeedsEqualLengthsError(CatalogueError, ValueError):
 
     code = 'RA304'
     title = 'causal=True with different q and kv sequence lengths'
+    suggestions = (
+        ('q_seq_len of the full-length causal call', lambda kv_seq_len, **_: kv_seq_len),
+    )
 
 
 class BoundNegativeError(CatalogueError, ValueError):
@@ -339,6 +477,9 @@ class BoundExceedsInt32Error(CatalogueError, ValueError):
 
     code = 'RA306'
     title = 'bound has a value int32 cannot hold'
+    suggestions = (
+        ('largest bound int32 holds (from kv_seq_len up every key is context)', lambda **_: 2147483647),
+    )
 
 
 class BatchAxisUnknownError(CatalogueError, ValueError):
@@ -360,6 +501,11 @@ class BatchNotDivisibleByMeshError(CatalogueError, ValueError):
 
     code = 'RA403'
     title = 'Batch size is not divisible by the batch mesh axis'
+    suggestions = (
+        ('padded batch', lambda batch, batch_axis_size, **_: _fx_next_multiple(batch, batch_axis_size)),
+        ('nearest valid batch sizes', lambda batch, batch_axis_size, **_: _fx_nearest([candidate_ for candidate_ in [_fx_prev_multiple(batch, batch_axis_size), _fx_next_multiple(batch, batch_axis_size)] if batch_axis_size >= 1 and candidate_ % batch_axis_size == 0], batch)),
+        ('batch-axis sizes dividing both batch and the current axis size', lambda batch, batch_axis_size, **_: [candidate_ for candidate_ in _fx_common_divisors(batch, batch_axis_size) if candidate_ >= 1 and batch % candidate_ == 0]),
+    )
 
 
 class HeadsNotDivisibleByMeshError(CatalogueError, ValueError):
@@ -367,6 +513,11 @@ class HeadsNotDivisibleByMeshError(CatalogueError, ValueError):
 
     code = 'RA404'
     title = 'Key/value heads are not divisible by the head mesh axis'
+    suggestions = (
+        ('valid head-axis sizes', lambda num_kv_heads, **_: [candidate_ for candidate_ in _fx_divisors(num_kv_heads) if candidate_ >= 1 and num_kv_heads % candidate_ == 0]),
+        ("valid head-axis sizes that fit on the current axis' devices", lambda head_axis_size, num_kv_heads, **_: [d for d in _fx_divisors(num_kv_heads) if d <= head_axis_size]),
+        ('num_kv_heads after repeating each head r = head_axis_size // gcd(num_kv_heads, head_axis_size) times', lambda head_axis_size, num_kv_heads, **_: num_kv_heads * (head_axis_size // _fx_gcd(num_kv_heads, head_axis_size))),
+    )
 
 
 class AxesIdenticalError(CatalogueError, ValueError):

@@ -17,11 +17,15 @@ import pytest
 
 from support import CATALOG, errkit_subprocess
 from errkit import match, patterns, runtime
+from errkit import explain
+from errkit.answer import first_suggestion
+from errkit.runtime import query_string
 from errkit.generate.carry import carry
 from errkit.generate.validators import validators
 from errkit.load import load
 
 CATALOGUE = load(CATALOG).catalogue
+INDEX = match.Index.load()
 VALIDATED = [e for e in CATALOGUE.entries if not e.explain_only]
 BY_CODE = {e.code: e for e in VALIDATED}
 
@@ -158,6 +162,7 @@ def test_every_example_behaves_without_errkit(ours):
         print(json.dumps(out))
     """, [ours], stdin=pickle.dumps([(code, params, kind) for code, params, kind in cases]))
     assert len(results) == len(cases) > 100
+    hinted = 0
     for (code, params, kind), got in zip(cases, results):
         if kind == "good":
             assert got is None, (code, params, got)
@@ -167,8 +172,16 @@ def test_every_example_behaves_without_errkit(ours):
         assert entry.exception in got["builtins"], got
         assert got["message"] == patterns.compile_wording(entry, 0).render(params)
         assert got["params"] == {k: repr(params[k]) for k in got["params"]} and got["params"], got
-        assert got["notes"] == [f"[{code}] {entry.title} - see {CATALOGUE.settings.page_url(code)}"]
+        # the note: the first suggestion explain's evaluator computes from the raised values (the
+        # generated module's own compiled copy must agree), the page with the values
+        raised = {k: params[k] for k in got["params"]}
+        fixes = [{"suggestions": explain.suggestions(fix, raised)} for fix in INDEX.entries[code]["fixes"]]
+        hint = first_suggestion({"fixes": fixes})
+        link = CATALOGUE.settings.page_url(code) + "?" + query_string(raised)
+        assert got["notes"] == [f"[{code}] {entry.title}" + (f" - {hint}" if hint else "") + f" - see {link}"]
         assert match.NOTE.search(got["notes"][0])["code"] == code
+        hinted += hint is not None
+    assert hinted >= 41, "the bad examples whose entry computes a fix from the raised values carry it in their note"
 
 
 def test_validate_functions_read_duck_typed_arrays_without_errkit(ours, other):
@@ -194,7 +207,7 @@ def test_validate_functions_read_duck_typed_arrays_without_errkit(ours, other):
     assert (empty["class"], empty["message"], empty["params"]) == ("SizeNotPositiveError", "size must be positive, got 0", {"size": "0"})
     assert not_array["message"] == "size must be positive, got -1"  # dim() of a non-array
     assert (count["code"], count["message"]) == ("RA102", "count must be a power of two, got 3")
-    assert count["notes"] == ["[RA102] count is not a power of two - see https://other.example/docs/2.0/errors/RA102/"]
+    assert count["notes"] == ["[RA102] count is not a power of two - see https://other.example/docs/2.0/errors/RA102/?count=3"]
 
 
 def _notes(ours, other, env):
@@ -209,14 +222,16 @@ def _notes(ours, other, env):
 
 
 def test_docs_url_override_is_per_catalogue(ours, other):
-    ours_default = f"[RA201] {BY_CODE['RA201'].title} - see {CATALOGUE.settings.page_url('RA201')}"
-    other_default = "[RA102] count is not a power of two - see https://other.example/docs/2.0/errors/RA102/"
-    other_local = "[RA102] count is not a power of two - see http://127.0.0.1:8000/2.0/errors/RA102/"
+    hint = ""  # 'bogus' is close to no valid implementation: no computed fix to show
+    ours_default = f"[RA201] {BY_CODE['RA201'].title}{hint} - see {CATALOGUE.settings.page_url('RA201')}?implementation=bogus"
+    other_default = "[RA102] count is not a power of two - see https://other.example/docs/2.0/errors/RA102/?count=3"
+    other_local = "[RA102] count is not a power of two - see http://127.0.0.1:8000/2.0/errors/RA102/?count=3"
     assert _notes(ours, other, {}) == [ours_default, other_default, other_default, "ERRKIT_DOCS_URL_OTHER_LIB_2"]
     # the other project's variable moves only its links; the old process-wide name moves nothing
     assert _notes(ours, other, {"ERRKIT_DOCS_URL_OTHER_LIB_2": "http://127.0.0.1:8000/", "ERRKIT_DOCS_URL": "http://x.invalid/"}) == [
         ours_default, other_local, other_local, "ERRKIT_DOCS_URL_OTHER_LIB_2"]
-    ours_local = f"[RA201] {BY_CODE['RA201'].title} - see http://127.0.0.1:8000/{CATALOGUE.settings.version}/errors/RA201/"
+    ours_local = (f"[RA201] {BY_CODE['RA201'].title}{hint} - see http://127.0.0.1:8000/{CATALOGUE.settings.version}"
+                  "/errors/RA201/?implementation=bogus")
     assert _notes(ours, other, {"ERRKIT_DOCS_URL_ERRKIT": "http://127.0.0.1:8000"}) == [
         ours_local, other_default, other_default, "ERRKIT_DOCS_URL_OTHER_LIB_2"]
 

@@ -10,7 +10,7 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from .. import expr, fixes, runtime, template
+from .. import expr, fixes, kernels, runtime, template
 from ..model import Catalogue, Entry, Group
 from .carry import carry
 from .render import render_template
@@ -246,6 +246,22 @@ def traced_steps(group: Group, checks: list[CheckCode]) -> list[Step]:
     return out
 
 
+def suggestion_lambdas(entry: Entry, kernel_map) -> list[tuple[str, str]]:
+    """(label, `lambda <names>, **_: <expression>`) of every suggestion of the entry's fixes, in
+    order, that Python can compute from the entry's params: the exception's note shows the first
+    one that yields a value. Those needing more than the params (`needs` in explain) are left out."""
+    out = []
+    for sources in kernels.suggestion_sources(entry, kernel_map):
+        for label, source in sources.items():
+            try:
+                names = sorted(expr.check(source, entry.params.keys()).names)
+                body = python_expression(source, entry.params.keys())
+            except expr.ExprError:
+                continue
+            out.append((label, f"lambda {', '.join([*names, '**_'])}: {body}"))
+    return out
+
+
 def project_name(settings) -> str:
     """The name generated text gives the catalogue's project (its docstring, its docs URL variable)."""
     return settings.project
@@ -265,7 +281,9 @@ def validators(catalogue: Catalogue) -> dict[str, str]:
     traced_groups = [(g, traced_steps(g, [checks[c] for c in g.checks if checks[c].entry.traced == "checkify"]))
                      for g in settings.groups.values() if any(checks[c].entry.traced == "checkify" for c in g.checks)]
     check_bodies = {code: check_steps(check) for code, check in checks.items()}
+    suggestions = {e.code: suggestion_lambdas(e, catalogue.kernels) for e in entries}
     sources = [step.source for _, steps in groups for step in steps] + [s.source for b in check_bodies.values() for s in b]
+    sources += [source for found in suggestions.values() for _, source in found]
     used = sorted(set(re.findall(r"\b_(rt|fx)_(\w+)", " ".join(sources))))
     runtime_helpers = [name for side, name in used if side == "rt"]
     fixes_helpers = [name for side, name in used if side == "fx"]
@@ -276,6 +294,7 @@ def validators(catalogue: Catalogue) -> dict[str, str]:
         entries=sorted(entries, key=lambda e: e.code),
         checks=checks,
         check_bodies=check_bodies,
+        suggestions=suggestions,
         groups=groups,
         traced_groups=traced_groups,
         project=project,
