@@ -29,7 +29,7 @@ def explain_text(text: str, index=None) -> dict | None:
     found, _, _ = explain_chunks(index, line_chunks([text.encode("utf-8", "backslashreplace")]))
     if not found:
         return None
-    res = result(index, found[0].match, found[0].count, found[0].last_line)
+    res = result(index, found[0].match)  # one exception: its message and its note are one error
     return res if res["confidence"] in CONFIDENT else None
 
 
