@@ -13,6 +13,7 @@ import sys
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
+from .catalogues import LintFailed
 from .errors import UsageError
 
 
@@ -26,18 +27,44 @@ def _catalog_dir(args):
     return _path(args.catalog or "catalog")
 
 
-def cmd_lint(args) -> int:
-    from .lint import lint
+def _index(args, registered_too: bool = True):
+    """The matcher index the command reads: `--catalog`'s catalogue (else the current project's
+    index) merged with the registered ones (errkit/catalogues.py); clashes reported on stderr."""
+    from . import catalogues
 
-    root = _path(args.dir) if args.dir else _catalog_dir(args)
-    loaded, findings = lint(root)
-    for f in findings:
-        print(f)
+    return catalogues.load(_catalog_dir(args) if args.catalog else None, registered_too, warn=catalogues.stderr_warn)
+
+
+def cmd_lint(args) -> int:
+    from .lint import lint, lint_files
+
+    paths = [_path(p) for p in args.paths]
+    if len(paths) == 1 and not paths[0].is_file():  # a catalogue folder (or a missing one: reported)
+        root = paths[0]
+        loaded, findings = lint(root)
+        count = len(loaded.entries)
+    elif paths:  # files, as pre-commit passes them: each linted within its catalogue
+        root = " ".join(str(p) for p in paths)
+        loaded_all, findings = lint_files(paths)
+        count = sum(len(loaded.entries) for loaded in loaded_all)
+    else:
+        root = _catalog_dir(args)
+        loaded, findings = lint(root)
+        count = len(loaded.entries)
+    if args.json:
+        import json
+
+        for f in findings:
+            print(json.dumps({"path": f.path, "line": f.line, "col": f.col, "rule": f.rule, "message": f.message,
+                              "severity": f.severity}, ensure_ascii=False))
+    else:
+        for f in findings:
+            print(f)
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         print(f"{len(errors)} error(s) in {root}", file=sys.stderr)
         return EXIT_FINDINGS
-    print(f"{root}: {len(loaded.entries)} entries, no problems", file=sys.stderr)
+    print(f"{root}: {count} entries, no problems", file=sys.stderr)
     return EXIT_OK
 
 
@@ -85,40 +112,46 @@ def cmd_generate(args) -> int:
 def cmd_explain(args) -> int:
     from .explain import run
 
-    return run(args.text, as_json=args.json, show_all=args.all)
+    return run(args.text, as_json=args.json, show_all=args.all, index=_index(args))
 
 
 def cmd_list(args) -> int:
-    from .match import Index
+    index = _index(args)
+    if args.json:
+        import json
 
-    index = Index.load()
     for code, entry in index.entries.items():
+        if args.json:
+            print(json.dumps({"code": code, "slug": entry["slug"], "title": entry["title"], "area": entry["area"],
+                              "exception": entry["exception"], "explain_only": entry["explain_only"],
+                              "catalogue": index.catalogue(code)}, ensure_ascii=False))
+            continue
         kind = "explain-only" if entry["explain_only"] else entry["exception"]
-        print(f"{code}  {entry['area']:<9} {kind:<19} {entry['title']}")
+        print(f"{code}  {entry['area']:<9} {kind:<19} {entry['title']}  ({index.catalogue(code)})")
     return EXIT_OK
 
 
 def cmd_show(args) -> int:
     from .explain import Style, format_entry
-    from .match import Index
 
-    index = Index.load()
+    index = _index(args)
     code = index.lookup(args.code)
     if code is None:
         raise UsageError(f"no entry with code or slug {args.code!r} (see `errkit list`)")
     if args.json:
         import json
 
-        print(json.dumps({"code": code, **index.entries[code]}, ensure_ascii=False))
+        print(json.dumps({"code": code, **index.entries[code], "catalogue": index.catalogue(code)}, ensure_ascii=False))
     else:
-        print(format_entry(code, index.entries[code], Style(sys.stdout)))
+        print(format_entry(code, index.entries[code], Style(sys.stdout), index.catalogue(code)))
     return EXIT_OK
 
 
 def cmd_scan(args) -> int:
     from .scan import run
 
-    return run(args)
+    # `--catalog X`: audited against X's catalogue alone, not the registered ones
+    return run(args, index_loader=lambda: _index(args, registered_too=not args.catalog))
 
 
 def cmd_docs(args) -> int:
@@ -156,6 +189,7 @@ def _explain_args(p):
 
 
 def _list_args(p):
+    p.add_argument("--json", action="store_true", help="one JSON object per entry (JSON Lines)")
     p.set_defaults(func=cmd_list)
 
 
@@ -166,12 +200,14 @@ def _show_args(p):
 
 
 def _lint_args(p):
-    p.add_argument("dir", nargs="?", help="catalogue folder (default: ./catalog)")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="a catalogue folder, or entry files (each linted within its catalogue); default: the catalogue")
+    p.add_argument("--json", action="store_true", help="one JSON object per finding (JSON Lines)")
     p.set_defaults(func=cmd_lint)
 
 
 def _fmt_args(p):
-    p.add_argument("files", nargs="*", help="entry files (default: the whole catalogue)")
+    p.add_argument("files", nargs="*", help="entry files or catalogue folders (default: the whole catalogue)")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file would change")
     p.set_defaults(func=cmd_fmt)
 
@@ -227,12 +263,36 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line; with `only`, just that command's parser is built (each one costs start-up
     time, and `errkit explain` should start fast)."""
     parser = _Parser(prog="errkit", description="A declarative error catalogue for JAX attention kernels.")
-    parser.add_argument("--catalog", metavar="DIR", help="catalogue folder (default: ./catalog)")
+    parser.add_argument("--catalog", metavar="DIR", help=CATALOG_HELP)
+    parser.add_argument("--version", action=_Version, help="print errkit's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, declare) in COMMANDS.items():
         if only is None or name == only:
-            declare(sub.add_parser(name, help=help_text))
+            command = sub.add_parser(name, help=help_text)
+            # after the command too; SUPPRESS: not given there, the value before the command stays
+            command.add_argument("--catalog", metavar="DIR", default=argparse.SUPPRESS, help=CATALOG_HELP)
+            declare(command)
     return parser
+
+
+CATALOG_HELP = "catalogue folder (default: ./catalog)"
+
+
+class _Version(argparse.Action):
+    """`--version`: the installed distribution's version, looked up only when asked."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("errkit")
+        except PackageNotFoundError:
+            number = "unknown (not installed)"
+        print(f"errkit {number}")
+        parser.exit()
 
 
 def _command_named(argv: list[str]) -> str | None:
@@ -271,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as err:
         print(f"errkit: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except LintFailed:  # the catalogue's lint errors are printed
+        return EXIT_FINDINGS
     except BrokenPipeError:
         # The reader went away (`errkit ... | head -1`): not an error worth a traceback.
         try:

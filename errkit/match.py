@@ -170,6 +170,13 @@ class Index:
         self._postings: dict[str, list[int]] | None = None
         self._skeletons: dict[int, str] = {}
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
+        # the catalogue each code comes from (errkit/catalogues.py): code -> name, or one name for all
+        self._catalogues = data.get("catalogues") or data.get("project") or ""
+
+    def catalogue(self, code: str) -> str:
+        """The name of the catalogue entry `code` comes from."""
+        owner = self._catalogues
+        return owner.get(code, "") if isinstance(owner, dict) else owner
 
     @classmethod
     def load(cls, path: str = INDEX_FILE) -> "Index":

@@ -55,7 +55,9 @@ def gap_lines(sites: list[Site]) -> list[str]:
 # -- the command ------------------------------------------------------------------------------------
 
 
-def run(args) -> int:
+def run(args, load_index=None) -> int:
+    """The command; `load_index()`: the index to audit against when `--index` names none (the
+    command line's catalogues), else errkit's own."""
     def report(line: str) -> None:
         print(line, file=sys.stderr)
 
@@ -63,7 +65,8 @@ def run(args) -> int:
     if result.files == 0:
         report("errkit scan: nothing could be scanned")
         return EXIT_NOTHING
-    coverage = Coverage(load_index(getattr(args, "index", None)))
+    given = getattr(args, "index", None)
+    coverage = Coverage(load_index(given) if given or index_loader is None else index_loader())
     for site in result.sites:
         site.covered_by = coverage.covered_by(site)
     if args.json:
