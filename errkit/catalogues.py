@@ -141,12 +141,13 @@ def project_name(path: str) -> str | None:
             head = handle.read(_HEAD)
     except OSError:
         return None
-    at = head.find(b'"project":"')
-    if at < 0:
+    import re  # already loaded by the matcher
+
+    found = re.search(rb'"project"\s*:\s*("(?:[^"\\]|\\.)*")', head)
+    try:
+        return json.loads(found.group(1)) if found else None
+    except ValueError:
         return None
-    start = at + len(b'"project":"')
-    end = head.find(b'"', start)
-    return head[start:end].decode("utf-8", "replace") if end > 0 else None
 
 
 def _read(path: str) -> dict:
@@ -234,7 +235,7 @@ def sources(catalog_dir=None, registered_too: bool = True, bundled=None) -> list
         if path:
             out.append(Source(project_name(path) or path, path))
     if registered_too:
-        candidates = [(project_name(path), path) for _, path in registered()]
+        candidates = [(project_name(path) or name, path) for name, path in registered()]
         if bundled:  # skipped below when a registered catalogue is it
             candidates.append((project_name(bundled), bundled))
         seen = {s.name for s in out}

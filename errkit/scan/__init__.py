@@ -55,9 +55,9 @@ def gap_lines(sites: list[Site]) -> list[str]:
 # -- the command ------------------------------------------------------------------------------------
 
 
-def run(args, load_index=None) -> int:
-    """The command; `load_index()`: the index to audit against when `--index` names none (the
-    command line's catalogues), else errkit's own."""
+def run(args, index_loader=None) -> int:
+    """The command; `index_loader()`: the index to audit against when `--index` names none (the
+    command line's catalogues); without one, errkit's own index."""
     def report(line: str) -> None:
         print(line, file=sys.stderr)
 
