@@ -6,7 +6,6 @@ it needs (no ruamel.yaml, jinja2 or jax).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -160,27 +159,6 @@ def cmd_docs(args) -> int:
     return run(_catalog_dir(args), args)
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's formatter imports shutil (and with it bz2, lzma) just to read the terminal width,
-    on every run; os answers the same question."""
-
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        if width is None:
-            try:
-                width = os.get_terminal_size().columns - 2
-            except OSError:
-                width = int(os.environ.get("COLUMNS", 80)) - 2
-        super().__init__(prog, indent_increment, max_help_position, width)
-
-
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser (and, by inheritance, its sub-command parsers) using _Formatter."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
-
 def _explain_args(p):
     p.add_argument("text", nargs="*", help="error text, a file path, '-' for standard input, or a code/slug")
     p.add_argument("--json", action="store_true", help="one JSON object per match (JSON Lines)")
@@ -259,40 +237,72 @@ COMMANDS = {  # name: (help, how its arguments are declared)
 }
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+_CLASSES: dict = {}
+
+
+def _argparse_classes():
+    """(parser class, --version action): argparse (and the gettext and locale it loads) is imported
+    only when a parser is built; `errkit explain` usually needs none (see _fast_explain)."""
+    if not _CLASSES:
+        import argparse
+
+        class _Formatter(argparse.HelpFormatter):
+            """argparse's formatter imports shutil (and with it bz2, lzma) just to read the terminal width,
+            on every run; os answers the same question."""
+
+            def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+                if width is None:
+                    try:
+                        width = os.get_terminal_size().columns - 2
+                    except OSError:
+                        width = int(os.environ.get("COLUMNS", 80)) - 2
+                super().__init__(prog, indent_increment, max_help_position, width)
+
+        class _Parser(argparse.ArgumentParser):
+            """An ArgumentParser (and, by inheritance, its sub-command parsers) using _Formatter."""
+
+            def __init__(self, *args, **kwargs):
+                kwargs.setdefault("formatter_class", _Formatter)
+                super().__init__(*args, **kwargs)
+
+        class _Version(argparse.Action):
+            """`--version`: the installed distribution's version, looked up only when asked."""
+
+            def __init__(self, option_strings, dest, **kwargs):
+                super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+            def __call__(self, parser, namespace, values, option_string=None):
+                from importlib.metadata import PackageNotFoundError, version
+
+                try:
+                    number = version("errkit")
+                except PackageNotFoundError:
+                    number = "unknown (not installed)"
+                print(f"errkit {number}")
+                parser.exit()
+
+        _CLASSES.update(parser=_Parser, version=_Version, suppress=argparse.SUPPRESS)
+    return _CLASSES
+
+
+def build_parser(only: str | None = None):
     """The command line; with `only`, just that command's parser is built (each one costs start-up
     time, and `errkit explain` should start fast)."""
-    parser = _Parser(prog="errkit", description="A declarative error catalogue for JAX attention kernels.")
+    classes = _argparse_classes()
+    parser = classes["parser"](prog="errkit", description="A declarative error catalogue for JAX attention kernels.")
     parser.add_argument("--catalog", metavar="DIR", help=CATALOG_HELP)
-    parser.add_argument("--version", action=_Version, help="print errkit's version and exit")
+    parser.add_argument("--version", action=classes["version"], help="print errkit's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, declare) in COMMANDS.items():
         if only is None or name == only:
             command = sub.add_parser(name, help=help_text)
             # after the command too; SUPPRESS: not given there, the value before the command stays
-            command.add_argument("--catalog", metavar="DIR", default=argparse.SUPPRESS, help=CATALOG_HELP)
+            command.add_argument("--catalog", metavar="DIR", default=classes["suppress"], help=CATALOG_HELP)
             declare(command)
     return parser
 
 
 CATALOG_HELP = "catalogue folder (default: ./catalog)"
-
-
-class _Version(argparse.Action):
-    """`--version`: the installed distribution's version, looked up only when asked."""
-
-    def __init__(self, option_strings, dest, **kwargs):
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            number = version("errkit")
-        except PackageNotFoundError:
-            number = "unknown (not installed)"
-        print(f"errkit {number}")
-        parser.exit()
 
 
 def _command_named(argv: list[str]) -> str | None:
@@ -318,14 +328,62 @@ def _tolerant_streams() -> None:
                 pass
 
 
+class _Args:
+    """The parsed command line of the fast path (what argparse's Namespace would hold)."""
+
+    def __init__(self, **values):
+        self.__dict__.update(values)
+
+
+def _fast_explain(argv: list[str]):
+    """`errkit explain`'s arguments when they are plain (its options, then or before the text, no
+    help asked), without argparse: building a parser is a good part of explain's start-up. None:
+    let argparse read them (and answer --help, or the errors)."""
+    catalog, flags, text, rest = None, {"--json": False, "--all": False}, [], list(argv)
+    while rest and rest[0].startswith("--catalog"):
+        if rest[0] == "--catalog" and len(rest) > 1:
+            catalog, rest = rest[1], rest[2:]
+        elif rest[0].startswith("--catalog="):
+            catalog, rest = rest[0].partition("=")[2], rest[1:]
+        else:
+            return None
+    if not rest or rest[0] != "explain":
+        return None
+    rest, texts_done = rest[1:], False
+    while rest:
+        word = rest.pop(0)
+        if word in flags:
+            flags[word] = True
+            texts_done = bool(text)
+        elif word == "--catalog" and rest:
+            catalog = rest.pop(0)
+            texts_done = bool(text)
+        elif word.startswith("--catalog="):
+            catalog = word.partition("=")[2]
+            texts_done = bool(text)
+        elif word == "--":
+            if texts_done:
+                return None
+            text += rest
+            break
+        elif word.startswith("-") and word != "-" or texts_done:
+            return None  # an option only argparse knows, or text on both sides of an option
+        else:
+            text.append(word)
+    return _Args(command="explain", catalog=catalog or None, text=text, json=flags["--json"], all=flags["--all"],
+                 func=cmd_explain)
+
+
 def main(argv: list[str] | None = None) -> int:
     _tolerant_streams()
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(only=_command_named(argv))
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return EXIT_USAGE
+    args = _fast_explain(argv)
+    if args is None:
+        parser = build_parser(only=_command_named(argv))
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_USAGE
     try:
         return args.func(args)
     except UsageError as err:
