@@ -175,3 +175,21 @@ def test_catalog_uses_its_compiled_index_while_it_is_up_to_date(tmp_path, env):
     code, out, err = errkit("show", "XX101", "--catalog", project / "errs", cwd=tmp_path, env=environ)
     assert code == 0, err
     assert "title of the compiled index" not in out and "Block does not divide the length" in out
+
+
+def test_the_parsed_index_cache_follows_the_index_files(tmp_path, env):
+    environ, site = env
+    data = compiled()
+    install(site, "fixture-errors", "fixture_pkg", data)
+    code, out, _ = errkit("show", "XX102", cwd=tmp_path, env=environ)
+    assert code == 0 and "A wording two kernels raise" in out
+    (cached,) = (tmp_path / "cache").glob("index-*.marshal")
+    # a new compiled index (errkit generate, an upgrade): read at once, not the cached one
+    data["entries"]["XX102"]["title"] = "a regenerated title"
+    (site / "fixture_pkg" / "_index.json").write_text(json.dumps(data))
+    code, out, _ = errkit("show", "XX102", cwd=tmp_path, env=environ)
+    assert code == 0 and "a regenerated title" in out
+    for garbage in (b"", b"\x00garbage", cached.read_bytes()[:100]):
+        cached.write_bytes(garbage)
+        code, out, err = errkit("show", "XX102", cwd=tmp_path, env=environ)
+        assert (code, err) == (0, "") and "a regenerated title" in out

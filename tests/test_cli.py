@@ -165,3 +165,20 @@ def _on_a_terminal(env, cache):
 def test_an_empty_no_color_keeps_colour(cache):
     assert "\x1b[" in _on_a_terminal({"NO_COLOR": ""}, cache)
     assert "\x1b[" not in _on_a_terminal({"NO_COLOR": "1"}, cache)
+
+
+def test_explain_reads_its_arguments_as_argparse_does(cache):
+    """Plain explain arguments skip argparse (start-up time); an abbreviation (`--js`) goes
+    through argparse: both must read the command line alike."""
+    through_argparse = errkit("explain", "--js", RA105, cache=cache)
+    assert through_argparse[0] == 0 and json.loads(through_argparse[1])["code"] == "RA105"
+    for args in (("explain", "--json", RA105), ("explain", RA105, "--json"), ("--catalog", SMALL, "explain", "--json", RA105),
+                 ("explain", "--catalog", SMALL, RA105, "--json"), ("explain", "--json", "--", RA105)):
+        code, out, _ = errkit(*args, cache=cache)
+        assert (code, json.loads(out)["code"]) == (0, "RA105"), args
+    assert errkit("explain", "--json", "XX102", cache=cache)[0] == 2  # no such entry in the bundled catalogue
+    assert json.loads(errkit("explain", "--catalog", SMALL, "--json", "XX102", cache=cache)[1])["catalogue"] == "fixture"
+    code, _, err = errkit("explain", "num_q_heads=12", "--json", "more", cache=cache)
+    assert code == 2 and "unrecognized arguments" in err
+    code, out, _ = errkit("explain", "--help", cache=cache)
+    assert code == 0 and "--all" in out
