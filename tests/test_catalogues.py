@@ -38,7 +38,7 @@ def install(site, dist: str, package: str, index: dict, name: str | None = None)
     (site / package).mkdir(parents=True)
     (site / package / "__init__.py").write_text("raise ImportError('errkit must not import a catalogue package')\n")
     (site / package / "_index.json").write_text(json.dumps(index))
-    info = site / f"{dist}-1.0.dist-info"
+    info = site / f"{dist.replace('-', '_')}-1.0.dist-info"  # as pip names it
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(f"[errkit.catalogues]\n{name or dist} = {package}:_index.json\n")
@@ -72,12 +72,12 @@ def test_discovery_is_cached_and_invalidated_when_packages_change(tmp_path, env)
     assert len(cached) == 1
     assert ["fixture-errors", str(site / "fixture_pkg" / "_index.json")] in json.loads(cached[0].read_text())["catalogues"]
     # the cache answers: an entry point edited in place (no folder changes) is not read again
-    points = site / "fixture-errors-1.0.dist-info" / "entry_points.txt"
-    points.write_text(points.read_text().replace("fixture-errors =", "renamed ="))
+    points = site / "fixture_errors-1.0.dist-info" / "entry_points.txt"
+    points.write_text(points.read_text().replace("fixture_pkg:_index.json", "fixture_pkg:elsewhere.json"))
     code, out, _ = errkit("explain", "--json", XX102, cwd=tmp_path, env=environ)
     assert code == 0
     # uninstalling changes the folder: the cache is stale and the catalogue is gone
-    shutil.rmtree(site / "fixture-errors-1.0.dist-info")
+    shutil.rmtree(site / "fixture_errors-1.0.dist-info")
     assert errkit("explain", XX102, cwd=tmp_path, env=environ)[0] == 1
 
 
