@@ -76,13 +76,12 @@ def _key(parts) -> str:
     return f"{value:016x}"
 
 
-def _cache_file(kind: str, parts, suffix: str) -> str | None:
-    """Where a cache of `kind` for `parts` lives; one per interpreter and import path (virtual
-    environments share the cache folder)."""
+def _cache_file(kind: str, parts) -> str | None:
+    """Where the cache of `kind` for `parts` lives (virtual environments share the cache folder)."""
     folder = _cache_dir()
     if not folder:
         return None
-    return os.path.join(folder, f"{kind}-{_key([sys.executable, *sys.path, *parts])}.{suffix}")
+    return os.path.join(folder, f"{kind}-{_key(parts)}")
 
 
 def discover() -> list[tuple[str, str]]:
@@ -114,7 +113,9 @@ def discover() -> list[tuple[str, str]]:
 
 def registered() -> list[tuple[str, str]]:
     """The registered catalogues, from the cache when the import path has not changed."""
-    cache = _cache_file("catalogues", (), "json")
+    # one per interpreter and installed packages' path; the first sys.path folder (the script's,
+    # or the working directory under `python -m`) is left out: the fingerprint tells it
+    cache = _cache_file("catalogues", [sys.executable, *sys.path[1:]])
     stamp = fingerprint()
     if cache:
         try:
@@ -320,7 +321,8 @@ def merged_cached(found: list[Source], warn=None) -> dict:
     parsing the JSON costs most of explain's start-up, unmarshalling the same data a fifth of it.
     The clashes found when it was made are reported again."""
     stamp = _stamp(found)
-    cache = _cache_file("index", [s.path for s in found], "marshal") if stamp else None
+    # one per set of index files, whichever interpreter of this version reads them
+    cache = _cache_file("index", [sys.version, *(s.path for s in found)]) if stamp else None
     if cache:
         import marshal
 
