@@ -142,6 +142,8 @@ def test_scan_with_catalog_audits_that_catalogue_only(tmp_path, env):
     '''))
     code, out, err = errkit("scan", "--fail-on-uncatalogued", code_dir, cwd=tmp_path, env=environ)
     assert code == 0 and "RA105" in out, err
+    code, out, err = errkit("scan", "--json", code_dir, cwd=tmp_path, env=environ)
+    assert (json.loads(out)["covered_by"], json.loads(out)["catalogue"]) == ("RA105", "errkit")
     code, out, err = errkit("scan", "--catalog", SMALL, "--fail-on-uncatalogued", code_dir, cwd=tmp_path, env=environ)
     assert code == 1 and "RA105" not in out and "1 uncatalogued" in err
 

@@ -71,7 +71,11 @@ def run(args, index_loader=None) -> int:
         site.covered_by = coverage.covered_by(site)
     if args.json:
         for site in result.sites:
-            print(json.dumps(site.as_json(), ensure_ascii=False))
+            found = site.as_json()
+            # the catalogue of the covering entry (errkit/catalogues.py); None when uncovered or generated
+            covered = site.covered_by not in (None, "generated")
+            found["catalogue"] = (coverage.index.catalogue(site.covered_by) or None) if covered else None
+            print(json.dumps(found, ensure_ascii=False))
     else:
         for line in table(result.sites):
             print(line)
