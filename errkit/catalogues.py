@@ -196,9 +196,15 @@ def _newest_mtime(folder: str) -> int:
 
 
 def catalog_index(catalog_dir) -> dict:
-    """The compiled index of the catalogue folder `catalog_dir`: its project's `[tool.errkit]
-    index` when that is newer than every file of the catalogue, else compiled in memory (the
-    catalogue must lint clean: its errors are printed and LintFailed raised)."""
+    """The compiled index of the catalogue folder `catalog_dir` (see catalog_source)."""
+    source = catalog_source(catalog_dir)
+    return source.data if source.data is not None else _read(source.path)
+
+
+def catalog_source(catalog_dir) -> "Source":
+    """The catalogue folder `catalog_dir` as a Source: its project's `[tool.errkit] index` when
+    that is newer than every file of the catalogue, else compiled in memory (the catalogue must
+    lint clean: its errors are printed and LintFailed raised)."""
     from . import project
     from .errors import UsageError
 
@@ -218,7 +224,7 @@ def catalog_index(catalog_dir) -> dict:
         except OSError:
             fresh = False
         if fresh:
-            return _read(compiled)
+            return Source(project_name(compiled) or str(catalog_dir), compiled)
     from pathlib import Path
 
     from .generate import linted_catalogue
@@ -227,7 +233,8 @@ def catalog_index(catalog_dir) -> dict:
     catalogue = linted_catalogue(Path(folder), "explain")
     if catalogue is None:
         raise LintFailed(str(catalog_dir))
-    return build(catalogue)
+    data = build(catalogue)
+    return Source(str(data.get("project") or catalog_dir), None, data)
 
 
 # -- merging --------------------------------------------------------------------------------------
@@ -246,8 +253,7 @@ def sources(catalog_dir=None, registered_too: bool = True, bundled=None) -> list
     last when no registered catalogue is it (a checkout run without installing errkit)."""
     out: list[Source] = []
     if catalog_dir is not None:
-        data = catalog_index(catalog_dir)
-        out.append(Source(str(data.get("project") or catalog_dir), None, data))
+        out.append(catalog_source(catalog_dir))
     else:
         from .project import index_path
 
