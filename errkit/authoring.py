@@ -42,9 +42,10 @@ def formatted(text: str) -> str:
 
 def format_files(root: Path, paths: Iterable[Path] | None, check: bool) -> tuple[list[Path], list[str]]:
     changed, problems = [], []
-    targets = list(paths) if paths is not None else entry_files(root)
     if paths is None and not root.is_dir():
         raise UsageError(f"{root}: no such catalogue folder")
+    # a folder given is a catalogue: its entry files, as `errkit lint` reads them
+    targets = [f for p in paths for f in (entry_files(p) if p.is_dir() else [p])] if paths is not None else entry_files(root)
     for path in targets:
         data, findings = read_document(path, str(path))
         if findings:
