@@ -4,7 +4,11 @@ Whole processes are timed from outside with `hyperfine -N` (Debian's package), u
 user gets it: the wheel built from this checkout, installed in a fresh virtual environment, run
 from a folder outside the repository.
 
-1. cold start: `errkit explain MSG` vs `python -c pass` (the same interpreter);
+1. cold start: `errkit explain MSG` (the console script) vs `python -c pass` (the same
+   interpreter), the discovery and index caches warm (hyperfine's warm-up runs fill them);
+   and with the bundled catalogue plus two registered ones (a dist-info folder with an
+   entry_points.txt on PYTHONPATH: real entry points) vs the bundled one alone, both under `env`
+   with a PYTHONPATH folder so the two differ only by what the folder holds;
 2. logs (benchmarks/logs.py), `errkit explain --all LOG` vs `grep -c Error LOG` (GNU grep counts
    every line, so it reads the whole file): English-prose noise (1 M lines, also against the
    1 M lines/s goal, against ripgrep given the catalogue's regexes, and against a Python loop of
@@ -58,7 +62,8 @@ def installed_wheel(tmp: Path) -> Path:
     return venv / "bin"
 
 
-def hyperfine(commands: list[list[str]], cwd: Path, runs: int, warmup: int = 2, ignore_failure: bool = False) -> list[float]:
+def hyperfine(commands: list[list[str]], cwd: Path, runs: int, warmup: int = 2, ignore_failure: bool = False,
+              env: dict | None = None) -> list[float]:
     """Median seconds of each command, as whole processes (no shell), interleaved by hyperfine."""
     if shutil.which("hyperfine") is None:
         raise SystemExit("bench_explain: hyperfine is not installed (apt-get install hyperfine)")
@@ -67,7 +72,7 @@ def hyperfine(commands: list[list[str]], cwd: Path, runs: int, warmup: int = 2, 
     subprocess.run(["hyperfine", "-N", "--output=pipe", "--style=none", f"--warmup={warmup}", f"--runs={runs}",
                     *(["--ignore-failure"] if ignore_failure else []),
                     "--export-json", str(out), *shown], check=True, cwd=cwd, stdout=subprocess.DEVNULL,
-                   env=dict(os.environ, NO_COLOR="1"))
+                   env=dict(os.environ, NO_COLOR="1", ERRKIT_CACHE_DIR=str(cwd / "errkit-cache"), **(env or {})))
     return [r["median"] for r in json.loads(out.read_text())["results"]]
 
 
@@ -80,6 +85,43 @@ def cold_start(bin_dir: Path, tmp: Path) -> Result:
                            tmp, runs=40, warmup=5)
     return Result("cold start: `errkit explain MSG` vs `python -c pass`", fmt_time(ours), fmt_time(base), ours / base,
                   Target("<=", 2.0))
+
+
+def extra_catalogue(site: Path, dist: str, prefix: str) -> None:
+    """Install a small catalogue (tests/fixtures/kernels, codes renamed to `prefix`) as a package
+    registering its index under `errkit.catalogues`, the way pip leaves one in site-packages."""
+    from errkit.catalogues import catalog_index
+
+    data = catalog_index(ROOT / "tests" / "fixtures" / "kernels")
+    rename = {code: prefix + code[2:] for code in data["entries"]}
+    data["project"] = dist
+    data["entries"] = {rename[code]: entry for code, entry in data["entries"].items()}
+    for wording in data["wordings"]:
+        wording["code"] = rename[wording["code"]]
+    package = dist.replace("-", "_")
+    (site / package).mkdir(parents=True)
+    (site / package / "__init__.py").write_text("")
+    (site / package / "_index.json").write_text(json.dumps(data))
+    info = site / f"{package}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[errkit.catalogues]\n{dist} = {package}:_index.json\n")
+
+
+def registered_start(bin_dir: Path, tmp: Path) -> Result:
+    extra, empty = tmp / "extra", tmp / "empty"
+    empty.mkdir()
+    extra_catalogue(extra, "extra-one", "YY")
+    extra_catalogue(extra, "extra-two", "ZZ")
+    check = subprocess.run(["env", f"PYTHONPATH={extra}", str(bin_dir / "errkit"), "list", "--json"], capture_output=True,
+                           text=True, check=True, env=dict(os.environ, ERRKIT_CACHE_DIR=str(tmp / "errkit-cache")))
+    names = {json.loads(line)["catalogue"] for line in check.stdout.splitlines()}
+    assert {"extra-one", "extra-two"} < names, names  # both registered catalogues are read
+    ours, base = hyperfine([["env", f"PYTHONPATH={extra}", str(bin_dir / "errkit"), "explain", MESSAGE],
+                            ["env", f"PYTHONPATH={empty}", str(bin_dir / "errkit"), "explain", MESSAGE]],
+                           tmp, runs=40, warmup=5)
+    return Result("cold start: bundled + 2 registered catalogues vs bundled alone", fmt_time(ours), fmt_time(base),
+                  ours / base, Target("<=", 1.1))
 
 
 NAIVE_LOOP = '''
@@ -274,12 +316,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--lines", type=int, default=1_000_000, help="lines of the English-noise log")
     parser.add_argument("--other-lines", type=int, default=1_000_000, help="lines of each other log")
     parser.add_argument("--large", type=int, default=10_000, help="entries of the large catalogue")
+    parser.add_argument("--cold-only", action="store_true", help="only the cold-start rows")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         bin_dir = installed_wheel(tmp)
         rows.append(cold_start(bin_dir, tmp))
+        rows.append(registered_start(bin_dir, tmp))
+        if args.cold_only:
+            return report(rows)
         rows += log_rows(bin_dir, tmp, args.lines, args.other_lines)
         rows.append(uncatalogued_row(bin_dir, tmp))
     rows += scaling(large=args.large)

@@ -42,9 +42,10 @@ def formatted(text: str) -> str:
 
 def format_files(root: Path, paths: Iterable[Path] | None, check: bool) -> tuple[list[Path], list[str]]:
     changed, problems = [], []
-    targets = list(paths) if paths is not None else entry_files(root)
     if paths is None and not root.is_dir():
         raise UsageError(f"{root}: no such catalogue folder")
+    # a folder given is a catalogue: its entry files, as `errkit lint` reads them
+    targets = [f for p in paths for f in (entry_files(p) if p.is_dir() else [p])] if paths is not None else entry_files(root)
     for path in targets:
         data, findings = read_document(path, str(path))
         if findings:
@@ -96,6 +97,14 @@ def code_prefix(root: Path) -> str:
     return settings.prefix if settings is not None and settings.prefix else DEFAULT_PREFIX
 
 
+def _set_prefix(root: Path) -> str | None:
+    """The `prefix` the catalogue's settings name (lint's code-prefix rule enforces it), if any."""
+    from .load import load_settings
+
+    settings, _ = load_settings(root)
+    return settings.prefix if settings is not None else None
+
+
 def next_code(root: Path, area: str, prefix: str, taken: set[str] | None = None) -> str:
     """The area's next free code: after its highest, or for a new area the first hundred no code uses."""
     taken = used_codes(root) if taken is None else taken
@@ -126,8 +135,10 @@ def new_entry(root: Path, area: str, slug: str, code: str | None, exception: str
     prefix = code_prefix(root)
     if code is None:
         code = next_code(root, area, prefix, taken=taken)
-    elif not re.fullmatch(spec.CODE, code) or not code.startswith(prefix):
-        raise UsageError(f"code {code!r} must look like {prefix}123 (the catalogue's prefix and three digits)")
+    elif not re.fullmatch(spec.CODE, code):
+        raise UsageError(f"code {code!r} must look like {prefix}123 (2-4 capital letters and three digits)")
+    elif _set_prefix(root) and not code.startswith(_set_prefix(root)):
+        raise UsageError(f"code {code!r} must start with the catalogue's prefix {_set_prefix(root)!r}")
     elif code in taken:
         raise UsageError(f"code {code} is taken (or retired); codes are never reused")
     path = root / area / f"{code}-{slug}.yaml"

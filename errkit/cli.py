@@ -6,13 +6,13 @@ it needs (no ruamel.yaml, jinja2 or jax).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
+from .catalogues import LintFailed
 from .errors import UsageError
 
 
@@ -32,18 +32,44 @@ def _catalog_dir(args):
         raise UsageError(str(err)) from None
 
 
-def cmd_lint(args) -> int:
-    from .lint import lint
+def _index(args, registered_too: bool = True):
+    """The matcher index the command reads: `--catalog`'s catalogue (else the current project's
+    index) merged with the registered ones (errkit/catalogues.py); clashes reported on stderr."""
+    from . import catalogues
 
-    root = _path(args.dir) if args.dir else _catalog_dir(args)
-    loaded, findings = lint(root)
-    for f in findings:
-        print(f)
+    return catalogues.load(_catalog_dir(args) if args.catalog else None, registered_too, warn=catalogues.stderr_warn)
+
+
+def cmd_lint(args) -> int:
+    from .lint import lint, lint_files
+
+    paths = [_path(p) for p in args.paths]
+    if len(paths) == 1 and not paths[0].is_file():  # a catalogue folder (or a missing one: reported)
+        root = paths[0]
+        loaded, findings = lint(root)
+        count = len(loaded.entries)
+    elif paths:  # files, as pre-commit passes them: each linted within its catalogue
+        root = " ".join(str(p) for p in paths)
+        loaded_all, findings = lint_files(paths)
+        count = sum(len(loaded.entries) for loaded in loaded_all)
+    else:
+        root = _catalog_dir(args)
+        loaded, findings = lint(root)
+        count = len(loaded.entries)
+    if args.json:
+        import json
+
+        for f in findings:
+            print(json.dumps({"path": f.path, "line": f.line, "col": f.col, "rule": f.rule, "message": f.message,
+                              "severity": f.severity}, ensure_ascii=False))
+    else:
+        for f in findings:
+            print(f)
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         print(f"{len(errors)} error(s) in {root}", file=sys.stderr)
         return EXIT_FINDINGS
-    print(f"{root}: {len(loaded.entries)} entries, no problems", file=sys.stderr)
+    print(f"{root}: {count} entries, no problems", file=sys.stderr)
     return EXIT_OK
 
 
@@ -103,67 +129,52 @@ def cmd_init(args) -> int:
 def cmd_explain(args) -> int:
     from .explain import run
 
-    return run(args.text, as_json=args.json, show_all=args.all)
+    return run(args.text, as_json=args.json, show_all=args.all, index=_index(args))
 
 
 def cmd_list(args) -> int:
-    from .match import Index
+    index = _index(args)
+    if args.json:
+        import json
 
-    index = Index.load()
     for code, entry in index.entries.items():
+        if args.json:
+            print(json.dumps({"code": code, "slug": entry["slug"], "title": entry["title"], "area": entry["area"],
+                              "exception": entry["exception"], "explain_only": entry["explain_only"],
+                              "catalogue": index.catalogue(code)}, ensure_ascii=False))
+            continue
         kind = "explain-only" if entry["explain_only"] else entry["exception"]
-        print(f"{code}  {entry['area']:<9} {kind:<19} {entry['title']}")
+        print(f"{code}  {entry['area']:<9} {kind:<19} {entry['title']}  ({index.catalogue(code)})")
     return EXIT_OK
 
 
 def cmd_show(args) -> int:
     from .explain import Style, format_entry
-    from .match import Index
 
-    index = Index.load()
+    index = _index(args)
     code = index.lookup(args.code)
     if code is None:
         raise UsageError(f"no entry with code or slug {args.code!r} (see `errkit list`)")
     if args.json:
         import json
 
-        print(json.dumps({"code": code, **index.entries[code]}, ensure_ascii=False))
+        print(json.dumps({"code": code, **index.entries[code], "catalogue": index.catalogue(code)}, ensure_ascii=False))
     else:
-        print(format_entry(code, index.entries[code], Style(sys.stdout)))
+        print(format_entry(code, index.entries[code], Style(sys.stdout), index.catalogue(code)))
     return EXIT_OK
 
 
 def cmd_scan(args) -> int:
     from .scan import run
 
-    return run(args)
+    # `--catalog X`: audited against X's catalogue alone, not the registered ones
+    return run(args, index_loader=lambda: _index(args, registered_too=not args.catalog))
 
 
 def cmd_docs(args) -> int:
     from .generate.site import run
 
     return run(_catalog_dir(args), args)
-
-
-class _Formatter(argparse.HelpFormatter):
-    """argparse's formatter imports shutil (and with it bz2, lzma) just to read the terminal width,
-    on every run; os answers the same question."""
-
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        if width is None:
-            try:
-                width = os.get_terminal_size().columns - 2
-            except OSError:
-                width = int(os.environ.get("COLUMNS", 80)) - 2
-        super().__init__(prog, indent_increment, max_help_position, width)
-
-
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser (and, by inheritance, its sub-command parsers) using _Formatter."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
 
 
 def _explain_args(p):
@@ -174,6 +185,7 @@ def _explain_args(p):
 
 
 def _list_args(p):
+    p.add_argument("--json", action="store_true", help="one JSON object per entry (JSON Lines)")
     p.set_defaults(func=cmd_list)
 
 
@@ -184,12 +196,14 @@ def _show_args(p):
 
 
 def _lint_args(p):
-    p.add_argument("dir", nargs="?", help="catalogue folder (default: ./catalog)")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="a catalogue folder, or entry files (each linted within its catalogue); default: the catalogue")
+    p.add_argument("--json", action="store_true", help="one JSON object per finding (JSON Lines)")
     p.set_defaults(func=cmd_lint)
 
 
 def _fmt_args(p):
-    p.add_argument("files", nargs="*", help="entry files (default: the whole catalogue)")
+    p.add_argument("files", nargs="*", help="entry files or catalogue folders (default: the whole catalogue)")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file would change")
     p.set_defaults(func=cmd_fmt)
 
@@ -253,16 +267,72 @@ COMMANDS = {  # name: (help, how its arguments are declared)
 }
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+_CLASSES: dict = {}
+
+
+def _argparse_classes():
+    """(parser class, --version action): argparse (and the gettext and locale it loads) is imported
+    only when a parser is built; `errkit explain` usually needs none (see _fast_explain)."""
+    if not _CLASSES:
+        import argparse
+
+        class _Formatter(argparse.HelpFormatter):
+            """argparse's formatter imports shutil (and with it bz2, lzma) just to read the terminal width,
+            on every run; os answers the same question."""
+
+            def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+                if width is None:
+                    try:
+                        width = os.get_terminal_size().columns - 2
+                    except OSError:
+                        width = int(os.environ.get("COLUMNS", 80)) - 2
+                super().__init__(prog, indent_increment, max_help_position, width)
+
+        class _Parser(argparse.ArgumentParser):
+            """An ArgumentParser (and, by inheritance, its sub-command parsers) using _Formatter."""
+
+            def __init__(self, *args, **kwargs):
+                kwargs.setdefault("formatter_class", _Formatter)
+                super().__init__(*args, **kwargs)
+
+        class _Version(argparse.Action):
+            """`--version`: the installed distribution's version, looked up only when asked."""
+
+            def __init__(self, option_strings, dest, **kwargs):
+                super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+            def __call__(self, parser, namespace, values, option_string=None):
+                from importlib.metadata import PackageNotFoundError, version
+
+                try:
+                    number = version("errkit")
+                except PackageNotFoundError:
+                    number = "unknown (not installed)"
+                print(f"errkit {number}")
+                parser.exit()
+
+        _CLASSES.update(parser=_Parser, version=_Version, suppress=argparse.SUPPRESS)
+    return _CLASSES
+
+
+def build_parser(only: str | None = None):
     """The command line; with `only`, just that command's parser is built (each one costs start-up
     time, and `errkit explain` should start fast)."""
-    parser = _Parser(prog="errkit", description="A declarative error catalogue for JAX attention kernels.")
-    parser.add_argument("--catalog", metavar="DIR", help="catalogue folder (default: ./catalog)")
+    classes = _argparse_classes()
+    parser = classes["parser"](prog="errkit", description="A declarative error catalogue for JAX attention kernels.")
+    parser.add_argument("--catalog", metavar="DIR", help=CATALOG_HELP)
+    parser.add_argument("--version", action=classes["version"], help="print errkit's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, declare) in COMMANDS.items():
         if only is None or name == only:
-            declare(sub.add_parser(name, help=help_text))
+            command = sub.add_parser(name, help=help_text)
+            # after the command too; SUPPRESS: not given there, the value before the command stays
+            command.add_argument("--catalog", metavar="DIR", default=classes["suppress"], help=CATALOG_HELP)
+            declare(command)
     return parser
+
+
+CATALOG_HELP = "catalogue folder (default: ./catalog)"
 
 
 def _command_named(argv: list[str]) -> str | None:
@@ -288,19 +358,69 @@ def _tolerant_streams() -> None:
                 pass
 
 
+class _Args:
+    """The parsed command line of the fast path (what argparse's Namespace would hold)."""
+
+    def __init__(self, **values):
+        self.__dict__.update(values)
+
+
+def _fast_explain(argv: list[str]):
+    """`errkit explain`'s arguments when they are plain (its options, then or before the text, no
+    help asked), without argparse: building a parser is a good part of explain's start-up. None:
+    let argparse read them (and answer --help, or the errors)."""
+    catalog, flags, text, rest = None, {"--json": False, "--all": False}, [], list(argv)
+    while rest and rest[0].startswith("--catalog"):
+        if rest[0] == "--catalog" and len(rest) > 1:
+            catalog, rest = rest[1], rest[2:]
+        elif rest[0].startswith("--catalog="):
+            catalog, rest = rest[0].partition("=")[2], rest[1:]
+        else:
+            return None
+    if not rest or rest[0] != "explain":
+        return None
+    rest, texts_done = rest[1:], False
+    while rest:
+        word = rest.pop(0)
+        if word in flags:
+            flags[word] = True
+            texts_done = bool(text)
+        elif word == "--catalog" and rest:
+            catalog = rest.pop(0)
+            texts_done = bool(text)
+        elif word.startswith("--catalog="):
+            catalog = word.partition("=")[2]
+            texts_done = bool(text)
+        elif word == "--":
+            if texts_done:
+                return None
+            text += rest
+            break
+        elif word.startswith("-") and word != "-" or texts_done:
+            return None  # an option only argparse knows, or text on both sides of an option
+        else:
+            text.append(word)
+    return _Args(command="explain", catalog=catalog or None, text=text, json=flags["--json"], all=flags["--all"],
+                 func=cmd_explain)
+
+
 def main(argv: list[str] | None = None) -> int:
     _tolerant_streams()
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(only=_command_named(argv))
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return EXIT_USAGE
+    args = _fast_explain(argv)
+    if args is None:
+        parser = build_parser(only=_command_named(argv))
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_USAGE
     try:
         return args.func(args)
     except UsageError as err:
         print(f"errkit: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except LintFailed:  # the catalogue's lint errors are printed
+        return EXIT_FINDINGS
     except BrokenPipeError:
         # The reader went away (`errkit ... | head -1`): not an error worth a traceback.
         try:

@@ -87,6 +87,24 @@ def open_input(sources: list[str], stdin):
     return iter([" ".join(sources).encode("utf-8", errors="replace")])
 
 
+CODE_SHAPE = (2, 4, 3)  # letters (at least, at most), then digits: RA105, ABCD123
+PATH_SUFFIXES = (".txt", ".log", ".out", ".err", ".json", ".jsonl", ".trace", ".tb", ".stderr", ".stdout")
+
+
+def looks_like_code(word: str) -> bool:
+    """An entry code such as RA105 (any prefix of 2-4 letters, case-insensitive)."""
+    letters = len(word) - CODE_SHAPE[2]
+    return (CODE_SHAPE[0] <= letters <= CODE_SHAPE[1] and word[:letters].isascii() and word[:letters].isalpha()
+            and word[letters:].isascii() and word[letters:].isdigit())
+
+
+def looks_like_path(word: str) -> bool:
+    """A file name rather than error text: one word with a folder separator or a log file's suffix."""
+    if "://" in word:  # a link to an entry's page
+        return False
+    return "/" in word or "\\" in word or word.lower().endswith(PATH_SUFFIXES)
+
+
 def _file_chunks(handle):
     with handle:
         yield from _binary_chunks(handle)
@@ -278,6 +296,7 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
         "docs_url": entry["docs_url"],
         "line": match.line if last_line is None else last_line,
         "count": count,
+        "catalogue": index.catalogue(match.code),
     }
 
 
@@ -286,7 +305,8 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
 
 class Style:
     def __init__(self, stream):
-        self.on = bool(getattr(stream, "isatty", lambda: False)()) and "NO_COLOR" not in os.environ
+        # https://no-color.org: a NO_COLOR that is set and not empty turns colour off
+        self.on = bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
 
     def _wrap(self, code: str, text: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.on else text
@@ -345,10 +365,12 @@ def format_result(res: dict, style: Style) -> str:
             elif "value" in s:
                 lines.append(label("") + "  " + style.green(f"{s['label']}: {_show(s['value'])}"))
     lines.append(label("docs") + res["docs_url"])
+    if res.get("catalogue"):
+        lines.append(label("catalogue") + " " + res["catalogue"])
     return "\n".join(lines)
 
 
-def format_entry(code: str, entry: dict, style: Style) -> str:
+def format_entry(code: str, entry: dict, style: Style, catalogue: str = "") -> str:
     lines = [f"{style.bold(code)}  {style.bold(entry['title'])}  {style.dim(entry['slug'])}"]
     lines.append(style.dim(f"  {entry['exception']}: ") + entry["message"])
     lines.append("")
@@ -361,6 +383,8 @@ def format_entry(code: str, entry: dict, style: Style) -> str:
             lines.append(style.dim(f"    {lbl}: computed as {source}"))
     lines.append("")
     lines.append("  docs: " + entry["docs_url"])
+    if catalogue:
+        lines.append("  catalogue: " + catalogue)
     return "\n".join(lines)
 
 
@@ -371,13 +395,18 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
     style = Style(out)
     index = Index.load() if index is None else index
     if len(sources) == 1 and "\n" not in sources[0] and " " not in sources[0].strip() and not os.path.exists(sources[0]):
-        code = index.lookup(sources[0])
+        word = sources[0].strip()
+        code = index.lookup(word)
         if code:
             if as_json:  # the shape of every answer: the entry named, no values
-                out.write(json.dumps(result(index, index.named(code, sources[0].strip())), ensure_ascii=False) + "\n")
+                out.write(json.dumps(result(index, index.named(code, word)), ensure_ascii=False) + "\n")
             else:
-                out.write(format_entry(code, index.entries[code], style) + "\n")
+                out.write(format_entry(code, index.entries[code], style, index.catalogue(code)) + "\n")
             return 0
+        if looks_like_code(word):  # what `errkit show` answers
+            raise UsageError(f"no entry with code or slug {word!r} (see `errkit list`)")
+        if looks_like_path(word):
+            raise UsageError(f"no such file: {word}")
     chunks = line_chunks(open_input(sources, stdin))
     found, tail, seen_text = explain_chunks(index, chunks, warn=lambda msg: print(msg, file=err))
     if not seen_text:

@@ -376,6 +376,45 @@ def run(loaded: Loaded) -> list[Finding]:
     return sorted(set(findings))
 
 
+TOP_LEVEL_FILES = ("errkit.yaml",)  # the YAML a catalogue's top level may hold (areas hold the entries)
+
+
+def stray_files(root: Path) -> Iterator[Finding]:
+    """A YAML file at the catalogue's top level is neither settings nor an entry: never silently skipped."""
+    if not root.is_dir():
+        return
+    for path in sorted(root.iterdir()):
+        if path.suffix in (".yaml", ".yml") and path.name not in TOP_LEVEL_FILES and path.is_file():
+            yield Finding(display_path(path), 1, 1, "stray-file",
+                          "a YAML file at the catalogue's top level is not read; move an entry into an area folder")
+
+
 def lint(root: Path) -> tuple[Loaded, list[Finding]]:
     loaded = load(root)
-    return loaded, run(loaded)
+    return loaded, sorted(set(run(loaded)) | set(stray_files(Path(root))))
+
+
+def catalogue_of(path: Path) -> Path:
+    """The catalogue folder a file belongs to: its own folder for a top-level file (errkit.yaml is
+    there), else its area folder's parent."""
+    path = Path(path).resolve()
+    return path.parent if (path.parent / "errkit.yaml").is_file() else path.parent.parent
+
+
+def lint_files(paths: list[Path]) -> tuple[list[Loaded], list[Finding]]:
+    """Lint the catalogues holding `paths` (as pre-commit passes them); findings of those files only."""
+    by_catalogue: dict[Path, set[str]] = {}
+    for path in paths:
+        if not Path(path).is_file():
+            by_catalogue.setdefault(Path(path), set())  # reported by load: no such folder / not a file
+            continue
+        by_catalogue.setdefault(catalogue_of(path), set()).add(display_path(Path(path)))
+    loaded_all, findings = [], []
+    for root, wanted in by_catalogue.items():
+        if not wanted:
+            findings.append(Finding(display_path(root), 1, 1, "unreadable", "no such file"))
+            continue
+        loaded, found = lint(root)
+        loaded_all.append(loaded)
+        findings += [f for f in found if f.path in wanted]
+    return loaded_all, sorted(set(findings))

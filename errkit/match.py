@@ -125,10 +125,23 @@ def key_pattern(key: str) -> str:
 
 
 class _KeySet:
-    """Which keys occur in a line: RE2::Set (one pass for all keys), or a loop over `re` regexes."""
+    """Which keys occur in a line: RE2::Set (one pass for all keys), or a loop over `re` regexes.
 
-    def __init__(self, patterns: list[str]):
+    The first LITERAL_LINES lines are answered without compiling anything: a key is its words
+    with any run of SPACE between them, so it occurs in a line exactly when its text (words joined
+    by one space) is a substring of the line with each run of SPACE made one space. Compiling
+    the set of every key costs more than a paste's few lines take that way (start-up time)."""
+
+    LITERAL_LINES = 32
+
+    def __init__(self, keys: list[str]):
+        self.keys = keys
         self._set = None
+        self._regexes: list | None = None
+        self._asked = 0
+
+    def _compile(self) -> None:
+        patterns = [key_pattern(k) for k in self.keys]
         self._regexes = []
         if patterns and engine() is not re:
             self._set = engine().Set.SearchSet(_re2_options())
@@ -139,9 +152,20 @@ class _KeySet:
             self._regexes = [re.compile(p) for p in patterns]
 
     def present(self, line: str) -> list[int]:
+        if self._regexes is None:
+            if self._asked < self.LITERAL_LINES:
+                self._asked += 1
+                text = line.translate(_SPACES)
+                if "  " in text:
+                    text = " ".join(part for part in text.split(" ") if part)
+                return [k for k, key in enumerate(self.keys) if key in text]
+            self._compile()
         if self._set is not None:
             return sorted(self._set.Match(line) or ())  # sorted: the same answer on every run
         return [k for k, regex in enumerate(self._regexes) if regex.search(line)]
+
+
+_SPACES = {ord(c): " " for c in "\t\n\r\f\v"}  # values.SPACE's characters other than the space
 
 
 class Index:
@@ -170,6 +194,13 @@ class Index:
         self._postings: dict[str, list[int]] | None = None
         self._skeletons: dict[int, str] = {}
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
+        # the catalogue each code comes from (errkit/catalogues.py): code -> name, or one name for all
+        self._catalogues = data.get("catalogues") or data.get("project") or ""
+
+    def catalogue(self, code: str) -> str:
+        """The name of the catalogue entry `code` comes from."""
+        owner = self._catalogues
+        return owner.get(code, "") if isinstance(owner, dict) else owner
 
     @classmethod
     def load(cls, path: str = INDEX_FILE) -> "Index":
@@ -226,7 +257,7 @@ class Index:
 
     def candidates(self, line: str) -> list[int]:
         if self._keyset is None:
-            self._keyset = _KeySet([key_pattern(k) for k in self.keys])
+            self._keyset = _KeySet(self.keys)
         ids = [i for k in self._keyset.present(line) for i in self.keyed[k]]
         return ids + self.always if self.always else ids
 

@@ -8,4 +8,5 @@ def add_arguments(parser) -> None:
     parser.add_argument("--emit", metavar="DIR",
                         help="write a draft entry (DIR/drafts/RA9xx-<slug>.yaml, marked for review) for each uncatalogued site")
     parser.add_argument("--index", metavar="FILE",
-                        help="matcher index to audit against (default: errkit/_index.json, written by `errkit generate`)")
+                        help="compiled index to audit against (default: --catalog's catalogue alone, else the current "
+                             "project's and every registered one)")

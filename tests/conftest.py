@@ -1,4 +1,5 @@
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -22,6 +23,10 @@ def run_cli(capsys):
 
     return run
 
+
+# errkit explain caches what it discovers (errkit/catalogues.py): the tests' children and in-process
+# runs use a cache of their own, never the user's ~/.cache/errkit.
+os.environ["ERRKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="errkit-test-cache-")
 
 settings.register_profile("ci", max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))

@@ -476,7 +476,7 @@ def test_json_output(run_cli):
     assert rows[0] == {
         "path": "tests/fixtures/scan/tree/pkg/ops.py", "line": 10, "function": "Kernel.check", "exception": "BlockError",
         "template": "{total=} must be a multiple of {block=}", "params": {"total": "int", "block": "int"},
-        "condition": "total % block != 0", "covered_by": None,
+        "condition": "total % block != 0", "covered_by": None, "catalogue": None,
     }
     assert len(rows) == 3
 

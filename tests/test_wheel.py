@@ -312,7 +312,10 @@ def test_new_lint_fmt_generate_docs(errkit, install, project):
     assert entry.resolve() == project / "catalog" / "values" / "XX110-positive-value.yaml"
     assert "code: XX110" in entry.read_text()
 
-    proc = errkit("--catalog", catalog, "lint")  # the new entry is in no validate group yet
+    proc = errkit("--catalog", catalog, "lint")  # no groups: valid (its check_XX110 function is the API)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (project / "catalog" / "errkit.yaml").write_text(GROUPED.replace("checks: [XX110]", "checks: [XX111]"))
+    proc = errkit("--catalog", catalog, "lint")  # with groups, every entry must be in one
     assert proc.returncode == 1
     assert "XX110-positive-value.yaml:" in proc.stdout and "entry-not-in-group" in proc.stdout
     (project / "catalog" / "errkit.yaml").write_text(GROUPED)

@@ -55,7 +55,9 @@ def gap_lines(sites: list[Site]) -> list[str]:
 # -- the command ------------------------------------------------------------------------------------
 
 
-def run(args) -> int:
+def run(args, index_loader=None) -> int:
+    """The command; `index_loader()`: the index to audit against when `--index` names none (the
+    command line's catalogues); without one, errkit's own index."""
     def report(line: str) -> None:
         print(line, file=sys.stderr)
 
@@ -63,12 +65,17 @@ def run(args) -> int:
     if result.files == 0:
         report("errkit scan: nothing could be scanned")
         return EXIT_NOTHING
-    coverage = Coverage(load_index(getattr(args, "index", None)))
+    given = getattr(args, "index", None)
+    coverage = Coverage(load_index(given) if given or index_loader is None else index_loader())
     for site in result.sites:
         site.covered_by = coverage.covered_by(site)
     if args.json:
         for site in result.sites:
-            print(json.dumps(site.as_json(), ensure_ascii=False))
+            found = site.as_json()
+            # the catalogue of the covering entry (errkit/catalogues.py); None when uncovered or generated
+            covered = site.covered_by not in (None, "generated")
+            found["catalogue"] = (coverage.index.catalogue(site.covered_by) or None) if covered else None
+            print(json.dumps(found, ensure_ascii=False))
     else:
         for line in table(result.sites):
             print(line)

@@ -1,0 +1,368 @@
+"""Which catalogues `explain`, `list`, `show` and `scan` read: the current project's, `--catalog`'s,
+and every catalogue an installed package registers, merged into one matcher index.
+
+Registering a catalogue: a package ships the compiled index `errkit generate` writes (its key
+"project" names the catalogue) and declares it under the entry-point group `errkit.catalogues`,
+the value being `"<top-level package>:<file inside it>"`:
+
+    [project.entry-points."errkit.catalogues"]
+    jax-attention = "errkit:_index.json"
+
+The package's folder is found with `importlib.util.find_spec` (the package is never imported).
+
+Order, first wins: `--catalog` (else the current project's `[tool.errkit] index`), then the
+registered catalogues by entry-point name. The same catalogue seen twice (same "project" name:
+this repository's index and the installed copy of it) is read once, the first one. Two different
+catalogues holding the same code are a clash: the first one's entry is used, and the clash is
+reported once on standard error.
+
+Discovering entry points reads every installed package's metadata (slow), so the (name, path)
+list is cached in `$ERRKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/errkit`, else `~/.cache/errkit`,
+keyed by a fingerprint of the import path (each sys.path folder and its modification time, which
+changes when a package is installed or removed there; the first folder, the script's or the
+working directory, by name only). An unwritable cache folder or a corrupt
+cache file is never an error: the entry points are then read again. The merged index itself is
+cached there too (marshal, keyed by each index file's path, size, inode and modification time):
+parsing the JSON is most of explain's start-up.
+
+This module is on `errkit explain`'s start-up path: os and json only until discovery is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+GROUP = "errkit.catalogues"
+CACHE_ENV = "ERRKIT_CACHE_DIR"
+CACHE_FORMAT = 1
+_HEAD = 4096  # the bytes of an index read for its "project" name
+
+
+class LintFailed(Exception):
+    """`--catalog` names a catalogue with lint errors (already printed): exit 1."""
+
+
+# -- discovery ------------------------------------------------------------------------------------
+
+
+def _cache_dir() -> str | None:
+    where = os.environ.get(CACHE_ENV)
+    if where:
+        return where
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "errkit")
+
+
+def fingerprint() -> list:
+    """What changes when packages are installed or removed: the import path and the modification
+    time of each of its folders (a new or deleted dist-info changes its folder's)."""
+    out: list = [sys.executable, sys.path[:1]]
+    for entry in sys.path[1:]:  # the first is the script's folder or the working directory: not installed packages
+        try:
+            out.append([entry, os.stat(entry or ".").st_mtime_ns])
+        except OSError:
+            out.append([entry, None])
+    return out
+
+
+def _key(parts) -> str:
+    """A stable short name for `parts` (FNV-1a, 64 bits): hash() differs between runs, and
+    hashlib or zlib would cost start-up time."""
+    value = 0xCBF29CE484222325
+    for byte in "\0".join(parts).encode("utf-8", "replace"):
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"
+
+
+def _cache_file(kind: str, parts) -> str | None:
+    """Where the cache of `kind` for `parts` lives (virtual environments share the cache folder)."""
+    folder = _cache_dir()
+    if not folder:
+        return None
+    return os.path.join(folder, f"{kind}-{_key(parts)}")
+
+
+def discover() -> list[tuple[str, str]]:
+    """(entry-point name, index file) of every registered catalogue, by name; read from the
+    installed packages' metadata (slow: see `registered`)."""
+    from importlib.metadata import entry_points
+    from importlib.util import find_spec
+
+    found: dict[str, str] = {}
+    for ep in entry_points(group=GROUP):
+        package, _, file = ep.value.partition(":")
+        package = package.strip()
+        if not package or not file.strip() or ep.name in found:
+            continue
+        try:
+            spec = find_spec(package.split(".")[0])
+        except (ImportError, ValueError):
+            continue
+        folders = list(spec.submodule_search_locations or ()) if spec else []
+        if spec and not folders and spec.origin:
+            folders = [os.path.dirname(spec.origin)]
+        for folder in folders:
+            path = os.path.join(folder, *package.split(".")[1:], file.strip())
+            if os.path.isfile(path):
+                found[ep.name] = os.path.abspath(path)
+                break
+    return sorted(found.items())
+
+
+def registered() -> list[tuple[str, str]]:
+    """The registered catalogues, from the cache when the import path has not changed."""
+    # one per interpreter and installed packages' path; the first sys.path folder (the script's,
+    # or the working directory under `python -m`) is left out: the fingerprint tells it
+    cache = _cache_file("catalogues", [sys.executable, *sys.path[1:]])
+    stamp = fingerprint()
+    if cache:
+        try:
+            with open(cache, encoding="utf-8") as handle:
+                data = json.load(handle)
+            if data.get("format") == CACHE_FORMAT and data.get("fingerprint") == stamp:
+                return [(str(name), str(path)) for name, path in data["catalogues"]]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            pass  # missing or corrupt: read the entry points again
+    found = discover()
+    if cache:
+        _write_cache(cache, {"format": CACHE_FORMAT, "fingerprint": stamp, "catalogues": found})
+    return found
+
+
+def _write_cache(path: str, data, binary: bool = False) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if binary:
+            import marshal
+
+            with open(tmp, "wb") as handle:
+                handle.write(marshal.dumps(data))
+        else:
+            with open(tmp, "w", encoding="utf-8") as handle:
+                json.dump(data, handle)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass  # a cache that cannot be written is only slower
+
+
+# -- reading indexes ------------------------------------------------------------------------------
+
+
+def project_name(path: str) -> str | None:
+    """The "project" of a compiled index, read from its first bytes (no parse of the whole file)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_HEAD)
+    except OSError:
+        return None
+    import re  # already loaded by the matcher
+
+    found = re.search(rb'"project"\s*:\s*("(?:[^"\\]|\\.)*")', head)
+    try:
+        return json.loads(found.group(1)) if found else None
+    except ValueError:
+        return None
+
+
+def _read(path: str) -> dict:
+    from .errors import UsageError
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        if not isinstance(data.get("entries"), dict) or not isinstance(data.get("wordings"), list):
+            raise ValueError("not a compiled errkit index")
+        return data
+    except (OSError, ValueError, AttributeError) as err:
+        raise UsageError(f"cannot read the matcher index {path}: {err} (run `errkit generate`)") from None
+
+
+def _newest_mtime(folder: str) -> int:
+    newest = 0
+    for here, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            try:
+                newest = max(newest, os.stat(os.path.join(here, name)).st_mtime_ns)
+            except OSError:
+                pass
+    return newest
+
+
+def catalog_index(catalog_dir) -> dict:
+    """The compiled index of the catalogue folder `catalog_dir` (see catalog_source)."""
+    source = catalog_source(catalog_dir)
+    return source.data if source.data is not None else _read(source.path)
+
+
+def catalog_source(catalog_dir) -> "Source":
+    """The catalogue folder `catalog_dir` as a Source: its project's `[tool.errkit] index` when
+    that is newer than every file of the catalogue, else compiled in memory (the catalogue must
+    lint clean: its errors are printed and LintFailed raised)."""
+    from . import project
+    from .errors import UsageError
+
+    folder = os.path.abspath(str(catalog_dir))
+    if not os.path.isdir(folder):
+        raise UsageError(f"{catalog_dir}: no such catalogue folder")
+    try:
+        found = project.find_pyproject(folder)
+    except project.SettingsError as err:
+        raise UsageError(str(err)) from None
+    if found is not None and isinstance(found[1].get("index"), str):
+        compiled = os.path.join(found[0], found[1]["index"])
+        catalog = found[1].get("catalog")
+        owns = not isinstance(catalog, str) or os.path.abspath(os.path.join(found[0], catalog)) == folder
+        try:
+            fresh = owns and os.stat(compiled).st_mtime_ns >= _newest_mtime(folder)
+        except OSError:
+            fresh = False
+        if fresh:
+            return Source(project_name(compiled) or str(catalog_dir), compiled)
+    from pathlib import Path
+
+    from .generate import linted_catalogue
+    from .generate.index import build
+
+    catalogue = linted_catalogue(Path(folder), "explain")
+    if catalogue is None:
+        raise LintFailed(str(catalog_dir))
+    data = build(catalogue)
+    return Source(str(data.get("project") or catalog_dir), None, data)
+
+
+# -- merging --------------------------------------------------------------------------------------
+
+
+class Source:
+    __slots__ = ("name", "path", "data")
+
+    def __init__(self, name: str, path: str | None, data: dict | None = None):
+        self.name, self.path, self.data = name, path, data
+
+
+def sources(catalog_dir=None, registered_too: bool = True, bundled=None) -> list[Source]:
+    """The catalogues to read, first wins: `catalog_dir` (else the current project's index), then
+    the registered ones by name; one of each "project" name. `bundled`: the index errkit ships, read
+    last when no registered catalogue is it (a checkout run without installing errkit)."""
+    out: list[Source] = []
+    if catalog_dir is not None:
+        out.append(catalog_source(catalog_dir))
+    else:
+        from .project import index_path
+
+        path = index_path()
+        if path:
+            out.append(Source(project_name(path) or path, path))
+    if registered_too:
+        candidates = [(project_name(path) or name, path) for name, path in registered()]
+        if bundled:  # skipped below when a registered catalogue is it
+            candidates.append((project_name(bundled), bundled))
+        seen = {s.name for s in out}
+        paths = {os.path.realpath(s.path) for s in out if s.path}
+        for name, path in candidates:
+            name = name or path
+            if name in seen or os.path.realpath(path) in paths:
+                continue
+            seen.add(name)
+            paths.add(os.path.realpath(path))
+            out.append(Source(name, path))
+    return out
+
+
+def merged(found: list[Source], warn=None) -> dict:
+    """One index of several: entries and wordings of each catalogue, in order; a code already
+    taken by an earlier catalogue is a clash, reported through `warn(line)`, the first one kept.
+    Each code's catalogue is in "catalogues"."""
+    if len(found) == 1:
+        data = found[0].data if found[0].data is not None else _read(found[0].path)
+        data["catalogues"] = found[0].name
+        return data
+    entries: dict = {}
+    owner: dict[str, str] = {}
+    wordings: list = []
+    kernels: dict = {}
+    first: dict | None = None
+    for source in found:
+        data = source.data if source.data is not None else _read(source.path)
+        first = first or data
+        clashed = set()
+        for code, entry in data["entries"].items():
+            if code in owner:
+                clashed.add(code)
+                if warn is not None:
+                    warn(f"errkit: code {code} is in both catalogues {owner[code]} and {source.name}; using {owner[code]}")
+                continue
+            entries[code], owner[code] = entry, source.name
+        wordings.extend(w for w in data["wordings"] if w.get("code") not in clashed)
+        for kid, kernel in (data.get("kernels") or {}).items():
+            kernels.setdefault(kid, kernel)
+    return {"format": (first or {}).get("format"), "project": (first or {}).get("project"),
+            "version": (first or {}).get("version"), "entries": entries, "wordings": wordings, "kernels": kernels,
+            "catalogues": owner}
+
+
+def _stamp(found: list[Source]) -> list | None:
+    """What tells that the compiled indexes read are unchanged (None: one was compiled in memory)."""
+    out = []
+    for source in found:
+        if source.path is None:
+            return None
+        try:
+            st = os.stat(source.path)
+        except OSError:
+            return None
+        out.append([source.name, source.path, st.st_mtime_ns, st.st_size, st.st_ino])
+    return out
+
+
+def merged_cached(found: list[Source], warn=None) -> dict:
+    """`merged(found)`, from a cache of the parsed result while every index file is unchanged:
+    parsing the JSON costs most of explain's start-up, unmarshalling the same data a fifth of it.
+    The clashes found when it was made are reported again."""
+    stamp = _stamp(found)
+    # one per set of index files, whichever interpreter of this version reads them
+    cache = _cache_file("index", [sys.version, *(s.path for s in found)]) if stamp else None
+    if cache:
+        import marshal
+
+        try:
+            with open(cache, "rb") as handle:
+                saved = marshal.loads(handle.read())
+            if isinstance(saved, dict) and saved.get("stamp") == stamp and isinstance(saved.get("data"), dict):
+                for line in saved.get("warnings") or ():
+                    if warn is not None:
+                        warn(line)
+                return saved["data"]
+        except (OSError, ValueError, EOFError, TypeError):
+            pass  # missing or corrupt: parse the indexes
+    warnings: list[str] = []
+    data = merged(found, warnings.append)
+    for line in warnings:
+        if warn is not None:
+            warn(line)
+    if cache:
+        _write_cache(cache, {"stamp": stamp, "data": data, "warnings": warnings}, binary=True)
+    return data
+
+
+def load(catalog_dir=None, registered_too: bool = True, warn=None):
+    """The matcher Index of every catalogue (see `sources`), clashes reported through `warn`."""
+    from .match import INDEX_FILE, Index
+
+    found = sources(catalog_dir, registered_too, bundled=INDEX_FILE)
+    if not found:
+        from .errors import UsageError
+
+        raise UsageError("no catalogue found: no [tool.errkit] index here, none registered, none given with --catalog")
+    return Index(merged_cached(found, warn))
+
+
+def stderr_warn(line: str) -> None:
+    print(line, file=sys.stderr)
