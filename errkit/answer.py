@@ -35,13 +35,9 @@ def explain_text(text: str, index=None) -> dict | None:
 
 def load_index():
     """The catalogues `errkit explain` reads (this project's, the registered ones, the bundled one)."""
-    try:
-        from .catalogues import load_index as merged
-    except ImportError:  # pragma: no cover - before catalogues from installed packages existed
-        from .match import Index
+    from .catalogues import load
 
-        return Index.load()
-    return merged()
+    return load(warn=lambda line: None)  # a clash is `errkit list`'s news, not this traceback's
 
 
 def docs_link(res: dict) -> str:
@@ -54,9 +50,9 @@ def docs_link(res: dict) -> str:
 
 
 def _plain(value) -> str:
-    if isinstance(value, list):
-        return ",".join(_plain(v) for v in value)
-    return str(value)
+    from .runtime import shown
+
+    return shown(value)
 
 
 def first_suggestion(res: dict) -> str | None:
@@ -108,9 +104,9 @@ def as_markdown(res: dict) -> str:
         lines.append("- values: " + ", ".join(f"`{k}={_plain(v)}`" for k, v in res["params"].items()))
     for n, fix in enumerate(res["fixes"], 1):
         found = [s for s in fix["suggestions"] if "value" in s and s["value"] not in (None, [])]
-        computed = "".join(f"; {s['label']}: `{_plain(s['value'])}`" for s in found)
         kind = "alternative" if fix.get("alternative") else "fix"
-        lines.append(f"- {kind} {n}: {fix['summary']}{computed}")
+        lines.append(f"- {kind} {n}: {fix['summary']}")
+        lines += [f"  - {s['label']}: `{_plain(s['value'])}`" for s in found]
     lines.append(f"- docs: <{docs_link(res)}>")
     return "\n".join(lines)
 

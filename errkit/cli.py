@@ -129,7 +129,9 @@ def cmd_init(args) -> int:
 def cmd_explain(args) -> int:
     from .explain import run
 
-    return run(args.text, as_json=args.json, show_all=args.all, index=_index(args))
+    if args.json and args.format != "text":
+        raise UsageError("--json and --format are two ways to say the output's form: give one")
+    return run(args.text, as_json=args.json, show_all=args.all, index=_index(args), fmt=args.format, open_page=args.open)
 
 
 def cmd_list(args) -> int:
@@ -181,6 +183,9 @@ def _explain_args(p):
     p.add_argument("text", nargs="*", help="error text, a file path, '-' for standard input, or a code/slug")
     p.add_argument("--json", action="store_true", help="one JSON object per match (JSON Lines)")
     p.add_argument("--all", action="store_true", help="every distinct match in the input, with counts")
+    p.add_argument("--format", choices=("text", "markdown"), default="text",
+                   help="markdown: a snippet for a bug report (message, code, values, fix, link)")
+    p.add_argument("--open", action="store_true", help="open the matched entry's page, with the values, in the browser")
     p.set_defaults(func=cmd_explain)
 
 
@@ -369,7 +374,7 @@ def _fast_explain(argv: list[str]):
     """`errkit explain`'s arguments when they are plain (its options, then or before the text, no
     help asked), without argparse: building a parser is a good part of explain's start-up. None:
     let argparse read them (and answer --help, or the errors)."""
-    catalog, flags, text, rest = None, {"--json": False, "--all": False}, [], list(argv)
+    catalog, flags, text, rest = None, {"--json": False, "--all": False, "--open": False}, [], list(argv)
     while rest and rest[0].startswith("--catalog"):
         if rest[0] == "--catalog" and len(rest) > 1:
             catalog, rest = rest[1], rest[2:]
@@ -401,7 +406,7 @@ def _fast_explain(argv: list[str]):
         else:
             text.append(word)
     return _Args(command="explain", catalog=catalog or None, text=text, json=flags["--json"], all=flags["--all"],
-                 func=cmd_explain)
+                 open=flags["--open"], format="text", func=cmd_explain)
 
 
 def main(argv: list[str] | None = None) -> int:

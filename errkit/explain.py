@@ -388,7 +388,18 @@ def format_entry(code: str, entry: dict, style: Style, catalogue: str = "") -> s
     return "\n".join(lines)
 
 
-def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None, err=None, index: Index | None = None) -> int:
+def _open(url: str, err) -> None:
+    """Open `url` in the user's browser (`$BROWSER`, else the system's); say so, or why not."""
+    import webbrowser
+
+    if webbrowser.open(url):
+        print(f"errkit: opened {url}", file=err)
+    else:
+        print(f"errkit: no browser to open {url}", file=err)
+
+
+def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None, err=None, index: Index | None = None,
+        fmt: str = "text", open_page: bool = False) -> int:
     stdin = sys.stdin if stdin is None else stdin
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
@@ -398,10 +409,15 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
         word = sources[0].strip()
         code = index.lookup(word)
         if code:
+            named = result(index, index.named(code, word))
             if as_json:  # the shape of every answer: the entry named, no values
-                out.write(json.dumps(result(index, index.named(code, word)), ensure_ascii=False) + "\n")
+                out.write(json.dumps(named, ensure_ascii=False) + "\n")
+            elif fmt == "markdown":
+                out.write(_markdown(named) + "\n")
             else:
                 out.write(format_entry(code, index.entries[code], style, index.catalogue(code)) + "\n")
+            if open_page:
+                _open(named["docs_url"], err)
             return 0
         if looks_like_code(word):  # what `errkit show` answers
             raise UsageError(f"no entry with code or slug {word!r} (see `errkit list`)")
@@ -424,6 +440,18 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
     for res in results:
         if as_json:
             out.write(json.dumps(res, ensure_ascii=False) + "\n")
+        elif fmt == "markdown":
+            out.write(_markdown(res) + "\n\n")
         else:
             out.write(format_result(res, style) + "\n\n")
+    if open_page:
+        from .answer import docs_link
+
+        _open(docs_link(results[0]), err)
     return 0 if results[0]["confidence"] in ("exact", "lookup") else 1
+
+
+def _markdown(res: dict) -> str:
+    from .answer import as_markdown
+
+    return as_markdown(res)

@@ -217,3 +217,35 @@ def test_the_environment_variable_explains_a_script_one_cannot_edit(errkit_venv,
     quiet = subprocess.run([errkit_venv.python, "-c", "import sys; print('errkit' in sys.modules)"], capture_output=True,
                            text=True, env={k: v for k, v in os.environ.items() if k != "ERRKIT_EXPLAIN"}, timeout=60)
     assert quiet.stdout.strip() == "False", "without the variable nothing of errkit is imported at start-up"
+
+
+# -- explain --format markdown, --open --------------------------------------------------------------
+
+RA105_PAGE = "https://errkit.github.io/errkit/0.1/errors/RA105/?num_q_heads=12&num_kv_heads=8"
+
+
+def test_explain_markdown_is_a_bug_report_snippet():
+    done = errkit_subprocess("explain", "--format", "markdown", f"ValueError: {RA105}")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout.decode()
+    assert text.startswith("**RA105: Query heads are not a multiple of key/value heads**")
+    assert f"```text\n{RA105}\n```" in text
+    assert "- values: `num_q_heads=12`, `num_kv_heads=8`" in text
+    assert "  - valid num_kv_heads: `1, 2, 3, 4, 6, 12`" in text
+    assert f"- docs: <{RA105_PAGE}>" in text
+    both = errkit_subprocess("explain", "--json", "--format", "markdown", RA105)
+    assert both.returncode == 2 and b"give one" in both.stderr
+
+
+def test_explain_open_opens_the_page_with_the_values(tmp_path):
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser"
+    browser.write_text(f"#!/bin/sh\nprintf '%s' \"$1\" > {opened}\n")
+    browser.chmod(0o755)
+    done = errkit_subprocess("explain", "--open", RA105, env={**os.environ, "BROWSER": str(browser)})
+    assert done.returncode == 0, done.stderr
+    assert opened.read_text() == RA105_PAGE
+    assert f"errkit: opened {RA105_PAGE}" in done.stderr.decode()
+    opened.unlink()
+    named = errkit_subprocess("explain", "--open", "RA105", env={**os.environ, "BROWSER": str(browser)})
+    assert named.returncode == 0 and opened.read_text() == RA105_PAGE.split("?")[0]
