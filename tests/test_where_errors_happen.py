@@ -180,6 +180,7 @@ def test_pre_commit_hooks_pass_a_clean_catalogue_and_fail_a_broken_entry(tmp_pat
     assert git("cat-file", "-e", f"{rev}:.pre-commit-hooks.yaml", cwd=ROOT) == ""
     repo = tmp_path / "repo"
     shutil.copytree(FIXTURES / "site" / "catalog", repo / "catalog")
+    assert errkit_subprocess("fmt", cwd=repo).returncode == 0  # the fixture's author never ran it
     assert errkit_subprocess("generate", cwd=repo).returncode == 0
     (repo / ".pre-commit-config.yaml").write_text(textwrap.dedent(f"""\
         repos:
@@ -198,7 +199,9 @@ def test_pre_commit_hooks_pass_a_clean_catalogue_and_fail_a_broken_entry(tmp_pat
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "errkit lint" in clean.stdout and "Passed" in clean.stdout
     entry = repo / "catalog" / "evil" / "XX102-plain.yaml"
-    entry.write_text(entry.read_text().replace("exception: ValueError", "exception: ValueErr"))
+    text = entry.read_text()
+    assert "exception: TypeError\n" in text
+    entry.write_text(text.replace("exception: TypeError\n", "exception: TypeErr\n"))
     broken = run()
     assert broken.returncode == 1
     assert "XX102-plain.yaml" in broken.stdout and "exception" in broken.stdout
