@@ -62,3 +62,14 @@ def test_upstream_fixes_stay_within_their_library_first(entry):
         if not fix.alternative:
             assert not OWN_KERNEL.search((fix.before or "") + (fix.after or "")), f"fix {n + 1}'s code uses this project's kernel"
     assert not entry.fixes or not entry.fixes[0].alternative
+
+
+def test_every_fix_shows_before_and_after_code():
+    """Issue 18: every fix is shown as the code a reader has and the code it becomes, both non-empty
+    and different (test_fix_snippets runs them, or the fix says why it cannot: unverified)."""
+    missing = [f"{entry.code} fix {n}: {part}" for entry in CATALOGUE.entries for n, fix in enumerate(entry.fixes, 1)
+               for part in ("before", "after") if not (getattr(fix, part) or "").strip()]
+    assert not missing, "these fixes have no code for:\n" + "\n".join(missing)
+    same = [f"{entry.code} fix {n}" for entry in CATALOGUE.entries for n, fix in enumerate(entry.fixes, 1)
+            if fix.before.strip() == fix.after.strip()]
+    assert not same, "these fixes' before and after code are the same:\n" + "\n".join(same)
