@@ -73,3 +73,48 @@ def test_every_fix_shows_before_and_after_code():
     same = [f"{entry.code} fix {n}" for entry in CATALOGUE.entries for n, fix in enumerate(entry.fixes, 1)
             if fix.before.strip() == fix.after.strip()]
     assert not same, "these fixes' before and after code are the same:\n" + "\n".join(same)
+
+
+# Fixes whose code needs a mesh of several devices: `unverified` in the snippet suite (one CPU
+# device), run here in a child process given as many CPU host devices: (code, fix number) -> devices.
+MULTI_DEVICE_FIXES = {("RA682", 2): 3}
+CHILD = """
+import json, sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
+import jax
+from errkit.load import load
+from support import pasted_text
+assert jax.device_count() == int(sys.argv[4]), jax.devices()
+entry = next(e for e in load(sys.argv[1] + "/catalog").entries if e.code == sys.argv[2])
+fix = entry.fixes[int(sys.argv[3]) - 1]
+out = {}
+for part in ("before", "after"):
+    try:
+        exec("\\n".join([fix.setup or entry.setup or "", getattr(fix, part), fix.then or entry.then or ""]), {"__name__": "snippet"})
+        out[part] = None
+    except Exception as err:
+        out[part] = pasted_text(err)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("code, n, devices", [(c, n, d) for (c, n), d in MULTI_DEVICE_FIXES.items()], ids=lambda x: str(x))
+def test_a_multi_device_fix_runs_on_that_many_host_devices(code, n, devices):
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("jax")
+    from support import ROOT, explain_first
+
+    fix = next(e for e in CATALOGUE.entries if e.code == code).fixes[n - 1]
+    assert fix.unverified and "devices" in fix.unverified, "a fix run here says why the snippet suite cannot run it"
+    env = dict(os.environ, JAX_PLATFORMS="cpu",
+               XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}".strip())
+    child = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), code, str(n), str(devices)],
+                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    out = json.loads(child.stdout.splitlines()[-1])
+    assert out["before"] is not None, f"{code} fix {n}: the 'before' snippet ran without error"
+    assert explain_first(out["before"])["code"] == code, out["before"]
+    assert out["after"] is None, f"{code} fix {n}: the 'after' snippet raised {out['after']}"
