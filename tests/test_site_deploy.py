@@ -267,3 +267,31 @@ def test_a_mistyped_address_shows_the_sites_own_404_page(context, host, address)
     for link in page.locator("article a").evaluate_all("links => links.map(a => a.href)"):
         assert page.request.get(link).status == 200, link
     page.close()
+
+
+# -- other projects' sites ------------------------------------------------------------------------
+
+
+def test_the_skeleton_publishes_the_same_way():
+    """`errkit init` gives other projects the same mike settings and 404 page."""
+    import yaml
+
+    from errkit.generate.render import environment
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    _Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    env = environment()
+    assert env.get_template("skeleton/overrides/404.html.j2").render() == (SITE / "overrides" / "404.html").read_text()
+    skeleton = yaml.load(env.get_template("skeleton/mkdocs.yml.j2").render(
+        project="tinyattn", name="tinyattn", prefix="TA", catalog="catalog", site="site", repo_url="",
+        site_url="https://example.org/tinyattn/", distribution="tinyattn"), Loader=_Loader)
+    ours = yaml.load((SITE / "mkdocs.yml").read_text(), Loader=_Loader)
+
+    def mike(config):
+        return [p["mike"] for p in config["plugins"] if isinstance(p, dict) and "mike" in p]
+
+    assert mike(skeleton) == mike(ours) == [{"canonical_version": None, "alias_type": "redirect", "version_selector": False}]
+    assert skeleton["theme"]["custom_dir"] == ours["theme"]["custom_dir"] == "overrides"
+    assert skeleton["extra"]["version"] == ours["extra"]["version"] == {"provider": "mike"}
