@@ -22,6 +22,8 @@ import shutil
 import subprocess
 import sys
 import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -154,6 +156,18 @@ def test_canonical_links_and_the_sitemap_carry_the_version(published):
     locations = re.findall(r"<loc>([^<]*)</loc>", sitemap)
     assert len(locations) == len(set(locations)) == len(canonical)
     assert set(locations) == set(canonical.values())
+
+
+def test_every_address_the_exceptions_print_is_served(host):
+    """The page each entry's exception links to, and the same address without its version."""
+    for entry in ENTRIES:
+        printed = SETTINGS.page_url(entry.code)
+        assert printed.startswith(DOCS + "/")
+        with urllib.request.urlopen(host + printed[len(DOCS) + 1:]) as answer:
+            assert answer.status == 200 and f'<link rel="canonical" href="{printed}">' in answer.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as missing:  # the host's 404.html: its script sends the reader on
+            urllib.request.urlopen(f"{host}errors/{entry.code}/")
+        assert missing.value.code == 404 and b"Page not found" in missing.value.read()
 
 
 # -- in chromium -----------------------------------------------------------------------------------
