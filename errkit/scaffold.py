@@ -2,7 +2,7 @@
 
 Everything is written at once or not at all (errkit/atomic.py), and nothing that exists is
 overwritten: a project that already has `[tool.errkit]`, a catalogue or a site is refused.
-The site skeleton (mkdocs.yml and the hand-editable pages) is rendered from templates shipped in
+The site skeleton (mkdocs.yml, the hand-editable pages and the 404 page's override) is rendered from templates shipped in
 errkit; the paste page's scripts and stylesheet are written later, by `errkit generate`.
 """
 
@@ -141,6 +141,7 @@ def skeleton(p: Plan) -> dict[str, str]:
     out = {"mkdocs.yml": env.get_template("skeleton/mkdocs.yml.j2").render(**context)}
     for page in SKELETON_PAGES:
         out[f"docs/{page}"] = env.get_template(f"skeleton/docs/{page}.j2").render(**context)
+    out["overrides/404.html"] = env.get_template("skeleton/overrides/404.html.j2").render(**context)
     return out
 
 
