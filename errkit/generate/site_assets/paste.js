@@ -50,14 +50,51 @@
     return nodes;
   }
 
-  function pageUrl(entry) {
-    return new URL(entry.page, BASE).href;
+  function pageUrl(entry, params) {
+    var url = new URL(entry.page, BASE);
+    var query = params ? queryString(params) : "";
+    return url.href + (query ? "?" + query : "");
+  }
+
+  // runtime.query_string: the values as an entry page's query string, each written as a message
+  // writes it, a list or shape as its items joined by commas (what values.js reads back)
+  function queryText(value) {
+    var k = R.kind(value);
+    if (k === "list" || k === "tuple") return value.map(queryText).join(",");
+    return R.str(value);
+  }
+
+  function queryString(params) {
+    return Object.keys(params).map(function (name) {
+      return encodeURIComponent(name) + "=" + encodeURIComponent(queryText(params[name])).replace(/%2C/g, ",");
+    }).join("&");
+  }
+
+  // The pasted text lives in the address fragment (#text=...): a result can be shared, and Back
+  // from an entry page restores the paste and its result.
+  var FRAGMENT = "#text=";
+
+  function textFromAddress() {
+    var hash = window.location.hash;
+    if (hash.indexOf(FRAGMENT) !== 0) return null;
+    try {
+      return decodeURIComponent(hash.slice(FRAGMENT.length));
+    } catch (err) {
+      return null;
+    }
+  }
+
+  function keepInAddress(text) {
+    var want = R.strip(text) ? FRAGMENT + encodeURIComponent(text) : "";
+    if (window.location.hash === want || (!want && !window.location.hash)) return;
+    var url = window.location.pathname + window.location.search + want;
+    window.history.replaceState(window.history.state, "", url);
   }
 
   function renderResult(result, index, primary) {
     var entry = index.entries[result.code];
     var card = el("section", { className: "errkit-result" + (primary ? " errkit-result--primary" : ""), "data-code": result.code });
-    var link = el("a", { href: pageUrl(entry), className: "errkit-result__link", text: result.code });
+    var link = el("a", { href: pageUrl(entry, result.params), className: "errkit-result__link", text: result.code });
     card.appendChild(el("h3", { className: "errkit-result__title" }, [link, " ", el("span", { text: result.title })]));
 
     var badge = result.confidence === "exact" ? "exact match" : "approximate match, similarity " + R.fixed(result.score, 2);
@@ -117,7 +154,7 @@
     card.appendChild(fixes);
 
     card.appendChild(el("p", { className: "errkit-result__links" }, [
-      el("a", { href: pageUrl(entry), className: "md-button md-button--primary errkit-open", text: "Open " + result.code }),
+      el("a", { href: pageUrl(entry, result.params), className: "md-button md-button--primary errkit-open", text: "Open " + result.code }),
       " ",
       el("span", { className: "errkit-result__url", text: result.docs_url }),
     ]));
@@ -140,6 +177,7 @@
     var status = root.querySelector("#errkit-status");
     var results = root.querySelector("#errkit-results");
     var text = input.value;
+    keepInAddress(text);
     results.textContent = "";
     if (!R.strip(text)) {
       status.textContent = "Paste an error message, a traceback or a log above.";
@@ -215,6 +253,8 @@
           }
         });
       }
+      var kept = textFromAddress();
+      if (kept !== null && R.strip(kept)) input.value = kept;
       if (R.strip(input.value)) run();
     }, function (err) {
       root.setAttribute("data-ready", "failed");
