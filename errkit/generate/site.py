@@ -274,8 +274,8 @@ def related_both_ways(entries) -> dict[str, list[str]]:
 def description(entry: Entry) -> str:
     """The page's description (search engines, link previews): its title and its message, as raised
     with the first bad example when the template renders, else the template."""
-    message = _example(entry) or entry.message
-    return f"{entry.title.rstrip('.')}: {' '.join(message.split())}"
+    message = " ".join((_example(entry) or entry.message or "").split())
+    return f"{entry.title.rstrip('.')}: {message}" if message else entry.title
 
 
 def az(entries) -> list[Entry]:
