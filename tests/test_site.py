@@ -229,10 +229,13 @@ def test_pages_open_with_message_meaning_and_first_fix(files):
         if entry.fixes:
             assert re.search(r"\*\*(Fix|Alternative) [0-9]+:\*\*", top), entry.code
             first = next((f for f in entry.fixes if not f.alternative), entry.fixes[0])
-            if first.before:
-                assert site.fence(first.before, "python") in top, entry.code
-            if first.after:
-                assert site.fence(first.after, "python") in top, entry.code
+            if first.before and first.after:
+                diff = site.change(first.before, first.after)
+                assert site.fence(diff, "diff") in top, entry.code
+                assert [line[1:] for line in diff.splitlines() if line[0] in " -"] == first.before.rstrip("\n").splitlines()
+                assert [line[1:] for line in diff.splitlines() if line[0] in " +"] == first.after.rstrip("\n").splitlines()
+            elif first.before or first.after:
+                assert site.fence(first.before or first.after, "python") in top, entry.code
         assert top.index("```") < top.index("[All fixes](#fixes)"), "the answer before the metadata"
 
 

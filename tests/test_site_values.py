@@ -141,11 +141,10 @@ def test_phone_first_screen_has_the_message_and_the_first_fix(browser, served, e
     fix = article.locator("p", has_text="Fix 1:").first
     assert "Set num_kv_heads to a divisor of num_q_heads" in fix.inner_text()
     assert _within_first_screen(page, fix), fix.bounding_box()
-    codes = article.locator("pre")
-    assert "num_q_heads, num_kv_heads = 12, 8" in codes.nth(1).inner_text()
-    assert "num_q_heads, num_kv_heads = 12, 4" in codes.nth(2).inner_text()
-    assert _within_first_screen(page, codes.nth(1)) and _within_first_screen(page, codes.nth(2)), \
-        (codes.nth(1).bounding_box(), codes.nth(2).bounding_box())
+    change = article.locator("pre").nth(1)  # the fix's before and after, as a diff
+    assert "-num_q_heads, num_kv_heads = 12, 8" in change.inner_text()
+    assert "+num_q_heads, num_kv_heads = 12, 4" in change.inner_text()
+    assert _within_first_screen(page, change), change.bounding_box()
     context.close()
 
 

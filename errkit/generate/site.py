@@ -16,6 +16,7 @@ deletes it, `errkit docs --check` and the site tests fail on it, `errkit generat
 
 from __future__ import annotations
 
+import difflib
 import html
 import json
 import re
@@ -283,7 +284,7 @@ def az(entries) -> list[Entry]:
     return sorted(entries, key=lambda e: (re.sub(r"^[^A-Za-z0-9]+", "", e.title).casefold(), e.code))
 
 
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)([.!?:;])\s+(?=[A-Z`(\"'])")
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)(?<!\bcf)(?<!\bapprox)(?<!\b[A-Za-z])([.!?])\s+(?=\S)")
 
 
 def first_sentence(text: str) -> str:
@@ -291,8 +292,6 @@ def first_sentence(text: str) -> str:
     para = " ".join(str(text).strip().split("\n\n", 1)[0].split())
     spans = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(para)]
     for m in _SENTENCE_END.finditer(para):
-        if m.group(1) not in ".!?":
-            continue
         if any(a <= m.start() < b for a, b in spans):
             continue
         return para[:m.start() + 1]
@@ -376,6 +375,16 @@ def reproduce(entry: Entry, catalogue: Catalogue) -> dict | None:
     return None
 
 
+def change(before: str | None, after: str | None) -> str | None:
+    """A fix's before and after as one unified diff (every line: `-` before, `+` after, ` ` both),
+    the compact form the top of an entry page shows; None unless the fix has both."""
+    if not before or not after:
+        return None
+    old, new = before.rstrip("\n").splitlines(), after.rstrip("\n").splitlines()
+    lines = list(difflib.unified_diff(old, new, n=len(old) + len(new), lineterm=""))[3:]  # no ---, +++, @@ lines
+    return "\n".join(lines) if lines else None
+
+
 def page_data(entry: Entry, indexed: dict, kernel_titles: dict | None = None) -> str:
     """What the page's script needs to compute the fixes for the reader's values (JSON): the
     params' types and each fix as the index holds it. HTML-escaped for a data- attribute."""
@@ -428,6 +437,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry], rel
                 "summary": prose(f.summary, link),
                 "suggest": list(f.suggest.items()),
                 "computed": computed,
+                "change": fence(change(f.before, f.after), "diff") if change(f.before, f.after) else None,
                 "before": fence(f.before, "python") if f.before else None,
                 "after": fence(f.after, "python") if f.after else None,
                 "alternative": f.alternative,
