@@ -14,7 +14,7 @@ import pytest
 
 from errkit import explain
 from errkit.generate import site
-from test_site import ARTIFACTS, CATALOGUE, browser, built_site, files, fresh_site, served  # noqa: F401 - fixtures
+from test_site import ARTIFACTS, CATALOGUE, _serve, browser, built_site, evil_site, files, fresh_site, served  # noqa: F401 - fixtures
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 1000}
@@ -158,4 +158,23 @@ def test_screenshots_of_an_entry_with_values(browser, served, errors_seen, viewp
         path = ARTIFACTS / f"entry-values-{viewport['width']}-{scheme}.png"
         page.screenshot(path=str(path))
         assert path.stat().st_size > 10_000
+        context.close()
+
+
+def test_values_from_the_address_are_text_on_the_evil_catalogue(browser, evil_site, errors_seen):
+    """The fixture catalogue full of injections: the address's values and the catalogue's prose are
+    put in the page as text (emphasis as <em>), never as HTML."""
+    for base in _serve(evil_site / "out"):
+        context, page, _ = _page(browser, errors_seen)
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(base + "errors/XX101/?n=-1&%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E=1")
+        page.wait_for_selector("#errkit-values[data-ready=yes]", timeout=15000)
+        box = page.locator("#errkit-values")
+        assert page.locator("#errkit-values li[data-fix='1'] em").inner_text() == "emph"
+        assert "<a href=javascript:alert(7)>click</a>" in box.inner_text()
+        assert box.locator("a, img, script, b").count() == 0
+        assert "<b>label</b>: 0" in box.inner_text(), "n + 1 for n=-1"
+        assert "<img src=x onerror=alert(1)>" in box.inner_text(), "an unknown name is reported as text"
+        assert not dialogs
         context.close()
