@@ -25,13 +25,28 @@
     return node;
   }
 
-  // Catalogue prose as nodes: `code spans` become <code>, everything else stays text
+  // Catalogue prose as nodes: `code spans` become <code>, *x* <em> and **x** <strong> (as site.py's
+  // prose() renders them on the entry pages), everything else stays text
+  var EMPHASIS = /(?<![\w*\\])(\*\*?)(?=[^\s*])(.+?)(?<=[^\s*\\])\1(?![\w*])/g;
+
+  function emphasis(text) {
+    var nodes = [], pos = 0, m;
+    EMPHASIS.lastIndex = 0;
+    while ((m = EMPHASIS.exec(text)) !== null) {
+      if (m.index > pos) nodes.push(document.createTextNode(text.slice(pos, m.index)));
+      nodes.push(el(m[1] === "**" ? "strong" : "em", { text: m[2] }));
+      pos = m.index + m[0].length;
+    }
+    if (pos < text.length) nodes.push(document.createTextNode(text.slice(pos)));
+    return nodes;
+  }
+
   function prose(text) {
     var nodes = [];
     String(text).split(/(`[^`]+`)/).forEach(function (part) {
       if (!part) return;
       if (part.length > 2 && part[0] === "`" && part[part.length - 1] === "`") nodes.push(el("code", { text: part.slice(1, -1) }));
-      else nodes.push(document.createTextNode(part));
+      else nodes = nodes.concat(emphasis(part));
     });
     return nodes;
   }
