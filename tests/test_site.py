@@ -125,7 +125,10 @@ def test_orphaned_pages_are_reported_and_deleted(tmp_path):
 
 def test_markdown_escaping_units():
     assert site.text("<b>*x*</b> & [y](z)") == r"&lt;b&gt;\*x\*&lt;/b&gt; &amp; \[y\]\(z\)"
-    assert site.prose("use `<b>` here\n\nnext *para*") == "use `<b>` here\n\nnext \\*para\\*"
+    assert site.prose("use `<b>` here\n\nnext *para*") == "use `<b>` here\n\nnext *para*", "emphasis is kept"
+    assert site.prose("a * b * c, f(*args, **kw), x*y*z") == r"a \* b \* c, f\(\*args, \*\*kw\), x\*y\*z", "not emphasis"
+    assert site.prose("*<b>[x](javascript:y)</b>* **`c`**") == r"*&lt;b&gt;\[x\]\(javascript:y\)&lt;/b&gt;* \*\*`c`\*\*", \
+        "emphasis holds escaped text; around a code span it stays as written"
     assert site.prose("a stray ` tick") == "a stray &#96; tick"
     assert site.prose("1024.\n# x") == r"1024\. \# x", "lines join: nothing can start a block"
     assert site.prose("see RA105", lambda w: "[RA105](RA105.md)") == "see [RA105](RA105.md)"
@@ -136,6 +139,129 @@ def test_markdown_escaping_units():
     assert site.url("https://x.org/a(b)<c>") == "https://x.org/a%28b%29%3Cc%3E"
     with pytest.raises(ValueError):
         site.url("javascript:alert(1)")
+
+
+def _front_matter(page: str) -> str:
+    return page.split("\n---\n", 1)[0]
+
+
+def _section(page: str, heading: str) -> str:
+    """The text of an entry page's `## heading` section ('' when it has none)."""
+    parts = page.split(f"\n## {heading}\n", 1)
+    return parts[1].split("\n## ", 1)[0] if len(parts) == 2 else ""
+
+
+def test_related_links_go_both_ways(files):
+    by_code = CATALOGUE.by_code()
+    for entry in ENTRIES:
+        for other in entry.related:
+            if other not in by_code or other == entry.code:
+                continue
+            assert f"]({other}.md)" in _section(files[f"site/docs/errors/{entry.code}.md"], "Related"), (entry.code, other)
+            assert f"]({entry.code}.md)" in _section(files[f"site/docs/errors/{other}.md"], "Related"), \
+                f"{entry.code} names {other}, so {other} shows {entry.code}"
+    ra105 = _section(files["site/docs/errors/RA105.md"], "Related")
+    namers = sorted(e.code for e in ENTRIES if "RA105" in e.related)
+    assert len(namers) >= 2 and all(f"- [{code}: " in ra105 for code in namers), ra105
+    listed = re.findall(r"^- \[([A-Z]+[0-9]+): ", ra105, re.M)
+    assert len(listed) == len(set(listed)), "each related entry once"
+
+
+def test_tags_link_to_their_place_on_the_by_tag_page(files):
+    by_tag = files["site/docs/by-tag.md"]
+    for entry in ENTRIES:
+        page = files[f"site/docs/errors/{entry.code}.md"]
+        for tag in entry.tags:
+            anchor = site._anchor(tag)
+            assert f"[{site.text(tag)}](../by-tag.md#{anchor})" in page, (entry.code, tag)
+            heading = by_tag.split(f"{{ #{anchor} }}\n", 1)
+            assert len(heading) == 2 and f"](errors/{entry.code}.md)" in heading[1].split("\n## ", 1)[0], (entry.code, tag)
+        if entry.tags:
+            assert "hide:\n  - tags\n" in _front_matter(page) + "\n", "Material's chips (not links) are hidden"
+
+
+def test_descriptions_are_title_and_message(files):
+    page = files["site/docs/errors/RA105.md"]
+    assert ('description: "Query heads are not a multiple of key/value heads: '
+            'num_q_heads=12 must be divisible by num_kv_heads=8"\n') in _front_matter(page)
+    for entry in ENTRIES:
+        front = _front_matter(files[f"site/docs/errors/{entry.code}.md"])
+        description = json.loads(re.search(r"^description: (.*)$", front, re.M).group(1))
+        assert description == html.escape(site.description(entry), quote=True)
+        assert description.startswith(html.escape(entry.title.rstrip("."), quote=True) + (": " if entry.message else ""))
+        assert len(description) < len(entry.title) + len(entry.message) + 400, "title and message, not the explanation"
+
+
+def test_a_to_z_is_sorted_by_title_with_codes_beside(files):
+    rows = [line for line in files["site/docs/errors/index.md"].splitlines() if line.startswith("| [")]
+    codes = [re.search(r"\| \[([A-Z]+[0-9]+)\]\(\1\.md\) \|", row).group(1) for row in rows]
+    assert sorted(codes) == sorted(e.code for e in ENTRIES)
+    titles = [re.sub(r"^[^A-Za-z0-9]+", "", CATALOGUE.get(code).title).casefold() for code in codes]
+    assert titles == sorted(titles), "A-Z by title"
+    assert codes != sorted(codes)
+    first = CATALOGUE.get(codes[0])
+    assert rows[0].startswith(f"| [{site.prose(first.title, None, True)}]({first.code}.md) | [{first.code}]({first.code}.md) |")
+
+
+def test_static_pages_show_the_suggestions_for_the_example(files):
+    page = files["site/docs/errors/RA105.md"]
+    assert "- valid num\\_kv\\_heads: `1, 2, 3, 4, 6, 12`" in _section(page, "Fixes")
+    shown = re.sub(r'^<div id="errkit-values" .*$', "", page, flags=re.M)  # the script's data holds the expressions
+    assert "divisors(num_q_heads)" not in shown, "no raw expression where the example gives values"
+    top = page.split("\n## ", 1)[0]
+    assert "With the example's values: valid num\\_kv\\_heads `1, 2, 3, 4, 6, 12`" in top
+    for entry in ENTRIES:
+        fixes = _section(files[f"site/docs/errors/{entry.code}.md"], "Fixes")
+        for fix, computed in zip(entry.fixes, site.example_suggestions(entry, CATALOGUE)):
+            for s in computed:
+                if "value" in s:
+                    assert f"{site.prose(s['label'])}: {site.code(explain._show(s['value']))}" in fixes, (entry.code, s)
+
+
+def test_pages_open_with_message_meaning_and_first_fix(files):
+    for entry in ENTRIES:
+        page = files[f"site/docs/errors/{entry.code}.md"]
+        top = page.split("\n## ", 1)[0].split(f"# {entry.code}: ", 1)[1]
+        example = site._example(entry)
+        assert (f"{site._sections(entry, CATALOGUE, CATALOGUE.by_code())['raised_as']}: {example}" if example is not None
+                else entry.message) in top, entry.code
+        assert site.prose(site.first_sentence(entry.explanation)) in top or "](" in top
+        if entry.fixes:
+            assert re.search(r"\*\*(Fix|Alternative) [0-9]+:\*\*", top), entry.code
+            first = next((f for f in entry.fixes if not f.alternative), entry.fixes[0])
+            if first.before and first.after:
+                diff = site.change(first.before, first.after)
+                assert site.fence(diff, "diff") in top, entry.code
+                assert [line[1:] for line in diff.splitlines() if line[0] in " -"] == first.before.rstrip("\n").splitlines()
+                assert [line[1:] for line in diff.splitlines() if line[0] in " +"] == first.after.rstrip("\n").splitlines()
+            elif first.before or first.after:
+                assert site.fence(first.before or first.after, "python") in top, entry.code
+        assert top.index("```") < top.index("[All fixes](#fixes)"), "the answer before the metadata"
+
+
+def test_reproduce_raises_the_entry(files):
+    pytest.importorskip("jax")
+    sys.path.insert(0, str(ROOT))
+    shown = 0
+    for entry in ENTRIES:
+        found = site.reproduce(entry, CATALOGUE)
+        page = files[f"site/docs/errors/{entry.code}.md"]
+        if found is None:
+            assert "\n## Reproduce\n" not in page
+            continue
+        assert site.fence(found["code"], found["lang"]) in _section(page, "Reproduce"), entry.code
+        if entry.explain_only:
+            continue
+        assert found["lang"] == "python", entry.code
+        try:
+            exec(compile(found["code"], f"<reproduce {entry.code}>", "exec"), {"__name__": "reproduce"})  # noqa: S102 - the catalogue's own code
+        except Exception as err:  # noqa: BLE001 - what it raises is the point
+            assert getattr(err, "code", None) == entry.code, (entry.code, err)
+            shown += 1
+        else:
+            pytest.fail(f"{entry.code}: its Reproduce block raises nothing")
+    assert shown >= 20
+    assert "ranker_attention(q, k, v" in site.reproduce(CATALOGUE.get("RA105"), CATALOGUE)["code"], "the kernel call"
 
 
 class _Html(html.parser.HTMLParser):
@@ -187,20 +313,23 @@ def test_catalogue_text_renders_as_plain_text(evil_site):
     text = "".join(article.text)
     raw = page.read_text("utf-8")
     for tag, attrs in article.tags:
-        assert tag not in ("script", "img", "iframe", "style", "svg", "marquee", "b", "strong", "em"), (tag, attrs)
+        assert tag not in ("script", "img", "iframe", "style", "svg", "marquee", "b"), (tag, attrs)
         assert not any(k.startswith("on") for k in attrs), (tag, attrs)
         assert not any(str(v).strip().lower().startswith("javascript:") for v in attrs.values()), (tag, attrs)
         assert tag not in ("ol", "blockquote") and not (tag == "div" and "admonition" in attrs.get("class", "")), tag
         if tag == "h1":
             assert "not" not in attrs.get("id", "")
     assert raw.count("<table") == 1, "only the generated values table"
-    for shown in ('<script>alert("explanation")</script>', "**bold**", "[a link](javascript:alert(3))",
+    for shown in ('<script>alert("explanation")</script>', "plain text with bold, _italic_", "[a link](javascript:alert(3))",
                   "<img src=x onerror=alert(4)>", "# not a heading", '!!! danger "not an admonition"',
                   '{: onclick="alert(5)" }', "<!-- not a comment -->", "&amp; &lt;b&gt;", "\\*escaped\\*",
-                  '--8<-- "README.md"', "<a href=javascript:alert(7)>click</a> *emph*", "<svg onload=alert(10)>",
+                  '--8<-- "README.md"', "<a href=javascript:alert(7)>click</a> emph", "<svg onload=alert(10)>",
                   "<b>upstream</b> [src](javascript:alert(11))", "<marquee>note</marquee>", "<b>label</b>",
-                  '<img src=x onerror=alert("param")> **n** | cell', "a stray ` backtick"):
+                  '<img src=x onerror=alert("param")> n | cell', "a stray ` backtick"):
         assert shown in text, shown
+    # `*x*` and `**x**` in prose are emphasis, holding only escaped text; `\*x\*` stays as written
+    for shown in ("<strong>bold</strong>", "<em>emph</em>", "<strong>n</strong>"):
+        assert shown in raw, shown
     assert "<b>inside code</b>" in text, "code spans keep their text"
     assert 'x = "</script><script>alert(8)</script>"' in text, "before/after code verbatim"
     title = re.search(r"<title>(.*?)</title>", raw, re.S).group(1)
@@ -306,6 +435,19 @@ def _check_built(out: Path):
     for asset in ("runtime.js", "suggest.js", "match.js", "paste.js", "index.json", "site.css"):
         assert (out / "assets" / "errkit" / asset).is_file()
     assert (out / "paste" / "index.html").is_file()
+
+
+def test_built_tag_links_and_emphasis(built_site):
+    by_tag = (built_site / "by-tag" / "index.html").read_text("utf-8")
+    for entry in ENTRIES:
+        raw = (built_site / "errors" / entry.code / "index.html").read_text("utf-8")
+        links = re.findall(r'<a class="errkit-tag" href="\.\./\.\./by-tag/#([^"]+)">([^<]+)</a>', raw)
+        assert [tag for _, tag in links] == list(entry.tags), (entry.code, links)
+        for anchor, _ in links:
+            assert f'id="{anchor}"' in by_tag, anchor
+        if entry.tags:
+            assert re.search(r'<nav class="md-tags"\s+hidden', raw), entry.code
+    assert "the type's <em>name</em>" in (built_site / "errors" / "RA210" / "index.html").read_text("utf-8")
 
 
 def test_mkdocs_build_strict_one_page_per_entry(built_site):
@@ -443,7 +585,7 @@ def test_browser_entry_page_search_and_paste(browser, served):
         page.screenshot(path=str(ARTIFACTS / f"paste-{scheme}.png"), full_page=True)
         if scheme == "light":
             page.locator(".errkit-result--primary a.errkit-open").click()
-            page.wait_for_url(re.compile(rf".*/errors/{want['code']}/$"))
+            page.wait_for_url(re.compile(rf".*/errors/{want['code']}/(\?[^#]*)?$"))
             assert want["code"] in page.locator("article h1").inner_text()
         context.close()
 

@@ -16,6 +16,7 @@ deletes it, `errkit docs --check` and the site tests fail on it, `errkit generat
 
 from __future__ import annotations
 
+import difflib
 import html
 import json
 import re
@@ -112,7 +113,22 @@ def prose(value, link=None, in_table: bool = False) -> Md:
 _CODE_WORD = re.compile(r"\b[A-Z]{2,4}[0-9]{3}\b")
 
 
+# `*word*` and `**words**` in prose: emphasis. Only the asterisks are kept as markdown; what they
+# enclose is escaped like any text, so no other markdown or HTML gets through.
+_EMPHASIS = re.compile(r"(?<![\w*\\])(\*\*?)(?=[^\s*])(.+?)(?<=[^\s*\\])\1(?![\w*])")
+
+
 def _words(chunk: str, link) -> str:
+    out, pos = [], 0
+    for m in _EMPHASIS.finditer(chunk):
+        out.append(_plain_words(chunk[pos:m.start()], link))
+        out.append(m.group(1) + _plain_words(m.group(2), link) + m.group(1))
+        pos = m.end()
+    out.append(_plain_words(chunk[pos:], link))
+    return "".join(out)
+
+
+def _plain_words(chunk: str, link) -> str:
     if not link:
         return "".join(_escape_char(ch) for ch in chunk)
     out, pos = [], 0
@@ -244,7 +260,147 @@ def raised_by(text: str | None, catalogue: Catalogue) -> str | None:
     return record["shown"] if record else None
 
 
-def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> dict:
+def related_both_ways(entries) -> dict[str, list[str]]:
+    """code -> the codes its page links as related: those it names first (in its order), then every
+    entry that names it (by code); unknown codes and itself left out."""
+    known = {e.code for e in entries}
+    out: dict[str, list[str]] = {e.code: [c for c in dict.fromkeys(e.related) if c in known and c != e.code] for e in entries}
+    for e in sorted(entries, key=lambda e: e.code):
+        for c in e.related:
+            if c in known and c != e.code and e.code not in out[c]:
+                out[c].append(e.code)
+    return out
+
+
+def description(entry: Entry) -> str:
+    """The page's description (search engines, link previews): its title and its message, as raised
+    with the first bad example when the template renders, else the template."""
+    message = " ".join((_example(entry) or entry.message or "").split())
+    return f"{entry.title.rstrip('.')}: {message}" if message else entry.title
+
+
+def az(entries) -> list[Entry]:
+    """Entries A-Z by title (case and leading punctuation ignored), ties by code."""
+    return sorted(entries, key=lambda e: (re.sub(r"^[^A-Za-z0-9]+", "", e.title).casefold(), e.code))
+
+
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)(?<!\bcf)(?<!\bapprox)(?<!\b[A-Za-z])([.!?])\s+(?=\S)")
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of the first paragraph (code spans kept whole)."""
+    para = " ".join(str(text).strip().split("\n\n", 1)[0].split())
+    spans = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(para)]
+    for m in _SENTENCE_END.finditer(para):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
+        return para[:m.start() + 1]
+    return para
+
+
+def example_params(entry: Entry) -> dict | None:
+    """The typed values of the entry's first bad example (the params it does not give filled as the
+    raised example on its page fills them); None without a bad example."""
+    if not entry.bad_examples:
+        return None
+    try:
+        entry.typed(entry.bad_examples[0])
+    except Exception:  # noqa: BLE001 - an example lint reports
+        return None
+    return patterns.sample_params(entry)[0]
+
+
+def example_suggestions(entry: Entry, catalogue: Catalogue) -> list[list[dict]]:
+    """Per fix, explain.suggestions() of its (kernel-expanded) suggest on the first bad example."""
+    from .. import explain
+
+    params = example_params(entry)
+    sources = kernels.suggestion_sources(entry, catalogue.kernels)
+    out = []
+    for fix, suggest in zip(entry.fixes, sources):
+        if params is None or not suggest:
+            out.append([{"label": label, "needs": source} for label, source in suggest.items()])
+            continue
+        out.append(explain.suggestions({"suggest": suggest, "sets": dict(fix.sets)}, params))
+    return out
+
+
+def _python_value(value) -> str:
+    """The value as Python source (a float that is not finite as float('nan'), float('inf'))."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return f"float('{value}')"
+    return repr(value)
+
+
+def reproduce(entry: Entry, catalogue: Catalogue) -> dict | None:
+    """A minimal call that raises the error, from the entry's examples: {"code", "lang", "how"}.
+
+    Our own entries: the kernel call of the entry's `setup`/`then` with the first bad example's
+    values, when `then` reads them; else the generated check function called with them. Upstream
+    entries: the first fix's `before` (with its setup and then); else the raised line.
+    """
+    params = example_params(entry)
+    if not entry.explain_only and params is not None:
+        bad = entry.typed(entry.bad_examples[0])
+        then = entry.then or ""
+        setup = entry.setup or ""
+        read = [name for name in entry.params if re.search(rf"(?<![\w.]){re.escape(name)}\b", then)]
+        assigned = [name for name in read if re.search(rf"^\s*{re.escape(name)}\s*=", setup, re.M)]
+        if read and not assigned and all(name in bad for name in read):
+            lines = [setup.rstrip("\n")] if setup.strip() else []
+            lines += [f"{name} = {_python_value(bad[name])}" for name in read]
+            lines.append(then.rstrip("\n"))
+            return {"code": "\n".join(lines), "lang": "python", "how": "the kernel call with the example's values"}
+        module = _module_of(catalogue)
+        if module:
+            from .validators import check_code
+
+            try:
+                check = check_code(entry)
+            except Exception:  # noqa: BLE001 - a check lint reports
+                check = None
+            if check is not None:
+                args = ", ".join(f"{name}={_python_value(params[name])}" for name in check.params)
+                return {"code": f"from {module} import {check.function}\n\n{check.function}({args})",
+                        "lang": "python", "how": "the generated check with the example's values"}
+    if entry.explain_only:
+        for n, fix in enumerate(entry.fixes, 1):
+            if fix.before:
+                parts = [(fix.setup or entry.setup or "").rstrip("\n"), fix.before.rstrip("\n"), (fix.then or entry.then or "").rstrip("\n")]
+                return {"code": "\n".join(p for p in parts if p.strip()), "lang": "python",
+                        "how": f"fix {n}'s code before the fix"}
+    example = _example(entry)
+    if example is not None:
+        return {"code": f"{entry.exception}: {example}", "lang": "text", "how": "the line it raises"}
+    return None
+
+
+def change(before: str | None, after: str | None) -> str | None:
+    """A fix's before and after as one unified diff (every line: `-` before, `+` after, ` ` both),
+    the compact form the top of an entry page shows; None unless the fix has both."""
+    if not before or not after:
+        return None
+    old, new = before.rstrip("\n").splitlines(), after.rstrip("\n").splitlines()
+    lines = list(difflib.unified_diff(old, new, n=len(old) + len(new), lineterm=""))[3:]  # no ---, +++, @@ lines
+    return "\n".join(lines) if lines else None
+
+
+def page_data(entry: Entry, indexed: dict, kernel_titles: dict | None = None) -> str:
+    """What the page's script needs to compute the fixes for the reader's values (JSON): the
+    params' types and each fix as the index holds it. HTML-escaped for a data- attribute."""
+    data = {
+        "code": entry.code,
+        "params": {name: {"type": p.type, "description": p.description} for name, p in entry.params.items()},
+        "fixes": [{key: fix.get(key) for key in ("summary", "suggest", "sets", "alternative", "unverified", "kernel")}
+                  for fix in indexed["fixes"]],
+        "kernels": {fix["kernel"]: (kernel_titles or {}).get(fix["kernel"], fix["kernel"])
+                    for fix in indexed["fixes"] if fix.get("kernel")},
+    }
+    return html.escape(json.dumps(data, ensure_ascii=True, separators=(",", ":")), quote=True)
+
+
+def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry], related: dict | None = None,
+              indexed: dict | None = None) -> dict:
     def link(word: str) -> str | None:
         if word in by_code and word != entry.code:
             return f"[{word}]({word}.md)"
@@ -266,7 +422,12 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> 
         "raised_as": raised_as,
         "raised_line": f"{raised_as}: {example}" if example is not None else None,
         "raised_by": raised_by(entry.releases, catalogue),
-        "description": entry.explanation.strip().split("\n\n", 1)[0],
+        "description": description(entry),
+        "meaning": prose(first_sentence(entry.explanation), link),
+        "reproduce": reproduce(entry, catalogue),
+        "example_values": example_params(entry) if entry.bad_examples else None,
+        "data": Md(page_data(entry, indexed, {k: v.title for k, v in catalogue.kernels.items()})) if indexed else None,
+        "tag_links": [(tag, _anchor(tag)) for tag in entry.tags],
         "explanation": prose(entry.explanation, link),
         "triggers": [prose(t, link) for t in entry.triggers],
         "situations": [prose(s, link) for s in entry.situations],
@@ -275,13 +436,15 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> 
             {
                 "summary": prose(f.summary, link),
                 "suggest": list(f.suggest.items()),
+                "computed": computed,
+                "change": fence(change(f.before, f.after), "diff") if change(f.before, f.after) else None,
                 "before": fence(f.before, "python") if f.before else None,
                 "after": fence(f.after, "python") if f.after else None,
                 "alternative": f.alternative,
                 "unverified": prose(f.unverified, link) if f.unverified else None,
                 "kernel": catalogue.kernels[f.kernel].title if f.kernel in catalogue.kernels else f.kernel,
             }
-            for f in entry.fixes
+            for f, computed in zip(entry.fixes, example_suggestions(entry, catalogue))
         ],
         "variants": [
             {
@@ -294,8 +457,15 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry]) -> 
             }
             for v in entry.variants
         ],
-        "related": [by_code[c] for c in entry.related if c in by_code],
+        "related": [by_code[c] for c in (related[entry.code] if related is not None else entry.related) if c in by_code],
     }
+
+
+def _shown_md(value) -> Md:
+    """A computed value as `errkit explain` shows it, as inline code."""
+    from ..runtime import shown
+
+    return code(shown(value))
 
 
 def _groups(entries, key) -> list[tuple[str, list[Entry]]]:
@@ -405,11 +575,14 @@ def build(catalogue: Catalogue) -> dict[str, str]:
     by_code = {e.code: e for e in entries}
     common = {"HEADER": Md(HEADER), "settings": catalogue.settings, "entries": entries}
     out: dict[str, str] = {}
+    index_data = site_index(catalogue)
+    related = related_both_ways(entries)
     entry_template = env.get_template("site/entry.md.j2")
     for entry in entries:
         out[f"{errors}/{entry.code}.md"] = entry_template.render(
-            **common, **_sections(entry, catalogue, by_code), anchor=_anchor)
-    out[f"{errors}/index.md"] = env.get_template("site/codes.md.j2").render(**common)
+            **common, **_sections(entry, catalogue, by_code, related, index_data["entries"][entry.code]), anchor=_anchor,
+            show=_shown_md)
+    out[f"{errors}/index.md"] = env.get_template("site/codes.md.j2").render(**{**common, "entries": az(entries)})
     groups = env.get_template("site/groups.md.j2")
     out[f"{docs}/by-area.md"] = groups.render(
         **common, title="Errors by area", anchor=_anchor, groups=_groups(entries, lambda e: [e.area]),
@@ -421,7 +594,7 @@ def build(catalogue: Catalogue) -> dict[str, str]:
         **common, title="Errors by exception class", anchor=_anchor,
         groups=_groups(entries, lambda e: [e.exception] + [v.exception for v in e.variants if v.exception]),
         intro=f"The builtin exception class each error is raised as, by {catalogue.settings.raised_by} or, for its other wordings, upstream.")
-    out[f"{assets}/index.json"] = json.dumps(site_index(catalogue), indent=1, ensure_ascii=False) + "\n"
+    out[f"{assets}/index.json"] = json.dumps(index_data, indent=1, ensure_ascii=False) + "\n"
     for name, body in static_assets().items():
         out[f"{assets}/{name}"] = body
     out[f"{assets}/suggest.js"] = _js_env().get_template("site/suggest.js.j2").render(HEADER=HEADER, table=suggest_table(catalogue))

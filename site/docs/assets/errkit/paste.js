@@ -40,25 +40,77 @@
     return node;
   }
 
-  // Catalogue prose as nodes: `code spans` become <code>, everything else stays text
+  // Catalogue prose as nodes: `code spans` become <code>, *x* <em> and **x** <strong> (as site.py's
+  // prose() renders them on the entry pages), everything else stays text
+  var EMPHASIS = /(?<![\w*\\])(\*\*?)(?=[^\s*])(.+?)(?<=[^\s*\\])\1(?![\w*])/g;
+
+  function emphasis(text) {
+    var nodes = [], pos = 0, m;
+    EMPHASIS.lastIndex = 0;
+    while ((m = EMPHASIS.exec(text)) !== null) {
+      if (m.index > pos) nodes.push(document.createTextNode(text.slice(pos, m.index)));
+      nodes.push(el(m[1] === "**" ? "strong" : "em", { text: m[2] }));
+      pos = m.index + m[0].length;
+    }
+    if (pos < text.length) nodes.push(document.createTextNode(text.slice(pos)));
+    return nodes;
+  }
+
   function prose(text) {
     var nodes = [];
     String(text).split(/(`[^`]+`)/).forEach(function (part) {
       if (!part) return;
       if (part.length > 2 && part[0] === "`" && part[part.length - 1] === "`") nodes.push(el("code", { text: part.slice(1, -1) }));
-      else nodes.push(document.createTextNode(part));
+      else nodes = nodes.concat(emphasis(part));
     });
     return nodes;
   }
 
-  function pageUrl(entry) {
-    return new URL(entry.page, BASE).href;
+  function pageUrl(entry, params) {
+    var url = new URL(entry.page, BASE);
+    var query = params ? queryString(params) : "";
+    return url.href + (query ? "?" + query : "");
+  }
+
+  // runtime.query_string: the values as an entry page's query string, each written as a message
+  // writes it, a list or shape as its items joined by commas (what values.js reads back)
+  function queryText(value) {
+    var k = R.kind(value);
+    if (k === "list" || k === "tuple") return value.map(queryText).join(",");
+    return R.str(value);
+  }
+
+  function queryString(params) {
+    return Object.keys(params).map(function (name) {
+      return encodeURIComponent(name) + "=" + encodeURIComponent(queryText(params[name])).replace(/%2C/g, ",");
+    }).join("&");
+  }
+
+  // The pasted text lives in the address fragment (#text=...): a result can be shared, and Back
+  // from an entry page restores the paste and its result.
+  var FRAGMENT = "#text=";
+
+  function textFromAddress() {
+    var hash = window.location.hash;
+    if (hash.indexOf(FRAGMENT) !== 0) return null;
+    try {
+      return decodeURIComponent(hash.slice(FRAGMENT.length));
+    } catch (err) {
+      return null;
+    }
+  }
+
+  function keepInAddress(text) {
+    var want = R.strip(text) ? FRAGMENT + encodeURIComponent(text) : "";
+    if (window.location.hash === want || (!want && !window.location.hash)) return;
+    var url = window.location.pathname + window.location.search + want;
+    window.history.replaceState(window.history.state, "", url);
   }
 
   function renderResult(result, index, primary) {
     var entry = index.entries[result.code];
     var card = el("section", { className: "errkit-result" + (primary ? " errkit-result--primary" : ""), "data-code": result.code });
-    var link = el("a", { href: pageUrl(entry), className: "errkit-result__link", text: result.code });
+    var link = el("a", { href: pageUrl(entry, result.params), className: "errkit-result__link", text: result.code });
     card.appendChild(el("h3", { className: "errkit-result__title" }, [link, " ", el("span", { text: result.title })]));
 
     var badge = result.confidence === "exact" ? "exact match" : "approximate match, similarity " + R.fixed(result.score, 2);
@@ -118,7 +170,7 @@
     card.appendChild(fixes);
 
     card.appendChild(el("p", { className: "errkit-result__links" }, [
-      el("a", { href: pageUrl(entry), className: "md-button md-button--primary errkit-open", text: "Open " + result.code }),
+      el("a", { href: pageUrl(entry, result.params), className: "md-button md-button--primary errkit-open", text: "Open " + result.code }),
       " ",
       el("span", { className: "errkit-result__url", text: result.docs_url }),
     ]));
@@ -141,6 +193,7 @@
     var status = root.querySelector("#errkit-status");
     var results = root.querySelector("#errkit-results");
     var text = input.value;
+    keepInAddress(text);
     results.textContent = "";
     if (!R.strip(text)) {
       status.textContent = "Paste an error message, a traceback or a log above.";
@@ -216,6 +269,8 @@
           }
         });
       }
+      var kept = textFromAddress();
+      if (kept !== null && R.strip(kept)) input.value = kept;
       if (R.strip(input.value)) run();
     }, function (err) {
       root.setAttribute("data-ready", "failed");

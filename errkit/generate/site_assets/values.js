@@ -1,0 +1,143 @@
+/* An entry page with the reader's values in its address (`errors/RA105/?num_q_heads=12&num_kv_heads=8`,
+ * as the exception's note links it): "For your values", each fix with what it suggests for them.
+ * The same code as the paste page and `errkit explain`: values read as match.js reads them from a
+ * message (runtime.js parseValue, by the param's type), suggestions computed by match.js
+ * suggestions() over suggest.js. The entry's params and fixes are in the page itself
+ * (#errkit-values data-entry, generated): no index is loaded. Every text is put in the page with
+ * textContent, never parsed as HTML.
+ */
+(function () {
+  "use strict";
+  var R = window.ErrkitRuntime;
+  var M = window.ErrkitMatch;
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (name) {
+      if (name === "text") node.textContent = attrs[name];
+      else if (name === "className") node.className = attrs[name];
+      else node.setAttribute(name, attrs[name]);
+    });
+    (children || []).forEach(function (child) {
+      if (child === null || child === undefined) return;
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    });
+    return node;
+  }
+
+  // Catalogue prose as nodes: `code spans` become <code>, *x* <em> and **x** <strong> (as site.py's
+  // prose() renders them on the entry pages), everything else stays text
+  var EMPHASIS = /(?<![\w*\\])(\*\*?)(?=[^\s*])(.+?)(?<=[^\s*\\])\1(?![\w*])/g;
+
+  function emphasis(text) {
+    var nodes = [], pos = 0, m;
+    EMPHASIS.lastIndex = 0;
+    while ((m = EMPHASIS.exec(text)) !== null) {
+      if (m.index > pos) nodes.push(document.createTextNode(text.slice(pos, m.index)));
+      nodes.push(el(m[1] === "**" ? "strong" : "em", { text: m[2] }));
+      pos = m.index + m[0].length;
+    }
+    if (pos < text.length) nodes.push(document.createTextNode(text.slice(pos)));
+    return nodes;
+  }
+
+  function prose(text) {
+    var nodes = [];
+    String(text).split(/(`[^`]+`)/).forEach(function (part) {
+      if (!part) return;
+      if (part.length > 2 && part[0] === "`" && part[part.length - 1] === "`") nodes.push(el("code", { text: part.slice(1, -1) }));
+      else nodes = nodes.concat(emphasis(part));
+    });
+    return nodes;
+  }
+
+  // The params of the entry read from a query string; names that are not its params, and values
+  // that do not read as their type, are reported rather than used.
+  function readValues(search, params) {
+    var values = {}, unread = [], names = [];
+    new URLSearchParams(search).forEach(function (text, name) {
+      if (!Object.prototype.hasOwnProperty.call(params, name)) {
+        unread.push(name);
+        return;
+      }
+      try {
+        values[name] = R.parseValue(params[name].type, text);
+        if (names.indexOf(name) < 0) names.push(name);
+      } catch (err) {
+        unread.push(name);
+      }
+    });
+    return { values: values, names: names, unread: unread };
+  }
+
+  function render(root, data, read) {
+    var index = { entries: {} };
+    index.entries[data.code] = data;
+    root.textContent = "";
+    root.appendChild(el("h2", { id: "for-your-values", className: "errkit-values__title", text: "For your values" }));
+    var shown = el("p", { className: "errkit-values__given" }, ["From the address: "]);
+    read.names.forEach(function (name, n) {
+      if (n) shown.appendChild(document.createTextNode(", "));
+      shown.appendChild(el("code", { "data-param": name, text: name + "=" + R.show(read.values[name]) }));
+    });
+    root.appendChild(shown);
+    if (read.unread.length) {
+      root.appendChild(el("p", { className: "errkit-values__unread", text: "Not read (not a value of " + data.code +
+        ", or not a value of its type): " + read.unread.join(", ") }));
+    }
+    var fixes = el("ol", { className: "errkit-fixes errkit-values__fixes" });
+    var any = false;
+    data.fixes.forEach(function (fix, n) {
+      var scope = [];
+      if (fix.alternative) scope.push(el("em", { text: "Alternative, outside this library: " }));
+      if (fix.kernel) scope.push(el("em", { text: "For " + ((data.kernels || {})[fix.kernel] || fix.kernel) + ": " }));
+      var item = el("li", { "data-fix": String(n + 1) }, scope.concat(prose(fix.summary)));
+      var computed = M.suggestions(index, data.code, n, read.values).filter(function (s) { return "value" in s; });
+      if (computed.length) {
+        any = true;
+        var list = el("ul", { className: "errkit-suggestions" });
+        computed.forEach(function (s) {
+          var none = s.value === null || (Array.isArray(s.value) && !s.value.length);
+          list.appendChild(el("li", { className: "errkit-suggestion", "data-label": s.label }, none ? [s.label + ": none satisfies every constraint"]
+            : [s.label + ": ", el("code", { className: "errkit-value", text: R.show(s.value) })]));
+        });
+        item.appendChild(list);
+      }
+      fixes.appendChild(item);
+    });
+    if (!any) {
+      root.appendChild(el("p", { className: "errkit-values__none", text: "No fix of " + data.code +
+        " computes a value from these; the fixes below say what to change." }));
+    }
+    root.appendChild(fixes);
+    root.hidden = false;
+  }
+
+  function init() {
+    var root = document.getElementById("errkit-values");
+    if (!root || root.getAttribute("data-ready")) return;
+    var data;
+    try {
+      data = JSON.parse(root.getAttribute("data-entry"));
+    } catch (err) {
+      root.setAttribute("data-ready", "failed");
+      return;
+    }
+    var read = readValues(window.location.search, data.params || {});
+    if (!read.names.length) {
+      root.setAttribute("data-ready", "no-values");
+      return;
+    }
+    render(root, data, read);
+    root.setAttribute("data-ready", "yes");
+  }
+
+  // Material's instant navigation swaps pages without reloading scripts: document$ emits per page
+  if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
+    window.document$.subscribe(init);
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();
