@@ -203,7 +203,7 @@ def test_headings_in_order_and_the_paste_box_focused(browser, served):
     # reached by Material's instant navigation from another page: the same
     page.goto(served)
     in_order("home")
-    page.locator("nav.md-nav--primary a", has_text="Paste your error").first.click()
+    page.locator("article a[href$='paste/']").first.click()
     page.wait_for_url(re.compile(r".*/paste/$"))
     page.wait_for_selector("#errkit-paste[data-ready=yes]", timeout=15000)
     assert page.evaluate("document.activeElement.id") == "errkit-input"
