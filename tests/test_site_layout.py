@@ -128,7 +128,7 @@ _LAYOUT = """() => {
         const button = pre.querySelector("button");
         if (!code) continue;
         const highlight = pre.closest(".highlight");
-        const message = !!highlight && !/\\blanguage-/.test(highlight.className);
+        const message = !!highlight && (/\\blanguage-(text|console)\\b/.test(highlight.className) || !/\\blanguage-/.test(highlight.className));
         const scrolls = code.scrollWidth > code.clientWidth + 1;
         let covered = "";
         if (button && !scrolls) {
