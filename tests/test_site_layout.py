@@ -135,18 +135,19 @@ _LAYOUT = """() => {
             const b = button.getBoundingClientRect();
             const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
             for (let node = walker.nextNode(); node && !covered; node = walker.nextNode()) {
-                for (let i = 0; i < node.data.length && !covered; i++) {
-                    if (/\\s/.test(node.data[i])) continue;
+                // the text's boxes, word by word (a word's box is where its glyphs are)
+                const words = /\\S+/g;
+                for (let m = words.exec(node.data); m && !covered; m = words.exec(node.data)) {
                     const range = document.createRange();
-                    range.setStart(node, i);
-                    range.setEnd(node, i + 1);
+                    range.setStart(node, m.index);
+                    range.setEnd(node, m.index + m[0].length);
                     for (const r of range.getClientRects()) {
-                        if (r.width && r.left < b.right && r.right > b.left && r.top < b.bottom && r.bottom > b.top) covered = node.data.slice(i, i + 20);
+                        if (r.width && r.left < b.right && r.right > b.left && r.top < b.bottom && r.bottom > b.top) covered = m[0].slice(0, 30);
                     }
                 }
             }
         }
-        blocks.push({message, scrolls, covered, text: code.textContent.slice(0, 60)});
+        blocks.push({message, scrolls, covered, button: !!button, text: code.textContent.slice(0, 60)});
     }
     return {scrollWidth: root.scrollWidth, clientWidth: root.clientWidth, blocks};
 }"""
@@ -161,7 +162,7 @@ def test_no_page_scrolls_sideways_at_390px(browser, served):
     page = context.new_page()
     problems = []
     for path in ["", "paste/", *INDEX_PAGES, *(f"errors/{e.code}/" for e in ENTRIES)]:
-        page.goto(served + path)
+        page.goto(served + path, wait_until="domcontentloaded")  # the theme's script (copy buttons) has run
         if path == "paste/":
             _paste(page, UPSTREAM[0])
             # the values table fits its card (no scroll region a keyboard could not reach)
@@ -171,6 +172,8 @@ def test_no_page_scrolls_sideways_at_390px(browser, served):
         if layout["scrollWidth"] > layout["clientWidth"]:
             problems.append((path, f"page {layout['scrollWidth']} px wide in {layout['clientWidth']}"))
         for block in layout["blocks"]:
+            if not block["button"]:
+                problems.append((path, "no copy button (the check would be vacuous)", block["text"]))
             if block["message"] and block["scrolls"]:
                 problems.append((path, "message scrolls", block["text"]))
             if block["covered"]:
