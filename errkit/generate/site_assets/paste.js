@@ -185,7 +185,6 @@
     var input = root.querySelector("#errkit-input");
     var status = root.querySelector("#errkit-status");
     var timer = null;
-    input.focus({ preventScroll: true }); // the page is for pasting: no Tab presses to reach the box
     status.textContent = "Loading the catalogue…";
     loadIndex().then(function (index) {
       root.setAttribute("data-ready", "yes");
