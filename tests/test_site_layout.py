@@ -110,6 +110,12 @@ def test_axe_no_serious_or_critical_violations_light_and_dark(browser, served, a
             if path == "paste/":
                 _paste(page, UPSTREAM[0])  # a result, its table and the Explain button (focused) are checked too
             violations = _axe(page, axe_source)
+            # links in text are underlined (axe takes any style difference, even an underline offset
+            # without the underline, for one)
+            plain = page.evaluate("""() => [...document.querySelectorAll("article :is(p, li, td) > a:not(.md-button):not(.headerlink):not(.md-tag):not(.errkit-edit)")]
+                .filter(a => !getComputedStyle(a).textDecorationLine.includes("underline")).map(a => a.textContent).slice(0, 5)""")
+            if plain:
+                violations.append({"id": "links without underline", "nodes": plain})
             if violations:
                 found[f"{scheme} /{path}"] = violations
         context.close()
