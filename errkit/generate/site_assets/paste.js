@@ -110,7 +110,7 @@
     var entry = index.entries[result.code];
     var card = el("section", { className: "errkit-result" + (primary ? " errkit-result--primary" : ""), "data-code": result.code });
     var link = el("a", { href: pageUrl(entry, result.params), className: "errkit-result__link", text: result.code });
-    card.appendChild(el("h3", { className: "errkit-result__title" }, [link, " ", el("span", { text: result.title })]));
+    card.appendChild(el("h2", { className: "errkit-result__title" }, [link, " ", el("span", { text: result.title })]));
 
     var badge = result.confidence === "exact" ? "exact match" : "approximate match, similarity " + R.fixed(result.score, 2);
     if (result.count > 1) badge += " · seen " + result.count + " times, last at line " + result.line;
@@ -179,7 +179,7 @@
   function renderEntry(code, index) {
     var entry = index.entries[code];
     var card = el("section", { className: "errkit-result errkit-result--primary", "data-code": code });
-    card.appendChild(el("h3", { className: "errkit-result__title" }, [
+    card.appendChild(el("h2", { className: "errkit-result__title" }, [
       el("a", { href: pageUrl(entry), className: "errkit-result__link", text: code }), " ", el("span", { text: entry.title }),
     ]));
     card.appendChild(el("p", { className: "errkit-result__means" }, prose(M.firstParagraph(entry.explanation))));

@@ -6,11 +6,27 @@
  * suggestions() over suggest.js. The entry's params and fixes are in the page itself
  * (#errkit-values data-entry, generated): no index is loaded. Every text is put in the page with
  * textContent, never parsed as HTML.
+ *
+ * Loaded by a <script> tag at the end of each entry page (Material's instant navigation runs it
+ * again on every visit); runtime.js, suggest.js and match.js are loaded only when the address has
+ * values, from the folder this script came from.
  */
 (function () {
   "use strict";
-  var R = window.ErrkitRuntime;
-  var M = window.ErrkitMatch;
+  var R, M;
+  var BASE = (document.currentScript && document.currentScript.src || "").replace(/[^/]*$/, "");
+  var HELPERS = [["ErrkitRuntime", "runtime.js"], ["ErrkitSuggest", "suggest.js"], ["ErrkitMatch", "match.js"]];
+
+  // each helper once per document, in order (suggest.js and match.js use runtime.js)
+  function loadHelpers(done) {
+    var missing = HELPERS.filter(function (h) { return !window[h[0]]; });
+    if (!missing.length) return done();
+    var script = document.createElement("script");
+    script.src = BASE + missing[0][1];
+    script.onload = function () { loadHelpers(done); };
+    script.onerror = function () { done(new Error("cannot load " + script.src)); };
+    document.head.appendChild(script);
+  }
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -124,19 +140,31 @@
       root.setAttribute("data-ready", "failed");
       return;
     }
-    var read = readValues(window.location.search, data.params || {});
-    if (!read.names.length) {
+    if (!new URLSearchParams(window.location.search).toString()) {
       root.setAttribute("data-ready", "no-values");
       return;
     }
-    render(root, data, read);
-    root.setAttribute("data-ready", "yes");
+    root.setAttribute("data-ready", "loading");
+    loadHelpers(function (err) {
+      if (err) {
+        root.setAttribute("data-ready", "failed");
+        return;
+      }
+      R = window.ErrkitRuntime;
+      M = window.ErrkitMatch;
+      var read = readValues(window.location.search, data.params || {});
+      if (!read.names.length) {
+        root.setAttribute("data-ready", "no-values");
+        return;
+      }
+      render(root, data, read);
+      root.setAttribute("data-ready", "yes");
+    });
   }
 
-  // Material's instant navigation swaps pages without reloading scripts: document$ emits per page
-  if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
-    window.document$.subscribe(init);
-  } else if (document.readyState === "loading") {
+  // This script sits at the end of the page's content: the element is there (on a first load, and
+  // after each instant navigation, which runs the page's scripts again).
+  if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);
   } else {
     init();
