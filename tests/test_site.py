@@ -299,6 +299,7 @@ def evil_site(tmp_path_factory):
     shutil.copytree(EVIL, project / "catalog")
     shutil.copytree(SITE / "docs", project / "site" / "docs", ignore=shutil.ignore_patterns("errors", "by-*.md", "index.json", "suggest.js"))
     shutil.copy(SITE / "mkdocs.yml", project / "site" / "mkdocs.yml")
+    shutil.copytree(SITE / "overrides", project / "site" / "overrides")
     done = run_cli("--catalog", project / "catalog", "docs")
     assert done.returncode == 0, done.stderr
     build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", project / "site" / "mkdocs.yml",

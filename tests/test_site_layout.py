@@ -30,7 +30,7 @@ AXE_SHA512 = "FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFN
 NPM_REGISTRY = os.environ.get("ERRKIT_NPM_REGISTRY", "https://registry.npmjs.org").rstrip("/")
 PHONE = {"width": 390, "height": 844}
 PASTE_SCRIPTS = {"runtime.js", "suggest.js", "match.js", "paste.js"}
-EVERY_PAGE = {"site.css", "site.js"}
+EVERY_PAGE = {"site.css", "values.css", "site.js"}  # values.css: the "For your values" box, a few lines
 # What an entry page may load: "For your values" runs the suggestion code (runtime, suggest, match and
 # values.js); never the paste page's own script, and never the 900 KB matcher index without values.
 ENTRY_SCRIPTS = EVERY_PAGE | {"runtime.js", "suggest.js", "match.js", "values.js"}
@@ -215,7 +215,7 @@ def test_headings_in_order_and_the_paste_box_focused(browser, served):
     # in swapped-in content, still takes the focus)
     page.set_viewport_size({"width": 1280, "height": 900})
     page.locator(".errkit-result--primary a.errkit-open").click()
-    page.wait_for_url(re.compile(r".*/errors/[A-Z]+[0-9]+/$"))
+    page.wait_for_url(re.compile(r".*/errors/[A-Z]+[0-9]+/(\?[^#]*)?$"))  # the link carries the values
     page.locator("nav.md-nav--primary a", has_text="Paste your error").first.click()
     page.wait_for_url(re.compile(r".*/paste/$"))
     page.wait_for_selector("#errkit-paste[data-ready=yes]", timeout=15000)
