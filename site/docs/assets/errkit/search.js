@@ -20,11 +20,12 @@
 (function () {
   "use strict";
   // the `separator` of the search plugin in mkdocs.yml, as a class of characters
-  var SEPARATOR = /[\s\-_.,:;=!?'"`/\\()[\]{}<>|+*%&#@~^$]+/;
+  var SEPARATOR = /[\s\-.,:;=!?'"`/\\()[\]{}<>|+*%&#@~^$]+/;
   var QUERY = 2; // Material's SearchMessageType.QUERY
   var FUZZY_MIN = 5; // words this long or longer may carry one typo...
   var FUZZY_WORDS = 3; // ...in a query of at most this many words
-  var PREFIX_MIN = 3; // the word being typed is a prefix when it has this many characters
+  var PREFIX_MIN = 3; // the word being typed is a prefix when it has this many characters...
+  var PREFIX_WORDS = 4; // ...in a query of at most this many words (longer ones were pasted)
 
   function words(query) {
     return String(query).split(SEPARATOR).filter(function (w) { return w.length > 0; });
@@ -32,7 +33,7 @@
 
   function transform(query) {
     var list = words(query);
-    var typing = !/[\s\-_.,:;=!?'"`/\\()[\]{}<>|+*%&#@~^$]$/.test(String(query));
+    var typing = list.length <= PREFIX_WORDS && !SEPARATOR.test(String(query).slice(-1));
     var out = [];
     list.forEach(function (word, i) {
       var last = i === list.length - 1;
@@ -84,7 +85,7 @@
     if (!box) {
       box = document.createElement("div");
       box.id = "errkit-search-explain";
-      box.className = "errkit-search-explain";
+      box.className = "md-typeset errkit-search-explain"; // md-typeset: Material's button style
       box.hidden = true;
       var link = document.createElement("a");
       link.className = "md-button md-button--primary errkit-search-explain__link";
