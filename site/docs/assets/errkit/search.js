@@ -87,9 +87,11 @@
       box.id = "errkit-search-explain";
       box.className = "md-typeset errkit-search-explain"; // md-typeset: Material's button style
       box.hidden = true;
+      box.style.padding = "0.6rem 0.8rem"; // kept here: site.css belongs to every page's layout
       var link = document.createElement("a");
       link.className = "md-button md-button--primary errkit-search-explain__link";
       link.textContent = "Explain this";
+      link.style.margin = "0 0.6rem 0.3rem 0";
       var note = document.createElement("span");
       note.className = "errkit-search-explain__note";
       note.textContent = " This looks like an error message: the paste page reads the values out of it and computes the fixes.";
