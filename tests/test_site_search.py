@@ -8,7 +8,9 @@ class name finds it; a typo finds RA105; index pages never appear. A query that 
 error offers "Explain this", a link to the paste page with the text in the fragment (#text=), and
 the home page's paste box sends its text there the same way.
 
-The module builds the site once (test_site's fixtures) and runs one browser session.
+The module builds the site once (test_site's fixtures) and runs one browser session (about 45 s).
+Needs the answer-first entry pages and the paste page's #text= reading of branch i18-pages: on the
+older entry layout RA716's message ranks it 12th, and the paste page leaves its box empty.
 """
 
 from __future__ import annotations
@@ -143,6 +145,10 @@ def test_an_error_message_offers_explain_this(search, served):
     page.wait_for_url(re.compile(r".*/paste/#text="))
     assert unquote(page.url.split("#text=", 1)[1]) == text
     assert not page.evaluate("document.getElementById('__search').checked"), "the search dialog closes"
+    # the paste page reads #text= (values helper's paste.js): the text is in its box, explained
+    page.wait_for_selector("#errkit-paste[data-ready=yes]")
+    assert page.input_value("#errkit-input") == text
+    page.locator(".errkit-result--primary[data-code=RA105]").wait_for()
     page.goto(served)
     search.open()
 
@@ -156,4 +162,7 @@ def test_home_page_paste_box_sends_to_the_paste_page(browser, served):  # noqa: 
     page.wait_for_url(re.compile(r".*/paste/#text="))
     assert page.url.startswith(f"{served}paste/#text=")
     assert unquote(page.url.split("#text=", 1)[1]) == text
+    page.wait_for_selector("#errkit-paste[data-ready=yes]")
+    assert page.input_value("#errkit-input") == text
+    page.locator(".errkit-result--primary[data-code=RA105]").wait_for()
     page.close()
