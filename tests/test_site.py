@@ -436,7 +436,7 @@ def _check_built(out: Path):
             assert re.sub(r"[^a-z]+", "-", heading.lower()) in headings, (entry.code, heading, headings)
         edits = [a["href"] for t, a in article.tags if t == "a" and "errkit-edit" in a.get("class", "")]
         assert edits == [f"{CATALOGUE.settings.repo_url}/edit/main/{site.source_path(CATALOGUE, entry)}"]
-    for asset in ("runtime.js", "suggest.js", "match.js", "paste.js", "index.json", "site.css"):
+    for asset in ("runtime.js", "suggest.js", "match.js", "dom.js", "paste.js", "values.js", "index.json", "site.css"):
         assert (out / "assets" / "errkit" / asset).is_file()
     assert (out / "paste" / "index.html").is_file()
 

@@ -29,11 +29,11 @@ AXE_VERSION = "4.14.1"
 AXE_SHA512 = "FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ=="
 NPM_REGISTRY = os.environ.get("ERRKIT_NPM_REGISTRY", "https://registry.npmjs.org").rstrip("/")
 PHONE = {"width": 390, "height": 844}
-PASTE_SCRIPTS = {"runtime.js", "suggest.js", "match.js", "paste.js"}
+PASTE_SCRIPTS = {"runtime.js", "suggest.js", "match.js", "dom.js", "paste.js"}
 EVERY_PAGE = {"site.css", "values.css", "site.js", "search.js"}  # values.css: the values box; search.js: the search box on every page
 # What an entry page may load: "For your values" runs the suggestion code (runtime, suggest, match and
 # values.js); never the paste page's own script, and never the 900 KB matcher index without values.
-ENTRY_SCRIPTS = EVERY_PAGE | {"runtime.js", "suggest.js", "match.js", "values.js"}
+ENTRY_SCRIPTS = EVERY_PAGE | {"runtime.js", "suggest.js", "match.js", "dom.js", "values.js"}
 INDEX_PAGES = ("errors/", "by-area/", "by-tag/", "by-exception/", "contributing/")
 
 

@@ -7,6 +7,7 @@
   "use strict";
   var R = window.ErrkitRuntime;
   var M = window.ErrkitMatch;
+  var el = window.ErrkitDom.el, prose = window.ErrkitDom.prose;
   var script = document.currentScript;
   var BASE = new URL("../../", script ? script.src : window.location.href); // the site root
   var INDEX_URL = new URL("assets/errkit/index.json", BASE);
@@ -23,46 +24,6 @@
       loading.catch(function () { loading = null; });
     }
     return loading;
-  }
-
-  function el(tag, attrs, children) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (name) {
-      if (name === "text") node.textContent = attrs[name];
-      else if (name === "className") node.className = attrs[name];
-      else node.setAttribute(name, attrs[name]);
-    });
-    (children || []).forEach(function (child) {
-      if (child === null || child === undefined) return;
-      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
-    });
-    return node;
-  }
-
-  // Catalogue prose as nodes: `code spans` become <code>, *x* <em> and **x** <strong> (as site.py's
-  // prose() renders them on the entry pages), everything else stays text
-  var EMPHASIS = /(?<![\w*\\])(\*\*?)(?=[^\s*])(.+?)(?<=[^\s*\\])\1(?![\w*])/g;
-
-  function emphasis(text) {
-    var nodes = [], pos = 0, m;
-    EMPHASIS.lastIndex = 0;
-    while ((m = EMPHASIS.exec(text)) !== null) {
-      if (m.index > pos) nodes.push(document.createTextNode(text.slice(pos, m.index)));
-      nodes.push(el(m[1] === "**" ? "strong" : "em", { text: m[2] }));
-      pos = m.index + m[0].length;
-    }
-    if (pos < text.length) nodes.push(document.createTextNode(text.slice(pos)));
-    return nodes;
-  }
-
-  function prose(text) {
-    var nodes = [];
-    String(text).split(/(`[^`]+`)/).forEach(function (part) {
-      if (!part) return;
-      if (part.length > 2 && part[0] === "`" && part[part.length - 1] === "`") nodes.push(el("code", { text: part.slice(1, -1) }));
-      else nodes = nodes.concat(emphasis(part));
-    });
-    return nodes;
   }
 
   function pageUrl(entry, params) {

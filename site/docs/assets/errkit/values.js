@@ -8,14 +8,15 @@
  * textContent, never parsed as HTML.
  *
  * Loaded by a <script> tag at the end of each entry page (Material's instant navigation runs it
- * again on every visit); runtime.js, suggest.js and match.js are loaded only when the address has
- * values, from the folder this script came from.
+ * again on every visit); runtime.js, suggest.js, match.js and dom.js are loaded only when the address
+ * has values, from the folder this script came from.
  */
 (function () {
   "use strict";
-  var R, M;
+  var R, M, el, prose;
   var BASE = (document.currentScript && document.currentScript.src || "").replace(/[^/]*$/, "");
-  var HELPERS = [["ErrkitRuntime", "runtime.js"], ["ErrkitSuggest", "suggest.js"], ["ErrkitMatch", "match.js"]];
+  var HELPERS = [["ErrkitRuntime", "runtime.js"], ["ErrkitSuggest", "suggest.js"], ["ErrkitMatch", "match.js"],
+                 ["ErrkitDom", "dom.js"]];
 
   // each helper once per document, in order (suggest.js and match.js use runtime.js)
   function loadHelpers(done) {
@@ -26,46 +27,6 @@
     script.onload = function () { loadHelpers(done); };
     script.onerror = function () { done(new Error("cannot load " + script.src)); };
     document.head.appendChild(script);
-  }
-
-  function el(tag, attrs, children) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (name) {
-      if (name === "text") node.textContent = attrs[name];
-      else if (name === "className") node.className = attrs[name];
-      else node.setAttribute(name, attrs[name]);
-    });
-    (children || []).forEach(function (child) {
-      if (child === null || child === undefined) return;
-      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
-    });
-    return node;
-  }
-
-  // Catalogue prose as nodes: `code spans` become <code>, *x* <em> and **x** <strong> (as site.py's
-  // prose() renders them on the entry pages), everything else stays text
-  var EMPHASIS = /(?<![\w*\\])(\*\*?)(?=[^\s*])(.+?)(?<=[^\s*\\])\1(?![\w*])/g;
-
-  function emphasis(text) {
-    var nodes = [], pos = 0, m;
-    EMPHASIS.lastIndex = 0;
-    while ((m = EMPHASIS.exec(text)) !== null) {
-      if (m.index > pos) nodes.push(document.createTextNode(text.slice(pos, m.index)));
-      nodes.push(el(m[1] === "**" ? "strong" : "em", { text: m[2] }));
-      pos = m.index + m[0].length;
-    }
-    if (pos < text.length) nodes.push(document.createTextNode(text.slice(pos)));
-    return nodes;
-  }
-
-  function prose(text) {
-    var nodes = [];
-    String(text).split(/(`[^`]+`)/).forEach(function (part) {
-      if (!part) return;
-      if (part.length > 2 && part[0] === "`" && part[part.length - 1] === "`") nodes.push(el("code", { text: part.slice(1, -1) }));
-      else nodes = nodes.concat(emphasis(part));
-    });
-    return nodes;
   }
 
   // The params of the entry read from a query string; names that are not its params, and values
@@ -152,6 +113,8 @@
       }
       R = window.ErrkitRuntime;
       M = window.ErrkitMatch;
+      el = window.ErrkitDom.el;
+      prose = window.ErrkitDom.prose;
       var read = readValues(window.location.search, data.params || {});
       if (!read.names.length) {
         root.setAttribute("data-ready", "no-values");

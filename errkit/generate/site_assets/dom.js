@@ -1,0 +1,51 @@
+/* The DOM helpers of the paste page and the entry pages' "For your values": elements built with
+ * textContent (catalogue text and pasted text are never parsed as HTML), and catalogue prose as
+ * nodes: `code spans` become <code>, *x* <em> and **x** <strong>, as site.py's prose() renders
+ * them on the entry pages; everything else stays text.
+ */
+(function (root, factory) {
+  if (typeof module === "object" && module.exports) module.exports = factory();
+  else root.ErrkitDom = factory();
+})(typeof self !== "undefined" ? self : this, function () {
+  "use strict";
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (name) {
+      if (name === "text") node.textContent = attrs[name];
+      else if (name === "className") node.className = attrs[name];
+      else node.setAttribute(name, attrs[name]);
+    });
+    (children || []).forEach(function (child) {
+      if (child === null || child === undefined) return;
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    });
+    return node;
+  }
+
+  var EMPHASIS = /(?<![\w*\\])(\*\*?)(?=[^\s*])(.+?)(?<=[^\s*\\])\1(?![\w*])/g;
+
+  function emphasis(text) {
+    var nodes = [], pos = 0, m;
+    EMPHASIS.lastIndex = 0;
+    while ((m = EMPHASIS.exec(text)) !== null) {
+      if (m.index > pos) nodes.push(document.createTextNode(text.slice(pos, m.index)));
+      nodes.push(el(m[1] === "**" ? "strong" : "em", { text: m[2] }));
+      pos = m.index + m[0].length;
+    }
+    if (pos < text.length) nodes.push(document.createTextNode(text.slice(pos)));
+    return nodes;
+  }
+
+  function prose(text) {
+    var nodes = [];
+    String(text).split(/(`[^`]+`)/).forEach(function (part) {
+      if (!part) return;
+      if (part.length > 2 && part[0] === "`" && part[part.length - 1] === "`") nodes.push(el("code", { text: part.slice(1, -1) }));
+      else nodes = nodes.concat(emphasis(part));
+    });
+    return nodes;
+  }
+
+  return { el: el, prose: prose };
+});
