@@ -2,8 +2,8 @@
 
 Both run the full input validation of one ranker_attention call on the same jax arrays: the same
 conditions in the same order (is an array, rank, empty axes, shapes, dtypes, heads, the supported
-dtypes with xla's float64, bound's dtype, shape, minimum unless traced or empty, sequence lengths,
-the BlockSizes type and powers of two), with the same dtype-name cache (numpy's `dtype.name` is
+dtypes with xla's float64, bound's dtype, shape, minimum and maximum (the int32 range) unless traced
+or empty, sequence lengths, the BlockSizes type and powers of two), with the same dtype-name cache (numpy's `dtype.name` is
 slow: errkit.runtime.dtype_name caches it, so the hand-written code does too). The hand-written
 code is what one writes without a generator: one function, each shape and dtype read once into a
 local. The generated code is four validate functions, each reading its params off its own
@@ -91,10 +91,13 @@ def hand_written(q, k, v, bound, config, implementation="xla", sm_scale=None, ca
             raise TypeError(f"bound must be an integer array (int32), got {bound.dtype}")
         if bound.shape != (batch,):
             raise ValueError(f"bound must have shape (batch,)=({batch},), got {bound.shape}")
-        if not isinstance(bound, jax.core.Tracer):  # under jit its values are unknown
+        if not isinstance(bound, jax.core.Tracer) and bound.size:  # under jit its values are unknown
             host = np.asarray(bound)
-            if host.size and int(host.min()) < 0:
-                raise ValueError(f"bound must be >= 0 for every example, got min(bound)={int(host.min())}")
+            low, high = int(host.min()), int(host.max())
+            if low < 0:
+                raise ValueError(f"bound must be >= 0 for every example, got min(bound)={low}")
+            if high > 2**31 - 1:  # RA306: what int32 index arithmetic can hold
+                raise ValueError(f"bound must fit in int32 (at most 2147483647) for every example, got max(bound)={high}")
         if q_seq_len != kv_seq_len:
             raise ValueError(f"bound requires q_seq_len == kv_seq_len, got {q_seq_len=}, {kv_seq_len=}")
     if causal and q_seq_len != kv_seq_len:
