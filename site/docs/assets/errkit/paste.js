@@ -239,10 +239,10 @@
     });
   }
 
-  // Material's instant navigation swaps pages without reloading scripts: document$ emits per page
-  if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
-    window.document$.subscribe(init);
-  } else if (document.readyState === "loading") {
+  // This script is loaded by a <script> tag at the end of the paste page, which Material's instant
+  // navigation runs again on every visit: init once per run (a document$ subscription would pile
+  // up one more per visit).
+  if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);
   } else {
     init();
