@@ -461,12 +461,21 @@ def test_table_output(run_cli):
     code, out, err = run_cli("scan", TREE, cwd=ROOT)
     lines = out.splitlines()
     assert code == 0
-    assert lines[0].split() == ["path:line", "function", "exception", "covered-by", "template"]
-    assert lines[2].split(None, 4) == ["tests/fixtures/scan/tree/pkg/ops.py:10", "Kernel.check", "BlockError", "-",
+    assert lines[0].split() == ["path:line", "function", "exception", "covered-by", "catalogue", "template"]
+    assert lines[2].split(None, 5) == ["tests/fixtures/scan/tree/pkg/ops.py:10", "Kernel.check", "BlockError", "-", "-",
                                       "{total=} must be a multiple of {block=}"]
     assert lines[1].split()[3] == "generated"
     assert lines[4].endswith("(no message)")
     assert "4 site(s), 3 uncatalogued" in err
+
+
+def test_table_names_the_catalogue_of_a_covered_site(run_cli, tmp_path):
+    source = tmp_path / "heads.py"
+    source.write_text("def split(num_q_heads, num_kv_heads):\n"
+                      "    raise ValueError(f'{num_q_heads=} must be divisible by and {num_kv_heads=}')\n")
+    code, out, _ = run_cli("scan", source, cwd=ROOT)
+    assert code == 0
+    assert out.splitlines()[1].split()[3:5] == ["RA105", "errkit"], out
 
 
 def test_json_output(run_cli):

@@ -39,13 +39,21 @@ EXIT_OK, EXIT_GAPS, EXIT_NOTHING = 0, 1, 2
 # -- output -----------------------------------------------------------------------------------------
 
 
-def table(sites: list[Site]) -> list[str]:
-    rows = [("path:line", "function", "exception", "covered-by", "template")]
+def table(sites: list[Site], catalogue_of=lambda site: None) -> list[str]:
+    """One row per site; `catalogue_of(site)`: the catalogue of the entry covering it, if any."""
+    rows = [("path:line", "function", "exception", "covered-by", "catalogue", "template")]
     for s in sites:
         shown = s.template.replace("\n", "\\n").replace("\t", "\\t") if s.template else "(no message)"
-        rows.append((f"{s.path}:{s.line}", s.function, s.exception, s.covered_by or "-", shown))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(r[:4], widths)) + "  " + r[4] for r in rows]
+        rows.append((f"{s.path}:{s.line}", s.function, s.exception, s.covered_by or "-", catalogue_of(s) or "-", shown))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(r[:5], widths)) + "  " + r[5] for r in rows]
+
+
+def _catalogue_of(coverage: Coverage):
+    """The catalogue of the entry covering a site (errkit/catalogues.py); None when uncovered or generated."""
+    def of(site: Site):
+        return (coverage.index.catalogue(site.covered_by) or None) if site.covered_by not in (None, "generated") else None
+    return of
 
 
 def gap_lines(sites: list[Site]) -> list[str]:
@@ -69,15 +77,12 @@ def run(args, index_loader=None) -> int:
     coverage = Coverage(load_index(given) if given or index_loader is None else index_loader())
     for site in result.sites:
         site.covered_by = coverage.covered_by(site)
+    catalogue_of = _catalogue_of(coverage)
     if args.json:
         for site in result.sites:
-            found = site.as_json()
-            # the catalogue of the covering entry (errkit/catalogues.py); None when uncovered or generated
-            covered = site.covered_by not in (None, "generated")
-            found["catalogue"] = (coverage.index.catalogue(site.covered_by) or None) if covered else None
-            print(json.dumps(found, ensure_ascii=False))
+            print(json.dumps({**site.as_json(), "catalogue": catalogue_of(site)}, ensure_ascii=False))
     else:
-        for line in table(result.sites):
+        for line in table(result.sites, catalogue_of):
             print(line)
     gaps = [s for s in result.sites if not s.covered_by]
     if args.emit:
