@@ -23,20 +23,23 @@ changes when a package is installed or removed there; the first folder, the scri
 working directory, by name only). An unwritable cache folder or a corrupt
 cache file is never an error: the entry points are then read again. The merged index itself is
 cached there too (marshal, keyed by each index file's path, size, inode and modification time):
-parsing the JSON is most of explain's start-up.
+parsing the JSON is most of explain's start-up. That cache also holds the entries' suggest
+expressions already vetted and compiled (code objects, as __pycache__ holds them), so explain's
+start reads no JSON and imports neither `json`, `re` nor `ast`.
 
-This module is on `errkit explain`'s start-up path: os and json only until discovery is needed.
+This module is on `errkit explain`'s start-up path: os, sys and marshal only until discovery or
+a change of the indexes needs more.
 """
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import sys
 
 GROUP = "errkit.catalogues"
 CACHE_ENV = "ERRKIT_CACHE_DIR"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: marshal (1 was JSON)
 _HEAD = 4096  # the bytes of an index read for its "project" name
 
 
@@ -119,30 +122,25 @@ def registered() -> list[tuple[str, str]]:
     stamp = fingerprint()
     if cache:
         try:
-            with open(cache, encoding="utf-8") as handle:
-                data = json.load(handle)
+            with open(cache, "rb") as handle:
+                data = marshal.loads(handle.read())
             if data.get("format") == CACHE_FORMAT and data.get("fingerprint") == stamp:
                 return [(str(name), str(path)) for name, path in data["catalogues"]]
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
             pass  # missing or corrupt: read the entry points again
     found = discover()
     if cache:
-        _write_cache(cache, {"format": CACHE_FORMAT, "fingerprint": stamp, "catalogues": found})
+        _write_cache(cache, {"format": CACHE_FORMAT, "fingerprint": stamp, "catalogues": [list(f) for f in found]})
     return found
 
 
-def _write_cache(path: str, data, binary: bool = False) -> None:
+def _write_cache(path: str, data) -> None:
+    """`data` (bytes, else marshalled) into `path`, whole or not at all (a temporary file renamed)."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        if binary:
-            import marshal
-
-            with open(tmp, "wb") as handle:
-                handle.write(marshal.dumps(data))
-        else:
-            with open(tmp, "w", encoding="utf-8") as handle:
-                json.dump(data, handle)
+        with open(tmp, "wb") as handle:
+            handle.write(data if isinstance(data, bytes) else marshal.dumps(data))
         os.replace(tmp, path)
     except (OSError, ValueError):
         try:
@@ -161,17 +159,46 @@ def project_name(path: str) -> str | None:
             head = handle.read(_HEAD)
     except OSError:
         return None
-    import re  # already loaded by the matcher
+    return _json_string_after(head, b'"project"')
 
-    found = re.search(rb'"project"\s*:\s*("(?:[^"\\]|\\.)*")', head)
-    try:
-        return json.loads(found.group(1)) if found else None
-    except ValueError:
+
+def _json_string_after(head: bytes, key: bytes) -> str | None:
+    """The JSON string value of the first `key` followed by a colon in the first bytes of a JSON
+    object, read by hand (`json` and `re` cost start-up time); None when there is none."""
+    at = head.find(key)
+    while at >= 0:
+        rest = head[at + len(key):].lstrip(b" \t\r\n")
+        if rest.startswith(b":"):
+            return _json_string(rest[1:].lstrip(b" \t\r\n"))
+        at = head.find(key, at + 1)
+    return None
+
+
+def _json_string(text: bytes) -> str | None:
+    """The JSON string `text` starts with (None: it starts with no complete string)."""
+    if not text.startswith(b'"'):
         return None
+    end = text.find(b'"', 1)
+    while end >= 0:
+        raw = text[:end + 1]
+        if b"\\" not in raw:
+            try:
+                return raw[1:-1].decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        import json  # escapes (rare: a project name is a plain word)
+
+        try:
+            return json.loads(raw)
+        except ValueError:
+            end = text.find(b'"', end + 1)
+    return None
 
 
 def _read(path: str) -> dict:
     from .errors import UsageError
+
+    import json
 
     try:
         with open(path, encoding="utf-8") as handle:
@@ -323,33 +350,116 @@ def _stamp(found: list[Source]) -> list | None:
 
 
 def merged_cached(found: list[Source], warn=None) -> dict:
-    """`merged(found)`, from a cache of the parsed result while every index file is unchanged:
-    parsing the JSON costs most of explain's start-up, unmarshalling the same data a fifth of it.
-    The clashes found when it was made are reported again."""
+    """`merged(found)`, from a cache of it while every index file is unchanged (`CacheFile`):
+    parsing the JSON costs most of explain's start-up. The clashes found when it was made are
+    reported again."""
     stamp = _stamp(found)
-    # one per set of index files, whichever interpreter of this version reads them
-    cache = _cache_file("index", [sys.version, *(s.path for s in found)]) if stamp else None
-    if cache:
-        import marshal
+    # one per set of index files and Python version (the cache holds code objects)
+    path = _cache_file("index", [sys.version, *(s.path for s in found)]) if stamp else None
+    saved = CacheFile.open(path, stamp) if path else None
+    if saved is None:
+        warnings: list[str] = []
+        data = merged(found, warnings.append)
+        if not path:
+            return _warned(data, warnings, warn)
+        CacheFile.write(path, stamp, _prepared(data), warnings)
+        saved = CacheFile.open(path, stamp)
+        if saved is None:  # an unwritable cache folder: no error, only slower
+            return _warned(data, warnings, warn)
+    return _warned(*saved, warn)
 
-        try:
-            with open(cache, "rb") as handle:
-                saved = marshal.loads(handle.read())
-            if isinstance(saved, dict) and saved.get("stamp") == stamp and isinstance(saved.get("data"), dict):
-                for line in saved.get("warnings") or ():
-                    if warn is not None:
-                        warn(line)
-                return saved["data"]
-        except (OSError, ValueError, EOFError, TypeError):
-            pass  # missing or corrupt: parse the indexes
-    warnings: list[str] = []
-    data = merged(found, warnings.append)
+
+def _warned(data: dict, warnings: list[str], warn) -> dict:
     for line in warnings:
         if warn is not None:
             warn(line)
-    if cache:
-        _write_cache(cache, {"stamp": stamp, "data": data, "warnings": warnings}, binary=True)
     return data
+
+
+class CacheFile:
+    """explain's cache of a merged index: a header (the index with each entry, wording and table
+    of vetted expressions replaced by its (offset, size) in the file) then those values, each
+    marshalled on its own. A start reads the header and the few values its answer needs
+    (match.stored); the file stays open meanwhile, so a cache rewritten by another process is
+    never read half old, half new."""
+
+    MAGIC = b"errkit-index-cache\n"
+    LENGTH = 8  # bytes of the header's size, after MAGIC
+
+    def __init__(self, handle, base: int):
+        self.handle, self.base = handle, base
+
+    def __del__(self):
+        self.handle.close()
+
+    def read(self, offset: int, size: int) -> bytes:
+        self.handle.seek(self.base + offset)
+        return self.handle.read(size)
+
+    @classmethod
+    def open(cls, path: str, stamp) -> "tuple[dict, list[str]] | None":
+        """(the index, the clashes reported when it was made) from the cache at `path` when it is
+        for `stamp`, else None (missing, stale or corrupt). The index's "blob" is the open file."""
+        try:
+            handle = open(path, "rb")
+        except OSError:
+            return None
+        try:
+            head = handle.read(len(cls.MAGIC) + cls.LENGTH)
+            size = int.from_bytes(head[len(cls.MAGIC):], "little")
+            if head[:len(cls.MAGIC)] == cls.MAGIC and size:
+                saved = marshal.loads(handle.read(size))
+                if (isinstance(saved, dict) and saved.get("format") == CACHE_FORMAT and saved.get("stamp") == stamp
+                        and isinstance(saved.get("data"), dict) and isinstance(saved.get("blob"), int)
+                        and os.fstat(handle.fileno()).st_size == len(head) + size + saved["blob"]):  # not cut short
+                    data = saved["data"]
+                    data["blob"] = cls(handle, len(head) + size)
+                    return data, list(saved.get("warnings") or ())
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+        handle.close()
+        return None
+
+    @classmethod
+    def write(cls, path: str, stamp, data: dict, warnings: list[str]) -> None:
+        blob = bytearray()
+
+        def put(value) -> tuple[int, int]:
+            raw = marshal.dumps(value)
+            blob.extend(raw)
+            return len(blob) - len(raw), len(raw)
+
+        header = {**data, "entries": {code: put(e) for code, e in data["entries"].items()},
+                  "wordings": [put(w) for w in data["wordings"]],
+                  "vetted": {code: put(v) for code, v in data["vetted"].items()}}
+        head = marshal.dumps({"format": CACHE_FORMAT, "stamp": stamp, "data": header, "warnings": warnings,
+                              "blob": len(blob)})
+        _write_cache(path, cls.MAGIC + len(head).to_bytes(cls.LENGTH, "little") + head + bytes(blob))
+
+
+def _prepared(data: dict) -> dict:
+    """The merged index as explain's cache keeps it (CacheFile): entries parsed, the matcher's plan
+    made (match.plan), and each entry's suggest expressions vetted and compiled once
+    (match.Index.vetted), so that answering needs neither `json` nor `ast`."""
+    import json
+
+    from . import expr
+    from .match import plan
+
+    entries, vetted = {}, {}
+    for code, raw in data["entries"].items():
+        entry = entries[code] = json.loads(raw) if isinstance(raw, str) else raw
+        declared = frozenset((entry.get("params") or {}))
+        compiled = {}
+        for fix in entry.get("fixes") or ():
+            for source in (fix.get("suggest") or {}).values():
+                try:
+                    compiled[source] = expr.compiled(source, declared)
+                except (ValueError, SyntaxError, TypeError):
+                    continue  # vetted when run, as without the cache (its error is reported there)
+        if compiled:
+            vetted[code] = compiled
+    return {**data, "entries": entries, "vetted": vetted, "plan": plan(data["wordings"])}
 
 
 def load(catalog_dir=None, registered_too: bool = True, warn=None):

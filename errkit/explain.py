@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -219,23 +218,45 @@ def _normalise(text: str) -> str:
 # -- fixes ----------------------------------------------------------------------------------------
 
 
-def suggestions(fix: dict, params: dict) -> list[dict]:
-    from . import expr
-
+def suggestions(fix: dict, params: dict, vetted: dict | None = None) -> list[dict]:
+    """The fix's suggestions computed from `params`; `vetted`: its expressions already vetted and
+    compiled (match.Index.vetted), used when they read only names `params` has."""
     out = []
     sets = fix.get("sets") or {}
     for label, source in fix.get("suggest", {}).items():
         try:
-            found = {"label": label, "value": _jsonable(expr.evaluate(source, params))}
+            found = {"label": label, "value": _jsonable(_evaluate(source, params, vetted))}
             if label in sets:
                 found["sets"] = sets[label]
             out.append(found)
-        except expr.ExprError as err:
-            if err.rule == "unknown-name":
+        except ValueError as err:  # expr.ExprError: the expression is not for these values
+            if getattr(err, "rule", None) == "unknown-name":
                 out.append({"label": label, "needs": source})
         except Exception:  # a suggestion that cannot be computed for these values is left out
             continue
     return out
+
+
+class _NeedsValues(ValueError):
+    """What expr.ExprError says of an expression reading a name the values at hand lack."""
+
+    rule = "unknown-name"
+
+
+def _evaluate(source: str, params: dict, vetted: dict | None):
+    """`expr.evaluate(source, params)`, from the cache's vetted code when it can tell the same."""
+    ready = (vetted or {}).get(source)
+    if ready is not None and params.keys().isdisjoint(ready[2]):  # (no loop name shadows a value)
+        from .fixes import HELPERS, evaluate_code
+
+        missing = set(ready[1]) - params.keys()
+        if not missing:
+            return evaluate_code(ready[0], params)
+        if missing.isdisjoint(HELPERS):  # vetting again would stop at one of them: an unknown name
+            raise _NeedsValues(source)
+    from . import expr  # vets it against these values (imports ast)
+
+    return expr.evaluate(source, params)
 
 
 def _jsonable(value):
@@ -267,6 +288,7 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
     from .match import told_kernel
 
     entry = index.entries[match.code]
+    vetted = index.vetted(match.code)
     wording = match.wording
     told = None if match.weak else told_kernel(match)  # a lookup names the entry, not who raised it
     return {
@@ -288,7 +310,7 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
         "fixes": [
             {"summary": fix["summary"], "alternative": bool(fix.get("alternative")), "unverified": fix.get("unverified"),
              "kernel": _kernel_ref(index, fix.get("kernel")),
-             "suggestions": suggestions(fix, match.params) if match.exact or match.weak else [],
+             "suggestions": suggestions(fix, match.params, vetted) if match.exact or match.weak else [],
              "before": fix.get("before"), "after": fix.get("after")}
             for fix in (entry["fixes"] if match.weak else offered(entry["fixes"], wording, told))
         ],
@@ -411,7 +433,7 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
         if code:
             named = result(index, index.named(code, word))
             if as_json:  # the shape of every answer: the entry named, no values
-                out.write(json.dumps(named, ensure_ascii=False) + "\n")
+                out.write(_json(named) + "\n")
             elif fmt == "markdown":
                 out.write(_markdown(named) + "\n")
             else:
@@ -439,7 +461,7 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
         return 1
     for res in results:
         if as_json:
-            out.write(json.dumps(res, ensure_ascii=False) + "\n")
+            out.write(_json(res) + "\n")
         elif fmt == "markdown":
             out.write(_markdown(res) + "\n\n")
         else:
@@ -449,6 +471,12 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
 
         _open(docs_link(results[0]), err)
     return 0 if results[0]["confidence"] in ("exact", "lookup") else 1
+
+
+def _json(res: dict) -> str:
+    import json  # --json only: json imports re (start-up time)
+
+    return json.dumps(res, ensure_ascii=False)
 
 
 def _markdown(res: dict) -> str:

@@ -51,12 +51,13 @@ _DESCRIBE = {
 
 
 class Checked:
-    """A vetted expression: its source, syntax tree and the free names it reads (helpers excluded)."""
+    """A vetted expression: its source, syntax tree, the free names it reads (helpers excluded) and
+    the loop names of its comprehension."""
 
-    __slots__ = ("source", "tree", "names")
+    __slots__ = ("source", "tree", "names", "loops")
 
-    def __init__(self, source: str, tree, names: frozenset):
-        self.source, self.tree, self.names = source, tree, names
+    def __init__(self, source: str, tree, names: frozenset, loops: frozenset = frozenset()):
+        self.source, self.tree, self.names, self.loops = source, tree, names, loops
 
 
 def walk(node):
@@ -92,7 +93,17 @@ def check(source: str, names, functions=fixes.HELPERS) -> Checked:
     used: set[str] = set()
     for node in walk(tree):
         _vet(node, allowed | local, helpers, used)
-    return Checked(source=source.strip(), tree=tree, names=frozenset(used - local))
+    return Checked(source=source.strip(), tree=tree, names=frozenset(used - local), loops=local)
+
+
+def compiled(source: str, names, functions=fixes.HELPERS) -> tuple:
+    """(code object, the names it reads, its loop names) of `source` vetted against `names`: what
+    explain's index cache keeps (errkit/catalogues.py), so that answering needs no `ast`. Run it
+    with `fixes.evaluate_code` when the values at hand include every name it reads and none of its
+    loop names; otherwise `evaluate` vets it against them (the same verdict, vetted again)."""
+    checked = check(source, names, functions)
+    code = compile(checked.tree, "<catalogue expression>", "eval")
+    return code, tuple(sorted(checked.names)), tuple(sorted(checked.loops))
 
 
 def _comprehension_names(tree, allowed: frozenset, helpers: frozenset) -> frozenset:
@@ -227,8 +238,4 @@ def to_python(checked: Checked, rename: Mapping[str, str] | None = None) -> str:
 def evaluate(source: str, env, functions=None):
     """Vet, then evaluate with no builtins: only `env` and the helpers are visible."""
     helpers = fixes.HELPERS if functions is None else functions
-    code = _vetted_code(source, frozenset(env), frozenset(helpers))
-    scope = dict(helpers)
-    scope.update(env)
-    scope["__builtins__"] = {}  # globals, not locals: a comprehension reads its names from there
-    return eval(code, scope)  # noqa: S307 - vetted above, no builtins
+    return fixes.evaluate_code(_vetted_code(source, frozenset(env), frozenset(helpers)), env, helpers)

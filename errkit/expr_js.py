@@ -174,6 +174,14 @@ def _char_escape(ch: str) -> str:
     code = ord(ch)
     if code < 0x20 or code == 0x7F:
         return f"\\x{code:02x}"
+    return _visible(ch)
+
+
+def _visible(ch: str) -> str:
+    """A non-ASCII space or invisible character as a \\u escape (the same in a u-mode regex, and
+    readable in the index), else the character itself."""
+    if ord(ch) > 0x7E and (ch.isspace() or not ch.isprintable()):
+        return f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\u{{{ord(ch):x}}}"
     return ch
 
 
@@ -212,7 +220,7 @@ def regex_to_js(pattern: str) -> str:
                 continue
             if ch == "[" and pattern.startswith("[:", i):
                 raise Unsupported("POSIX-looking class [: inside a class")
-            out.append(_class_char(ch) if ch in "[]" else ch)
+            out.append(_class_char(ch) if ch in "[]" else _visible(ch))
             i += 1
             continue
         if ch == "\\":

@@ -4,63 +4,29 @@ Each wording has a key, the piece of its fixed text least likely to appear elsew
 `errkit generate`). One regex of every key, searched over the raw bytes of the input at C speed,
 picks the lines to read; per line, a set match of the keys tells which wordings to try.
 
-The explain path: imports only json, os and re (values for reading values back); reads the index
-that `errkit generate` compiled.
+The explain path: imports only os and the regex engine (errkit/regex.py: RE2, Python's `re` left
+unloaded); reads the index that `errkit generate` compiled.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 
 from . import values
 from .normalise import normalise, original_span
+from .regex import ENGINE_ENV, PY_SPACE, Lazy, engine, escape, is_re2  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
 
 INDEX_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_index.json")
 
-
-class _Lazy:
-    """A regex compiled on first use: compiling at import would slow every `errkit explain` start."""
-
-    def __init__(self, pattern: str):
-        self.pattern, self._compiled = pattern, None
-
-    def __getattr__(self, name):
-        if self._compiled is None:
-            self._compiled = re.compile(self.pattern)
-        return getattr(self._compiled, name)
-
-
-WORD = _Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
-ANSI = _Lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
-# `SomeError: message`, possibly after a log prefix, pytest's `E   ` or a dotted module path.
-HEADER = _Lazy(
-    r"(?:^|(?<=[\s:\[\]|>(]))(?P<exc>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*(?:Error|Exception))"
+WORD = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
+ANSI = Lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
+# `SomeError: message`, possibly after a log prefix, pytest's `E   ` or a dotted module path (the
+# character before the name is consumed, not looked behind: RE2 has no lookbehind)
+HEADER = Lazy(
+    rf"(?:^|[{PY_SPACE}:\[\]|>(])(?P<exc>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*(?:Error|Exception))"
     r"(?:: ?(?P<msg>.*))?$"
 )
-FRAME = _Lazy(r'^\s*File "(?P<path>[^"]+)", line (?P<line>[0-9]+), in (?P<func>\S+)')
-ENGINE_ENV = "ERRKIT_REGEX_ENGINE"  # "re" forces Python's engine (tests compare the two)
-
-
-def engine():
-    """The regex engine for wordings: google-re2 (linear time, no catastrophic backtracking on
-    hostile input) when installed, else Python's `re`, which the test suite proves equivalent on
-    its corpus."""
-    global _ENGINE
-    if _ENGINE is None:
-        _ENGINE = re
-        if os.environ.get(ENGINE_ENV, "re2") != "re":
-            try:
-                import re2
-
-                _ENGINE = re2
-            except ImportError:
-                pass
-    return _ENGINE
-
-
-_ENGINE = None
+FRAME = Lazy(rf'^[{PY_SPACE}]*File "(?P<path>[^"]+)", line (?P<line>[0-9]+), in (?P<func>[^{PY_SPACE}]+)')
 MAX_LINE = 16_384  # an error message is never longer; a longer line is read up to here
 
 
@@ -80,13 +46,34 @@ class Match:
         return (self.code, repr(sorted(self.params.items())))
 
 
+def stored(value, blob=None):
+    """An entry, wording or table of vetted expressions as the index keeps it, read: a dict or list
+    as is; bytes (marshal); an (offset, size) of explain's index cache file `blob`
+    (catalogues.CacheFile); a JSON string (the compiled index as `errkit generate` writes it)."""
+    if isinstance(value, tuple):
+        value = blob.read(*value)
+    if isinstance(value, bytes):
+        import marshal
+
+        return marshal.loads(value)
+    if isinstance(value, str):
+        import json  # only when the index was read from its JSON file (no cache)
+
+        return json.loads(value)
+    return value
+
+
 class Entries(dict):
-    """Code -> entry; entries stored as JSON strings are parsed on first access."""
+    """Code -> entry, each read (`stored`) on first access: a start reads only the entries it shows."""
+
+    def __init__(self, entries: dict, blob=None):
+        super().__init__(entries)
+        self.blob = blob
 
     def __getitem__(self, code):
         value = super().__getitem__(code)
-        if isinstance(value, str):
-            value = json.loads(value)
+        if not isinstance(value, dict):
+            value = stored(value, self.blob)
             self[code] = value
         return value
 
@@ -106,8 +93,8 @@ MARKERS = ("Error", "Exception")  # lines naming an exception are read for the w
 FRAME_MARK = b'File "'  # a traceback's frame: the exception line after the frames is read
 # How our exceptions name their entry: the note `[RA105] title - see https://.../errors/RA105/`, a
 # link to the entry's page (values in its query string).
-NOTE = _Lazy(r"\[(?P<code>[A-Z]{2,4}[0-9]{3})\] .*? - see \S+")
-DOCS_LINK = _Lazy(r"/errors/(?P<code>[A-Z]{2,4}[0-9]{3})/(?:\?(?P<query>[^\s\"'<>)\]`]*))?")
+NOTE = Lazy(rf"\[(?P<code>[A-Z]{{2,4}}[0-9]{{3}})\] .*? - see [^{PY_SPACE}]+")
+DOCS_LINK = Lazy(rf"/errors/(?P<code>[A-Z]{{2,4}}[0-9]{{3}})/(?:\?(?P<query>[^{PY_SPACE}\"'<>)\]`]*))?")
 LOOKUP_MARKS = (r"\[[A-Z]{2,4}[0-9]{3}\] ", r"/errors/[A-Z]{2,4}[0-9]{3}/")
 PASTE_SIZE = 256 * 1024  # an input this small is a paste: every line is read, wrapped lines are joined
 HEADER_CACHE = 4096  # messages remembered per index: a log repeats the same few errors
@@ -121,7 +108,7 @@ def _re2_options():
 
 def key_pattern(key: str) -> str:
     """The regex of a prefilter key: its words with any run of whitespace between them."""
-    return f"{values.SPACE}+".join(re.escape(word) for word in key.split(" "))
+    return f"{values.SPACE}+".join(escape(word) for word in key.split(" "))
 
 
 class _KeySet:
@@ -143,13 +130,13 @@ class _KeySet:
     def _compile(self) -> None:
         patterns = [key_pattern(k) for k in self.keys]
         self._regexes = []
-        if patterns and engine() is not re:
+        if patterns and is_re2():
             self._set = engine().Set.SearchSet(_re2_options())
             for pattern in patterns:
                 self._set.Add(pattern)
             self._set.Compile()
         else:
-            self._regexes = [re.compile(p) for p in patterns]
+            self._regexes = [engine().compile(p) for p in patterns]
 
     def present(self, line: str) -> list[int]:
         if self._regexes is None:
@@ -168,27 +155,54 @@ class _KeySet:
 _SPACES = {ord(c): " " for c in "\t\n\r\f\v"}  # values.SPACE's characters other than the space
 
 
+class Wordings(list):
+    """The index's wordings, each read (`stored`) on first access: a start reads only the few
+    wordings a paste's keys pick."""
+
+    def __init__(self, wordings: list, blob=None):
+        super().__init__(wordings)
+        self.blob = blob
+
+    def __getitem__(self, i):
+        value = super().__getitem__(i)
+        if not isinstance(value, dict):
+            value = stored(value, self.blob)
+            self[i] = value
+        return value
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+
+def plan(wordings) -> tuple[list[str], list[list[int]], list[int], list[int]]:
+    """(keys, the wordings of each key, wordings found by their raise site, wordings tried on every
+    line): how the matcher looks for the wordings (kept in explain's index cache)."""
+    keyed: dict[str, list[int]] = {}
+    located: list[int] = []
+    always: list[int] = []
+    for i, wording in enumerate(wordings):
+        key = wording.get("key")
+        if key:
+            keyed.setdefault(key, []).append(i)
+        elif wording["location"]:
+            located.append(i)  # no fixed text to find it by: tried for exceptions raised there
+        elif wording["template"]:
+            always.append(i)  # fixed text too short to look for: tried on every line read
+    keys = sorted(keyed)
+    return keys, [keyed[k] for k in keys], located, always
+
+
 class Index:
     def __init__(self, data: dict):
         self.data = data
-        self.entries = Entries(data["entries"])
-        self.wordings: list = data["wordings"]
-        keyed: dict[str, list[int]] = {}
-        self.located: list[int] = []
-        self.always: list[int] = []
-        for i, wording in enumerate(self.wordings):
-            key = wording.get("key")
-            if key:
-                keyed.setdefault(key, []).append(i)
-            elif wording["location"]:
-                self.located.append(i)  # no fixed text to find it by: tried for exceptions raised there
-            elif wording["template"]:
-                self.always.append(i)  # fixed text too short to look for: tried on every line read
-        self.keys = sorted(keyed)
-        self.keyed = [keyed[k] for k in self.keys]
+        blob = data.get("blob")  # explain's index cache file, where stored values are read
+        self.entries = Entries(data["entries"], blob)
+        self.wordings = Wordings(data["wordings"], blob)
+        self.keys, self.keyed, self.located, self.always = data.get("plan") or plan(self.wordings)
         self._keyset: _KeySet | None = None
         self._locator = None
-        self._compiled: dict[tuple, re.Pattern] = {}
+        self._compiled: dict[tuple, object] = {}  # compiled regexes
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
         self._headers: dict[str, Match | None] = {}
         self._postings: dict[str, list[int]] | None = None
@@ -196,6 +210,16 @@ class Index:
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
         # the catalogue each code comes from (errkit/catalogues.py): code -> name, or one name for all
         self._catalogues = data.get("catalogues") or data.get("project") or ""
+        # code -> its fixes' suggest expressions already vetted and compiled (explain's index cache)
+        self._vetted: dict = data.get("vetted") or {}
+
+    def vetted(self, code: str) -> dict:
+        """source -> (code object, the names it reads, its loop names) for entry `code`'s suggest
+        expressions, when explain's index cache holds them (else {}: they are vetted when run)."""
+        found = self._vetted.get(code)
+        if found is not None and not isinstance(found, dict):
+            found = self._vetted[code] = stored(found, self.entries.blob)
+        return found or {}
 
     def catalogue(self, code: str) -> str:
         """The name of the catalogue entry `code` comes from."""
@@ -205,9 +229,11 @@ class Index:
     @classmethod
     def load(cls, path: str = INDEX_FILE) -> "Index":
         with open(path, encoding="utf-8") as handle:
+            import json
+
             return cls(json.load(handle))
 
-    def regex(self, i: int, to_line_end: bool = False) -> re.Pattern:
+    def regex(self, i: int, to_line_end: bool = False):
         """The wording's regex; `to_line_end` anchors it at the end of the line (for searching a log line)."""
         key = (i, to_line_end)
         pattern = self._compiled.get(key)
@@ -235,9 +261,10 @@ class Index:
         key = key.strip()
         if key.upper() in self.entries:
             return key.upper()
-        slug = f'"slug":"{key.lower()}"'
-        for code, entry in dict.items(self.entries):  # a cheap look at the raw text first
-            if (slug in entry if isinstance(entry, str) else entry["slug"] == key.lower()) and self.entries[code]["slug"] == key.lower():
+        slug = key.lower()
+        for code, entry in dict.items(self.entries):  # a cheap look at the raw JSON text first
+            seen = f'"slug":"{slug}"' in entry if isinstance(entry, str) else True
+            if seen and self.entries[code]["slug"] == slug:
                 return code
         name = key.rsplit(".", 1)[-1].rstrip(":")
         if name.endswith("Error") and name.isidentifier():
@@ -261,7 +288,7 @@ class Index:
         ids = [i for k in self._keyset.present(line) for i in self.keyed[k]]
         return ids + self.always if self.always else ids
 
-    def _extract(self, i: int, m: "re.Match"):
+    def _extract(self, i: int, m):
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
         return _captured(self.wordings[i]["captures"], m, numbers)
 
@@ -362,7 +389,7 @@ class Index:
                     self._headers.clear()
                 hit = self._headers[msg] = self._best(ids, msg, "full", 0)
             if hit is not None:
-                at = header.start("msg") + len(raw) - len(raw.lstrip())
+                at = header.start(HEADER.groupindex["msg"]) + len(raw) - len(raw.lstrip())  # (RE2: by number)
                 found = Match(hit.code, hit.wording, hit.params, line_no, text=hit.text, span=(at, at + len(msg)))
                 found.ties = [Match(t.code, t.wording, t.params, line_no, text=t.text, span=found.span) for t in hit.ties]
                 return found
@@ -474,12 +501,12 @@ class Index:
             if self.always:
                 alternatives += MARKERS
             if self.located:
-                alternatives.append(re.escape(FRAME_MARK.decode()))
+                alternatives.append(escape(FRAME_MARK.decode()))
             if not alternatives:
                 return None  # nothing to look for: no wording can match
             alternatives += LOOKUP_MARKS
             source = "|".join(alternatives).encode("utf-8")
-            self._locator = re.compile(source) if engine() is re else engine().compile(source, _re2_options())
+            self._locator = engine().compile(source, _re2_options()) if is_re2() else engine().compile(source)
         return self._locator
 
     def scan(self, data: bytes | str, first_line: int = 1, undecodable=None, paste: bool | None = None):
@@ -604,7 +631,7 @@ class Index:
 TIE_CONTEXT = 16_384  # bytes before a line that may tell which kernel raised it
 READ_WINDOW = 16_384  # bytes from a match's line where the lines after it may hold more values
 NEXT_TRACEBACK = b"Traceback (most recent call last)"  # where the lines after a message stop being its own
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+IDENTIFIER = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _captured(captures: list, m, numbers: list[int] | None = None) -> dict | None:
@@ -626,8 +653,8 @@ def _captured(captures: list, m, numbers: list[int] | None = None) -> dict | Non
 
 
 # A release named in the text: `jax==0.4.31`, `jax 0.4.31`, `jax-0.4.31-py3`, `jax/0.4.31`, `jax version 0.4.31`.
-RELEASE_SEEN = _Lazy(r"(?<![A-Za-z0-9_.-])(?P<dist>[A-Za-z][A-Za-z0-9_.-]*?)(?:==|-| |/|@| version )v?"
-                     r"(?P<version>[0-9]+(?:\.[0-9]+)+)(?![A-Za-z0-9_])")
+RELEASE_SEEN = Lazy(r"(?<![A-Za-z0-9_.-])(?P<dist>[A-Za-z][A-Za-z0-9_.-]*?)(?:==|-| |/|@| version )v?"
+                     r"(?P<version>[0-9]+(?:\.[0-9]+)+)(?![A-Za-z0-9_])", python=True)  # lookarounds: only ties read it
 _COMPARE = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, "<": lambda a, b: a < b,
             "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
 
@@ -760,6 +787,8 @@ def _no_constant(name: str):
 def _json_strings(line: str) -> list[str]:
     """The string values of a JSON object or array (two levels deep), in order; [] if not JSON."""
     try:
+        import json  # a JSON log line: rare in a paste
+
         doc = json.loads(line, parse_constant=_no_constant)  # strict JSON, as the paste page's JSON.parse
     except ValueError:
         return []

@@ -1,11 +1,12 @@
 """Param types: how a value of each type is written in a message, found in text and read back.
 
-Kept free of heavy imports: `errkit explain` uses it.
+Kept free of heavy imports: `errkit explain` uses it (its regexes are compiled by errkit/regex.py's
+engine, so they are written for both RE2 and Python's `re`).
 """
 
 from __future__ import annotations
 
-import re
+from .regex import Lazy
 
 DTYPE_NAMES = (
     "bfloat16", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
@@ -17,11 +18,13 @@ _STR_REPR = r"""'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*\""""
 _FORMATTED_NUMBER = r"[-+ ]?(?:[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|0*inf|0*nan)%?"  # format(x, spec), x an int or float
 
 _INT = r"-?[0-9]+"
+_INT_TEXT = Lazy(_INT)
+_NAME_TEXT = Lazy(_NAME)
 # A size in bytes as compilers print it: 1048576, 19.85M, 16.00M, 512B, 96.00K, 1.5GiB (XLA's
 # HumanReadableNumBytes and friends: binary multiples, whatever the letter says).
 _BYTES = r"[0-9]+(?:\.[0-9]+)?(?: ?(?:[KMGT]i?B?|B|bytes))?"
 _BYTE_UNITS = {"": 1, "B": 1, "BYTES": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_BYTES_TEXT = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?([A-Za-z]*)")
+_BYTES_TEXT = Lazy(r"([0-9]+(?:\.[0-9]+)?) ?([A-Za-z]*)")
 _FLOAT = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|inf|nan)"
 
 
@@ -37,9 +40,9 @@ def _scalar(number: str) -> str:
 # Traced<ShapedArray(float32[], weak_type=True)>with<DynamicJaxprTrace(level=1/0)>. Read as its text:
 # it holds no number.
 _TRACER = r"[A-Za-z]*Tracer[(<][^()<>\n]*[)>]|Traced<[^<>\n]*>with<[^<>\n]*>"
-_TRACER_TEXT = re.compile(_TRACER)
+_TRACER_TEXT = Lazy(_TRACER)
 
-_SCALAR_TEXT = re.compile(r"(?:np|numpy)\.[a-z0-9]+\((?P<a>[^()]*)\)|Array\((?P<b>[^(),]*),[^()]*\)")
+_SCALAR_TEXT = Lazy(r"(?:np|numpy)\.[a-z0-9]+\((?P<a>[^()]*)\)|Array\((?P<b>[^(),]*),[^()]*\)")
 
 # Every pattern is built from character classes and bounded alternations, so matching stays linear.
 PATTERNS = {
@@ -84,6 +87,8 @@ class ValueTypeError(ValueError):
 
 def coerce(type_: str, raw: object) -> object:
     """A YAML value as the runtime value of a param of `type_`; ValueTypeError when it cannot be."""
+    import re  # authoring time, not explain's
+
     if raw is None:
         return None
     if type_ == "int":
@@ -152,8 +157,8 @@ def parse(type_: str, text: str) -> object:
     text = text.strip()
     if text == "None":
         return None
-    if type_ in ("int", "float") and _TRACER_TEXT.fullmatch(text):
-        return text
+    if type_ in ("int", "float") and "Trace" in text and _TRACER_TEXT.fullmatch(text):
+        return text  # ("Trace": every tracer's repr has it; no regex compiled for a plain number)
     if type_ in ("int", "float") and text.endswith(")"):
         scalar = _SCALAR_TEXT.fullmatch(text)
         if scalar:
@@ -181,11 +186,11 @@ def parse(type_: str, text: str) -> object:
                 return text
         return text
     if type_ == "dtype":
-        names = re.findall(_NAME, text)
+        names = _NAME_TEXT.findall(text)
         names = [n for n in names if n not in ("dtype", "jnp", "np", "numpy", "jax")]
         return names[-1] if names else text
     if type_ == "shape":
-        return tuple(int(x) for x in re.findall(r"-?[0-9]+", text))
+        return tuple(int(x) for x in _INT_TEXT.findall(text))
     if type_ == "bytes":
         number, unit = _BYTES_TEXT.fullmatch(text).groups()
         unit = unit.upper()
@@ -198,7 +203,9 @@ def _number(text: str) -> str:
     """A number as format() wrote it with a spec, as float() reads it: no grouping, no %, no zero
     padding before inf or nan."""
     text = text.rstrip("%").replace(",", "").replace("_", "")
-    return re.sub(r"^([-+]?)0+(?=inf|nan)", r"\1", text)
+    sign = text[:1] if text[:1] in ("-", "+") else ""
+    digits = text[len(sign):].lstrip("0")
+    return sign + digits if digits.startswith(("inf", "nan")) and digits != text[len(sign):] else text
 
 
 def same(a: object, b: object) -> bool:

@@ -3,6 +3,7 @@ the current project's and `--catalog`'s; the discovery cache. Real entry points:
 with an entry_points.txt on PYTHONPATH, read by importlib.metadata in a child `python -m errkit`."""
 
 import json
+import marshal
 import os
 import shutil
 import subprocess
@@ -70,7 +71,7 @@ def test_discovery_is_cached_and_invalidated_when_packages_change(tmp_path, env)
     assert errkit("explain", XX102, cwd=tmp_path, env=environ)[0] == 0
     cached = list((tmp_path / "cache").glob("catalogues-*"))
     assert len(cached) == 1
-    assert ["fixture-errors", str(site / "fixture_pkg" / "_index.json")] in json.loads(cached[0].read_text())["catalogues"]
+    assert ["fixture-errors", str(site / "fixture_pkg" / "_index.json")] in marshal.loads(cached[0].read_bytes())["catalogues"]
     # the cache answers: an entry point edited in place (no folder changes) is not read again
     points = site / "fixture_errors-1.0.dist-info" / "entry_points.txt"
     points.write_text(points.read_text().replace("fixture_pkg:_index.json", "fixture_pkg:elsewhere.json"))
@@ -90,7 +91,7 @@ def test_a_corrupt_cache_is_read_again(tmp_path, env):
         cached.write_text(garbage)
         code, _, err = errkit("explain", XX102, cwd=tmp_path, env=environ)
         assert (code, err) == (0, "")
-    assert json.loads(cached.read_text())["catalogues"]  # rewritten
+    assert marshal.loads(cached.read_bytes())["catalogues"]  # rewritten
 
 
 def test_an_unwritable_cache_folder_is_no_error(tmp_path, env):

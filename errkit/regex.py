@@ -1,0 +1,71 @@
+"""The regex engine of the explain path: google-re2 when installed, else Python's `re`.
+
+RE2 runs in linear time (no catastrophic backtracking on hostile input), and importing it leaves
+Python's `re` (and `enum`, which `re` imports) unloaded: a few milliseconds of every `errkit explain`
+start. So every pattern compiled here must mean the same in both engines: no lookarounds or
+backreferences, and whitespace written out (`\\s` is ASCII in RE2, Unicode in `re`): PY_SPACE is
+Python's `\\s`, values.SPACE the ASCII one.
+"""
+
+from __future__ import annotations
+
+import os
+
+ENGINE_ENV = "ERRKIT_REGEX_ENGINE"  # "re" forces Python's engine (tests compare the two)
+
+# Python's \s on str (str.isspace), for use inside a class: escapes both engines read, and the
+# characters above U+00FF themselves (RE2 has no \u escape, `re` no \x{...})
+PY_SPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x20\\x85\\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+_ENGINE = None
+
+
+def engine():
+    """The engine module: `re2` unless ERRKIT_REGEX_ENGINE=re or google-re2 is missing."""
+    global _ENGINE
+    if _ENGINE is None:
+        if os.environ.get(ENGINE_ENV, "re2") != "re":
+            try:
+                import re2
+
+                _ENGINE = re2
+            except ImportError:
+                pass
+        if _ENGINE is None:
+            import re
+
+            _ENGINE = re
+    return _ENGINE
+
+
+def is_re2() -> bool:
+    return engine().__name__ == "re2"
+
+
+class Lazy:
+    """A regex compiled by the engine on first use: compiling at import would slow every start.
+    `python`: compiled by Python's `re` (a pattern with lookarounds, off explain's common path)."""
+
+    __slots__ = ("pattern", "python", "_compiled")
+
+    def __init__(self, pattern: str, python: bool = False):
+        self.pattern, self.python, self._compiled = pattern, python, None
+
+    def __getattr__(self, name):
+        if self._compiled is None:
+            if self.python:
+                import re
+
+                self._compiled = re.compile(self.pattern)
+            else:
+                self._compiled = engine().compile(self.pattern)
+        return getattr(self._compiled, name)
+
+
+# what re.escape escapes (Python 3.7 and later): the same pattern text whichever engine reads it
+_SPECIAL = {c: "\\" + chr(c) for c in b"()[]{}?*+-|^$\\.&~# \t\n\r\v\f"}
+
+
+def escape(text: str) -> str:
+    """`text` as a pattern matching itself (re.escape's output, without importing re)."""
+    return text.translate(_SPECIAL)
