@@ -386,15 +386,24 @@ class CacheFile:
     MAGIC = b"errkit-index-cache\n"
     LENGTH = 8  # bytes of the header's size, after MAGIC
 
+    PIECES = 16  # values read one by one; past that (a log: hundreds), the rest is read at once
+
     def __init__(self, handle, base: int):
         self.handle, self.base = handle, base
+        self.pieces, self.whole = 0, None
 
     def __del__(self):
         self.handle.close()
 
     def read(self, offset: int, size: int) -> bytes:
-        self.handle.seek(self.base + offset)
-        return self.handle.read(size)
+        if self.whole is None:
+            self.pieces += 1
+            if self.pieces <= self.PIECES:
+                self.handle.seek(self.base + offset)
+                return self.handle.read(size)
+            self.handle.seek(self.base)
+            self.whole = self.handle.read()
+        return self.whole[offset:offset + size]
 
     @classmethod
     def open(cls, path: str, stamp) -> "tuple[dict, list[str]] | None":

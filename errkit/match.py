@@ -201,6 +201,8 @@ class Index:
         self.wordings = Wordings(data["wordings"], blob)
         self.keys, self.keyed, self.located, self.always = data.get("plan") or plan(self.wordings)
         self._keyset: _KeySet | None = None
+        self._always_set = None  # None: not made yet; False: none (all of `always` are tried)
+        self._always_ids = frozenset(self.always)
         self._locator = None
         self._compiled: dict[tuple, object] = {}  # compiled regexes
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
@@ -288,6 +290,27 @@ class Index:
         ids = [i for k in self._keyset.present(line) for i in self.keyed[k]]
         return ids + self.always if self.always else ids
 
+    def _occurring(self, ids: list[int], line: str) -> list[int]:
+        """`ids` less the wordings tried on every line (no key) that occur nowhere in `line`, told
+        by one RE2 set match for them all: a wording found nowhere in the line matches no part of
+        it either (a log of exception lines no entry knows is read at the cost of that match)."""
+        if self._always_set is None:
+            self._always_set = False
+            if is_re2():
+                try:
+                    found = engine().Set.SearchSet(_re2_options())
+                    for i in self.always:
+                        found.Add(self.wordings[i]["regex"].encode("utf-8"))
+                    found.Compile()
+                    self._always_set = found
+                except Exception:  # noqa: BLE001 - no set (a pattern RE2 refuses there): try them all, as before
+                    pass
+        if self._always_set is False:
+            return ids
+        hits = self._always_set.Match(line.encode("utf-8", "replace")) or ()
+        occurring = {self.always[k] for k in hits}
+        return [i for i in ids if i in occurring or i not in self._always_ids]
+
     def _extract(self, i: int, m):
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
         return _captured(self.wordings[i]["captures"], m, numbers)
@@ -322,8 +345,7 @@ class Index:
         if extra:  # a new dict: the message's own values may be shared with a remembered header
             match.params = {**match.params, **extra}
         if candidates:
-            words = set(IDENTIFIER.findall(window))
-            named = [k for k in candidates if any(w.startswith(tuple(kernels[k]["names"])) for w in words)]
+            named = [k for k in candidates if any(_starts_identifier(window, name) for name in kernels[k]["names"])]
             if len(named) == 1:
                 match.kernel = named[0]
 
@@ -374,6 +396,8 @@ class Index:
 
     def _match_text(self, line: str, line_no: int, ids: list[int] | None = None) -> Match | None:
         ids = self.candidates(line) if ids is None else ids
+        if ids and self.always:
+            ids = self._occurring(ids, line)
         if not ids:
             return None
         header = HEADER.search(line)
@@ -393,10 +417,13 @@ class Index:
                 found = Match(hit.code, hit.wording, hit.params, line_no, text=hit.text, span=(at, at + len(msg)))
                 found.ties = [Match(t.code, t.wording, t.params, line_no, text=t.text, span=found.span) for t in hit.ties]
                 return found
-        # Then the whole line, the line's end, anywhere.
+        # Then the whole line, the line's end, anywhere; only the wordings found somewhere in it
+        # can match it one of these ways (one search each: a line no wording matches costs that)
         stripped = line.strip()
+        data = stripped.encode("utf-8", "replace")
+        ids = [i for i in ids if self._bytes_regex(i).search(data) is not None]
         at = len(line) - len(line.lstrip())
-        for how in ("full", "end", "any"):
+        for how in ("full", "end", "any") if ids else ():
             best = self._best(ids, stripped, how, line_no)
             if best is not None:
                 best.span = (best.span[0] + at, best.span[1] + at)
@@ -523,6 +550,8 @@ class Index:
             return  # nothing to look for: no wording can match
         if paste is None:
             paste = len(data) <= PASTE_SIZE
+        if not paste:
+            import re  # noqa: F401 - a log: the small patterns run on Python's re, faster per call (regex.Lazy)
 
         def search(*where):  # compiled only when used: a paste rarely needs it (start-up time)
             return self.locator().search(data, *where)
@@ -631,7 +660,25 @@ class Index:
 TIE_CONTEXT = 16_384  # bytes before a line that may tell which kernel raised it
 READ_WINDOW = 16_384  # bytes from a match's line where the lines after it may hold more values
 NEXT_TRACEBACK = b"Traceback (most recent call last)"  # where the lines after a message stop being its own
-IDENTIFIER = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
+_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _starts_identifier(text: str, name: str) -> bool:
+    """Whether an identifier of `text` (a match of `[A-Za-z_][A-Za-z0-9_]*`, found left to right)
+    starts with `name`, found by substring: a regex over a compiler dump is slow on RE2's wrapper.
+    In a run of identifier characters the identifier starts at its first character that is not a
+    digit, so `name` starts one where only digits come before it in its run."""
+    if not name or name[0].isdigit() or not _ID_CHARS.issuperset(name):
+        return False
+    at = text.find(name)
+    while at >= 0:
+        before = at
+        while before > 0 and text[before - 1] in _ID_CHARS:
+            before -= 1
+        if text[before:at].isdigit() or before == at:
+            return True
+        at = text.find(name, at + 1)
+    return False
 
 
 def _captured(captures: list, m, numbers: list[int] | None = None) -> dict | None:

@@ -2,14 +2,16 @@
 
 RE2 runs in linear time (no catastrophic backtracking on hostile input), and importing it leaves
 Python's `re` (and `enum`, which `re` imports) unloaded: a few milliseconds of every `errkit explain`
-start. So every pattern compiled here must mean the same in both engines: no lookarounds or
-backreferences, and whitespace written out (`\\s` is ASCII in RE2, Unicode in `re`): PY_SPACE is
-Python's `\\s`, values.SPACE the ASCII one.
+start. The wordings' regexes always run on the engine; the matcher's own small patterns (Lazy) run
+on whichever is loaded, so each must mean the same in both: no lookarounds or backreferences, and
+whitespace written out (`\\s` is ASCII in RE2, Unicode in `re`): PY_SPACE is Python's `\\s`,
+values.SPACE the ASCII one.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 ENGINE_ENV = "ERRKIT_REGEX_ENGINE"  # "re" forces Python's engine (tests compare the two)
 
@@ -43,22 +45,26 @@ def is_re2() -> bool:
 
 
 class Lazy:
-    """A regex compiled by the engine on first use: compiling at import would slow every start.
-    `python`: compiled by Python's `re` (a pattern with lookarounds, off explain's common path)."""
+    """A regex compiled on first use (compiling at import would slow every start): by Python's `re`
+    when it is loaded (it runs these small patterns faster per call, and then costs nothing more
+    to use), else by the engine. A pattern compiled by RE2 moves to `re` once `re` is loaded (a
+    log: see match.Index.scan). `python`: always `re` (a pattern with lookarounds, off explain's
+    common path)."""
 
-    __slots__ = ("pattern", "python", "_compiled")
+    __slots__ = ("pattern", "python", "_compiled", "_by_re")
 
     def __init__(self, pattern: str, python: bool = False):
-        self.pattern, self.python, self._compiled = pattern, python, None
+        self.pattern, self.python, self._compiled, self._by_re = pattern, python, None, False
 
     def __getattr__(self, name):
-        if self._compiled is None:
-            if self.python:
+        if self._compiled is None or (not self._by_re and "re" in sys.modules):
+            if self.python or "re" in sys.modules:
                 import re
 
-                self._compiled = re.compile(self.pattern)
+                self._compiled, self._by_re = re.compile(self.pattern), True
             else:
                 self._compiled = engine().compile(self.pattern)
+                self._by_re = engine().__name__ == "re"
         return getattr(self._compiled, name)
 
 

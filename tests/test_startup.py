@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 import re2
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from errkit import catalogues, explain, match, values
+from errkit import catalogues, explain, match, regex, values
 from errkit.regex import PY_SPACE, escape
 from wheelhouse import clean_env
 
@@ -128,6 +128,23 @@ def test_number_reads_as_before(sign, zeros, body, tail):
     text = sign + zeros + body + tail
     cleaned = text.rstrip("%").replace(",", "").replace("_", "")
     assert values._number(text) == re.sub(r"^([-+]?)0+(?=inf|nan)", r"\1", cleaned)
+
+
+@given(st.text(alphabet=st.sampled_from("ab_19 .%-é"), max_size=30),
+       st.text(alphabet=st.sampled_from("ab_19%"), min_size=1, max_size=4))
+@example("12splash_fwd", "splash")  # digits before it in its run: the identifier starts there
+@example("a12splash_fwd", "splash")  # a letter before: it starts earlier
+@example("x.splash", "splash")
+@example("splash", "1splash")
+def test_an_identifier_starting_with_a_name_is_found_without_a_regex(text, name):
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
+    assert match._starts_identifier(text, name) == any(w.startswith(name) for w in words)
+
+
+def test_a_small_pattern_moves_to_pythons_re_once_it_is_loaded():
+    pattern = regex.Lazy(r"[0-9]+")
+    assert pattern.search("a 12").group() == "12"
+    assert pattern._by_re == ("re" in sys.modules or not regex.is_re2())  # (pytest has loaded re)
 
 
 # -- the cache answers as the JSON index does -------------------------------------------------------
