@@ -31,8 +31,6 @@ This module is on `errkit explain`'s start-up path: os, sys and marshal only unt
 a change of the indexes needs more.
 """
 
-from __future__ import annotations
-
 import marshal
 import os
 import sys
@@ -448,12 +446,13 @@ class CacheFile:
 
 def _prepared(data: dict) -> dict:
     """The merged index as explain's cache keeps it (CacheFile): entries parsed, the matcher's plan
-    made (match.plan), and each entry's suggest expressions vetted and compiled once
-    (match.Index.vetted), so that answering needs neither `json` nor `ast`."""
+    made (match.plan), each entry's suggest expressions vetted and compiled once
+    (match.Index.vetted), so that answering needs neither `json` nor `ast`, and each wording's
+    regex with its groups numbered (match.numbered: RE2 compiles a named group slowly once)."""
     import json
 
     from . import expr
-    from .match import plan
+    from .match import numbered, plan
 
     entries, vetted = {}, {}
     for code, raw in data["entries"].items():
@@ -468,7 +467,8 @@ def _prepared(data: dict) -> dict:
                     continue  # vetted when run, as without the cache (its error is reported there)
         if compiled:
             vetted[code] = compiled
-    return {**data, "entries": entries, "vetted": vetted, "plan": plan(data["wordings"])}
+    wordings = [{**w, "numbered": numbered(w)} for w in data["wordings"]]
+    return {**data, "entries": entries, "vetted": vetted, "wordings": wordings, "plan": plan(data["wordings"])}
 
 
 def load(catalog_dir=None, registered_too: bool = True, warn=None):

@@ -4,8 +4,6 @@ Imports of the working modules happen inside each command, so `errkit explain` l
 it needs (no ruamel.yaml, jinja2 or jax).
 """
 
-from __future__ import annotations
-
 import os
 import sys
 

@@ -1,12 +1,10 @@
 """`errkit explain`: read pasted text or a log, find catalogued errors, compute fixes, print them."""
 
-from __future__ import annotations
-
 import os
 import sys
 
 from .errors import UsageError
-from .match import HEADER, PASTE_SIZE, Index, Match, clean
+from .match import HEADER, MSG, PASTE_SIZE, Index, Match, clean
 from .normalise import text_encoding
 
 CHUNK = 4 * 1024 * 1024
@@ -190,8 +188,8 @@ def approximate(index: Index, tail: str, limit: int = 3) -> list[Match]:
     segments = []
     for line_no, l in lines:
         header = HEADER.search(l)
-        if header and (header.group("msg") or "").strip():
-            segments.append((line_no, header.group("msg").strip()))
+        if header and (header.group(MSG) or "").strip():
+            segments.append((line_no, header.group(MSG).strip()))
     if not segments:
         segments = [(line_no, l.strip()) for line_no, l in lines[-20:]]
     segments = [(line_no, seg[-2000:]) for line_no, seg in segments[-5:]]  # similarity is quadratic: a message-sized piece

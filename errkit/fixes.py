@@ -1,12 +1,8 @@
 """Helpers that catalogue expressions (`check`, `suggest`) may call.
 
-Pure Python, no imports beyond `math`: the explain path uses them. Each has a JavaScript twin in
+Pure Python, no imports (not even `math`, a shared library to load): the explain path uses them. Each has a JavaScript twin in
 the site's paste page (`site/docs/assets/errkit/runtime.js`); keep the two in step (tests/test_site.py compares them).
 """
-
-from __future__ import annotations
-
-import math
 
 _LIMIT = 10**12  # divisors() walks up to sqrt(n); keep it bounded on hostile values
 
@@ -70,11 +66,18 @@ def prev_power_of_two(n: int) -> int:
 
 
 def is_finite(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return False
+    x = float(x)  # as math.isfinite reads it (OverflowError past the float range)
+    return x - x == 0  # 0 for every finite number, nan for inf and nan
 
 
 def gcd(a: int, b: int) -> int:
-    return math.gcd(int(a), int(b))
+    """math.gcd: the greatest common divisor, never negative; gcd(0, 0) is 0."""
+    a, b = abs(int(a)), abs(int(b))
+    while b:
+        a, b = b, a % b
+    return a
 
 
 def common_divisors(a: int, b: int) -> list[int]:

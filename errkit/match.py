@@ -8,13 +8,11 @@ The explain path: imports only os and the regex engine (errkit/regex.py: RE2, Py
 unloaded); reads the index that `errkit generate` compiled.
 """
 
-from __future__ import annotations
-
 import os
 
 from . import values
 from .normalise import normalise, original_span
-from .regex import ENGINE_ENV, PY_SPACE, Lazy, engine, escape, is_re2  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
+from .regex import ENGINE_ENV, PY_SPACE, Lazy, engine, escape, is_re2, numbered_groups  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
 
 INDEX_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_index.json")
 
@@ -24,8 +22,9 @@ ANSI = Lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
 # character before the name is consumed, not looked behind: RE2 has no lookbehind)
 HEADER = Lazy(
     rf"(?:^|[{PY_SPACE}:\[\]|>(])(?P<exc>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*(?:Error|Exception))"
-    r"(?:: ?(?P<msg>.*))?$"
+    r"(?:: ?(?P<msg>.*))?$", numbered=True,  # (the paste page runs .pattern, its groups by name)
 )
+EXC, MSG = HEADER.number("exc"), HEADER.number("msg")
 FRAME = Lazy(rf'^[{PY_SPACE}]*File "(?P<path>[^"]+)", line (?P<line>[0-9]+), in (?P<func>[^{PY_SPACE}]+)')
 MAX_LINE = 16_384  # an error message is never longer; a longer line is read up to here
 
@@ -175,6 +174,15 @@ class Wordings(list):
             yield self[i]
 
 
+def numbered(wording: dict) -> list | None:
+    """[the wording's regex with plain groups, the group number of each capture] (what
+    Index._bytes_regex compiles when explain's index cache holds it), or None when a capture's
+    group is not found."""
+    source, numbers = numbered_groups(wording["regex"])
+    groups = [numbers.get(group) for group, _, _ in wording["captures"]]
+    return None if None in groups else [source, groups]
+
+
 def plan(wordings) -> tuple[list[str], list[list[int]], list[int], list[int]]:
     """(keys, the wordings of each key, wordings found by their raise site, wordings tried on every
     line): how the matcher looks for the wordings (kept in explain's index cache)."""
@@ -202,6 +210,7 @@ class Index:
         self.keys, self.keyed, self.located, self.always = data.get("plan") or plan(self.wordings)
         self._keyset: _KeySet | None = None
         self._always_set = None  # None: not made yet; False: none (all of `always` are tried)
+        self._always_asked = 0
         self._always_ids = frozenset(self.always)
         self._locator = None
         self._compiled: dict[tuple, object] = {}  # compiled regexes
@@ -250,11 +259,16 @@ class Index:
         key = (i, to_line_end, bytes)
         pattern = self._compiled.get(key)
         if pattern is None:
-            source = self.wordings[i]["regex"]
+            wording = self.wordings[i]
+            numbered = wording.get("numbered")  # explain's index cache: groups by number (see `numbered`)
+            source = numbered[0] if numbered else wording["regex"]
             source = f"(?:{source}){values.SPACE}*$" if to_line_end else source
             pattern = self._compiled[key] = engine().compile(source.encode("utf-8"))
-            numbers = {(k.decode() if isinstance(k, bytes) else k): n for k, n in pattern.groupindex.items()}
-            self._groups[i] = [numbers[group] for group, _, _ in self.wordings[i]["captures"]]
+            if numbered:
+                self._groups[i] = numbered[1]
+            else:
+                numbers = {(k.decode() if isinstance(k, bytes) else k): n for k, n in pattern.groupindex.items()}
+                self._groups[i] = [numbers[group] for group, _, _ in wording["captures"]]
         return pattern
 
     def lookup(self, key: str):
@@ -293,8 +307,12 @@ class Index:
     def _occurring(self, ids: list[int], line: str) -> list[int]:
         """`ids` less the wordings tried on every line (no key) that occur nowhere in `line`, told
         by one RE2 set match for them all: a wording found nowhere in the line matches no part of
-        it either (a log of exception lines no entry knows is read at the cost of that match)."""
+        it either (a log of exception lines no entry knows is read at the cost of that match).
+        A paste's first lines try them all: compiling the set costs more than that (start-up)."""
         if self._always_set is None:
+            self._always_asked += 1
+            if self._always_asked <= _KeySet.LITERAL_LINES:
+                return ids
             self._always_set = False
             if is_re2():
                 try:
@@ -401,10 +419,10 @@ class Index:
         if not ids:
             return None
         header = HEADER.search(line)
-        if header and header.group("msg") is not None:
+        if header and header.group(MSG) is not None:
             # The message after `SomeError: ` decides alone when a wording matches it whole: a log
             # repeats the same messages behind different timestamps, so that answer is remembered.
-            raw = header.group("msg")
+            raw = header.group(MSG)
             msg = raw.strip()
             if msg in self._headers:
                 hit = self._headers[msg]
@@ -413,7 +431,7 @@ class Index:
                     self._headers.clear()
                 hit = self._headers[msg] = self._best(ids, msg, "full", 0)
             if hit is not None:
-                at = header.start(HEADER.groupindex["msg"]) + len(raw) - len(raw.lstrip())  # (RE2: by number)
+                at = header.start(MSG) + len(raw) - len(raw.lstrip())
                 found = Match(hit.code, hit.wording, hit.params, line_no, text=hit.text, span=(at, at + len(msg)))
                 found.ties = [Match(t.code, t.wording, t.params, line_no, text=t.text, span=found.span) for t in hit.ties]
                 return found
@@ -653,8 +671,8 @@ class Index:
             line_end = data.find(b"\n", at, start)
             last = FRAME.match(data[line_start:start if line_end < 0 else line_end].decode("utf-8", "replace"))
             end = at
-        message = (header.group("msg") or "").strip()
-        return self.match_location(last.group("path"), last.group("func"), line_no, header.group("exc"), message)
+        message = (header.group(MSG) or "").strip()
+        return self.match_location(last.group("path"), last.group("func"), line_no, header.group(EXC), message)
 
 
 TIE_CONTEXT = 16_384  # bytes before a line that may tell which kernel raised it

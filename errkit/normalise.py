@@ -6,8 +6,6 @@ The explain path: no imports. A normalised line keeps, for each of its character
 from in the original line, so a match is reported on the text as it was pasted.
 """
 
-from __future__ import annotations
-
 _CHARS = {
     **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\uff07", "'"),  # curly and prime quotes
     **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\uff02", '"'),

@@ -10,8 +10,6 @@ folder's parent.
 `pyproject.toml` (tomllib) only when its text holds `[tool.errkit]`.
 """
 
-from __future__ import annotations
-
 import os
 
 PYPROJECT = "pyproject.toml"

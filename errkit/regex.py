@@ -8,8 +8,6 @@ whitespace written out (`\\s` is ASCII in RE2, Unicode in `re`): PY_SPACE is Pyt
 values.SPACE the ASCII one.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 
@@ -49,23 +47,63 @@ class Lazy:
     when it is loaded (it runs these small patterns faster per call, and then costs nothing more
     to use), else by the engine. A pattern compiled by RE2 moves to `re` once `re` is loaded (a
     log: see match.Index.scan). `python`: always `re` (a pattern with lookarounds, off explain's
-    common path)."""
+    common path). `numbered`: its named groups are compiled as plain ones (`number(name)` tells
+    which): RE2's first named group costs a third of a millisecond of a start."""
 
-    __slots__ = ("pattern", "python", "_compiled", "_by_re")
+    __slots__ = ("pattern", "python", "_source", "_numbers", "_compiled", "_by_re")
 
-    def __init__(self, pattern: str, python: bool = False):
+    def __init__(self, pattern: str, python: bool = False, numbered: bool = False):
         self.pattern, self.python, self._compiled, self._by_re = pattern, python, None, False
+        self._source, self._numbers = numbered_groups(pattern) if numbered else (pattern, None)
+
+    def number(self, name: str) -> int:
+        """The number of the group `name` (a `numbered` pattern)."""
+        return self._numbers[name]
 
     def __getattr__(self, name):
         if self._compiled is None or (not self._by_re and "re" in sys.modules):
             if self.python or "re" in sys.modules:
                 import re
 
-                self._compiled, self._by_re = re.compile(self.pattern), True
+                self._compiled, self._by_re = re.compile(self._source), True
             else:
-                self._compiled = engine().compile(self.pattern)
+                self._compiled = engine().compile(self._source)
                 self._by_re = engine().__name__ == "re"
         return getattr(self._compiled, name)
+
+
+def numbered_groups(pattern: str) -> tuple[str, dict[str, int]]:
+    """`pattern` with each named group `(?P<name>...)` made a plain capturing group, and the number
+    of each: the same matches, groups read by number. Escapes and character classes are skipped;
+    every other `(` not followed by `?` captures too (and is counted)."""
+    out, numbers, count, i, n = [], {}, 0, 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+        elif ch == "[":  # a class: up to its closing ], which may come first (`[]a]`, `[^]a]`)
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            out.append(pattern[i:j + 1])
+            i = j + 1
+        elif ch == "(" and pattern.startswith("(?P<", i):
+            end = pattern.index(">", i)
+            count += 1
+            numbers[pattern[i + 4:end]] = count
+            out.append("(")
+            i = end + 1
+        else:
+            if ch == "(" and not pattern.startswith("(?", i):
+                count += 1
+            out.append(ch)
+            i += 1
+    return "".join(out), numbers
 
 
 # what re.escape escapes (Python 3.7 and later): the same pattern text whichever engine reads it

@@ -4,8 +4,6 @@ Kept free of heavy imports: `errkit explain` uses it (its regexes are compiled b
 engine, so they are written for both RE2 and Python's `re`).
 """
 
-from __future__ import annotations
-
 from .regex import Lazy
 
 DTYPE_NAMES = (

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os as _rt_os
 from types import MappingProxyType as _rt_MappingProxyType
-import math as _fx_math
 
 
 def _rt_page_url(docs_url: str, version: str, code: str) -> str:
@@ -231,11 +230,18 @@ def _fx_is_power_of_two(n: int) -> bool:
 
 
 def _fx_is_finite(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and _fx_math.isfinite(x)
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return False
+    x = float(x)  # as math.isfinite reads it (OverflowError past the float range)
+    return x - x == 0  # 0 for every finite number, nan for inf and nan
 
 
 def _fx_gcd(a: int, b: int) -> int:
-    return _fx_math.gcd(int(a), int(b))
+    """math.gcd: the greatest common divisor, never negative; gcd(0, 0) is 0."""
+    a, b = abs(int(a)), abs(int(b))
+    while b:
+        a, b = b, a % b
+    return a
 
 
 def _fx_common_divisors(a: int, b: int) -> list[int]:

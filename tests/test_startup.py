@@ -6,6 +6,7 @@ compiled by RE2 (errkit/regex.py), its index is read from a marshal cache holdin
 wordings one by one, and the fixes' expressions come vetted and compiled in that cache."""
 
 import io
+import math
 import os
 import re
 import subprocess
@@ -18,12 +19,12 @@ import re2
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from errkit import catalogues, explain, match, regex, values
+from errkit import catalogues, explain, fixes, match, regex, values
 from errkit.regex import PY_SPACE, escape
 from wheelhouse import clean_env
 
 MESSAGE = "num_q_heads=12 must be divisible by and num_kv_heads=8"
-HEAVY = ("re", "enum", "json", "ast", "_ast", "argparse", "pathlib", "importlib.metadata", "typing", "inspect")
+HEAVY = ("re", "enum", "json", "ast", "_ast", "argparse", "pathlib", "importlib.metadata", "typing", "inspect", "math")
 
 
 # -- what a start imports ---------------------------------------------------------------------------
@@ -205,3 +206,63 @@ def test_a_corrupt_index_cache_is_made_again(garbage, tmp_path):
     again = explain_once()
     assert (again.returncode, again.stdout, again.stderr) == (0, good.stdout, "")
     assert cache.read_bytes() == whole, "made again"
+
+
+# -- the fixes' helpers without `math` --------------------------------------------------------------
+
+
+@given(st.integers(min_value=-(2**70), max_value=2**70), st.integers(min_value=-(2**70), max_value=2**70))
+@example(0, 0)
+@example(-12, 0)
+def test_gcd_is_maths(a, b):
+    assert fixes.gcd(a, b) == math.gcd(a, b)
+
+
+def _outcome(fn, x):
+    try:
+        return fn(x)
+    except OverflowError:
+        return OverflowError
+
+
+@given(st.one_of(st.integers(min_value=-(2**1100), max_value=2**1100), st.floats(allow_nan=True, allow_infinity=True)))
+@example(float("inf"))
+@example(float("-inf"))
+@example(float("nan"))
+@example(1e308)
+@example(2**1024)
+def test_is_finite_is_maths(x):
+    assert _outcome(fixes.is_finite, x) == _outcome(math.isfinite, x)
+    assert not fixes.is_finite(True) and not fixes.is_finite("1")
+
+
+def test_numbered_groups_read_what_named_groups_read():
+    """Every wording of the bundled catalogue, on messages rendered from it: its regex as the cache
+    keeps it (groups by number) captures the values its named groups capture."""
+    from errkit import patterns
+    from errkit.load import load
+    from support import CATALOG
+
+    index = match.Index.load()
+    by_wording = {(w["code"], w["variant"]): w for w in index.wordings}
+    checked = 0
+    for entry in load(CATALOG).catalogue.entries:
+        for wording in patterns.wordings(entry):
+            compiled = by_wording.get((entry.code, wording.index))
+            if compiled is None or not wording.variant.message:
+                continue
+            source, groups = match.numbered(compiled)
+            named, plain = re2.compile(compiled["regex"]), re2.compile(source)
+            for params in patterns.sample_params(entry):
+                try:
+                    text = wording.render(params)
+                except Exception:
+                    continue
+                a, b = named.search(text), plain.search(text)
+                assert (a is None) == (b is None), text
+                if a is not None:
+                    assert a.span() == b.span(), text
+                    got = [match._captured(compiled["captures"], m, g) for m, g in ((a, None), (b, groups))]
+                    assert repr(got[0]) == repr(got[1]), text  # (repr: nan is nan)
+                    checked += 1
+    assert checked > 300
