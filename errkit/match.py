@@ -62,19 +62,24 @@ def stored(value, blob=None):
     return value
 
 
-class Entries(dict):
-    """Code -> entry, each read (`stored`) on first access: a start reads only the entries it shows."""
+class _ReadOnAccess:
+    """A dict or list whose values are read (`stored`) on first access: a start reads only the
+    entries and wordings its answer needs."""
 
-    def __init__(self, entries: dict, blob=None):
-        super().__init__(entries)
+    def __init__(self, values, blob=None):
+        super().__init__(values)
         self.blob = blob
 
-    def __getitem__(self, code):
-        value = super().__getitem__(code)
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
         if not isinstance(value, dict):
             value = stored(value, self.blob)
-            self[code] = value
+            self[key] = value
         return value
+
+
+class Entries(_ReadOnAccess, dict):
+    """Code -> entry."""
 
     def get(self, code, default=None):
         return self[code] if code in self else default
@@ -154,20 +159,8 @@ class _KeySet:
 _SPACES = {ord(c): " " for c in "\t\n\r\f\v"}  # values.SPACE's characters other than the space
 
 
-class Wordings(list):
-    """The index's wordings, each read (`stored`) on first access: a start reads only the few
-    wordings a paste's keys pick."""
-
-    def __init__(self, wordings: list, blob=None):
-        super().__init__(wordings)
-        self.blob = blob
-
-    def __getitem__(self, i):
-        value = super().__getitem__(i)
-        if not isinstance(value, dict):
-            value = stored(value, self.blob)
-            self[i] = value
-        return value
+class Wordings(_ReadOnAccess, list):
+    """The index's wordings."""
 
     def __iter__(self):
         for i in range(len(self)):
