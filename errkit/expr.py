@@ -149,7 +149,7 @@ def _vet(node: ast.AST, allowed: frozenset, helpers: frozenset, used: set) -> No
             return
         if isinstance(value, int):
             if abs(value) > MAX_CONSTANT:
-                raise _forbid(node, f"an integer constant above 2**64")
+                raise _forbid(node, "an integer constant above 2**64")
             return
         if isinstance(value, float):
             return
@@ -220,7 +220,7 @@ def _unparse(node) -> str:
     return full_ast.unparse(node)
 
 
-def to_python(checked: Checked, rename: Mapping[str, str] | None = None) -> str:
+def to_python(checked: Checked, rename: dict[str, str] | None = None) -> str:
     """Python source of a vetted expression; `rename` maps names (params, helpers) to others."""
     import ast as full_ast  # generate time only
 
