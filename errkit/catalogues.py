@@ -194,9 +194,9 @@ def _json_string(text: bytes) -> str | None:
 
 
 def _read(path: str) -> dict:
-    from .errors import UsageError
-
     import json
+
+    from .errors import UsageError
 
     try:
         with open(path, encoding="utf-8") as handle:

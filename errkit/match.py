@@ -197,14 +197,11 @@ def plan(wordings) -> tuple[list[str], list[list[int]], list[int], list[int]]:
 class Index:
     def __init__(self, data: dict):
         self.data = data
-        blob = data.get("blob")  # explain's index cache file, where stored values are read
-        self.entries = Entries(data["entries"], blob)
-        self.wordings = Wordings(data["wordings"], blob)
+        self._blob = data.get("blob")  # explain's index cache file, where stored values are read
+        self.entries = Entries(data["entries"], self._blob)
+        self.wordings = Wordings(data["wordings"], self._blob)
         self.keys, self.keyed, self.located, self.always = data.get("plan") or plan(self.wordings)
         self._keyset: _KeySet | None = None
-        self._always_set = None  # None: not made yet; False: none (all of `always` are tried)
-        self._always_asked = 0
-        self._always_ids = frozenset(self.always)
         self._locator = None
         self._compiled: dict[tuple, object] = {}  # compiled regexes
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
@@ -222,7 +219,7 @@ class Index:
         expressions, when explain's index cache holds them (else {}: they are vetted when run)."""
         found = self._vetted.get(code)
         if found is not None and not isinstance(found, dict):
-            found = self._vetted[code] = stored(found, self.entries.blob)
+            found = self._vetted[code] = stored(found, self._blob)
         return found or {}
 
     def catalogue(self, code: str) -> str:
@@ -296,31 +293,6 @@ class Index:
             self._keyset = _KeySet(self.keys)
         ids = [i for k in self._keyset.present(line) for i in self.keyed[k]]
         return ids + self.always if self.always else ids
-
-    def _occurring(self, ids: list[int], line: str) -> list[int]:
-        """`ids` less the wordings tried on every line (no key) that occur nowhere in `line`, told
-        by one RE2 set match for them all: a wording found nowhere in the line matches no part of
-        it either (a log of exception lines no entry knows is read at the cost of that match).
-        A paste's first lines try them all: compiling the set costs more than that (start-up)."""
-        if self._always_set is None:
-            self._always_asked += 1
-            if self._always_asked <= _KeySet.LITERAL_LINES:
-                return ids
-            self._always_set = False
-            if is_re2():
-                try:
-                    found = engine().Set.SearchSet(_re2_options())
-                    for i in self.always:
-                        found.Add(self.wordings[i]["regex"].encode("utf-8"))
-                    found.Compile()
-                    self._always_set = found
-                except Exception:  # noqa: BLE001 - no set (a pattern RE2 refuses there): try them all, as before
-                    pass
-        if self._always_set is False:
-            return ids
-        hits = self._always_set.Match(line.encode("utf-8", "replace")) or ()
-        occurring = {self.always[k] for k in hits}
-        return [i for i in ids if i in occurring or i not in self._always_ids]
 
     def _extract(self, i: int, m):
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
@@ -407,8 +379,6 @@ class Index:
 
     def _match_text(self, line: str, line_no: int, ids: list[int] | None = None) -> Match | None:
         ids = self.candidates(line) if ids is None else ids
-        if ids and self.always:
-            ids = self._occurring(ids, line)
         if not ids:
             return None
         header = HEADER.search(line)

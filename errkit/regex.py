@@ -67,8 +67,7 @@ class Lazy:
 
                 self._compiled, self._by_re = re.compile(self._source), True
             else:
-                self._compiled = engine().compile(self._source)
-                self._by_re = engine().__name__ == "re"
+                self._compiled, self._by_re = engine().compile(self._source), not is_re2()
         return getattr(self._compiled, name)
 
 
