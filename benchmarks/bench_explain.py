@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import catalogues, logs  # noqa: E402
 from benchmarks._timing import Result, Target, fmt_time, report  # noqa: E402
-from errkit import explain  # noqa: E402
-from errkit.match import Index  # noqa: E402
+from errkit.explain import command  # noqa: E402
+from errkit.explain.match import Index  # noqa: E402
 
 MESSAGE = "num_q_heads=12 must be divisible by and num_kv_heads=8"
 
@@ -126,7 +126,7 @@ def cold_start(bin_dir: Path, tmp: Path) -> list[Result]:
 def extra_catalogue(site: Path, dist: str, prefix: str) -> None:
     """Install a small catalogue (tests/fixtures/kernels, codes renamed to `prefix`) as a package
     registering its index under `errkit.catalogues`, the way pip leaves one in site-packages."""
-    from errkit.catalogues import catalog_index
+    from errkit.explain.registry import catalog_index
 
     data = catalog_index(ROOT / "tests" / "fixtures" / "kernels")
     rename = {code: prefix + code[2:] for code in data["entries"]}
@@ -202,7 +202,7 @@ def found_in(bin_dir: Path, log: Path, expected) -> str:
 
 def log_rows(bin_dir: Path, tmp: Path, english_lines: int, other_lines: int) -> list[Result]:
     rows = []
-    index_data = json.loads(Path(explain.__file__).with_name("_index.json").read_text(encoding="utf-8"))
+    index_data = json.loads(Path(command.__file__).with_name("_index.json").read_text(encoding="utf-8"))
     (tmp / "patterns.txt").write_text(rg_patterns(index_data), encoding="utf-8")
     (tmp / "naive.py").write_text(NAIVE_LOOP, encoding="utf-8")
     for kind in logs.KINDS:
@@ -254,12 +254,12 @@ def uncatalogued_row(bin_dir: Path, tmp: Path, lines: int = 50_000) -> Result:
 
 def _queries(catalogue) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(code, text) renderings of the catalogue's wordings, and the same with a typo in the longest word."""
-    from errkit import patterns
+    from errkit.catalogue import wordings
 
     exact, typos = [], []
     for entry in catalogue.entries:
-        params = patterns.sample_params(entry)[0]
-        for wording in patterns.wordings(entry):
+        params = wordings.sample_params(entry)[0]
+        for wording in wordings.wordings(entry):
             if not wording.template.literals:
                 continue
             exception, message = wording.variant.exception or entry.exception, wording.render(params)
@@ -295,18 +295,18 @@ def scaling(small: int = 100, large: int = 10_000) -> list[Result]:
         text = json.dumps(data)
         start = time.perf_counter()
         index = Index(json.loads(text))
-        explain.explain_chunks(index, [exact[0][1]])
-        explain.approximate(index, typos[0][1])
+        command.explain_chunks(index, [exact[0][1]])
+        command.approximate(index, typos[0][1])
         loads[n] = time.perf_counter() - start
         for code, text in exact:
-            found, _, _ = explain.explain_chunks(index, [text])
+            found, _, _ = command.explain_chunks(index, [text])
             assert found and found[0].match.code == code, f"{n} entries: {text!r} -> {found and found[0].match.code}"
-        misses = [t for c, t in typos if not explain.explain_chunks(index, [t])[0]]
-        top = [c for c, t in typos if t in misses and (explain.approximate(index, t) or [None])[0] and explain.approximate(index, t)[0].code == c]
+        misses = [t for c, t in typos if not command.explain_chunks(index, [t])[0]]
+        top = [c for c, t in typos if t in misses and (command.approximate(index, t) or [None])[0] and command.approximate(index, t)[0].code == c]
         accuracy[n] = (len(top), len(misses))
         timings[n] = (
-            _per_message(lambda t: explain.explain_chunks(index, [t]), [t for _, t in exact]),
-            _per_message(lambda t: explain.approximate(index, t), misses),
+            _per_message(lambda t: command.explain_chunks(index, [t]), [t for _, t in exact]),
+            _per_message(lambda t: command.approximate(index, t), misses),
         )
     (s_exact, s_approx), (l_exact, l_approx) = timings[small], timings[large]
     top_small, top_large = accuracy[small], accuracy[large]
@@ -326,22 +326,22 @@ def worst_case(size: int = 1_000_000) -> Result:
     sys.path.insert(0, str(ROOT / "tests"))
     from support import adversarial_lines
 
-    from errkit import patterns
+    from errkit.catalogue import wordings
 
     index = Index.load()
     worst, worst_name, lines = 0.0, "", 0
     for entry in catalogues.real_catalogue().entries:
-        for wording in patterns.wordings(entry):
+        for wording in wordings.wordings(entry):
             for line in adversarial_lines(wording, size):
                 start = time.perf_counter()
-                explain.explain_chunks(index, [line + "\n"])
+                command.explain_chunks(index, [line + "\n"])
                 elapsed = time.perf_counter() - start
                 lines += 1
                 if elapsed > worst:
                     worst, worst_name = elapsed, f"{entry.code} v{wording.index}"
     benign = "x" * size + "\n"
     start = time.perf_counter()
-    explain.explain_chunks(index, [benign])
+    command.explain_chunks(index, [benign])
     base = time.perf_counter() - start
     return Result(f"worst explain of 1 MB of adversarial input ({lines} inputs; worst: {worst_name}) vs a benign 1 MB line",
                   fmt_time(worst), fmt_time(base), worst / base)

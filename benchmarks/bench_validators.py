@@ -4,7 +4,7 @@ Both run the full input validation of one ranker_attention call on the same jax 
 conditions in the same order (is an array, rank, empty axes, shapes, dtypes, heads, the supported
 dtypes with xla's float64, bound's dtype, shape, minimum and maximum (the int32 range) unless traced
 or empty, sequence lengths, the BlockSizes type and powers of two), with the same dtype-name cache (numpy's `dtype.name` is
-slow: errkit.runtime.dtype_name caches it, so the hand-written code does too). The hand-written
+slow: errkit.core.runtime.dtype_name caches it, so the hand-written code does too). The hand-written
 code is what one writes without a generator: one function, each shape and dtype read once into a
 local. The generated code is four validate functions, each reading its params off its own
 arguments. Target: ratio <= 1.10.

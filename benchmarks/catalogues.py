@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def real_catalogue():
-    from errkit.load import load
+    from errkit.catalogue.load import load
 
     return load(ROOT / "catalog").catalogue
 
@@ -27,8 +27,9 @@ def real_catalogue():
 def scanned_entries() -> tuple:
     """One explain-only entry per distinct message template of a raise site in site-packages and
     the standard library."""
-    from errkit import patterns, scan
-    from errkit.model import Entry, Param
+    from errkit.catalogue import wordings
+    from errkit import scan
+    from errkit.catalogue.model import Entry, Param
 
     site_packages = next(p for p in sys.path if p.endswith("site-packages"))
     result = scan.scan_paths([site_packages, sysconfig.get_paths()["stdlib"]])
@@ -45,8 +46,8 @@ def scanned_entries() -> tuple:
                       exception=site.base, message=text, explanation="x", params=MappingProxyType(params),
                       explain_only=True, aliases=MappingProxyType(aliases))
         try:
-            wording = patterns.compile_wording(entry, 0)
-        except patterns.WordingError:
+            wording = wordings.compile_wording(entry, 0)
+        except wordings.WordingError:
             continue
         if wording.literal_chars < 10:  # a catalogue entry needs fixed text to be recognised by
             continue
@@ -56,7 +57,7 @@ def scanned_entries() -> tuple:
 
 def grown(size: int, seed: int = 0):
     """The real catalogue's first `size` entries, or all of them and scanned ones up to `size`."""
-    from errkit.model import Catalogue
+    from errkit.catalogue.model import Catalogue
 
     real = real_catalogue()
     entries = sorted(real.entries, key=lambda e: e.code)

@@ -52,17 +52,17 @@ def prose_sentences(limit: int = 50_000) -> tuple[str, ...]:
 def error_messages() -> tuple[tuple[str, str, str], ...]:
     """(code, exception, message) for a rendering of every wording a log line can show alone (not
     those recognised by the raise site of a traceback only: no fixed text, or another entry's text)."""
-    from errkit import patterns
+    from errkit.catalogue import wordings
     from errkit.generate.index import key_candidates
-    from errkit.lint import apart_by_location
-    from errkit.load import load
+    from errkit.catalogue.lint import apart_by_location
+    from errkit.catalogue.load import load
 
     catalogue = load(ROOT / "catalog").catalogue
-    every = [w for e in catalogue.entries for w in patterns.wordings(e)]
+    every = [w for e in catalogue.entries for w in wordings.wordings(e)]
     out = []
     for entry in catalogue.entries:
-        params = patterns.sample_params(entry)[0]
-        for wording in patterns.wordings(entry):
+        params = wordings.sample_params(entry)[0]
+        for wording in wordings.wordings(entry):
             if not wording.template.literals or (wording.variant.location and not key_candidates(wording)):
                 continue
             if any(o.entry.code != entry.code and o.variant.message == wording.variant.message and apart_by_location(o, wording)

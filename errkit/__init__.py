@@ -6,25 +6,25 @@ Nothing here imports more than the standard library until it is used."""
 
 def install() -> None:
     """Print errkit's explanation under the traceback of an uncaught exception it recognises."""
-    from .hooks import install as _install
+    from errkit.integrations.excepthook import install as _install
 
     _install()
 
 
 def uninstall() -> None:
-    from .hooks import uninstall as _uninstall
+    from errkit.integrations.excepthook import uninstall as _uninstall
 
     _uninstall()
 
 
 def load_ipython_extension(ipython) -> None:
     """`%load_ext errkit`: explain a failing cell's exception under its traceback."""
-    from .notebook import load
+    from errkit.integrations.ipython import load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython) -> None:
-    from .notebook import unload
+    from errkit.integrations.ipython import unload
 
     unload(ipython)

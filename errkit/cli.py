@@ -10,8 +10,8 @@ import sys
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
-from .catalogues import LintFailed
-from .errors import UsageError
+from errkit.explain.registry import LintFailed
+from errkit.core.errors import UsageError
 
 
 def _path(text: str):
@@ -22,7 +22,7 @@ def _path(text: str):
 
 def _catalog_dir(args):
     """`--catalog`, else the current project's `[tool.errkit] catalog`, else ./catalog."""
-    from .project import SettingsError, catalog_folder
+    from errkit.core.settings import SettingsError, catalog_folder
 
     try:
         return _path(catalog_folder(args.catalog))
@@ -32,14 +32,14 @@ def _catalog_dir(args):
 
 def _index(args, registered_too: bool = True):
     """The matcher index the command reads: `--catalog`'s catalogue (else the current project's
-    index) merged with the registered ones (errkit/catalogues.py); clashes reported on stderr."""
-    from . import catalogues
+    index) merged with the registered ones (errkit/explain/registry.py); clashes reported on stderr."""
+    from errkit.explain import registry
 
-    return catalogues.load(_catalog_dir(args) if args.catalog else None, registered_too, warn=catalogues.stderr_warn)
+    return registry.load(_catalog_dir(args) if args.catalog else None, registered_too, warn=registry.stderr_warn)
 
 
 def cmd_lint(args) -> int:
-    from .lint import lint, lint_files
+    from errkit.catalogue.lint import lint, lint_files
 
     paths = [_path(p) for p in args.paths]
     if len(paths) == 1 and not paths[0].is_file():  # a catalogue folder (or a missing one: reported)
@@ -72,7 +72,7 @@ def cmd_lint(args) -> int:
 
 
 def cmd_fmt(args) -> int:
-    from .authoring import format_files
+    from errkit.authoring.records import format_files
 
     root = _catalog_dir(args)
     paths = [_path(p) for p in args.files] if args.files else None
@@ -87,7 +87,7 @@ def cmd_fmt(args) -> int:
 
 
 def cmd_new(args) -> int:
-    from .authoring import new_entry
+    from errkit.authoring.records import new_entry
 
     path = new_entry(_catalog_dir(args), args.area, args.slug, code=args.code, exception=args.exception)
     print(path)
@@ -95,7 +95,7 @@ def cmd_new(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from .authoring import import_records
+    from errkit.authoring.records import import_records
 
     written, skipped = import_records(_path(args.file), _catalog_dir(args) if not args.into else _path(args.into),
                                       area=args.area, force=args.force)
@@ -107,13 +107,13 @@ def cmd_import(args) -> int:
 
 
 def cmd_generate(args) -> int:
-    from .generate import run as generate_run
+    from errkit.generate import run as generate_run
 
     return generate_run(_catalog_dir(args), check=args.check)
 
 
 def cmd_init(args) -> int:
-    from .scaffold import init
+    from errkit.authoring.init import init
 
     written = init(_path("."), project=args.project, name=args.name, prefix=args.prefix, package=args.package,
                    docs_url=args.docs_url, repo_url=args.repo_url, catalog=args.catalog or "catalog", site=args.site)
@@ -125,7 +125,7 @@ def cmd_init(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    from .explain import run
+    from errkit.explain.command import run
 
     if args.json and args.format != "text":
         raise UsageError("--json and --format are two ways to say the output's form: give one")
@@ -149,7 +149,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_show(args) -> int:
-    from .explain import Style, format_entry
+    from errkit.explain.command import Style, format_entry
 
     index = _index(args)
     code = index.lookup(args.code)
@@ -165,14 +165,14 @@ def cmd_show(args) -> int:
 
 
 def cmd_scan(args) -> int:
-    from .scan import run
+    from errkit.scan import run
 
     # `--catalog X`: audited against X's catalogue alone, not the registered ones
     return run(args, index_loader=lambda: _index(args, registered_too=not args.catalog))
 
 
 def cmd_docs(args) -> int:
-    from .generate.site import run
+    from errkit.generate.site import run
 
     return run(_catalog_dir(args), args)
 
@@ -244,7 +244,7 @@ def _generate_args(p):
 
 
 def _scan_args(p):
-    from .scan_args import add_arguments as add_scan_arguments
+    from errkit.scan.arguments import add_arguments as add_scan_arguments
 
     add_scan_arguments(p)
     p.set_defaults(func=cmd_scan)

@@ -9,8 +9,8 @@ arguments and runs its checks in the declared order. A check is written the same
 
 This module needs only the Python standard library: it does not import errkit. The exception base
 and the helpers its checks call (the `_rt_*` and `_fx_*` definitions below) are copied by
-`errkit generate` from errkit/runtime.py and errkit/fixes.py. So every exception here subclasses
-this module's own CatalogueError, not `errkit.runtime.CatalogueError`: catch this module's
+`errkit generate` from errkit/core/runtime.py and errkit/core/helpers.py. So every exception here subclasses
+this module's own CatalogueError, not `errkit.core.runtime.CatalogueError`: catch this module's
 CatalogueError, or recognise any catalogued error by its `.code`, `.params` and note.
 
 Environment variable ERRKIT_DOCS_URL_ERRKIT: overrides DOCS_BASE in the docs URL of this

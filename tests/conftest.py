@@ -24,7 +24,7 @@ def run_cli(capsys):
     return run
 
 
-# errkit explain caches what it discovers (errkit/catalogues.py): the tests' children and in-process
+# errkit explain caches what it discovers (errkit/explain/registry.py): the tests' children and in-process
 # runs use a cache of their own, never the user's ~/.cache/errkit.
 os.environ["ERRKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="errkit-test-cache-")
 

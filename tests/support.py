@@ -40,10 +40,10 @@ def explain_first(text: str) -> dict:
     import io
     import json
 
-    from errkit import explain
+    from errkit.explain import command
 
     out = io.StringIO()
-    rc = explain.run([text], as_json=True, show_all=False, out=out, err=io.StringIO())
+    rc = command.run([text], as_json=True, show_all=False, out=out, err=io.StringIO())
     results = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
     assert rc == 0 and results, f"no exact match for {text!r}"
     return results[0]

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 
 from support import CATALOG, ROOT
-from errkit.load import entry_files, load, plain, read_document
+from errkit.catalogue.load import entry_files, load, plain, read_document
 
 SEED = ROOT.parent / "shared" / "seeds" / "000_0b5ee60503544626.json"
 

@@ -26,7 +26,7 @@ def errkit(*args, cwd, env=None):
 
 
 def compiled(catalog=SMALL, project=None) -> dict:
-    from errkit.catalogues import catalog_index
+    from errkit.explain.registry import catalog_index
 
     data = catalog_index(catalog)
     if project:

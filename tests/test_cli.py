@@ -189,7 +189,7 @@ def test_the_first_lines_find_the_keys_the_compiled_set_finds():
     answer must be the compiled set's, whatever the whitespace between a key's words."""
     import random
 
-    from errkit.match import Index, _KeySet
+    from errkit.explain.match import Index, _KeySet
 
     keys = Index.load().keys
     rng = random.Random(16)

@@ -62,7 +62,7 @@ def test_ra535_fires_for_mha_as_for_gqa(num_q_heads, num_kv_heads):
 
 
 def test_ra535_explanation_is_scoped_to_the_xla_path_and_covers_mha():
-    from errkit.load import load
+    from errkit.catalogue.load import load
     from support import CATALOG
 
     entry = load(CATALOG).catalogue.by_code()["RA535"]

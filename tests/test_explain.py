@@ -8,12 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import CATALOG, ROOT, errkit_subprocess, explain_first
-from errkit import explain, patterns, values
-from errkit.load import load
-from errkit.match import Index
+from errkit.explain import command
+from errkit.catalogue import wordings
+from errkit.core import values
+from errkit.catalogue.load import load
+from errkit.explain.match import Index
 
 CATALOGUE = load(CATALOG).catalogue
-WORDINGS = [w for e in CATALOGUE.entries for w in patterns.wordings(e) if w.variant.message]  # empty ones: test_upstream_*
+WORDINGS = [w for e in CATALOGUE.entries for w in wordings.wordings(e) if w.variant.message]  # empty ones: test_upstream_*
 SAFE_TEXT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_0123456789", min_size=1, max_size=12)
 
 STRATEGIES = {
@@ -53,7 +55,7 @@ def record_example_counts():
 
 def explain_json(text, *args):
     out, err = io.StringIO(), io.StringIO()
-    code = explain.run([text], as_json=True, show_all="--all" in args, out=out, err=err, index=INDEX)
+    code = command.run([text], as_json=True, show_all="--all" in args, out=out, err=err, index=INDEX)
     return code, [json.loads(line) for line in out.getvalue().splitlines()]
 
 
@@ -87,14 +89,14 @@ def _expected(params, wording):
 
 def location_gated(wording) -> bool:
     """No fixed text: explain finds it only by the raise site of a traceback's last frame."""
-    from errkit.lint import has_fixed_text
+    from errkit.catalogue.lint import has_fixed_text
 
     return bool(wording.variant.location) and not has_fixed_text(wording.variant.message)
 
 
 def told_apart_by_location(wording) -> bool:
     """Another entry has the same text, raised in another file: only a traceback tells them apart."""
-    from errkit.lint import apart_by_location
+    from errkit.catalogue.lint import apart_by_location
 
     return any(other.entry.code != wording.entry.code and other.variant.message == wording.variant.message
                and apart_by_location(wording, other) for other in WORDINGS)
@@ -272,10 +274,10 @@ def test_no_arguments_on_a_terminal_is_a_usage_error():
         def isatty(self):
             return True
 
-    from errkit.errors import UsageError
+    from errkit.core.errors import UsageError
 
     with pytest.raises(UsageError, match="nothing to explain"):
-        explain.run([], as_json=False, show_all=False, stdin=Tty(), out=out, err=err)
+        command.run([], as_json=False, show_all=False, stdin=Tty(), out=out, err=err)
 
 
 def test_explain_imports_nothing_heavy():
@@ -285,7 +287,7 @@ def test_explain_imports_nothing_heavy():
     code = (
         "import sys, io; from errkit import explain; "
         "explain.run(['num_q_heads=12 must be divisible by num_kv_heads=8'], False, False, out=io.StringIO()); "
-        "heavy = [m for m in ('jax', 'ruamel', 'jinja2', 'numpy', 'errkit.load', 'errkit.lint') if m in sys.modules]; "
+        "heavy = [m for m in ('jax', 'ruamel', 'jinja2', 'numpy', 'errkit.catalogue.load', 'errkit.catalogue.lint') if m in sys.modules]; "
         "print(heavy)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -298,14 +300,14 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
             return True
 
     monkeypatch.delenv("NO_COLOR", raising=False)
-    assert explain.Style(Tty()).on
-    assert not explain.Style(io.StringIO()).on
+    assert command.Style(Tty()).on
+    assert not command.Style(io.StringIO()).on
     monkeypatch.setenv("NO_COLOR", "1")
-    assert not explain.Style(Tty()).on
+    assert not command.Style(Tty()).on
 
 
 def test_empty_messages_match_the_most_specific_location_of_the_same_exception():
-    from errkit.match import Index
+    from errkit.explain.match import Index
 
     def wording(code, location, exception):
         return {"code": code, "variant": 0, "template": "", "source": "s", "exception": exception, "location": location,
@@ -328,7 +330,7 @@ def test_a_filtered_jax_traceback_of_an_empty_message_gets_a_hint():
             "For simplicity, JAX has removed its internal frames from the traceback of the following exception. "
             "Set JAX_TRACEBACK_FILTERING=off to include these.\nAssertionError\n")
     out, err = io.StringIO(), io.StringIO()
-    assert explain.run([text], as_json=False, show_all=False, out=out, err=err) == 1
+    assert command.run([text], as_json=False, show_all=False, out=out, err=err) == 1
     assert "JAX_TRACEBACK_FILTERING=off" in err.getvalue()
 
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from errkit import expr
+from errkit.core import expr
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("jax")
 
-from errkit.load import load  # noqa: E402
+from errkit.catalogue.load import load  # noqa: E402
 from support import CATALOG, explain_first, pasted_text  # noqa: E402
 
 CATALOGUE = load(CATALOG).catalogue

@@ -9,8 +9,9 @@ import re
 
 import pytest
 
-from errkit import explain, fixes
-from errkit.load import load
+from errkit.explain import command
+from errkit.core import helpers as fixes
+from errkit.catalogue.load import load
 from support import CATALOG
 
 CATALOGUE = load(CATALOG).catalogue
@@ -27,7 +28,7 @@ def test_aligned_divisors():
 
 def suggestions(text: str) -> dict[str, object]:
     out = io.StringIO()
-    explain.run([text], as_json=True, show_all=False, out=out, err=io.StringIO())
+    command.run([text], as_json=True, show_all=False, out=out, err=io.StringIO())
     result = json.loads(out.getvalue().splitlines()[0])
     return {s["label"]: s.get("value") for fix in result["fixes"] for s in fix["suggestions"]}
 
@@ -47,7 +48,7 @@ def test_tpu_flash_block_suggestions_respect_every_constraint(text, largest):
 
 def test_a_suggestion_no_value_satisfies_says_so():
     out = io.StringIO()
-    explain.run(["kv_seq_len=1000 should be divisible by block_k_major=128"], as_json=False, show_all=False, out=out, err=io.StringIO())
+    command.run(["kv_seq_len=1000 should be divisible by block_k_major=128"], as_json=False, show_all=False, out=out, err=io.StringIO())
     assert "largest valid block, at most the one asked for (none: pad, or one block over all keys): none satisfies every constraint" in out.getvalue()
     assert ": None" not in out.getvalue() and ": (none)" not in out.getvalue()
 

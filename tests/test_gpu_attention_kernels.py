@@ -15,14 +15,14 @@ import pytest
 pytest.importorskip("jax")
 
 sys.path.insert(0, str(Path(__file__).parent))  # verify/
-from errkit import explain  # noqa: E402
+from errkit.explain import command  # noqa: E402
 from support import pasted_text  # noqa: E402
 from verify import gpu_attention as runners  # noqa: E402
 
 
 def explain_json(text: str) -> dict:
     out = io.StringIO()
-    rc = explain.run([text], as_json=True, show_all=False, out=out, err=io.StringIO())
+    rc = command.run([text], as_json=True, show_all=False, out=out, err=io.StringIO())
     assert rc == 0, text
     return json.loads(out.getvalue().splitlines()[0])
 
@@ -124,7 +124,7 @@ def test_a_lookup_says_which_kernel_each_fix_is_for():
     res = explain_json("RA230")
     assert kernels_of_fixes(res) == {"gpu-mha", "mosaic-gpu", None}
     out = io.StringIO()
-    explain.run(["RA231"], as_json=False, show_all=False, out=out, err=io.StringIO())
+    command.run(["RA231"], as_json=False, show_all=False, out=out, err=io.StringIO())
     text = out.getvalue()
     assert "fix 1: for mosaic-gpu: " in text and "fix 2: for gpu-mha: " in text
 

@@ -16,14 +16,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errkit import explain, expr, match, patterns
-from errkit.authoring import formatted
+from errkit.explain import command, match
+from errkit.core import expr
+from errkit.catalogue import wordings
+from errkit.authoring.records import formatted
 from errkit.generate import render_all
-from errkit.load import load, plain, yaml
+from errkit.catalogue.load import load, plain, yaml
 from support import CATALOG, ROOT, adversarial_lines, errkit_subprocess
 
 CATALOGUE = load(CATALOG).catalogue
-WORDINGS = [w for e in CATALOGUE.entries for w in patterns.wordings(e) if w.variant.message]
+WORDINGS = [w for e in CATALOGUE.entries for w in wordings.wordings(e) if w.variant.message]
 
 
 # -- regex safety ---------------------------------------------------------------------------------
@@ -45,7 +47,7 @@ def test_python_re_fallback_is_equivalent_on_the_corpus(wording):
     """The fallback engine gives the same matches and values as re2 on renderings and hostile lines."""
     import re2
 
-    corpus = [wording.render(p) for p in patterns.sample_params(wording.entry)]
+    corpus = [wording.render(p) for p in wordings.sample_params(wording.entry)]
     corpus += [line for line in adversarial_lines(wording, 2048)]
     corpus += [f"ValueError: {text} (raised at step 3)" for text in corpus[:3]]
     for source in (wording.pattern, f"(?:{wording.pattern})\\s*$"):
@@ -103,7 +105,7 @@ def test_hostile_text_cannot_inject_into_generated_code(tmp_path, run_cli):
     with pytest.raises(namespace["ERRORS"]["XX101"]) as info:
         namespace["validate_g"]("'\"")
     entry = load(project / "catalog").catalogue.entries[0]
-    assert str(info.value) == patterns.compile_wording(entry, 0).render({"x": "'\""})
+    assert str(info.value) == wordings.compile_wording(entry, 0).render({"x": "'\""})
     assert "{literal}" in str(info.value) and "{{ 7*7 }}" in str(info.value)  # f-string braces, never evaluated
     assert "49" not in str(info.value)
     index = json.loads((project / "errkit" / "_index.json").read_text())

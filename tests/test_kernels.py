@@ -11,11 +11,12 @@ import pytest
 
 from pathlib import Path
 
-from errkit import explain, kernels
+from errkit.explain import command
+from errkit.catalogue import kernels
 from errkit.generate import index as index_gen
 from errkit.generate import site
-from errkit.load import load
-from errkit.match import Index
+from errkit.catalogue.load import load
+from errkit.explain.match import Index
 from support import CATALOG, FIXTURES
 
 FIXTURE = FIXTURES / "kernels"
@@ -37,7 +38,7 @@ def test_valid_applies_every_rule_it_can_read():
 
 def explain_json(index: Index, text: str) -> dict:
     out = io.StringIO()
-    explain.run([text], as_json=True, show_all=False, out=out, err=io.StringIO(), index=index)
+    command.run([text], as_json=True, show_all=False, out=out, err=io.StringIO(), index=index)
     return json.loads(out.getvalue().splitlines()[0])
 
 
@@ -113,7 +114,7 @@ def test_a_shared_wording_offers_each_kernels_fix_saying_which_kernel_it_is_for(
                             ("lanes", [("valid blocks", [1024])])]
     assert res["fixes"][2]["kernel"] == {"id": "lanes", "title": "A lane-tiled kernel"}
     out = io.StringIO()
-    explain.run([SHARED], as_json=False, show_all=False, out=out, err=io.StringIO(), index=fixture_index())
+    command.run([SHARED], as_json=False, show_all=False, out=out, err=io.StringIO(), index=fixture_index())
     assert "fix 3    for A lane-tiled kernel: Use a block" in out.getvalue()
 
 
@@ -175,5 +176,5 @@ def test_the_paste_page_tells_the_kernel_as_explain_does(tmp_path):
 def test_two_valid_calls_in_one_expression_each_get_their_own_loop_name():
     kernel = fixture_catalogue().kernels["tiles"]
     written = kernels.expand("valid(block, divisors(n))[-1:] + valid(block, [8, 16, 36])", kernel, {"n", "block"})
-    from errkit import expr
+    from errkit.core import expr
     assert expr.evaluate(written, {"n": 96, "block": 36}) == [96, 8, 16]

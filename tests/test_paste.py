@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from errkit import explain
-from errkit.match import Index
-from errkit.normalise import normalise, original_span, text_encoding
+from errkit.explain import command
+from errkit.explain.match import Index
+from errkit.core.normalise import normalise, original_span, text_encoding
 from support import errkit_subprocess
 
 INDEX = Index.load()
@@ -19,7 +19,7 @@ GQA = "ValueError: num_q_heads=12 must be divisible by and num_kv_heads=8"
 
 def first(text: str) -> dict:
     out = io.StringIO()
-    rc = explain.run([text], as_json=True, show_all=False, out=out, err=io.StringIO(), index=INDEX)
+    rc = command.run([text], as_json=True, show_all=False, out=out, err=io.StringIO(), index=INDEX)
     results = [json.loads(line) for line in out.getvalue().splitlines()]
     assert results, f"nothing for {text!r} (exit {rc})"
     return results[0]
@@ -87,7 +87,7 @@ def test_a_raise_statement_quoted_in_a_traceback_is_not_the_error():
     text = ('Traceback (most recent call last):\n  File "/x/kernel.py", line 3, in f\n'
             '    raise ValueError("Need to specify backward blocks.")\nKeyError: \'blocks\'\n')
     out = io.StringIO()
-    assert explain.run([text], as_json=True, show_all=True, out=out, err=io.StringIO(), index=INDEX) == 1
+    assert command.run([text], as_json=True, show_all=True, out=out, err=io.StringIO(), index=INDEX) == 1
     assert all(json.loads(line)["confidence"] != "exact" for line in out.getvalue().splitlines())
 
 
@@ -109,7 +109,7 @@ def test_lookups_name_the_entry_in_the_shape_of_every_answer(text, params):
 def test_a_note_under_a_matched_message_adds_nothing():
     out = io.StringIO()
     text = GQA + "\n[RA105] Query heads are not a multiple of key/value heads - see https://errkit.github.io/errkit/0.1/errors/RA105/\n"
-    explain.run([text], as_json=True, show_all=True, out=out, err=io.StringIO(), index=INDEX)
+    command.run([text], as_json=True, show_all=True, out=out, err=io.StringIO(), index=INDEX)
     results = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [(r["code"], r["confidence"], r["line"]) for r in results] == [("RA105", "exact", 1)]
 
@@ -145,7 +145,7 @@ NEW = {"dist": "jax", "specifier": ">=0.5", "bounds": [[">=", [0, 5]]], "shown":
 ])
 def test_a_tie_between_entries_goes_to_the_raise_site_then_the_release(context, code):
     index = _twins(OLD, NEW, ("pkg/old/kernel.py:1 in f", "pkg/new/kernel.py:3 in f"))
-    found, _, _ = explain.explain_chunks(index, [context + "ValueError: boom 3\n"])
+    found, _, _ = command.explain_chunks(index, [context + "ValueError: boom 3\n"])
     assert [f.match.code for f in found] == [code]
 
 
@@ -153,5 +153,5 @@ def test_a_tie_broken_on_a_remembered_message_keeps_its_line():
     index = _twins(OLD, NEW, ("pkg/old/kernel.py:1 in f", "pkg/new/kernel.py:3 in f"))
     text = ("ValueError: boom 3\nstep\n"  # the message is remembered here, the tie left unbroken
             'Traceback (most recent call last):\n  File "/venv/site-packages/pkg/new/kernel.py", line 3, in f\nValueError: boom 3\n')
-    found, _, _ = explain.explain_chunks(index, [text])
+    found, _, _ = command.explain_chunks(index, [text])
     assert sorted((f.match.code, f.last_line) for f in found) == [("AA100", 1), ("BB100", 5)]

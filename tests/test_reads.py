@@ -12,11 +12,11 @@ import shutil
 import pytest
 from support import FIXTURES
 
-from errkit import explain
+from errkit.explain import command
 from errkit.generate import render_all
 from errkit.generate import index as index_gen
-from errkit.load import load
-from errkit.match import Index
+from errkit.catalogue.load import load
+from errkit.explain.match import Index
 
 FIXTURE = FIXTURES / "kernels"
 CATALOGUE = load(FIXTURE).catalogue
@@ -28,7 +28,7 @@ DUMP = ('\n\nThe dump:\n  %12 = failing op: "tpu.matmul"(%3, %4)\n  allocation i
 def explain_json(text: str) -> list[dict]:
     index = Index(json.loads(json.dumps(index_gen.build(CATALOGUE))))
     out = io.StringIO()
-    explain.run([text], as_json=True, show_all=True, out=out, err=io.StringIO(), index=index)
+    command.run([text], as_json=True, show_all=True, out=out, err=io.StringIO(), index=index)
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
@@ -74,7 +74,7 @@ def test_each_error_of_a_log_keeps_its_own_values():
 @pytest.mark.parametrize("text, size", [("1048576", 1 << 20), ("19.85M", 20814234), ("16.00M", 16 << 20),
                                         ("96.00K", 96 << 10), ("512B", 512), ("1.5GiB", 3 << 29), ("3 MiB", 3 << 20)])
 def test_sizes_as_compilers_print_them(text, size):
-    from errkit import values
+    from errkit.core import values
     assert values.parse("bytes", text) == size
 
 

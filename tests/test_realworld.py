@@ -12,8 +12,8 @@ from functools import lru_cache
 
 import pytest
 
-from errkit import patterns
-from errkit.load import load
+from errkit.catalogue import wordings
+from errkit.catalogue.load import load
 from support import CATALOG, ROOT
 
 _spec = importlib.util.spec_from_file_location("realworld_report", ROOT / "tests" / "realworld" / "report.py")
@@ -59,8 +59,8 @@ def _renderings() -> set[str]:
     """Every catalogue wording rendered with its sample values (bad examples and synthetic sets)."""
     out = set()
     for entry in load(CATALOG).catalogue.entries:
-        for wording in patterns.wordings(entry):
-            for params in patterns.sample_params(entry):
+        for wording in wordings.wordings(entry):
+            for params in wordings.sample_params(entry):
                 try:
                     out.add(wording.render(params))
                 except (KeyError, ValueError, TypeError):

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from errkit import releases, values
-from errkit.match import Index
+from errkit.catalogue import releases
+from errkit.core import values
+from errkit.explain.match import Index
 from errkit.scan.messages import parse_template
 from errkit.scan.sites import RawSite, Site, assign_params
 from support import CATALOG, ROOT
@@ -355,7 +356,7 @@ def test_specifier_for_writes_exactly_the_releases_given():
 
 
 def test_every_compiled_wording_has_its_releases_record():
-    from errkit.load import load
+    from errkit.catalogue.load import load
 
     catalogue = load(CATALOG).catalogue
     wordings = [w for e in catalogue.entries for w in e.wordings]
@@ -381,8 +382,8 @@ def test_the_explain_path_imports_no_packaging():
     import subprocess
     import sys
 
-    code = ("import sys, errkit.cli, errkit.explain, errkit.match; "
-            "errkit.explain.run(['head_dim=64 should be a multiple of 128'], as_json=True, show_all=False); "
+    code = ("import sys, errkit.cli, errkit.explain.command, errkit.explain.match; "
+            "errkit.explain.command.run(['head_dim=64 should be a multiple of 128'], as_json=True, show_all=False); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('packaging', 'ruamel', 'jinja2', 'jax')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -391,7 +392,7 @@ def test_the_explain_path_imports_no_packaging():
 
 def test_entry_pages_say_which_releases_raise_each_wording():
     from errkit.generate.site import pages
-    from errkit.load import load
+    from errkit.catalogue.load import load
 
     catalogue = load(CATALOG).catalogue
     rendered = pages(catalogue)

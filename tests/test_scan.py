@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from errkit import scan
-from errkit.load import yaml
-from errkit.match import INDEX_FILE, Index
+from errkit.catalogue.load import yaml
+from errkit.explain.match import INDEX_FILE, Index
 
 ROOT = Path(__file__).resolve().parent.parent
 TREE = Path(__file__).resolve().parent / "fixtures" / "scan" / "tree"
@@ -394,7 +394,7 @@ def test_a_wording_that_only_contains_a_catalogued_one_is_not_covered(tmp_path):
 
 def index_with(message: str, types: dict[str, str], code: str = "RA997") -> Index:
     """The real index plus one wording, compiled the way `errkit generate` compiles one."""
-    from errkit import template
+    from errkit.core import template
     from errkit.generate.index import choose_keys, key_candidates
 
     data = json.loads(Path(INDEX_FILE).read_text(encoding="utf-8"))

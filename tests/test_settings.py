@@ -6,9 +6,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from errkit import project
+from errkit.core import settings
 from errkit.generate import render_all
-from errkit.load import load
+from errkit.catalogue.load import load
 
 from support import FIXTURES, errkit_subprocess
 
@@ -98,7 +98,7 @@ def test_a_bad_tool_table_is_a_lint_error_naming_pyproject(tmp_path):
 
 def test_index_path_is_found_walking_up(tmp_path):
     root = other_project(tmp_path)
-    assert project.index_path(str(root / "errors")) is None, "named but not generated yet"
+    assert settings.index_path(str(root / "errors")) is None, "named but not generated yet"
     (root / "pkg" / "_idx.json").write_text("{}")
-    assert project.index_path(str(root / "errors" / "evil")) == str(root / "pkg" / "_idx.json")
-    assert project.index_path(str(tmp_path)) is None
+    assert settings.index_path(str(root / "errors" / "evil")) == str(root / "pkg" / "_idx.json")
+    assert settings.index_path(str(tmp_path)) is None

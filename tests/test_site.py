@@ -22,11 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from errkit import expr_js, explain, fixes, match
+from errkit.generate import js
+from errkit.explain import command, match
+from errkit.core import helpers as fixes
 from errkit.generate import index as index_module
 from errkit.generate import site
 from errkit.generate.render import HEADER
-from errkit.load import load
+from errkit.catalogue.load import load
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -215,7 +217,7 @@ def test_static_pages_show_the_suggestions_for_the_example(files):
         for fix, computed in zip(entry.fixes, site.example_suggestions(entry, CATALOGUE)):
             for s in computed:
                 if "value" in s:
-                    assert f"{site.prose(s['label'])}: {site.code(explain._show(s['value']))}" in fixes, (entry.code, s)
+                    assert f"{site.prose(s['label'])}: {site.code(command._show(s['value']))}" in fixes, (entry.code, s)
 
 
 def test_pages_open_with_message_meaning_and_first_fix(files):
@@ -366,29 +368,29 @@ def fresh_site(tmp_path_factory, files):
 
 
 def test_regex_translation_units():
-    assert expr_js.regex_to_js(r"(?P<g0>-?[0-9]+)\ must\ be") == r"(?<g0>-?[0-9]+) must be"
-    assert expr_js.regex_to_js(r"a.b$") == r"a[^\n]b(?=\n?$)"
-    assert expr_js.regex_to_js(r"x\sy") == "x[" + expr_js._SPACE + "]y"
-    assert expr_js.regex_to_js(r"[^'\\\n]{2,}\{\}") == r"[^'\\\n]{2,}\{\}"
-    assert expr_js.regex_to_js(r"a{,3}(?P=g)") == r"a{0,3}\k<g>"
-    assert expr_js.regex_to_js(r"[]a-]") == r"[\]a-]"
+    assert js.regex_to_js(r"(?P<g0>-?[0-9]+)\ must\ be") == r"(?<g0>-?[0-9]+) must be"
+    assert js.regex_to_js(r"a.b$") == r"a[^\n]b(?=\n?$)"
+    assert js.regex_to_js(r"x\sy") == "x[" + js._SPACE + "]y"
+    assert js.regex_to_js(r"[^'\\\n]{2,}\{\}") == r"[^'\\\n]{2,}\{\}"
+    assert js.regex_to_js(r"a{,3}(?P=g)") == r"a{0,3}\k<g>"
+    assert js.regex_to_js(r"[]a-]") == r"[\]a-]"
     for bad in (r"\d+", r"\w", r"\bx", r"(?i)x", r"(?>x)", r"(?(1)a|b)", r"a*+"):
-        with pytest.raises(expr_js.Unsupported):
-            expr_js.regex_to_js(bad)
+        with pytest.raises(js.Unsupported):
+            js.regex_to_js(bad)
     with pytest.raises(ValueError):
-        expr_js.check_regex(r"a\nb", r"a.b", ["a\nb"])
+        js.check_regex(r"a\nb", r"a.b", ["a\nb"])
 
 
 def test_every_wording_regex_is_translated_and_checked():
     data = site.site_index(CATALOGUE)
     py = index_module.build(CATALOGUE)
-    assert [w["regex"] for w in data["wordings"]] == [expr_js.regex_to_js(w["regex"]) for w in py["wordings"]]
+    assert [w["regex"] for w in data["wordings"]] == [js.regex_to_js(w["regex"]) for w in py["wordings"]]
     assert {k: v for k, v in data.items() if k not in ("wordings", "entries", "patterns", "regex_flavour", "max_line")} == \
         {k: v for k, v in py.items() if k not in ("wordings", "entries")}, "the paste page reuses the explain index"
 
 
 def test_helpers_have_javascript_twins():
-    assert expr_js.JS_HELPERS == set(fixes.HELPERS)
+    assert js.JS_HELPERS == set(fixes.HELPERS)
     runtime = (ASSETS / "runtime.js").read_text()
     for name in fixes.HELPERS:
         assert re.search(rf"\n    {name}: [a-z_]+,\n", runtime), f"runtime.js h.{name}"
@@ -536,8 +538,8 @@ UPSTREAM = [
 
 def _expected(text: str) -> dict | None:
     index = match.Index(index_module.build(CATALOGUE))
-    found, _, _ = explain.explain_chunks(index, [text])
-    return explain.result(index, found[0].match) if found else None
+    found, _, _ = command.explain_chunks(index, [text])
+    return command.result(index, found[0].match) if found else None
 
 
 def test_browser_entry_page_search_and_paste(browser, served):
@@ -578,11 +580,11 @@ def test_browser_entry_page_search_and_paste(browser, served):
             card.wait_for(timeout=10000)
             for name, value in expected["params"].items():
                 shown = card.locator(f"tr[data-param={name}] .errkit-value").inner_text()
-                assert shown == explain._show(value), (name, shown, value)
+                assert shown == command._show(value), (name, shown, value)
             for fix in expected["fixes"]:
                 for s in fix["suggestions"]:
                     if "value" in s:
-                        assert f"{s['label']}: {explain._show(s['value'])}" in card.inner_text()
+                        assert f"{s['label']}: {command._show(s['value'])}" in card.inner_text()
         page.fill("#errkit-input", text)
         page.click("#errkit-explain")
         page.locator(f".errkit-result--primary[data-code={want['code']}]").wait_for()

@@ -26,9 +26,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import CATALOG, FIXTURES, ROOT
-from errkit import explain, expr, expr_js, fixes, kernels, match, patterns, values
+from errkit.explain import command, match
+from errkit.core import expr, helpers, values
+from errkit.generate import js
+from errkit.catalogue import kernels, wordings
 from errkit.generate import render_all
-from errkit.load import load
+from errkit.catalogue.load import load
 
 CATALOGUE = load(CATALOG).catalogue
 ENTRIES = sorted(CATALOGUE.entries, key=lambda e: e.code)
@@ -159,15 +162,15 @@ def test_node_compiles_every_regex(node, project):
     assert [r for r in out["regexes"] if r] == []
     assert len(out["regexes"]) == len(data["wordings"])
     assert out["patterns"] == ["ansi", "docs_link", "frame", "header", "line_end", "lookup_marks", "note", "release_seen", "word"]
-    assert out["helpers"] == sorted(fixes.HELPERS)
+    assert out["helpers"] == sorted(helpers.HELPERS)
 
 
 def _python_explain(index: match.Index, text: str) -> list[dict]:
     """`errkit explain --all` on `text`, as the paste page shows each result (the harness's `seen`)."""
-    found, tail, _ = explain.explain_chunks(index, [text])
-    pairs = [(explain.result(index, f.match, f.count, f.last_line), f.match.params) for f in found]
+    found, tail, _ = command.explain_chunks(index, [text])
+    pairs = [(command.result(index, f.match, f.count, f.last_line), f.match.params) for f in found]
     if not pairs:
-        pairs = [(explain.result(index, m), m.params) for m in explain.approximate(index, tail)]
+        pairs = [(command.result(index, m), m.params) for m in command.approximate(index, tail)]
     return [{
         "code": res["code"],
         "confidence": res["confidence"],
@@ -178,10 +181,10 @@ def _python_explain(index: match.Index, text: str) -> list[dict]:
         "line": res["line"],
         "count": res["count"],
         "params": {k: repr(v) for k, v in params.items()},
-        "shown": {k: explain._show(v) for k, v in res["params"].items()},
+        "shown": {k: command._show(v) for k, v in res["params"].items()},
         "kernel": res["matched"]["kernel"] and res["matched"]["kernel"]["id"],
         "fix_kernels": [fix["kernel"] and fix["kernel"]["id"] for fix in res["fixes"]],
-        "suggestions": [[[s["label"], "value", explain._show(s["value"])] if "value" in s else [s["label"], "needs", s["needs"]]
+        "suggestions": [[[s["label"], "value", command._show(s["value"])] if "value" in s else [s["label"], "needs", s["needs"]]
                          for s in fix["suggestions"]] for fix in res["fixes"]],
     } for res, params in pairs]
 
@@ -205,10 +208,10 @@ def _cases() -> list[str]:
     kinds = list(_wrap("E", "m"))
     k = 0
     for entry in ENTRIES:
-        for wording in patterns.wordings(entry):
+        for wording in wordings.wordings(entry):
             exc = wording.variant.exception or entry.exception
             k += 1
-            for n, params in enumerate(patterns.sample_params(entry)):
+            for n, params in enumerate(wordings.sample_params(entry)):
                 msg = wording.render(params)
                 if not msg.strip():
                     continue
@@ -240,8 +243,8 @@ def test_javascript_explains_like_python(node, python_index):
 def test_suggest_expressions_agree_on_every_bad_example(node):
     requests, expected = [], []
     for entry in ENTRIES:
-        param_sets = [entry.typed(raw) for raw in entry.bad_examples] + patterns.sample_params(entry)
-        # as explain and the page compile them: valid(...) written out (errkit/kernels.py)
+        param_sets = [entry.typed(raw) for raw in entry.bad_examples] + wordings.sample_params(entry)
+        # as explain and the page compile them: valid(...) written out (errkit/catalogue/kernels.py)
         for f, sources in enumerate(kernels.suggestion_sources(entry, CATALOGUE.kernels)):
             for label, source in sources.items():
                 names = expr.check(source, entry.params.keys()).names
@@ -282,7 +285,7 @@ def _bounded(fn):
 
 def _run_sources(node, cases: list[tuple[str, dict]]) -> tuple[list, list]:
     """Each (expression, params) compiled by expr_js and run in node, and evaluated by expr.evaluate."""
-    sources = [{"fn": expr_js.compile_expression(source, env.keys())[0], "params": {k: _tag(v) for k, v in env.items()}}
+    sources = [{"fn": js.compile_expression(source, env.keys())[0], "params": {k: _tag(v) for k, v in env.items()}}
                for source, env in cases]
     want = [_bounded(lambda: _outcome(lambda: expr.evaluate(source, env))) for source, env in cases]
     return want, node({"sources": sources})["sources"]
@@ -385,7 +388,7 @@ def _value_text(type_: str):
 PY_RUNTIME = {  # runtime.js function -> the Python it stands for
     "repr": repr,
     "str": str,
-    "show": lambda v: explain._show(explain._jsonable(v)),
+    "show": lambda v: command._show(command._jsonable(v)),
     "strip": str.strip,
     "parseValue": values.parse,
     "fixed": lambda x, places: format(x, f".{int(places)}f"),
@@ -445,21 +448,21 @@ HELPER_ARGS = {  # fixes.HELPERS -> arguments: mostly of the kinds the helper ta
 
 
 def test_runtime_helpers_agree_with_python(node):
-    """Each helper of errkit/fixes.py against its twin in runtime.js (called as suggest.js calls it)."""
-    assert set(HELPER_ARGS) == set(fixes.HELPERS)
+    """Each helper of errkit/core/helpers.py against its twin in runtime.js (called as suggest.js calls it)."""
+    assert set(HELPER_ARGS) == set(helpers.HELPERS)
     values_seen = set()
 
     @given(st.lists(st.sampled_from(sorted(HELPER_ARGS)).flatmap(lambda n: st.tuples(st.just(n), HELPER_ARGS[n])),
                     min_size=10, max_size=40))
     def check(calls):
-        want = [_outcome(lambda: fixes.HELPERS[name](*args)) for name, args in calls]
+        want = [_outcome(lambda: helpers.HELPERS[name](*args)) for name, args in calls]
         values_seen.update(name for (name, _), w in zip(calls, want) if "repr" in w)
         got = node({"calls": [[name, [_tag(a) for a in args]] for name, args in calls]})["calls"]
         bad = _disagreements(calls, want, got)
         assert not bad, bad[:3]
 
     check()
-    assert len(values_seen) >= len(fixes.HELPERS) // 2, f"helpers that returned a value: {sorted(values_seen)}"
+    assert len(values_seen) >= len(helpers.HELPERS) // 2, f"helpers that returned a value: {sorted(values_seen)}"
 
 
 def _float(outcome: dict) -> float | None:
@@ -500,7 +503,7 @@ def test_random_arithmetic_agrees_with_python(node):
 
 
 # Random expressions of the catalogue's language over random params: expr.evaluate against the
-# JavaScript that errkit/expr_js.py compiles. Ints stay small or huge (beyond any repeat count) and
+# JavaScript that errkit/generate/js.py compiles. Ints stay small or huge (beyond any repeat count) and
 # a value that needs more memory than MEMORY is left out: a sequence repeated a billion times
 # proves nothing about semantics and would only exhaust both sides.
 NAMES = ("a", "b", "c")
@@ -531,7 +534,7 @@ def _grow(e):
         st.tuples(e, e, e).map(join("({1} if {0} else {2})")),
         st.tuples(e, e).map(join("({}[{}])")),
         st.tuples(e, *[st.just("") | e] * 3).map(join("({}[{}:{}:{}])")),
-        st.sampled_from(sorted(fixes.HELPERS)).flatmap(
+        st.sampled_from(sorted(helpers.HELPERS)).flatmap(
             lambda f: st.lists(e, min_size=ARITY.get(f, (1, 1))[0], max_size=ARITY.get(f, (1, 1))[1]).map(lambda args: f"{f}({', '.join(args)})")),
         seq.map(lambda items: "[" + ", ".join(items) + "]"),
         seq.map(lambda items: "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"),
@@ -564,7 +567,7 @@ def test_random_expressions_agree_with_python(node):
         counts["cases"] += len(cases)
         counts["values"] += sum("repr" in w for w in want)
         if cases:
-            got = node({"sources": [{"fn": expr_js.compile_expression(source, NAMES)[0], "params": {k: _tag(v) for k, v in env.items()}}
+            got = node({"sources": [{"fn": js.compile_expression(source, NAMES)[0], "params": {k: _tag(v) for k, v in env.items()}}
                                     for source, env in cases]})["sources"]
             # the site's documented gaps (runtime.js raises NotImplemented): printf-style `str % x`, complex powers;
             # and the platform's pow(), which may miss the correctly rounded float ** k that runtime.js
@@ -584,7 +587,7 @@ def test_random_expressions_agree_with_python(node):
 # wordings when nothing matches exactly). Only what a user sees is compared, never the index's
 # internals.
 
-WORDINGS = [w for e in ENTRIES for w in patterns.wordings(e)]
+WORDINGS = [w for e in ENTRIES for w in wordings.wordings(e)]
 VOCABULARY = sorted({word for w in WORDINGS for run in w.template.literals for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", run)})
 PARAM_VALUES = {
     "int": st.integers(-(10**6), 10**6) | st.integers(-(2**70), 2**70),
@@ -626,7 +629,7 @@ def _styled(style: str, exc: str, msg: str, location: str | None, code: str = "R
         "truncated": [f"{exc}: {msg[: len(msg) // 2]}"],
         "long line": ["step 10: " * 2000 + raised + " (retrying)" * 1000],
         "json": [json.dumps({"time": "2026-01-01T12:00:00", "level": "error", "msg": raised})],
-        # copies altered on the way (errkit/normalise.py)
+        # copies altered on the way (errkit/core/normalise.py)
         "curly": ["I get \u201c" + raised.replace("'", "\u2019") + "\u201d when I run it"],
         "entities": [raised.replace("'", "&#39;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")],
         "nbsp": [raised.replace(" ", "\u00a0")],

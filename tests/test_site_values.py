@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from errkit import explain
+from errkit.explain import command
 from errkit.generate import site
 from test_site import ARTIFACTS, CATALOGUE, _serve, browser, built_site, evil_site, files, fresh_site, served  # noqa: F401 - fixtures
 
@@ -22,13 +22,13 @@ DESKTOP = {"width": 1280, "height": 1000}
 
 def _expected(code: str, params: dict) -> list[list[str]]:
     """Per fix of the entry, `label: value` of each suggestion `errkit explain` computes for params."""
-    from errkit import kernels
+    from errkit.catalogue import kernels
 
     entry = CATALOGUE.get(code)
     out = []
     for fix, suggest in zip(entry.fixes, kernels.suggestion_sources(entry, CATALOGUE.kernels)):
-        found = explain.suggestions({"suggest": suggest, "sets": dict(fix.sets)}, params)
-        out.append([f"{s['label']}: {explain._show(s['value'])}" for s in found if "value" in s])
+        found = command.suggestions({"suggest": suggest, "sets": dict(fix.sets)}, params)
+        out.append([f"{s['label']}: {command._show(s['value'])}" for s in found if "value" in s])
     return out
 
 

@@ -2,7 +2,7 @@
 long way does (issue 16: cold start at most 2x `python -c pass`).
 
 The explain path leaves Python's `re` (and `enum`), `json` and `ast` unloaded: its regexes are
-compiled by RE2 (errkit/regex.py), its index is read from a marshal cache holding the entries and
+compiled by RE2 (errkit/core/regex.py), its index is read from a marshal cache holding the entries and
 wordings one by one, and the fixes' expressions come vetted and compiled in that cache."""
 
 import io
@@ -18,8 +18,9 @@ import re2
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from errkit import catalogues, explain, fixes, match, regex, values
-from errkit.regex import PY_SPACE, escape
+from errkit.explain import registry, command, match
+from errkit.core import helpers, regex, values
+from errkit.core.regex import PY_SPACE, escape
 from wheelhouse import clean_env
 
 MESSAGE = "num_q_heads=12 must be divisible by and num_kv_heads=8"
@@ -60,7 +61,7 @@ def test_an_explain_start_imports_no_heavy_module(what, errkit_venv, tmp_path):
         assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("RA105"), proc.stdout
     loaded = eval(proc.stderr.strip().splitlines()[-1])  # noqa: S307 - our own probe's repr of a list
-    assert "errkit.explain" in loaded and ("re2" in loaded or what == "a code")  # (a code needs no regex)
+    assert "errkit.explain.command" in loaded and ("re2" in loaded or what == "a code")  # (a code needs no regex)
     assert not set(HEAVY) & set(loaded), f"explain imported {sorted(set(HEAVY) & set(loaded))}"
 
 
@@ -70,7 +71,7 @@ def test_the_first_start_builds_the_cache_the_next_ones_read(tmp_path):
                            capture_output=True, text=True, timeout=300) for _ in range(2)]
     assert runs[0].stdout == runs[1].stdout and runs[0].stdout.startswith("RA105")
     (cache,) = (tmp_path / "cache").glob("index-*")
-    assert cache.read_bytes().startswith(catalogues.CacheFile.MAGIC)
+    assert cache.read_bytes().startswith(registry.CacheFile.MAGIC)
 
 
 # -- the regexes without lookarounds mean what they meant ------------------------------------------
@@ -164,27 +165,27 @@ def test_vetted_suggestions_compute_what_vetting_again_computes(tmp_path, monkey
     """Every suggest expression of the bundled catalogue, with every param, then with each one
     missing: the cache's compiled code gives the answer `expr.evaluate` gives."""
     monkeypatch.setenv("ERRKIT_CACHE_DIR", str(tmp_path))
-    index = match.Index(catalogues.merged_cached(catalogues.sources(bundled=match.INDEX_FILE)))
-    assert isinstance(index.data.get("blob"), catalogues.CacheFile), "read from the cache"
+    index = match.Index(registry.merged_cached(registry.sources(bundled=match.INDEX_FILE)))
+    assert isinstance(index.data.get("blob"), registry.CacheFile), "read from the cache"
     cases = list(_suggest_cases())
     assert len(cases) > 100
     for code, fix, params in cases:
         vetted = index.vetted(code)
         assert set(fix["suggest"].values()) <= set(vetted), code
         for given_params in [params] + [{k: v for k, v in params.items() if k != name} for name in params]:
-            assert explain.suggestions(fix, given_params, vetted) == explain.suggestions(fix, given_params), (code, given_params)
+            assert command.suggestions(fix, given_params, vetted) == command.suggestions(fix, given_params), (code, given_params)
 
 
 def test_an_answer_from_the_cache_is_the_answer_from_the_json_index(tmp_path, monkeypatch):
     monkeypatch.setenv("ERRKIT_CACHE_DIR", str(tmp_path))
     plain = match.Index.load()
-    cached = match.Index(catalogues.merged_cached(catalogues.sources(bundled=match.INDEX_FILE)))
-    assert isinstance(cached.data.get("blob"), catalogues.CacheFile)
+    cached = match.Index(registry.merged_cached(registry.sources(bundled=match.INDEX_FILE)))
+    assert isinstance(cached.data.get("blob"), registry.CacheFile)
     for text in [*PASTES.values(), "gqa-head-count", "GqaHeadCountError", "num_q_heads=12 must be divisble by num_kv_heads=8"]:
         answers = []
         for index in (plain, cached):
             out = io.StringIO()
-            explain.run([text], as_json=True, show_all=True, out=out, err=io.StringIO(), index=index)
+            command.run([text], as_json=True, show_all=True, out=out, err=io.StringIO(), index=index)
             answers.append(out.getvalue())
         assert answers[0] == answers[1] and answers[0].startswith('{"code": "RA105"'), text
 
@@ -214,7 +215,7 @@ def test_a_corrupt_index_cache_is_made_again(garbage, tmp_path):
 @example(0, 0)
 @example(-12, 0)
 def test_gcd_is_maths(a, b):
-    assert fixes.gcd(a, b) == math.gcd(a, b)
+    assert helpers.gcd(a, b) == math.gcd(a, b)
 
 
 def _outcome(fn, x):
@@ -231,28 +232,28 @@ def _outcome(fn, x):
 @example(1e308)
 @example(2**1024)
 def test_is_finite_is_maths(x):
-    assert _outcome(fixes.is_finite, x) == _outcome(math.isfinite, x)
-    assert not fixes.is_finite(True) and not fixes.is_finite("1")
+    assert _outcome(helpers.is_finite, x) == _outcome(math.isfinite, x)
+    assert not helpers.is_finite(True) and not helpers.is_finite("1")
 
 
 def test_numbered_groups_read_what_named_groups_read():
     """Every wording of the bundled catalogue, on messages rendered from it: its regex as the cache
     keeps it (groups by number) captures the values its named groups capture."""
-    from errkit import patterns
-    from errkit.load import load
+    from errkit.catalogue import wordings
+    from errkit.catalogue.load import load
     from support import CATALOG
 
     index = match.Index.load()
     by_wording = {(w["code"], w["variant"]): w for w in index.wordings}
     checked = 0
     for entry in load(CATALOG).catalogue.entries:
-        for wording in patterns.wordings(entry):
+        for wording in wordings.wordings(entry):
             compiled = by_wording.get((entry.code, wording.index))
             if compiled is None or not wording.variant.message:
                 continue
             source, groups = match.numbered(compiled)
             named, plain = re2.compile(compiled["regex"]), re2.compile(source)
-            for params in patterns.sample_params(entry):
+            for params in wordings.sample_params(entry):
                 try:
                     text = wording.render(params)
                 except Exception:

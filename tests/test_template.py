@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errkit import template, values
+from errkit.core import template, values
 
 
 def fstring(source: str, env: dict) -> str:

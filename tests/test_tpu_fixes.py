@@ -15,8 +15,8 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 sys.path[:0] = [str(Path(__file__).parent)]
-from errkit import expr  # noqa: E402
-from errkit.load import load  # noqa: E402
+from errkit.core import expr  # noqa: E402
+from errkit.catalogue.load import load  # noqa: E402
 from support import CATALOG  # noqa: E402
 from verify import tpu  # noqa: E402
 

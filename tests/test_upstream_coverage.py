@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from errkit import template, values
-from errkit.match import Index
+from errkit.core import template, values
+from errkit.explain.match import Index
 from support import ROOT
 
 XALGO = ROOT.parent / "shared" / "upstream" / "x-algorithm-messages.md"

@@ -61,7 +61,7 @@ SHARED = {"RA102", "RA103", "RA105", "RA223", "RA521"}
 
 
 def _wording_known(code: str, text: str) -> bool:
-    from errkit.match import Index
+    from errkit.explain.match import Index
 
     index = Index.load()
     return code in index.entries and any(
@@ -509,8 +509,8 @@ def test_every_case_has_its_own_code_or_a_shared_one():
     # (RA649 flash, RA668 quantized pages, RA669 paged reference, RA699 tuned-table lookup on TPU)
     # and splash metadata invariants (RA799).
     unreachable = {"RA649", "RA668", "RA669", "RA699", "RA799"}
-    from errkit import releases
-    from errkit.match import Index
+    from errkit.catalogue import releases
+    from errkit.explain.match import Index
 
     # Entries whose every wording only older jax releases raise are held to those releases by
     # tests/test_releases.py (the harvested wordings), not by an error raised here.

@@ -17,9 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import CATALOG, ROOT, errkit_subprocess
-from errkit import expr, patterns, values
+from errkit.core import expr, values
+from errkit.catalogue import wordings
 from errkit.generate import render_all
-from errkit.load import load
+from errkit.catalogue.load import load
 
 CATALOGUE = load(CATALOG).catalogue
 VALIDATED = [e for e in CATALOGUE.entries if not e.explain_only]
@@ -46,7 +47,7 @@ def test_bad_example_raises_its_code_with_the_rendered_message(entry, params):
     error = info.value
     assert error.code == entry.code
     assert isinstance(error, __builtins__[entry.exception] if isinstance(__builtins__, dict) else getattr(__builtins__, entry.exception))
-    assert str(error) == patterns.compile_wording(entry, 0).render(params)
+    assert str(error) == wordings.compile_wording(entry, 0).render(params)
     assert {k: error.params[k] for k in error.params} == {k: params[k] for k in error.params}
     assert any(entry.code in note and f"/errors/{entry.code}/" in note for note in error.__notes__)
 

@@ -16,13 +16,15 @@ import textwrap
 import pytest
 
 from support import CATALOG, errkit_subprocess
-from errkit import match, patterns, runtime
-from errkit import explain
-from errkit.answer import first_suggestion
-from errkit.runtime import query_string
+from errkit.explain import match
+from errkit.catalogue import wordings
+from errkit.core import runtime
+from errkit.explain import command
+from errkit.explain.exceptions import first_suggestion
+from errkit.core.runtime import query_string
 from errkit.generate.carry import carry
 from errkit.generate.validators import validators
-from errkit.load import load
+from errkit.catalogue.load import load
 
 CATALOGUE = load(CATALOG).catalogue
 INDEX = match.Index.load()
@@ -170,12 +172,12 @@ def test_every_example_behaves_without_errkit(ours):
         entry = BY_CODE[code]
         assert got["class"] == entry.class_name and got["code"] == code and got["catalogued"], got
         assert entry.exception in got["builtins"], got
-        assert got["message"] == patterns.compile_wording(entry, 0).render(params)
+        assert got["message"] == wordings.compile_wording(entry, 0).render(params)
         assert got["params"] == {k: repr(params[k]) for k in got["params"]} and got["params"], got
         # the note: the first suggestion explain's evaluator computes from the raised values (the
         # generated module's own compiled copy must agree), the page with the values
         raised = {k: params[k] for k in got["params"]}
-        fixes = [{"suggestions": explain.suggestions(fix, raised)} for fix in INDEX.entries[code]["fixes"]]
+        fixes = [{"suggestions": command.suggestions(fix, raised)} for fix in INDEX.entries[code]["fixes"]]
         hint = first_suggestion({"fixes": fixes})
         link = CATALOGUE.settings.page_url(code) + "?" + query_string(raised)
         assert got["notes"] == [f"[{code}] {entry.title}" + (f" - {hint}" if hint else "") + f" - see {link}"]
@@ -200,7 +202,7 @@ def test_validate_functions_read_duck_typed_arrays_without_errkit(ours, other):
     """, [ours, other])
     implementation, head_dim, fine, empty, not_array, count, widget_fine = results
     assert (implementation["code"], implementation["class"]) == ("RA201", BY_CODE["RA201"].class_name)
-    assert implementation["message"] == patterns.compile_wording(BY_CODE["RA201"], 0).render({"implementation": "bogus"})
+    assert implementation["message"] == wordings.compile_wording(BY_CODE["RA201"], 0).render({"implementation": "bogus"})
     assert head_dim["code"] == "RA102"
     assert head_dim["message"] == "k must share q's batch and head_dim: q_shape=(2, 8, 4, 64), k_shape=(2, 8, 2, 32)"
     assert fine is None and widget_fine is None

@@ -135,7 +135,7 @@ def test_the_wheel_holds_errkit_whole_and_nothing_else(install):
     files = _wheel_files(install.wheel)
     dist_info = {p.split("/", 1)[0] for p in files if ".dist-info/" in p}
     assert len(dist_info) == 1
-    # errkit, and the one-line errkit-hook.pth that turns on `ERRKIT_EXPLAIN=1` (setup.py, errkit/hooks.py)
+    # errkit, and the one-line errkit-hook.pth that turns on `ERRKIT_EXPLAIN=1` (setup.py, errkit/integrations/excepthook.py)
     assert {p.split("/", 1)[0] for p in files} == {"errkit", "errkit-hook.pth"} | dist_info, "only errkit goes into site-packages"
     # Every file of errkit/ the sdist holds is in the wheel: modules, subpackages, the index, templates.
     package = {p for p in _sdist_files(install.sdist) if p.startswith("errkit/")}

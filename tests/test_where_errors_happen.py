@@ -65,7 +65,7 @@ def test_install_explains_an_upstream_wording_and_leaves_other_errors_alone():
 
 
 def test_a_failure_inside_the_hook_is_one_line_and_the_traceback_survives():
-    script = ("import errkit, errkit.answer as a\n"
+    script = ("import errkit, errkit.explain.exceptions as a\n"
               "def boom(*_): raise RuntimeError('index unreadable')\n"
               "a.load_index = boom\nerrkit.install()\n"
               f"raise ValueError({RA105!r})\n")
@@ -92,7 +92,7 @@ def test_install_is_idempotent_and_undone():
 
 def test_importing_errkit_costs_nothing_until_an_exception():
     done = python("import sys, errkit; errkit.install(); print(sorted(m for m in sys.modules if m.startswith('errkit')))")
-    assert done.stdout.strip() == "['errkit', 'errkit.hooks']"
+    assert done.stdout.strip() == "['errkit', 'errkit.integrations', 'errkit.integrations.excepthook']"
 
 
 # -- IPython --------------------------------------------------------------------------------------

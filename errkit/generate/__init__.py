@@ -5,11 +5,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..atomic import write_all
-from ..errors import UsageError
-from ..lint import lint
-from ..model import Catalogue
-from . import outputs
+from errkit.core.atomic import write_all
+from errkit.core.errors import UsageError
+from errkit.catalogue.lint import lint
+from errkit.catalogue.model import Catalogue
+from errkit.generate import outputs
 
 
 def render_all(catalogue: Catalogue) -> dict[Path, bytes]:

@@ -6,9 +6,10 @@ import json
 import re
 from collections import Counter
 
-from .. import kernels, patterns, releases, template
-from ..model import Catalogue, Entry
-from .render import HEADER
+from errkit.catalogue import kernels, wordings, releases
+from errkit.core import template
+from errkit.catalogue.model import Catalogue, Entry
+from errkit.generate.render import HEADER
 
 
 
@@ -19,7 +20,7 @@ _CODE_LIKE = re.compile(r"[_=0-9()\[\]{}<>*/`]|\w\.\w")
 _CLASS_COST = (1, 2, 8, 16, 64)
 
 
-def key_candidates(wording: patterns.Wording) -> set[str]:
+def key_candidates(wording: wordings.Wording) -> set[str]:
     """Texts every rendering of the wording contains: its tokens of 3+ characters and phrases of
     2-3 consecutive tokens of one fixed-text run, words joined by one space (the matcher allows
     any run of whitespace between them, as the wording's regex does). The punctuation that ends
@@ -69,7 +70,7 @@ def choose_keys(candidate_sets: list[set[str]]) -> list[str | None]:
 
 
 def _suggestions(entry: Entry, kernel_map) -> list[dict]:
-    """Each fix as explain shows it, its suggestions with `valid(...)` written out (errkit/kernels.py)."""
+    """Each fix as explain shows it, its suggestions with `valid(...)` written out (errkit/catalogue/kernels.py)."""
     sources = kernels.suggestion_sources(entry, kernel_map)
     return [
         {"summary": fix.summary, "suggest": suggest, "sets": dict(fix.sets), "before": fix.before, "after": fix.after,
@@ -80,10 +81,10 @@ def _suggestions(entry: Entry, kernel_map) -> list[dict]:
 
 def build(catalogue: Catalogue) -> dict:
     settings = catalogue.settings
-    wordings = [w for e in catalogue.entries for w in patterns.wordings(e)]
-    keys = choose_keys([key_candidates(w) for w in wordings])
+    every_wording = [w for e in catalogue.entries for w in wordings.wordings(e)]
+    keys = choose_keys([key_candidates(w) for w in every_wording])
     compiled = []
-    for wording, key in zip(wordings, keys):
+    for wording, key in zip(every_wording, keys):
         variant = wording.variant
         compiled.append({
             "code": wording.entry.code,
@@ -126,7 +127,7 @@ def build(catalogue: Catalogue) -> dict:
         }
         if entry.reads:  # lines after the message that hold more of its params (a compiler's dump)
             entries[entry.code]["reads"] = [{"regex": r.pattern, "captures": [[c.group, c.param, c.type] for c in r.captures]}
-                                            for r in patterns.reads(entry)]
+                                            for r in wordings.reads(entry)]
     return {
         "$comment": HEADER,
         "format": 2,

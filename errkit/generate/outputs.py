@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Callable
 
-from .. import spec
-from ..load import SCHEMA_FILE
-from ..model import Catalogue
-from .render import HEADER
+from errkit.catalogue import spec
+from errkit.catalogue.load import SCHEMA_FILE
+from errkit.catalogue.model import Catalogue
+from errkit.generate.render import HEADER
 
 
 def _json(data) -> str:
@@ -26,8 +26,8 @@ def schema(catalogue: Catalogue) -> dict[str, str]:
     return {f"{root}/{SCHEMA_FILE}": _json(spec.json_schema(spec.ENTRY, "errkit catalogue entry", header))}
 
 
-from .index import index  # noqa: E402
-from .site import pages  # noqa: E402
-from .validators import validators  # noqa: E402
+from errkit.generate.index import index  # noqa: E402
+from errkit.generate.site import pages  # noqa: E402
+from errkit.generate.validators import validators  # noqa: E402
 
 PRODUCERS: tuple[Callable[[Catalogue], dict[str, str]], ...] = (schema, validators, index, pages)

@@ -26,10 +26,12 @@ from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
 
-from .. import expr_js, kernels, match, patterns, releases
-from ..model import Catalogue, Entry
-from . import index as index_module
-from .render import HEADER, environment
+from errkit.generate import js
+from errkit.catalogue import kernels, wordings, releases
+from errkit.explain import match
+from errkit.catalogue.model import Catalogue, Entry
+from errkit.generate import index as index_module
+from errkit.generate.render import HEADER, environment
 
 ASSETS = "docs/assets/errkit"  # inside the site folder (the `site` setting)
 # The paste page's scripts and the site's stylesheet: errkit's code, written into every site by
@@ -245,11 +247,11 @@ def _module_of(catalogue: Catalogue) -> str:
 
 def _example(entry: Entry) -> str | None:
     """The entry's own message rendered with its first bad example, as the kernel raises it."""
-    wording = next((w for w in patterns.wordings(entry) if w.index == 0), None)
+    wording = next((w for w in wordings.wordings(entry) if w.index == 0), None)
     if wording is None or not entry.message:
         return None
     try:
-        return wording.render(patterns.sample_params(entry)[0])
+        return wording.render(wordings.sample_params(entry)[0])
     except Exception:  # a template that cannot render these values: show the template only
         return None
 
@@ -307,12 +309,12 @@ def example_params(entry: Entry) -> dict | None:
         entry.typed(entry.bad_examples[0])
     except Exception:  # noqa: BLE001 - an example lint reports
         return None
-    return patterns.sample_params(entry)[0]
+    return wordings.sample_params(entry)[0]
 
 
 def example_suggestions(entry: Entry, catalogue: Catalogue) -> list[list[dict]]:
     """Per fix, explain.suggestions() of its (kernel-expanded) suggest on the first bad example."""
-    from .. import explain
+    from errkit.explain import command
 
     params = example_params(entry)
     sources = kernels.suggestion_sources(entry, catalogue.kernels)
@@ -321,7 +323,7 @@ def example_suggestions(entry: Entry, catalogue: Catalogue) -> list[list[dict]]:
         if params is None or not suggest:
             out.append([{"label": label, "needs": source} for label, source in suggest.items()])
             continue
-        out.append(explain.suggestions({"suggest": suggest, "sets": dict(fix.sets)}, params))
+        out.append(command.suggestions({"suggest": suggest, "sets": dict(fix.sets)}, params))
     return out
 
 
@@ -353,7 +355,7 @@ def reproduce(entry: Entry, catalogue: Catalogue) -> dict | None:
             return {"code": "\n".join(lines), "lang": "python", "how": "the kernel call with the example's values"}
         module = _module_of(catalogue)
         if module:
-            from .validators import check_code
+            from errkit.generate.validators import check_code
 
             try:
                 check = check_code(entry)
@@ -463,7 +465,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry], rel
 
 def _shown_md(value) -> Md:
     """A computed value as `errkit explain` shows it, as inline code."""
-    from ..runtime import shown
+    from errkit.core.runtime import shown
 
     return code(shown(value))
 
@@ -488,38 +490,38 @@ def site_index(catalogue: Catalogue) -> dict:
     """errkit/_index.json's data for the browser: the same matcher, regexes in JavaScript syntax."""
     data = index_module.build(catalogue)
     line_end = _line_end_suffix(data)  # from the Python regexes, before they are translated
-    wordings = [w for e in catalogue.entries for w in patterns.wordings(e)]
-    assert len(wordings) == len(data["wordings"]), "index.build walks the wordings in this order"
-    for wording, compiled in zip(wordings, data["wordings"]):
+    every_wording = [w for e in catalogue.entries for w in wordings.wordings(e)]
+    assert len(every_wording) == len(data["wordings"]), "index.build walks the wordings in this order"
+    for wording, compiled in zip(every_wording, data["wordings"]):
         samples = []
-        for params in patterns.sample_params(wording.entry):
+        for params in wordings.sample_params(wording.entry):
             try:
                 samples.append(wording.render(params))
             except Exception:
                 continue
         try:
-            js = expr_js.regex_to_js(compiled["regex"])
-            expr_js.check_regex(compiled["regex"], js, samples)
+            js_regex = js.regex_to_js(compiled["regex"])
+            js.check_regex(compiled["regex"], js_regex, samples)
         except ValueError as err:
             raise ValueError(f"{wording.entry.code} wording {wording.index}: no JavaScript regex: {err}") from None
-        compiled["regex"] = js
+        compiled["regex"] = js_regex
     data["regex_flavour"] = "JavaScript RegExp, flag u"
     data["patterns"] = {
-        "header": expr_js.regex_to_js(match.HEADER.pattern),
-        "frame": expr_js.regex_to_js(match.FRAME.pattern),
-        "ansi": expr_js.regex_to_js(match.ANSI.pattern),
-        "word": expr_js.regex_to_js(match.WORD.pattern),
-        "line_end": expr_js.regex_to_js(line_end),
-        "note": expr_js.regex_to_js(match.NOTE.pattern),
-        "docs_link": expr_js.regex_to_js(match.DOCS_LINK.pattern),
-        "release_seen": expr_js.regex_to_js(match.RELEASE_SEEN.pattern),
-        "lookup_marks": [expr_js.regex_to_js(mark) for mark in match.LOOKUP_MARKS],
+        "header": js.regex_to_js(match.HEADER.pattern),
+        "frame": js.regex_to_js(match.FRAME.pattern),
+        "ansi": js.regex_to_js(match.ANSI.pattern),
+        "word": js.regex_to_js(match.WORD.pattern),
+        "line_end": js.regex_to_js(line_end),
+        "note": js.regex_to_js(match.NOTE.pattern),
+        "docs_link": js.regex_to_js(match.DOCS_LINK.pattern),
+        "release_seen": js.regex_to_js(match.RELEASE_SEEN.pattern),
+        "lookup_marks": [js.regex_to_js(mark) for mark in match.LOOKUP_MARKS],
     }
     data["max_line"] = match.MAX_LINE
     by_code = catalogue.by_code()
     for code, entry in data["entries"].items():
         for read in entry.get("reads", ()):
-            read["regex"] = expr_js.regex_to_js(read["regex"])
+            read["regex"] = js.regex_to_js(read["regex"])
         entry["page"] = f"errors/{code}/"
         example = _example(by_code[code])
         entry["example"] = f"{entry['exception']}: {example}" if example is not None else None
@@ -546,7 +548,7 @@ def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple[str, 
         for suggest in kernels.suggestion_sources(entry, catalogue.kernels):
             compiled = []
             for label, source in suggest.items():
-                fn, names = expr_js.compile_expression(source, entry.params.keys())
+                fn, names = js.compile_expression(source, entry.params.keys())
                 compiled.append((label, fn, names))
             fixes.append(compiled)
         table.append((entry.code, fixes))
@@ -632,8 +634,8 @@ def orphans(project: Path, docs: str | None, expected) -> list[Path]:
 
 def run(root, args) -> int:
     """`errkit docs [--check]`: write (or check) the site's generated files and delete orphans."""
-    from ..atomic import write_all
-    from . import linted_catalogue, stale_files
+    from errkit.core.atomic import write_all
+    from errkit.generate import linted_catalogue, stale_files
 
     root = Path(root)
     catalogue = linted_catalogue(root, "docs")

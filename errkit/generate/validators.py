@@ -1,6 +1,6 @@
 """kernel/_validators.py: one exception class and check function per entry, one validate function per group.
 
-The module needs only the standard library: it carries its own copy of errkit.runtime's exception
+The module needs only the standard library: it carries its own copy of errkit.core.runtime's exception
 base and of the runtime/fixes helpers its checks call (errkit/generate/carry.py), not an import."""
 
 from __future__ import annotations
@@ -10,18 +10,19 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from .. import expr, fixes, kernels, runtime, template
-from ..model import Catalogue, Entry, Group
-from .carry import carry
-from .render import render_template
+from errkit.core import expr, helpers, runtime, template
+from errkit.catalogue import kernels
+from errkit.catalogue.model import Catalogue, Entry, Group
+from errkit.generate.carry import carry
+from errkit.generate.render import render_template
 
-_FIXES_FUNCTIONS = {name for name, fn in fixes.HELPERS.items() if getattr(fn, "__module__", "") == fixes.__name__}
+_FIXES_FUNCTIONS = {name for name, fn in helpers.HELPERS.items() if getattr(fn, "__module__", "") == helpers.__name__}
 
 
 def python_expression(source: str, names) -> str:
     """A vetted catalogue expression as Python source that calls helpers by their imported aliases
     (`_rt_shape`, `_fx_divisors`: a module global, not an attribute lookup on every call)."""
-    checked = expr.check(source, names, set(fixes.HELPERS) | set(runtime.BINDINGS))
+    checked = expr.check(source, names, set(helpers.HELPERS) | set(runtime.BINDINGS))
     rename = {name: f"_fx_{name}" for name in _FIXES_FUNCTIONS}
     rename.update({name: f"_rt_{name}" for name in runtime.BINDINGS})
     for name in checked.names:
@@ -122,8 +123,8 @@ def group_steps(group: Group, checks: list[CheckCode]) -> list[Step]:
     """
     steps: list[Step] = []
     names = set(group.args) | set(group.bindings)
-    helpers = set(fixes.HELPERS) | set(runtime.BINDINGS)
-    binding_names = {name: expr.check(src, names, helpers).names for name, src in group.bindings.items()}
+    callable_names = set(helpers.HELPERS) | set(runtime.BINDINGS)
+    binding_names = {name: expr.check(src, names, callable_names).names for name, src in group.bindings.items()}
 
     def bind(name: str, indent: int, done: set, seen: tuple = ()) -> None:
         if name in done or name not in group.bindings or name in seen:
@@ -299,7 +300,7 @@ def validators(catalogue: Catalogue) -> dict[str, str]:
         traced_groups=traced_groups,
         project=project,
         docs_url_env=runtime.docs_url_variable(project),
-        carried=[carry(runtime, ["CatalogueError", *runtime_helpers], "_rt_"), carry(fixes, fixes_helpers, "_fx_")],
+        carried=[carry(runtime, ["CatalogueError", *runtime_helpers], "_rt_"), carry(helpers, fixes_helpers, "_fx_")],
     )
     text = text.rstrip("\n") + "\n"
     compile(text, settings.validators, "exec")  # never write a module that does not compile

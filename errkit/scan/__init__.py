@@ -23,10 +23,10 @@ import json
 import sys
 from pathlib import Path
 
-from .coverage import Coverage, load_index, render, renderings
-from .drafts import Draft, DraftWriter, empty_messages_allowed
-from .files import Skip, python_files
-from .sites import RawSite, ScanResult, Site, scan_paths
+from errkit.scan.coverage import Coverage, load_index, render, renderings
+from errkit.scan.drafts import Draft, DraftWriter, empty_messages_allowed
+from errkit.scan.files import Skip, python_files
+from errkit.scan.sites import RawSite, ScanResult, Site, scan_paths
 
 __all__ = [
     "Coverage", "Draft", "DraftWriter", "EXIT_GAPS", "EXIT_NOTHING", "EXIT_OK", "RawSite", "ScanResult", "Site", "Skip",
@@ -50,7 +50,7 @@ def table(sites: list[Site], catalogue_of=lambda site: None) -> list[str]:
 
 
 def _catalogue_of(coverage: Coverage):
-    """The catalogue of the entry covering a site (errkit/catalogues.py); None when uncovered or generated."""
+    """The catalogue of the entry covering a site (errkit/explain/registry.py); None when uncovered or generated."""
     def of(site: Site):
         return (coverage.index.catalogue(site.covered_by) or None) if site.covered_by not in (None, "generated") else None
     return of

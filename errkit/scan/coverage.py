@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from .. import values
-from ..errors import UsageError
-from .messages import parse_template
-from .sites import Site
+from errkit.core import values
+from errkit.core.errors import UsageError
+from errkit.scan.messages import parse_template
+from errkit.scan.sites import Site
 
 
 def render(site: Site, type_of: dict[str, str], seed: int) -> str | None:
@@ -101,7 +101,7 @@ class Coverage:
 
 
 def load_index(path: str | None):
-    from ..match import INDEX_FILE, Index
+    from errkit.explain.match import INDEX_FILE, Index
 
     try:
         return Index.load(path or INDEX_FILE)

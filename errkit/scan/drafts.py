@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from .. import expr, spec, template
-from .coverage import renderings
-from .messages import escape, parse_template
-from .sites import Site
+from errkit.core import expr, template
+from errkit.catalogue import spec
+from errkit.scan.coverage import renderings
+from errkit.scan.messages import escape, parse_template
+from errkit.scan.sites import Site
 
 
 @dataclass
@@ -137,7 +138,7 @@ class DraftWriter:
     HEADER = "# DRAFT: review before merging. Written by `errkit scan --emit`; fill in the TODOs, then move it into the catalogue."
 
     def __init__(self, root: Path, report, prefix: str | None = None) -> None:
-        from ..authoring import code_prefix
+        from errkit.authoring.records import code_prefix
 
         self.root = root
         self.report = report
@@ -147,12 +148,12 @@ class DraftWriter:
     def _existing_entries(self) -> list:
         if not self.root.is_dir():
             return []
-        from ..load import load
+        from errkit.catalogue.load import load
 
         return list(load(self.root).entries)
 
     def write(self, sites: list[Site]) -> list[Path]:
-        from ..atomic import write_text
+        from errkit.core.atomic import write_text
 
         drafts = merge_overlapping(self.group(self.draftable(sites)), self)
         self.number(drafts)
@@ -189,9 +190,9 @@ class DraftWriter:
         return None
 
     def _drafted_wordings(self) -> list:
-        from .. import patterns
+        from errkit.catalogue import wordings
 
-        return [w for e in self.existing for w in patterns.wordings(e) if w.variant.message.strip()]
+        return [w for e in self.existing for w in wordings.wordings(e) if w.variant.message.strip()]
 
     def group(self, sites: list[Site]) -> list[Draft]:
         """One draft per wording: identical templates (several raise sites) share one."""
@@ -202,7 +203,7 @@ class DraftWriter:
         return list(by_key.values())
 
     def number(self, drafts: list[Draft]) -> None:
-        from ..authoring import used_codes
+        from errkit.authoring.records import used_codes
 
         taken = used_codes(self.root) if self.root.is_dir() else set()
         slugs = {e.slug for e in self.existing}
@@ -305,8 +306,8 @@ class DraftWriter:
         return out
 
     def text(self, draft: Draft) -> str:
-        from ..authoring import MODELINE, formatted
-        from ..load import yaml
+        from errkit.authoring.records import MODELINE, formatted
+        from errkit.catalogue.load import yaml
 
         buffer = io.StringIO()
         yaml().dump(self.entry(draft), buffer)
@@ -314,8 +315,8 @@ class DraftWriter:
 
     def model(self, draft: Draft):
         """The draft as the loader would build it: what lint and the overlap test see."""
-        from ..load import build_entry, plain
-        from ..model import Positions
+        from errkit.catalogue.load import build_entry, plain
+        from errkit.catalogue.model import Positions
 
         return build_entry(plain(self.entry(draft)), self.AREA, Positions(Path(draft.code or "draft")))
 
@@ -381,11 +382,11 @@ def overlapping_pairs(entries: list) -> set[tuple[int, int]]:
     The test lint's `overlapping-wording` rule makes, with an anchor-word prefilter so that a few
     thousand drafts stay cheap.
     """
-    from .. import patterns
+    from errkit.catalogue import wordings
 
     compiled = []
     for i, entry in enumerate(entries):
-        for wording in patterns.wordings(entry):
+        for wording in wordings.wordings(entry):
             if wording.variant.message.strip():
                 compiled.append((i, wording, re.compile(wording.pattern), set(anchor_words(wording))))
     by_word: dict[str, list[int]] = {}
@@ -397,7 +398,7 @@ def overlapping_pairs(entries: list) -> set[tuple[int, int]]:
             always.append(k)
     pairs: set[tuple[int, int]] = set()
     for i, wording, _, _ in compiled:
-        for params in patterns.sample_params(wording.entry):
+        for params in wordings.sample_params(wording.entry):
             try:
                 text = wording.render(params)
             except (KeyError, ValueError, TypeError):

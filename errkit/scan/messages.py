@@ -11,7 +11,7 @@ import functools
 import re
 import string
 
-from .. import template
+from errkit.core import template
 
 MAX_RESOLVE_DEPTH = 12  # message variables followed through at most this many assignments
 

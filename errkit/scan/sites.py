@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .. import expr, fixes, runtime, template
-from ..naming import guess_type, param_name
-from .files import Skip, display_path, gc_paused, is_generated, parse_source, python_files, read_source
-from .messages import Chain, MessageBuilder, field_text, parse_template
+from errkit.core import expr, helpers, runtime, template
+from errkit.catalogue.naming import guess_type, param_name
+from errkit.scan.files import Skip, display_path, gc_paused, is_generated, parse_source, python_files, read_source
+from errkit.scan.messages import Chain, MessageBuilder, field_text, parse_template
 
 BUILTINS = ("ValueError", "NotImplementedError", "TypeError", "AssertionError")
 
@@ -316,7 +316,7 @@ def _numeric_names(nodes: list[ast.AST]) -> set[str]:
 
 # -- params and types -------------------------------------------------------------------------------
 
-_RESERVED = set(fixes.HELPERS) | set(runtime.BINDINGS)
+_RESERVED = set(helpers.HELPERS) | set(runtime.BINDINGS)
 _SPEC_INT, _SPEC_FLOAT = "bcdoxXn", "eEfFgG%"
 
 
@@ -364,7 +364,7 @@ def assign_params(site: Site, parsed: dict | None = None) -> None:
     for name in _numeric_names(nodes) & set(site.params):
         if site.params[name] == "str":
             site.params[name] = "int"
-    if any(isinstance(n, ast.Name) and n.id not in site.params and n.id not in fixes.HELPERS for n in nodes):
+    if any(isinstance(n, ast.Name) and n.id not in site.params and n.id not in helpers.HELPERS for n in nodes):
         return  # names the message does not print: expr.check would refuse them (quicker to see here)
     source = ast.unparse(tree)
     try:

@@ -148,7 +148,7 @@ def test_explain_reads_jax_filtered_tracebacks():
     import json
     import traceback
 
-    from errkit import explain
+    from errkit.explain import command
 
     q, k, v = arrays(q_shape=(B, S, 3, D))
     with pytest.raises(_validators.ERRORS["RA105"]) as info:
@@ -156,7 +156,7 @@ def test_explain_reads_jax_filtered_tracebacks():
     text = "".join(traceback.format_exception(info.value))
     assert "GqaHeadCountError: num_q_heads=3" in text and "JAX has removed its internal frames" in text
     out = io.StringIO()
-    assert explain.run([text], as_json=True, show_all=False, out=out) == 0
+    assert command.run([text], as_json=True, show_all=False, out=out) == 0
     result = json.loads(out.getvalue().splitlines()[0])
     assert result["code"] == "RA105"
     assert result["params"] == {"num_q_heads": 3, "num_kv_heads": KV}

@@ -2,7 +2,7 @@
 
     python tests/realworld/report.py [--json] [--class CLASS] [--id SUBSTRING]
 
-Each case is explained in-process (errkit.explain.run, as `errkit explain --json`). A positive case
+Each case is explained in-process (errkit.explain.command.run, as `errkit explain --json`). A positive case
 is *exact* when the first result is an exact match (exit code 0) with the expected code and every
 expected value equal to what errkit reports; *right code* when the first result (exact or
 approximate) has the expected code. A negative is a *false exact* when errkit reports any exact
@@ -53,7 +53,7 @@ def case_input(case: dict) -> str:
 def explain(text: str) -> tuple[int, list[dict]]:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from errkit import explain as ex
+    from errkit.explain import command as ex
 
     out, err = io.StringIO(), io.StringIO()
     try:

@@ -1,10 +1,10 @@
 /* errkit matcher for the browser: what `errkit explain` does with errkit/_index.json, in JavaScript.
  *
- * A line-by-line port of errkit/match.py (one regex of every wording's key picks the lines, the
+ * A line-by-line port of errkit/explain/match.py (one regex of every wording's key picks the lines, the
  * keys present in a line pick the wordings to try, `SomeError: msg` header extraction, fullmatch
  * of the message, then of the line, then a search anchored at the line end, then anywhere;
  * tie-break by literal_chars; typed values as values.parse; empty messages recognised by their
- * raise site) and of errkit/explain.py (distinct matches, most recent first; closest wordings,
+ * raise site) and of errkit/explain/command.py (distinct matches, most recent first; closest wordings,
  * from a shortlist of those sharing the rarest words, when nothing matches exactly; concrete
  * suggestions).
  * It reads assets/errkit/index.json, which `errkit generate` builds from the same index with
@@ -635,7 +635,7 @@
     return this.matchLocation(last.groups.path, last.groups.func, lineNo, header.groups.exc, R.strip(header.groups.msg || ""));
   };
 
-  // -- text as pasted (errkit/normalise.py) -----------------------------------------------------
+  // -- text as pasted (errkit/core/normalise.py) -----------------------------------------------------
 
   var CHARS = {};
   "\u2018\u2019\u201a\u201b\u2032\uff07".split("").forEach(function (c) { CHARS[c] = "'"; });

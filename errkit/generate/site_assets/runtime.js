@@ -1,15 +1,15 @@
 /* errkit runtime for the browser: Python semantics for the catalogue's expression language.
  *
- * The expressions of `suggest` (errkit/expr.py) are compiled to JavaScript by errkit/expr_js.py
+ * The expressions of `suggest` (errkit/core/expr.py) are compiled to JavaScript by errkit/generate/js.py
  * into suggest.js, which calls the functions below. Values keep their Python types:
  *   None -> null, bool -> boolean, int -> BigInt, float -> number, str -> string,
  *   list -> Array, tuple -> Array marked by tuple().
  * Every operator follows Python (floor division and modulo signs, negative indexes, `in`,
  * tuple/list equality, chained comparisons) and raises a PyError where Python raises.
- * `h` holds a twin of every helper in errkit/fixes.py, plus the builtins expressions may call;
+ * `h` holds a twin of every helper in errkit/core/helpers.py, plus the builtins expressions may call;
  * tests/test_site.py checks that both sides agree on the whole catalogue.
  *
- * Also here: values.parse() of errkit/values.py (typed values read back from a message) and
+ * Also here: values.parse() of errkit/core/values.py (typed values read back from a message) and
  * str()/repr() of values, so the page shows what `errkit explain` prints.
  */
 (function (root, factory) {
@@ -492,7 +492,7 @@
     return seq[Number(i)];
   }
 
-  // -- helpers: twins of errkit/fixes.py and the builtins expressions may call --------------------
+  // -- helpers: twins of errkit/core/helpers.py and the builtins expressions may call --------------------
 
   var LIMIT = 1000000000000n; // fixes._LIMIT
 

@@ -114,7 +114,7 @@ HELPERS = {
 
 
 def evaluate_code(code, env, helpers=None):
-    """Run a vetted expression's code object (errkit/expr.py) with no builtins: only `env` and the
+    """Run a vetted expression's code object (errkit/core/expr.py) with no builtins: only `env` and the
     helpers are visible."""
     scope = dict(HELPERS if helpers is None else helpers)
     scope.update(env)

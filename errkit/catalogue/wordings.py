@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
-from . import template, values
-from .model import Entry, Variant
+from errkit.core import template, values
+from errkit.catalogue.model import Entry, Variant
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,13 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 
 from types import MappingProxyType
 
-from . import expr, patterns, spec, template
-from .atomic import write_text
-from .errors import UsageError
-from .load import SCHEMA_FILE, entry_files, load, read_document, yaml
-from .model import DEFAULT_PREFIX, Entry, Param, Variant
-from .naming import guess_type, param_name
+from errkit.core import expr, template
+from errkit.catalogue import wordings, spec
+from errkit.core.atomic import write_text
+from errkit.core.errors import UsageError
+from errkit.catalogue.load import SCHEMA_FILE, entry_files, load, read_document, yaml
+from errkit.catalogue.model import DEFAULT_PREFIX, Entry, Param, Variant
+from errkit.catalogue.naming import guess_type, param_name
 
 MODELINE = f"# yaml-language-server: $schema=../{SCHEMA_FILE}"
 
@@ -82,7 +83,7 @@ def used_codes(root: Path) -> set[str]:
 def code_prefix(root: Path) -> str:
     """The catalogue's code prefix: its `prefix` setting; for a bare folder of entries (no
     settings), the prefix most of its codes use; else the default."""
-    from .load import load_settings
+    from errkit.catalogue.load import load_settings
 
     settings, _ = load_settings(root) if root.is_dir() else (None, [])
     if settings is not None and settings.prefix:
@@ -90,16 +91,16 @@ def code_prefix(root: Path) -> str:
     prefixes = Counter(re.match(r"[A-Z]+", code).group(0) for code in used_codes(root)) if root.is_dir() else Counter()
     if prefixes:
         return prefixes.most_common(1)[0][0]
-    from . import project
+    from errkit.core import settings
 
-    home = Path(project.catalog_folder(None))  # a new folder (drafts, an import): the project's prefix
-    settings, _ = load_settings(home) if home.is_dir() and home.resolve() != root.resolve() else (None, [])
-    return settings.prefix if settings is not None and settings.prefix else DEFAULT_PREFIX
+    home = Path(settings.catalog_folder(None))  # a new folder (drafts, an import): the project's prefix
+    home_settings, _ = load_settings(home) if home.is_dir() and home.resolve() != root.resolve() else (None, [])
+    return home_settings.prefix if home_settings is not None and home_settings.prefix else DEFAULT_PREFIX
 
 
 def _set_prefix(root: Path) -> str | None:
     """The `prefix` the catalogue's settings name (lint's code-prefix rule enforces it), if any."""
-    from .load import load_settings
+    from errkit.catalogue.load import load_settings
 
     settings, _ = load_settings(root)
     return settings.prefix if settings is not None else None
@@ -126,7 +127,7 @@ def _check_names(area: str, slug: str) -> None:
 
 
 def new_entry(root: Path, area: str, slug: str, code: str | None, exception: str) -> Path:
-    from .generate.render import render_template
+    from errkit.generate.render import render_template
 
     _check_names(area, slug)
     if not root.is_dir():
@@ -331,12 +332,12 @@ def _covered_by(root: Path, message: str) -> str | None:
     probe = Entry(code="ZZ000", slug="probe", title="", area="", exception="ValueError", message="probe",
                   explanation="", params=params, variants=(variant,))
     try:
-        wording = patterns.compile_wording(probe, 1)
-    except patterns.WordingError:
+        wording = wordings.compile_wording(probe, 1)
+    except wordings.WordingError:
         return None
-    renderings = [wording.render(p) for p in patterns.sample_params(probe)]
+    renderings = [wording.render(p) for p in wordings.sample_params(probe)]
     for entry in load(root).entries:
-        for other in patterns.wordings(entry):
+        for other in wordings.wordings(entry):
             regex = re.compile(other.pattern)
             if any(regex.fullmatch(text) for text in renderings):
                 return entry.code

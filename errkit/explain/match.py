@@ -4,17 +4,17 @@ Each wording has a key, the piece of its fixed text least likely to appear elsew
 `errkit generate`). One regex of every key, searched over the raw bytes of the input at C speed,
 picks the lines to read; per line, a set match of the keys tells which wordings to try.
 
-The explain path: imports only os and the regex engine (errkit/regex.py: RE2, Python's `re` left
+The explain path: imports only os and the regex engine (errkit/core/regex.py: RE2, Python's `re` left
 unloaded); reads the index that `errkit generate` compiled.
 """
 
 import os
 
-from . import values
-from .normalise import normalise, original_span
-from .regex import ENGINE_ENV, PY_SPACE, Lazy, engine, escape, is_re2, numbered_groups  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
+from errkit.core import values
+from errkit.core.normalise import normalise, original_span
+from errkit.core.regex import ENGINE_ENV, PY_SPACE, Lazy, engine, escape, is_re2, numbered_groups  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
 
-INDEX_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_index.json")
+INDEX_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_index.json")
 
 WORD = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
 ANSI = Lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -209,7 +209,7 @@ class Index:
         self._postings: dict[str, list[int]] | None = None
         self._skeletons: dict[int, str] = {}
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
-        # the catalogue each code comes from (errkit/catalogues.py): code -> name, or one name for all
+        # the catalogue each code comes from (errkit/explain/registry.py): code -> name, or one name for all
         self._catalogues = data.get("catalogues") or data.get("project") or ""
         # code -> its fixes' suggest expressions already vetted and compiled (explain's index cache)
         self._vetted: dict = data.get("vetted") or {}

@@ -196,7 +196,7 @@ def _json_string(text: bytes) -> str | None:
 def _read(path: str) -> dict:
     import json
 
-    from .errors import UsageError
+    from errkit.core.errors import UsageError
 
     try:
         with open(path, encoding="utf-8") as handle:
@@ -230,15 +230,15 @@ def catalog_source(catalog_dir) -> "Source":
     """The catalogue folder `catalog_dir` as a Source: its project's `[tool.errkit] index` when
     that is newer than every file of the catalogue, else compiled in memory (the catalogue must
     lint clean: its errors are printed and LintFailed raised)."""
-    from . import project
-    from .errors import UsageError
+    from errkit.core import settings
+    from errkit.core.errors import UsageError
 
     folder = os.path.abspath(str(catalog_dir))
     if not os.path.isdir(folder):
         raise UsageError(f"{catalog_dir}: no such catalogue folder")
     try:
-        found = project.find_pyproject(folder)
-    except project.SettingsError as err:
+        found = settings.find_pyproject(folder)
+    except settings.SettingsError as err:
         raise UsageError(str(err)) from None
     if found is not None and isinstance(found[1].get("index"), str):
         compiled = os.path.join(found[0], found[1]["index"])
@@ -252,8 +252,8 @@ def catalog_source(catalog_dir) -> "Source":
             return Source(project_name(compiled) or str(catalog_dir), compiled)
     from pathlib import Path
 
-    from .generate import linted_catalogue
-    from .generate.index import build
+    from errkit.generate import linted_catalogue
+    from errkit.generate.index import build
 
     catalogue = linted_catalogue(Path(folder), "explain")
     if catalogue is None:
@@ -280,7 +280,7 @@ def sources(catalog_dir=None, registered_too: bool = True, bundled=None) -> list
     if catalog_dir is not None:
         out.append(catalog_source(catalog_dir))
     else:
-        from .project import index_path
+        from errkit.core.settings import index_path
 
         path = index_path()
         if path:
@@ -451,8 +451,8 @@ def _prepared(data: dict) -> dict:
     regex with its groups numbered (match.numbered: RE2 compiles a named group slowly once)."""
     import json
 
-    from . import expr
-    from .match import numbered, plan
+    from errkit.core import expr
+    from errkit.explain.match import numbered, plan
 
     entries, vetted = {}, {}
     for code, raw in data["entries"].items():
@@ -473,11 +473,11 @@ def _prepared(data: dict) -> dict:
 
 def load(catalog_dir=None, registered_too: bool = True, warn=None):
     """The matcher Index of every catalogue (see `sources`), clashes reported through `warn`."""
-    from .match import INDEX_FILE, Index
+    from errkit.explain.match import INDEX_FILE, Index
 
     found = sources(catalog_dir, registered_too, bundled=INDEX_FILE)
     if not found:
-        from .errors import UsageError
+        from errkit.core.errors import UsageError
 
         raise UsageError("no catalogue found: no [tool.errkit] index here, none registered, none given with --catalog")
     return Index(merged_cached(found, warn))

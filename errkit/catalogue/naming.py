@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .spec import IDENTIFIER
+from errkit.catalogue.spec import IDENTIFIER
 
 _INT_HINTS = ("ndim", "heads", "len", "size", "dim", "block", "num", "steps", "count", "batch", "wgs", "tiles", "blocks")
 

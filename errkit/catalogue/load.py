@@ -15,8 +15,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from . import spec
-from .model import DEFAULT_BRANCH, DEFAULT_SITE, Catalogue, Entry, Finding, Fix, Group, Kernel, Param, Positions, Rule, Settings, Variant
+from errkit.catalogue import spec
+from errkit.catalogue.model import DEFAULT_BRANCH, DEFAULT_SITE, Catalogue, Entry, Finding, Fix, Group, Kernel, Param, Positions, Rule, Settings, Variant
 
 SETTINGS_FILE = "errkit.yaml"
 SCHEMA_FILE = "entry.schema.json"
@@ -252,14 +252,14 @@ _TOOL_SETTINGS = spec.Record(fields=tuple(
 
 def load_settings(root: Path) -> tuple[Settings | None, list[Finding]]:
     """The catalogue's settings: its errkit.yaml overlaid by the project's [tool.errkit] table
-    (errkit/project.py says which table applies). Without either the folder is a bare set of
+    (errkit/core/settings.py says which table applies). Without either the folder is a bare set of
     entries (drafts, an import): linted, not generated."""
-    from . import project
+    from errkit.core import settings
 
     findings: list[Finding] = []
     try:
-        project_root, pyproject, tool = project.tool_table_for(str(root))
-    except project.SettingsError as err:
+        project_root, pyproject, tool = settings.tool_table_for(str(root))
+    except settings.SettingsError as err:
         return None, [Finding(str(err).partition(": ")[0], 1, 1, "bad-settings", str(err).partition(": ")[2])]
     if pyproject is not None:
         shown = display_path(Path(pyproject))

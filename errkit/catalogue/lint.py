@@ -8,9 +8,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from . import expr, fixes, kernels, patterns, releases, runtime, spec, template, values
-from .load import Loaded, display_path, load
-from .model import Entry, Finding, Kernel, Settings
+from errkit.core import expr, helpers, runtime, template, values
+from errkit.catalogue import kernels, wordings, releases, spec
+from errkit.catalogue.load import Loaded, display_path, load
+from errkit.catalogue.model import Entry, Finding, Kernel, Settings
 
 EntryRule = Callable[[Entry], Iterator[Finding]]
 
@@ -49,14 +50,14 @@ def templates(entry: Entry) -> Iterator[Finding]:
     """Each wording parses, and every placeholder names a declared param."""
     for i in range(len(entry.wordings)):
         try:
-            patterns.compile_wording(entry, i)
-        except patterns.WordingError as err:
+            wordings.compile_wording(entry, i)
+        except wordings.WordingError as err:
             key = ("message",) if i == 0 else ("variants", i - 1, "message")
             yield at(entry, key, err.rule, str(err))
     for i in range(len(entry.reads)):
         try:
-            patterns.compile_read(entry, i)
-        except patterns.WordingError as err:
+            wordings.compile_read(entry, i)
+        except wordings.WordingError as err:
             yield at(entry, ("reads", i), err.rule, str(err))
 
 
@@ -106,7 +107,7 @@ def empty_messages(entry: Entry) -> Iterator[Finding]:
 
 def param_names(entry: Entry) -> Iterator[Finding]:
     """Params become Python names in generated code: no keywords, no helper names."""
-    reserved = set(fixes.HELPERS) | set(runtime.BINDINGS)
+    reserved = set(helpers.HELPERS) | set(runtime.BINDINGS)
     for name in entry.params:
         if keyword.iskeyword(name) or name in reserved or name.startswith("_"):
             yield at(entry, ("params", name), "bad-param-name",
@@ -115,9 +116,9 @@ def param_names(entry: Entry) -> Iterator[Finding]:
 
 def unused_params(entry: Entry) -> Iterator[Finding]:
     used: set[str] = set()
-    for wording in patterns.wordings(entry):
+    for wording in wordings.wordings(entry):
         used.update(c.param for c in wording.captures)
-    for read in patterns.reads(entry):
+    for read in wordings.reads(entry):
         used.update(c.param for c in read.captures)
     for _, source in _expressions(entry):
         try:
@@ -290,12 +291,12 @@ def apart_by_location(a, b) -> bool:
 
 def overlapping_wordings(entries: Iterable[Entry]) -> Iterator[Finding]:
     """Two entries whose wordings can match the same rendered message."""
-    compiled = [(w, re.compile(w.pattern)) for e in entries for w in patterns.wordings(e)
+    compiled = [(w, re.compile(w.pattern)) for e in entries for w in wordings.wordings(e)
                 if not (w.variant.location and not has_fixed_text(w.variant.message))]  # told apart by location
     reported: set[tuple[str, str]] = set()
     for wording, _ in compiled:
         renderings = []
-        for params in patterns.sample_params(wording.entry):
+        for params in wordings.sample_params(wording.entry):
             try:
                 renderings.append(wording.render(params))
             except (KeyError, ValueError, TypeError):
@@ -321,7 +322,7 @@ def groups(settings: Settings, entries: Iterable[Entry]) -> Iterator[Finding]:
         line, col = settings.positions.of(key_path) if settings.positions else (1, 1)
         return Finding(path, line, col, rule, message)
 
-    binding_helpers = set(fixes.HELPERS) | set(runtime.BINDINGS)
+    binding_helpers = set(helpers.HELPERS) | set(runtime.BINDINGS)
     for name, group in settings.groups.items():
         base = ("groups", name)
         for param, source in group.bindings.items():

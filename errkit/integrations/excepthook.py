@@ -22,7 +22,7 @@ def _hook(previous):
     def excepthook(exc_type, exc, tb):
         previous(exc_type, exc, tb)  # the traceback first, untouched
         try:
-            from .answer import for_exception
+            from errkit.explain.exceptions import for_exception
 
             if exc is not None and exc.__traceback__ is None:
                 exc = exc.with_traceback(tb)

@@ -1,9 +1,9 @@
 """The catalogue's expressions and regexes in JavaScript, for the site's paste page.
 
-`to_js` compiles an expression vetted by errkit/expr.py to a JavaScript expression over the runtime
+`to_js` compiles an expression vetted by errkit/core/expr.py to a JavaScript expression over the runtime
 of site/docs/assets/errkit/runtime.js (`R`), which keeps Python's types and semantics: ints are
 BigInts, `%` and `//` floor, indexes may be negative, `in`, `is None`, tuple/list equality and
-chained comparisons behave as in Python, and every helper of errkit/fixes.py has a twin there.
+chained comparisons behave as in Python, and every helper of errkit/core/helpers.py has a twin there.
 
 `regex_to_js` translates a Python regex to JavaScript syntax (for the `u` flag) and refuses what
 JavaScript would read differently; `check_regex` is the generate-time sanity check.
@@ -17,10 +17,10 @@ import math
 import re
 from typing import Iterable
 
-from . import expr
+from errkit.core import expr
 
 
-# The helpers (errkit/fixes.py HELPERS) with a twin in runtime.js (`R.h`); tests keep the three equal.
+# The helpers (errkit/core/helpers.py HELPERS) with a twin in runtime.js (`R.h`); tests keep the three equal.
 JS_HELPERS = frozenset({
     "divisors", "common_divisors", "aligned_divisors", "nearest", "next_multiple", "prev_multiple", "is_power_of_two",
     "next_power_of_two", "prev_power_of_two", "is_finite", "gcd", "clamp", "min", "max", "abs", "len",

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from . import values
+from errkit.core import values
 
 
 class TemplateError(ValueError):

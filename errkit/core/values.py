@@ -1,10 +1,10 @@
 """Param types: how a value of each type is written in a message, found in text and read back.
 
-Kept free of heavy imports: `errkit explain` uses it (its regexes are compiled by errkit/regex.py's
+Kept free of heavy imports: `errkit explain` uses it (its regexes are compiled by errkit/core/regex.py's
 engine, so they are written for both RE2 and Python's `re`).
 """
 
-from .regex import Lazy
+from errkit.core.regex import Lazy
 
 DTYPE_NAMES = (
     "bfloat16", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",

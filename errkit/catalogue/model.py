@@ -7,7 +7,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from . import values
+from errkit.core import values
 
 EMPTY: Mapping = MappingProxyType({})
 # The source of an entry's own message: the catalogue's `name` setting, filled in where settings are known.
@@ -146,7 +146,7 @@ DEFAULT_SITE = "site"
 @dataclass(frozen=True)
 class Settings:
     """A catalogue's settings: its errkit.yaml overlaid by the project's `[tool.errkit]` table
-    (errkit/project.py). Paths are relative to `project_root`."""
+    (errkit/core/settings.py). Paths are relative to `project_root`."""
 
     project: str
     version: str
@@ -157,7 +157,7 @@ class Settings:
     retired: tuple[str, ...] = ()
     positions: Positions | None = field(default=None, compare=False, repr=False)
     name: str | None = None
-    prefix: str | None = None  # None: not set (errkit/authoring.py code_prefix infers one)
+    prefix: str | None = None  # None: not set (errkit/authoring/records.py code_prefix infers one)
     branch: str = DEFAULT_BRANCH
     index: str | None = None
     site: str | None = None
@@ -169,7 +169,7 @@ class Settings:
         return self.name or self.project
 
     def page_url(self, code: str) -> str:
-        from .runtime import page_url
+        from errkit.core.runtime import page_url
 
         return page_url(self.docs_url, self.version, code)
 
@@ -197,7 +197,7 @@ class Kernel:
     names: tuple[str, ...] = ()  # what compiler output calls it (pallas_call names, %splash_mha_fwd)
 
     def rules_on(self, name: str) -> tuple[Rule, ...]:
-        from . import expr
+        from errkit.core import expr
 
         return tuple(r for r in self.rules if name in expr.check(r.check, self.values.keys()).names)
 
@@ -211,7 +211,7 @@ class Catalogue:
 
     @property
     def project_root(self) -> Path:
-        """The folder the settings' paths are relative to (errkit/project.py)."""
+        """The folder the settings' paths are relative to (errkit/core/settings.py)."""
         return Path(self.settings.project_root or self.root.resolve().parent).resolve()
 
     def by_code(self) -> dict[str, Entry]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import _ast as ast  # the C node classes only: `import ast` (enum, contextlib, ...) is too slow for explain
 
-from . import fixes
+from errkit.core.helpers import HELPERS, evaluate_code
 
 PyCF_ONLY_AST = 0x400
 
@@ -85,7 +85,7 @@ def parse(source: str) -> ast.Expression:
         raise ExprError("bad-expression", f"does not parse: {err.msg}", max((err.offset or 1) - 1, 0)) from None
 
 
-def check(source: str, names, functions=fixes.HELPERS) -> Checked:
+def check(source: str, names, functions=HELPERS) -> Checked:
     """Parse and vet `source`; names are the variables it may read, functions the helpers it may call."""
     tree = parse(source)
     allowed, helpers = frozenset(names), frozenset(functions)
@@ -96,9 +96,9 @@ def check(source: str, names, functions=fixes.HELPERS) -> Checked:
     return Checked(source=source.strip(), tree=tree, names=frozenset(used - local), loops=local)
 
 
-def compiled(source: str, names, functions=fixes.HELPERS) -> tuple:
+def compiled(source: str, names, functions=HELPERS) -> tuple:
     """(code object, the names it reads, its loop names) of `source` vetted against `names`: what
-    explain's index cache keeps (errkit/catalogues.py), so that answering needs no `ast`. Run it
+    explain's index cache keeps (errkit/explain/registry.py), so that answering needs no `ast`. Run it
     with `fixes.evaluate_code` when the values at hand include every name it reads and none of its
     loop names; otherwise `evaluate` vets it against them (the same verdict, vetted again)."""
     checked = check(source, names, functions)
@@ -209,7 +209,7 @@ def _vet(node: ast.AST, allowed: frozenset, helpers: frozenset, used: set) -> No
 
 
 def _hint(name: str, choices) -> str:
-    from .spec import did_you_mean
+    from errkit.catalogue.spec import did_you_mean
 
     return did_you_mean(name, choices)
 
@@ -237,5 +237,5 @@ def to_python(checked: Checked, rename: dict[str, str] | None = None) -> str:
 
 def evaluate(source: str, env, functions=None):
     """Vet, then evaluate with no builtins: only `env` and the helpers are visible."""
-    helpers = fixes.HELPERS if functions is None else functions
-    return fixes.evaluate_code(_vetted_code(source, frozenset(env), frozenset(helpers)), env, helpers)
+    helpers = HELPERS if functions is None else functions
+    return evaluate_code(_vetted_code(source, frozenset(env), frozenset(helpers)), env, helpers)

@@ -22,7 +22,7 @@ def exception_text(exc: BaseException) -> str:
 def explain_text(text: str, index=None) -> dict | None:
     """`errkit explain`'s first answer for `text`, when it is a confident one (an exact match or
     a code named); None otherwise: a hook never shows a guess under someone's traceback."""
-    from .explain import explain_chunks, line_chunks, result
+    from errkit.explain.command import explain_chunks, line_chunks, result
 
     if index is None:
         index = load_index()
@@ -35,7 +35,7 @@ def explain_text(text: str, index=None) -> dict | None:
 
 def load_index():
     """The catalogues `errkit explain` reads (this project's, the registered ones, the bundled one)."""
-    from .catalogues import load
+    from errkit.explain.registry import load
 
     return load(warn=lambda line: None)  # a clash is `errkit list`'s news, not this traceback's
 
@@ -43,21 +43,21 @@ def load_index():
 def docs_link(res: dict) -> str:
     """The entry's page with the values as a query string (`.../RA105/?num_q_heads=12&...`): the
     page computes the fixes for them."""
-    from .runtime import query_string
+    from errkit.core.runtime import query_string
 
     query = query_string(res.get("params") or {})
     return res["docs_url"] + ("?" + query if query else "")
 
 
 def _plain(value) -> str:
-    from .runtime import shown
+    from errkit.core.runtime import shown
 
     return shown(value)
 
 
 def first_suggestion(res: dict) -> str | None:
     """The first concrete value a fix computes (`valid num_kv_heads: 1, 2, 3, 4, 6, 12`)."""
-    from .explain import _show
+    from errkit.explain.command import _show
 
     for fix in res["fixes"]:
         for s in fix["suggestions"]:
@@ -70,7 +70,7 @@ def first_suggestion(res: dict) -> str | None:
 
 
 def as_text(res: dict, colour: bool = False) -> str:
-    from .explain import Style, format_result
+    from errkit.explain.command import Style, format_result
 
     style = Style.__new__(Style)
     style.on = colour

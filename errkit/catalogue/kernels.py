@@ -15,8 +15,8 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from . import expr
-from .model import Kernel
+from errkit.core import expr
+from errkit.catalogue.model import Kernel
 
 LOOP = "candidate_"
 

@@ -1,6 +1,6 @@
 """`errkit init`: give an existing project a catalogue, its settings and a site skeleton.
 
-Everything is written at once or not at all (errkit/atomic.py), and nothing that exists is
+Everything is written at once or not at all (errkit/core/atomic.py), and nothing that exists is
 overwritten: a project that already has `[tool.errkit]`, a catalogue or a site is refused.
 The site skeleton (mkdocs.yml, the hand-editable pages and the 404 page's override) is rendered from templates shipped in
 errkit; the paste page's scripts and stylesheet are written later, by `errkit generate`.
@@ -13,10 +13,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import spec
-from .atomic import write_all
-from .errors import UsageError
-from .project import PYPROJECT
+from errkit.catalogue import spec
+from errkit.core.atomic import write_all
+from errkit.core.errors import UsageError
+from errkit.core.settings import PYPROJECT
 
 INDEX_FILE = "_errkit_index.json"
 VALIDATORS_FILE = "_errkit_errors.py"
@@ -123,7 +123,7 @@ def _raw_pyproject(p: Plan) -> str:
 
 
 def settings_yaml(p: Plan) -> str:
-    from .generate.render import environment
+    from errkit.generate.render import environment
 
     return environment().get_template("skeleton/errkit.yaml.j2").render(p=p, in_pyproject=p.pyproject is not None,
                                                                           index=f"{p.package_dir}/{INDEX_FILE}",
@@ -132,7 +132,7 @@ def settings_yaml(p: Plan) -> str:
 
 def skeleton(p: Plan) -> dict[str, str]:
     """The site's hand-editable files, rendered for this project (site folder-relative)."""
-    from .generate.render import environment
+    from errkit.generate.render import environment
 
     env = environment()
     context = {"project": p.project, "name": p.name, "prefix": p.prefix, "catalog": p.catalog, "site": p.site,

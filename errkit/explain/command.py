@@ -3,9 +3,9 @@
 import os
 import sys
 
-from .errors import UsageError
-from .match import HEADER, MSG, PASTE_SIZE, Index, Match, clean
-from .normalise import text_encoding
+from errkit.core.errors import UsageError
+from errkit.explain.match import HEADER, MSG, PASTE_SIZE, Index, Match, clean
+from errkit.core.normalise import text_encoding
 
 CHUNK = 4 * 1024 * 1024
 TAIL = 256 * 1024  # what the approximate pass reads: the most recent part of the input
@@ -245,14 +245,14 @@ def _evaluate(source: str, params: dict, vetted: dict | None):
     """`expr.evaluate(source, params)`, from the cache's vetted code when it can tell the same."""
     ready = (vetted or {}).get(source)
     if ready is not None and params.keys().isdisjoint(ready[2]):  # (no loop name shadows a value)
-        from .fixes import HELPERS, evaluate_code
+        from errkit.core.helpers import HELPERS, evaluate_code
 
         missing = set(ready[1]) - params.keys()
         if not missing:
             return evaluate_code(ready[0], params)
         if missing.isdisjoint(HELPERS):  # vetting again would stop at one of them: an unknown name
             raise _NeedsValues(source)
-    from . import expr  # vets it against these values (imports ast)
+    from errkit.core import expr  # vets it against these values (imports ast)
 
     return expr.evaluate(source, params)
 
@@ -283,7 +283,7 @@ def _kernel_ref(index: Index, kernel: str | None) -> dict | None:
 
 
 def result(index: Index, match: Match, count: int = 1, last_line: int | None = None) -> dict:
-    from .match import told_kernel
+    from errkit.explain.match import told_kernel
 
     entry = index.entries[match.code]
     vetted = index.vetted(match.code)
@@ -465,7 +465,7 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
         else:
             out.write(format_result(res, style) + "\n\n")
     if open_page:
-        from .answer import docs_link
+        from errkit.explain.exceptions import docs_link
 
         _open(docs_link(results[0]), err)
     return 0 if results[0]["confidence"] in ("exact", "lookup") else 1
@@ -478,6 +478,6 @@ def _json(res: dict) -> str:
 
 
 def _markdown(res: dict) -> str:
-    from .answer import as_markdown
+    from errkit.explain.exceptions import as_markdown
 
     return as_markdown(res)
