@@ -35,7 +35,15 @@ def _index(args, registered_too: bool = True):
     index) merged with the registered ones (errkit/explain/registry.py); clashes reported on stderr."""
     from errkit.explain import registry
 
-    return registry.load(_catalog_dir(args) if args.catalog else None, registered_too, warn=registry.stderr_warn)
+    return registry.load(_catalog_dir(args) if args.catalog else None, registered_too, warn=registry.stderr_warn,
+                         compile_catalogue=_compile_catalogue)
+
+
+def _compile_catalogue(folder) -> dict | None:
+    """`--catalog DIR` with a stale index: the generate side compiles it for the explain side."""
+    from errkit.generate import compiled_index
+
+    return compiled_index(folder)
 
 
 def cmd_lint(args) -> int:
@@ -72,7 +80,7 @@ def cmd_lint(args) -> int:
 
 
 def cmd_fmt(args) -> int:
-    from errkit.authoring.records import format_files
+    from errkit.authoring.fmt import format_files
 
     root = _catalog_dir(args)
     paths = [_path(p) for p in args.files] if args.files else None
@@ -87,7 +95,7 @@ def cmd_fmt(args) -> int:
 
 
 def cmd_new(args) -> int:
-    from errkit.authoring.records import new_entry
+    from errkit.authoring.new import new_entry
 
     path = new_entry(_catalog_dir(args), args.area, args.slug, code=args.code, exception=args.exception)
     print(path)
@@ -149,7 +157,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_show(args) -> int:
-    from errkit.explain.command import Style, format_entry
+    from errkit.explain.render import Style, format_entry
 
     index = _index(args)
     code = index.lookup(args.code)

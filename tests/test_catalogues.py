@@ -27,8 +27,9 @@ def errkit(*args, cwd, env=None):
 
 def compiled(catalog=SMALL, project=None) -> dict:
     from errkit.explain.registry import catalog_index
+    from errkit.generate import compiled_index
 
-    data = catalog_index(catalog)
+    data = catalog_index(catalog, compiled_index)
     if project:
         data["project"] = project
     return data

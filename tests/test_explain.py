@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import CATALOG, ROOT, errkit_subprocess, explain_first
-from errkit.explain import command
+from errkit.explain import command, render
 from errkit.catalogue import wordings
 from errkit.core import values
 from errkit.catalogue.load import load
@@ -285,8 +285,8 @@ def test_explain_imports_nothing_heavy():
     import sys
 
     code = (
-        "import sys, io; from errkit import explain; "
-        "explain.run(['num_q_heads=12 must be divisible by num_kv_heads=8'], False, False, out=io.StringIO()); "
+        "import sys, io; from errkit.explain import command; "
+        "command.run(['num_q_heads=12 must be divisible by num_kv_heads=8'], False, False, out=io.StringIO()); "
         "heavy = [m for m in ('jax', 'ruamel', 'jinja2', 'numpy', 'errkit.catalogue.load', 'errkit.catalogue.lint') if m in sys.modules]; "
         "print(heavy)"
     )
@@ -300,10 +300,10 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
             return True
 
     monkeypatch.delenv("NO_COLOR", raising=False)
-    assert command.Style(Tty()).on
-    assert not command.Style(io.StringIO()).on
+    assert render.Style(Tty()).on
+    assert not render.Style(io.StringIO()).on
     monkeypatch.setenv("NO_COLOR", "1")
-    assert not command.Style(Tty()).on
+    assert not render.Style(Tty()).on
 
 
 def test_empty_messages_match_the_most_specific_location_of_the_same_exception():

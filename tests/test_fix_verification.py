@@ -20,7 +20,7 @@ pytest.importorskip("jax")
 
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[1])]  # as a script: verify/, support.py, kernel/
 import verify  # noqa: E402
-from errkit.explain import command  # noqa: E402
+from errkit.core import suggest  # noqa: E402
 from errkit.catalogue.load import load  # noqa: E402
 from errkit.explain.match import Index  # noqa: E402
 from support import CATALOG, explain_first, pasted_text  # noqa: E402
@@ -67,7 +67,7 @@ def applied(entry, params: dict):
     for n, (fix, model) in enumerate(zip(data["fixes"], entry.fixes), 1):
         if model.unverified:
             continue
-        for s in command.suggestions(fix, params):
+        for s in suggest.suggestions(fix, params):
             if "sets" not in s or s.get("value") in (None, []):
                 continue
             value = s["value"]

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errkit.explain import command, match
+from errkit.explain import match
 from errkit.core import expr
 from errkit.catalogue import wordings
-from errkit.authoring.records import formatted
+from errkit.catalogue.writing import formatted
 from errkit.generate import render_all
 from errkit.catalogue.load import load, plain, yaml
 from support import CATALOG, ROOT, adversarial_lines, errkit_subprocess

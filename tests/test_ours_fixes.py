@@ -17,7 +17,7 @@ pytest.importorskip("jax")
 import jax  # noqa: E402
 from jax.sharding import AbstractMesh  # noqa: E402
 
-from errkit.explain import command  # noqa: E402
+from errkit.core import suggest  # noqa: E402
 from errkit.explain.match import Index  # noqa: E402
 from kernel import _validators  # noqa: E402
 from kernel.pallas_attention import _MIN_BLOCK, _next_pow2  # noqa: E402
@@ -27,7 +27,7 @@ INDEX = Index.load()
 
 def values(code: str, params: dict) -> dict[str, object]:
     """label -> computed value of every suggestion of an entry for these params."""
-    return {s["label"]: s.get("value") for fix in INDEX.entries[code]["fixes"] for s in command.suggestions(fix, params)}
+    return {s["label"]: s.get("value") for fix in INDEX.entries[code]["fixes"] for s in suggest.suggestions(fix, params)}
 
 
 def padded(head_dim: int) -> int:

@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from errkit.generate import js
-from errkit.explain import command, match
+from errkit.explain import answer, find, match
+from errkit.core import runtime
 from errkit.core import helpers as fixes
 from errkit.generate import index as index_module
 from errkit.generate import site
@@ -217,7 +218,7 @@ def test_static_pages_show_the_suggestions_for_the_example(files):
         for fix, computed in zip(entry.fixes, site.example_suggestions(entry, CATALOGUE)):
             for s in computed:
                 if "value" in s:
-                    assert f"{site.prose(s['label'])}: {site.code(command._show(s['value']))}" in fixes, (entry.code, s)
+                    assert f"{site.prose(s['label'])}: {site.code(runtime.shown(s['value']))}" in fixes, (entry.code, s)
 
 
 def test_pages_open_with_message_meaning_and_first_fix(files):
@@ -538,8 +539,8 @@ UPSTREAM = [
 
 def _expected(text: str) -> dict | None:
     index = match.Index(index_module.build(CATALOGUE))
-    found, _, _ = command.explain_chunks(index, [text])
-    return command.result(index, found[0].match) if found else None
+    found, _, _ = find.explain_chunks(index, [text])
+    return answer.result(index, found[0].match) if found else None
 
 
 def test_browser_entry_page_search_and_paste(browser, served):
@@ -580,11 +581,11 @@ def test_browser_entry_page_search_and_paste(browser, served):
             card.wait_for(timeout=10000)
             for name, value in expected["params"].items():
                 shown = card.locator(f"tr[data-param={name}] .errkit-value").inner_text()
-                assert shown == command._show(value), (name, shown, value)
+                assert shown == runtime.shown(value), (name, shown, value)
             for fix in expected["fixes"]:
                 for s in fix["suggestions"]:
                     if "value" in s:
-                        assert f"{s['label']}: {command._show(s['value'])}" in card.inner_text()
+                        assert f"{s['label']}: {runtime.shown(s['value'])}" in card.inner_text()
         page.fill("#errkit-input", text)
         page.click("#errkit-explain")
         page.locator(f".errkit-result--primary[data-code={want['code']}]").wait_for()

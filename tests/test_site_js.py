@@ -26,7 +26,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import CATALOG, FIXTURES, ROOT
-from errkit.explain import command, match
+from errkit.explain import answer, find, match
+from errkit.core import runtime, suggest
 from errkit.core import expr, helpers, values
 from errkit.generate import js
 from errkit.catalogue import kernels, wordings
@@ -167,10 +168,10 @@ def test_node_compiles_every_regex(node, project):
 
 def _python_explain(index: match.Index, text: str) -> list[dict]:
     """`errkit explain --all` on `text`, as the paste page shows each result (the harness's `seen`)."""
-    found, tail, _ = command.explain_chunks(index, [text])
-    pairs = [(command.result(index, f.match, f.count, f.last_line), f.match.params) for f in found]
+    found, tail, _ = find.explain_chunks(index, [text])
+    pairs = [(answer.result(index, f.match, f.count, f.last_line), f.match.params) for f in found]
     if not pairs:
-        pairs = [(command.result(index, m), m.params) for m in command.approximate(index, tail)]
+        pairs = [(answer.result(index, m), m.params) for m in find.approximate(index, tail)]
     return [{
         "code": res["code"],
         "confidence": res["confidence"],
@@ -181,10 +182,10 @@ def _python_explain(index: match.Index, text: str) -> list[dict]:
         "line": res["line"],
         "count": res["count"],
         "params": {k: repr(v) for k, v in params.items()},
-        "shown": {k: command._show(v) for k, v in res["params"].items()},
+        "shown": {k: runtime.shown(v) for k, v in res["params"].items()},
         "kernel": res["matched"]["kernel"] and res["matched"]["kernel"]["id"],
         "fix_kernels": [fix["kernel"] and fix["kernel"]["id"] for fix in res["fixes"]],
-        "suggestions": [[[s["label"], "value", command._show(s["value"])] if "value" in s else [s["label"], "needs", s["needs"]]
+        "suggestions": [[[s["label"], "value", runtime.shown(s["value"])] if "value" in s else [s["label"], "needs", s["needs"]]
                          for s in fix["suggestions"]] for fix in res["fixes"]],
     } for res, params in pairs]
 
@@ -388,7 +389,7 @@ def _value_text(type_: str):
 PY_RUNTIME = {  # runtime.js function -> the Python it stands for
     "repr": repr,
     "str": str,
-    "show": lambda v: command._show(command._jsonable(v)),
+    "show": lambda v: runtime.shown(suggest.jsonable(v)),
     "strip": str.strip,
     "parseValue": values.parse,
     "fixed": lambda x, places: format(x, f".{int(places)}f"),

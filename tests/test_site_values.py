@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from errkit.explain import command
+from errkit.core import runtime
+from errkit.core.suggest import suggestions
 from errkit.generate import site
 from test_site import ARTIFACTS, CATALOGUE, _serve, browser, built_site, evil_site, files, fresh_site, served  # noqa: F401 - fixtures
 
@@ -27,8 +28,8 @@ def _expected(code: str, params: dict) -> list[list[str]]:
     entry = CATALOGUE.get(code)
     out = []
     for fix, suggest in zip(entry.fixes, kernels.suggestion_sources(entry, CATALOGUE.kernels)):
-        found = command.suggestions({"suggest": suggest, "sets": dict(fix.sets)}, params)
-        out.append([f"{s['label']}: {command._show(s['value'])}" for s in found if "value" in s])
+        found = suggestions({"suggest": suggest, "sets": dict(fix.sets)}, params)
+        out.append([f"{s['label']}: {runtime.shown(s['value'])}" for s in found if "value" in s])
     return out
 
 

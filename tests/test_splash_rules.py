@@ -17,7 +17,7 @@ pytest.importorskip("jax")
 sys.path[:0] = [str(Path(__file__).parent)]
 from verify import splash as S  # noqa: E402
 
-from errkit.explain import command  # noqa: E402
+from errkit.core import suggest  # noqa: E402
 from errkit.catalogue.load import load  # noqa: E402
 from errkit.explain.match import Index  # noqa: E402
 from support import CATALOG  # noqa: E402
@@ -59,7 +59,7 @@ def test_lowering_rule_holds_as_declared(rule):
 
 def _suggested(code: str, params: dict) -> dict:
     data = Index.load().entries[code]
-    return {s["label"]: s.get("value") for fix in data["fixes"] for s in command.suggestions(fix, params)}
+    return {s["label"]: s.get("value") for fix in data["fixes"] for s in suggest.suggestions(fix, params)}
 
 
 # The evidence: (entry, params of the bad example, what the old suggestion gave, the runner's params for a value)

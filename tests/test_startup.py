@@ -19,6 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from errkit.explain import registry, command, match
+from errkit.core import suggest
 from errkit.core import helpers, regex, values
 from errkit.core.regex import PY_SPACE, escape
 from wheelhouse import clean_env
@@ -173,7 +174,7 @@ def test_vetted_suggestions_compute_what_vetting_again_computes(tmp_path, monkey
         vetted = index.vetted(code)
         assert set(fix["suggest"].values()) <= set(vetted), code
         for given_params in [params] + [{k: v for k, v in params.items() if k != name} for name in params]:
-            assert command.suggestions(fix, given_params, vetted) == command.suggestions(fix, given_params), (code, given_params)
+            assert suggest.suggestions(fix, given_params, vetted) == suggest.suggestions(fix, given_params), (code, given_params)
 
 
 def test_an_answer_from_the_cache_is_the_answer_from_the_json_index(tmp_path, monkeypatch):

@@ -19,8 +19,8 @@ from support import CATALOG, errkit_subprocess
 from errkit.explain import match
 from errkit.catalogue import wordings
 from errkit.core import runtime
-from errkit.explain import command
-from errkit.explain.exceptions import first_suggestion
+from errkit.core import suggest
+from errkit.explain.render import first_suggestion
 from errkit.core.runtime import query_string
 from errkit.generate.carry import carry
 from errkit.generate.validators import validators
@@ -177,7 +177,7 @@ def test_every_example_behaves_without_errkit(ours):
         # the note: the first suggestion explain's evaluator computes from the raised values (the
         # generated module's own compiled copy must agree), the page with the values
         raised = {k: params[k] for k in got["params"]}
-        fixes = [{"suggestions": command.suggestions(fix, raised)} for fix in INDEX.entries[code]["fixes"]]
+        fixes = [{"suggestions": suggest.suggestions(fix, raised)} for fix in INDEX.entries[code]["fixes"]]
         hint = first_suggestion({"fixes": fixes})
         link = CATALOGUE.settings.page_url(code) + "?" + query_string(raised)
         assert got["notes"] == [f"[{code}] {entry.title}" + (f" - {hint}" if hint else "") + f" - see {link}"]

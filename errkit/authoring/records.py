@@ -1,4 +1,5 @@
-"""Commands that write catalogue files: `errkit fmt`, `errkit new`, `errkit import`."""
+"""`errkit import FILE`: turn dataset records (JSON) into catalogue entries, numbered like `errkit new`
+and written in the canonical form; a record whose message a wording already covers is skipped."""
 
 from __future__ import annotations
 
@@ -6,12 +7,10 @@ import ast
 import io
 import json
 import re
-from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from types import MappingProxyType
@@ -20,138 +19,12 @@ from errkit.core import expr, template
 from errkit.catalogue import wordings, spec
 from errkit.core.atomic import write_text
 from errkit.core.errors import UsageError
-from errkit.catalogue.load import SCHEMA_FILE, entry_files, load, read_document, yaml
-from errkit.catalogue.model import DEFAULT_PREFIX, Entry, Param, Variant
+from errkit.catalogue.codes import code_prefix, next_code, used_codes
+from errkit.authoring.new import check_names
+from errkit.catalogue.load import load, yaml
+from errkit.catalogue.model import Entry, Param, Variant
+from errkit.catalogue.writing import MODELINE, formatted
 from errkit.catalogue.naming import guess_type, param_name
-
-MODELINE = f"# yaml-language-server: $schema=../{SCHEMA_FILE}"
-
-
-# -- fmt ------------------------------------------------------------------------------------------
-
-
-def formatted(text: str) -> str:
-    """The canonical form of an entry file: same data, comments and key order; our layout."""
-    data = yaml().load(text)
-    buffer = io.StringIO()
-    yaml().dump(data, buffer)
-    out = buffer.getvalue()
-    if not out.startswith("# yaml-language-server:"):
-        out = MODELINE + "\n" + out
-    return out.rstrip("\n") + "\n"
-
-
-def format_files(root: Path, paths: Iterable[Path] | None, check: bool) -> tuple[list[Path], list[str]]:
-    changed, problems = [], []
-    if paths is None and not root.is_dir():
-        raise UsageError(f"{root}: no such catalogue folder")
-    # a folder given is a catalogue: its entry files, as `errkit lint` reads them
-    targets = [f for p in paths for f in (entry_files(p) if p.is_dir() else [p])] if paths is not None else entry_files(root)
-    for path in targets:
-        data, findings = read_document(path, str(path))
-        if findings:
-            problems.extend(str(f) for f in findings)
-            continue
-        text = path.read_text(encoding="utf-8")
-        try:
-            new = formatted(text)
-        except YAMLError as err:
-            problems.append(f"{path}:1:1: yaml-syntax: {err}")
-            continue
-        if new != text:
-            changed.append(path)
-            if not check:
-                write_text(path, new)
-    return changed, problems
-
-
-# -- new ------------------------------------------------------------------------------------------
-
-
-def used_codes(root: Path) -> set[str]:
-    loaded = load(root)
-    codes = {e.code for e in loaded.entries}
-    if loaded.settings:
-        codes |= set(loaded.settings.retired)
-    for path in entry_files(root):  # entries too broken to load still hold their code
-        match = re.search(r"^code:\s*['\"]?([A-Z]{2,4}[0-9]{3})", path.read_text(encoding="utf-8", errors="replace"), re.M)
-        if match:
-            codes.add(match.group(1))
-    return codes
-
-
-def code_prefix(root: Path) -> str:
-    """The catalogue's code prefix: its `prefix` setting; for a bare folder of entries (no
-    settings), the prefix most of its codes use; else the default."""
-    from errkit.catalogue.load import load_settings
-
-    settings, _ = load_settings(root) if root.is_dir() else (None, [])
-    if settings is not None and settings.prefix:
-        return settings.prefix
-    prefixes = Counter(re.match(r"[A-Z]+", code).group(0) for code in used_codes(root)) if root.is_dir() else Counter()
-    if prefixes:
-        return prefixes.most_common(1)[0][0]
-    from errkit.core import settings
-
-    home = Path(settings.catalog_folder(None))  # a new folder (drafts, an import): the project's prefix
-    home_settings, _ = load_settings(home) if home.is_dir() and home.resolve() != root.resolve() else (None, [])
-    return home_settings.prefix if home_settings is not None and home_settings.prefix else DEFAULT_PREFIX
-
-
-def _set_prefix(root: Path) -> str | None:
-    """The `prefix` the catalogue's settings name (lint's code-prefix rule enforces it), if any."""
-    from errkit.catalogue.load import load_settings
-
-    settings, _ = load_settings(root)
-    return settings.prefix if settings is not None else None
-
-
-def next_code(root: Path, area: str, prefix: str, taken: set[str] | None = None) -> str:
-    """The area's next free code: after its highest, or for a new area the first hundred no code uses."""
-    taken = used_codes(root) if taken is None else taken
-    in_area = [int(p.name[len(prefix):len(prefix) + 3]) for p in (root / area).glob(f"{prefix}[0-9][0-9][0-9]*.yaml")]
-    used_hundreds = {int(code[len(prefix):]) // 100 for code in taken if code.startswith(prefix) and code[len(prefix):].isdigit()}
-    start = max(in_area) + 1 if in_area else 100 * next((h for h in range(1, 10) if h not in used_hundreds), 9)
-    for number in range(start, 1000):
-        code = f"{prefix}{number:03d}"
-        if code not in taken:
-            return code
-    raise UsageError(f"no free code left after {prefix}{start:03d}")
-
-
-def _check_names(area: str, slug: str) -> None:
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", area):
-        raise UsageError(f"area {area!r} must be a lower-case folder name")
-    if not re.fullmatch(spec.SLUG, slug):
-        raise UsageError(f"slug {slug!r} must be kebab-case (a-z, 0-9 and '-')")
-
-
-def new_entry(root: Path, area: str, slug: str, code: str | None, exception: str) -> Path:
-    from errkit.generate.render import render_template
-
-    _check_names(area, slug)
-    if not root.is_dir():
-        raise UsageError(f"{root}: no such catalogue folder")
-    taken = used_codes(root)
-    prefix = code_prefix(root)
-    if code is None:
-        code = next_code(root, area, prefix, taken=taken)
-    elif not re.fullmatch(spec.CODE, code):
-        raise UsageError(f"code {code!r} must look like {prefix}123 (2-4 capital letters and three digits)")
-    elif _set_prefix(root) and not code.startswith(_set_prefix(root)):
-        raise UsageError(f"code {code!r} must start with the catalogue's prefix {_set_prefix(root)!r}")
-    elif code in taken:
-        raise UsageError(f"code {code} is taken (or retired); codes are never reused")
-    path = root / area / f"{code}-{slug}.yaml"
-    if path.exists():
-        raise UsageError(f"{path} exists already")
-    text = render_template("entry.yaml.j2", code=code, slug=slug, exception=exception, modeline=MODELINE)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text(path, text)
-    return path
-
-
-# -- import ---------------------------------------------------------------------------------------
 
 def _check_from_validation(code: str | None, params: Iterable[str]) -> str | None:
     """The invariant in a dataset `validationCode` snippet (`assert COND, ...` or `if not COND: raise`)."""
@@ -345,7 +218,7 @@ def _covered_by(root: Path, message: str) -> str | None:
 
 
 def import_records(path: Path, root: Path, area: str, force: bool) -> tuple[list[Path], list[str]]:
-    _check_names(area, "x")
+    check_names(area, "x")
     records = _records(path)
     root.mkdir(parents=True, exist_ok=True)
     taken = used_codes(root)

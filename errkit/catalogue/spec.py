@@ -6,10 +6,11 @@ produced from them (`errkit generate` writes it), so the two can never disagree.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from errkit.core.expr import did_you_mean
 
 EXCEPTIONS = ("ValueError", "NotImplementedError", "TypeError")
 # Upstream kernels also raise these; only explain-only entries and variants may say so.
@@ -349,11 +350,6 @@ class Problem:
     path: tuple  # key path inside the document
     rule: str
     message: str
-
-
-def did_you_mean(word: str, choices) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 _TYPE_NAMES = ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),

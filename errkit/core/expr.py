@@ -166,7 +166,7 @@ def _vet(node: ast.AST, allowed: frozenset, helpers: frozenset, used: set) -> No
             return
         if node.id in helpers:
             return  # legal only as a call target; the Call branch checks that
-        raise ExprError("unknown-name", f"unknown name {node.id!r}{_hint(node.id, allowed | helpers)}", node.col_offset)
+        raise ExprError("unknown-name", f"unknown name {node.id!r}{did_you_mean(node.id, allowed | helpers)}", node.col_offset)
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Name) and node.func.id.startswith("_"):
             raise _forbid(node, f"a call of {node.func.id!r} (names starting with '_')")
@@ -208,10 +208,14 @@ def _vet(node: ast.AST, allowed: frozenset, helpers: frozenset, used: set) -> No
     raise _forbid(node, type(node).__name__)
 
 
-def _hint(name: str, choices) -> str:
-    from errkit.catalogue.spec import did_you_mean
+def did_you_mean(word: str, choices) -> str:
+    """` (did you mean 'x'?)` for the closest of `choices`, else "": the hint of every unknown name,
+    in an expression and in an entry file alike (errkit/catalogue/spec.py)."""
+    import difflib
 
-    return did_you_mean(name, choices)
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
 
 
 def _unparse(node) -> str:

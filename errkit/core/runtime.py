@@ -6,19 +6,16 @@ the standard library at the top (numpy and jax only inside a function, when it r
 No jax import here: the helpers read arrays through their duck-typed attributes.
 """
 
-from __future__ import annotations
-
 import os
-import re
 from types import MappingProxyType
-from typing import Any, Mapping
+from collections.abc import Mapping
 
 
 def docs_url_variable(project: str) -> str:
     """The environment variable that overrides one catalogue's docs URL (a local `mkdocs serve`):
     `ERRKIT_DOCS_URL_<PROJECT>`, the project name upper-cased with every other character as `_`,
     so one library's override leaves every other errkit-using library's links alone."""
-    return "ERRKIT_DOCS_URL_" + re.sub(r"[^A-Za-z0-9]", "_", project).upper()
+    return "ERRKIT_DOCS_URL_" + "".join(c if c.isascii() and c.isalnum() else "_" for c in project).upper()
 
 
 def page_url(docs_url: str, version: str, code: str) -> str:
@@ -71,7 +68,7 @@ class CatalogueError(Exception):
     docs_url_env: str = ""  # the variable that overrides docs_base, read when an error is raised
     suggestions: tuple = ()  # (label, function of the params) of the entry's fixes, in order
 
-    def __init__(self, message: str, params: Mapping[str, Any] | None = None):
+    def __init__(self, message: str, params: Mapping[str, object] | None = None):
         super().__init__(message)
         self.params = MappingProxyType(dict(params or {}))
         hint = first_suggestion(self.suggestions, self.params)

@@ -220,16 +220,18 @@ def _newest_mtime(folder: str) -> int:
     return newest
 
 
-def catalog_index(catalog_dir) -> dict:
+def catalog_index(catalog_dir, compile_catalogue) -> dict:
     """The compiled index of the catalogue folder `catalog_dir` (see catalog_source)."""
-    source = catalog_source(catalog_dir)
+    source = catalog_source(catalog_dir, compile_catalogue)
     return source.data if source.data is not None else _read(source.path)
 
 
-def catalog_source(catalog_dir) -> "Source":
+def catalog_source(catalog_dir, compile_catalogue) -> "Source":
     """The catalogue folder `catalog_dir` as a Source: its project's `[tool.errkit] index` when
-    that is newer than every file of the catalogue, else compiled in memory (the catalogue must
-    lint clean: its errors are printed and LintFailed raised)."""
+    that is newer than every file of the catalogue, else `compile_catalogue(folder)`'s index,
+    compiled in memory (None when the catalogue does not lint clean: its errors are printed and
+    LintFailed raised). The compiler is the caller's (errkit/cli.py hands errkit.generate's): the
+    explain side never imports the catalogue or generate sides."""
     from errkit.core import settings
     from errkit.core.errors import UsageError
 
@@ -250,15 +252,9 @@ def catalog_source(catalog_dir) -> "Source":
             fresh = False
         if fresh:
             return Source(project_name(compiled) or str(catalog_dir), compiled)
-    from pathlib import Path
-
-    from errkit.generate import linted_catalogue
-    from errkit.generate.index import build
-
-    catalogue = linted_catalogue(Path(folder), "explain")
-    if catalogue is None:
+    data = compile_catalogue(folder)
+    if data is None:
         raise LintFailed(str(catalog_dir))
-    data = build(catalogue)
     return Source(str(data.get("project") or catalog_dir), None, data)
 
 
@@ -272,13 +268,13 @@ class Source:
         self.name, self.path, self.data = name, path, data
 
 
-def sources(catalog_dir=None, registered_too: bool = True, bundled=None) -> list[Source]:
+def sources(catalog_dir=None, registered_too: bool = True, bundled=None, compile_catalogue=None) -> list[Source]:
     """The catalogues to read, first wins: `catalog_dir` (else the current project's index), then
     the registered ones by name; one of each "project" name. `bundled`: the index errkit ships, read
     last when no registered catalogue is it (a checkout run without installing errkit)."""
     out: list[Source] = []
     if catalog_dir is not None:
-        out.append(catalog_source(catalog_dir))
+        out.append(catalog_source(catalog_dir, compile_catalogue))
     else:
         from errkit.core.settings import index_path
 
@@ -471,11 +467,12 @@ def _prepared(data: dict) -> dict:
     return {**data, "entries": entries, "vetted": vetted, "wordings": wordings, "plan": plan(data["wordings"])}
 
 
-def load(catalog_dir=None, registered_too: bool = True, warn=None):
-    """The matcher Index of every catalogue (see `sources`), clashes reported through `warn`."""
+def load(catalog_dir=None, registered_too: bool = True, warn=None, compile_catalogue=None):
+    """The matcher Index of every catalogue (see `sources`), clashes reported through `warn`;
+    `compile_catalogue` compiles `catalog_dir` when its project's index is stale (catalog_source)."""
     from errkit.explain.match import INDEX_FILE, Index
 
-    found = sources(catalog_dir, registered_too, bundled=INDEX_FILE)
+    found = sources(catalog_dir, registered_too, bundled=INDEX_FILE, compile_catalogue=compile_catalogue)
     if not found:
         from errkit.core.errors import UsageError
 

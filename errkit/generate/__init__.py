@@ -48,6 +48,15 @@ def linted_catalogue(root: Path, command: str) -> Catalogue | None:
     return loaded.catalogue
 
 
+def compiled_index(folder) -> dict | None:
+    """The matcher index of the catalogue under `folder`, compiled in memory; None (its errors
+    printed) when it does not lint clean. What `--catalog DIR` reads when DIR's index is stale."""
+    from errkit.generate.index import build
+
+    catalogue = linted_catalogue(Path(folder), "explain")
+    return None if catalogue is None else build(catalogue)
+
+
 def run(root: Path, check: bool) -> int:
     catalogue = linted_catalogue(root, "generate")
     if catalogue is None:

@@ -313,8 +313,9 @@ def example_params(entry: Entry) -> dict | None:
 
 
 def example_suggestions(entry: Entry, catalogue: Catalogue) -> list[list[dict]]:
-    """Per fix, explain.suggestions() of its (kernel-expanded) suggest on the first bad example."""
-    from errkit.explain import command
+    """Per fix, the suggestions `errkit explain` computes (errkit/core/suggest.py) from its
+    (kernel-expanded) suggest on the first bad example."""
+    from errkit.core.suggest import suggestions
 
     params = example_params(entry)
     sources = kernels.suggestion_sources(entry, catalogue.kernels)
@@ -323,7 +324,7 @@ def example_suggestions(entry: Entry, catalogue: Catalogue) -> list[list[dict]]:
         if params is None or not suggest:
             out.append([{"label": label, "needs": source} for label, source in suggest.items()])
             continue
-        out.append(command.suggestions({"suggest": suggest, "sets": dict(fix.sets)}, params))
+        out.append(suggestions({"suggest": suggest, "sets": dict(fix.sets)}, params))
     return out
 
 

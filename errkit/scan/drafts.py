@@ -138,7 +138,7 @@ class DraftWriter:
     HEADER = "# DRAFT: review before merging. Written by `errkit scan --emit`; fill in the TODOs, then move it into the catalogue."
 
     def __init__(self, root: Path, report, prefix: str | None = None) -> None:
-        from errkit.authoring.records import code_prefix
+        from errkit.catalogue.codes import code_prefix
 
         self.root = root
         self.report = report
@@ -203,7 +203,7 @@ class DraftWriter:
         return list(by_key.values())
 
     def number(self, drafts: list[Draft]) -> None:
-        from errkit.authoring.records import used_codes
+        from errkit.catalogue.codes import used_codes
 
         taken = used_codes(self.root) if self.root.is_dir() else set()
         slugs = {e.slug for e in self.existing}
@@ -306,7 +306,7 @@ class DraftWriter:
         return out
 
     def text(self, draft: Draft) -> str:
-        from errkit.authoring.records import MODELINE, formatted
+        from errkit.catalogue.writing import MODELINE, formatted
         from errkit.catalogue.load import yaml
 
         buffer = io.StringIO()

@@ -1,0 +1,56 @@
+"""A fix's suggestions computed from the values a message shows: each `suggest` expression of the
+fix evaluated (from the index cache's vetted code when it can tell the same as vetting again), and
+the results made JSON-shaped. Shared by `errkit explain` and the site's generated pages."""
+
+def suggestions(fix: dict, params: dict, vetted: dict | None = None) -> list[dict]:
+    """The fix's suggestions computed from `params`; `vetted`: its expressions already vetted and
+    compiled (match.Index.vetted), used when they read only names `params` has."""
+    out = []
+    sets = fix.get("sets") or {}
+    for label, source in fix.get("suggest", {}).items():
+        try:
+            found = {"label": label, "value": jsonable(evaluate(source, params, vetted))}
+            if label in sets:
+                found["sets"] = sets[label]
+            out.append(found)
+        except ValueError as err:  # expr.ExprError: the expression is not for these values
+            if getattr(err, "rule", None) == "unknown-name":
+                out.append({"label": label, "needs": source})
+        except Exception:  # a suggestion that cannot be computed for these values is left out
+            continue
+    return out
+
+
+class NeedsValues(ValueError):
+    """What expr.ExprError says of an expression reading a name the values at hand lack."""
+
+    rule = "unknown-name"
+
+
+def evaluate(source: str, params: dict, vetted: dict | None):
+    """`expr.evaluate(source, params)`, from the cache's vetted code when it can tell the same."""
+    ready = (vetted or {}).get(source)
+    if ready is not None and params.keys().isdisjoint(ready[2]):  # (no loop name shadows a value)
+        from errkit.core.helpers import HELPERS, evaluate_code
+
+        missing = set(ready[1]) - params.keys()
+        if not missing:
+            return evaluate_code(ready[0], params)
+        if missing.isdisjoint(HELPERS):  # vetting again would stop at one of them: an unknown name
+            raise NeedsValues(source)
+    from errkit.core import expr  # vets it against these values (imports ast)
+
+    return expr.evaluate(source, params)
+
+
+def jsonable(value):
+    if isinstance(value, tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    if isinstance(value, float) and value != value:
+        return "nan"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    return value
+

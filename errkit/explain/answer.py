@@ -1,0 +1,62 @@
+"""The answer for one match: the entry, the wording matched, the values read, the fixes for the
+kernel that raised it with their suggestions computed; one dict, the shape `--json` prints."""
+
+from errkit.core.runtime import query_string
+from errkit.core.suggest import jsonable, suggestions
+from errkit.explain.match import Index, Match, told_kernel
+
+def offered(fixes: list[dict], wording: dict, told: str | None) -> list[dict]:
+    """The fixes for the kernel that raised the error: a fix for another kernel is left out when the
+    kernel is told, or when none of the kernels raising the wording is the fix's."""
+    candidates = [told] if told else list(wording.get("kernels") or ())
+    return [fix for fix in fixes if not fix.get("kernel") or not candidates or fix["kernel"] in candidates]
+
+
+def _kernel_ref(index: Index, kernel: str | None) -> dict | None:
+    if not kernel:
+        return None
+    return {"id": kernel, "title": ((index.data.get("kernels") or {}).get(kernel) or {}).get("title", kernel)}
+
+
+def result(index: Index, match: Match, count: int = 1, last_line: int | None = None) -> dict:
+    entry = index.entries[match.code]
+    vetted = index.vetted(match.code)
+    wording = match.wording
+    told = None if match.weak else told_kernel(match)  # a lookup names the entry, not who raised it
+    return {
+        "code": match.code,
+        "slug": entry["slug"],
+        "title": entry["title"],
+        "confidence": "lookup" if match.weak else "exact" if match.exact else "approximate",
+        "score": match.score,
+        "matched": {
+            "wording": wording["template"],
+            "variant": wording["variant"],
+            "source": wording["source"],
+            "exception": wording["exception"],
+            "releases": (wording.get("releases") or {}).get("shown"),
+            "kernel": _kernel_ref(index, told),
+            "text": match.text,
+        },
+        "params": {k: jsonable(v) for k, v in match.params.items()},
+        "fixes": [
+            {"summary": fix["summary"], "alternative": bool(fix.get("alternative")), "unverified": fix.get("unverified"),
+             "kernel": _kernel_ref(index, fix.get("kernel")),
+             "suggestions": suggestions(fix, match.params, vetted) if match.exact or match.weak else [],
+             "before": fix.get("before"), "after": fix.get("after")}
+            for fix in (entry["fixes"] if match.weak else offered(entry["fixes"], wording, told))
+        ],
+        "explanation": entry["explanation"],
+        "docs_url": entry["docs_url"],
+        "line": match.line if last_line is None else last_line,
+        "count": count,
+        "catalogue": index.catalogue(match.code),
+    }
+
+
+def docs_link(res: dict) -> str:
+    """The entry's page with the values as a query string (`.../RA105/?num_q_heads=12&...`): the
+    page computes the fixes for them."""
+    query = query_string(res.get("params") or {})
+    return res["docs_url"] + ("?" + query if query else "")
+

@@ -1,0 +1,154 @@
+"""An answer (errkit/explain/answer.py) as people read it: the terminal's text, with ANSI colour
+when it is a terminal; HTML for notebooks; markdown for bug reports; JSON for tools; and an entry
+in full, as `errkit show` prints it."""
+
+import os
+
+from errkit.core.runtime import shown
+from errkit.explain.answer import docs_link
+
+class Style:
+    def __init__(self, stream):
+        # https://no-color.org: a NO_COLOR that is set and not empty turns colour off
+        self.on = bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.on else text
+
+    def bold(self, text):
+        return self._wrap("1", text)
+
+    def dim(self, text):
+        return self._wrap("2", text)
+
+    def green(self, text):
+        return self._wrap("32", text)
+
+    def yellow(self, text):
+        return self._wrap("33", text)
+
+
+def _first_paragraph(text: str) -> str:
+    para = text.strip().split("\n\n", 1)[0]
+    return " ".join(para.split())
+
+
+def format_result(res: dict, style: Style) -> str:
+    label = lambda s: style.dim(f"  {s:<9}")  # noqa: E731
+    head = f"{style.bold(res['code'])}  {style.bold(res['title'])}"
+    if res["confidence"] == "approximate":
+        head += "  " + style.yellow(f"[approximate match, similarity {res['score']:.2f}]")
+    elif res["count"] > 1:
+        head += style.dim(f"  (x{res['count']}, last at line {res['line']})")
+    lines = [head]
+    matched = res["matched"]
+    lines.append(label("wording") + matched["wording"])
+    raised = f"{matched['exception']} raised by {matched['source']}"
+    lines.append(label("") + style.dim(raised + (f", {matched['releases']}" if matched.get("releases") else "")))
+    if res["confidence"] == "approximate":
+        lines.append(label("you have") + matched["text"][:200])
+    if res["params"]:
+        lines.append(label("values") + ", ".join(f"{k}={shown(v)}" for k, v in res["params"].items()))
+    lines.append(label("means") + _first_paragraph(res["explanation"]))
+    for n, fix in enumerate(res["fixes"], 1):
+        aside = style.dim("alternative, outside this library: ") if fix.get("alternative") else ""
+        if fix.get("kernel") and not matched.get("kernel"):
+            aside += style.dim(f"for {fix['kernel']['title']}: ")
+        lines.append(label(f"fix {n}") + aside + fix["summary"])
+        if fix.get("unverified"):
+            lines.append(label("") + "  " + style.dim(f"(unverified: {fix['unverified']})"))
+        for s in fix["suggestions"]:
+            if "value" in s and s["value"] in (None, []):
+                lines.append(label("") + "  " + style.yellow(f"{s['label']}: none satisfies every constraint"))
+            elif "value" in s:
+                lines.append(label("") + "  " + style.green(f"{s['label']}: {shown(s['value'])}"))
+    lines.append(label("docs") + res["docs_url"])
+    if res.get("catalogue"):
+        lines.append(label("catalogue") + " " + res["catalogue"])
+    return "\n".join(lines)
+
+
+def format_entry(code: str, entry: dict, style: Style, catalogue: str = "") -> str:
+    lines = [f"{style.bold(code)}  {style.bold(entry['title'])}  {style.dim(entry['slug'])}"]
+    lines.append(style.dim(f"  {entry['exception']}: ") + entry["message"])
+    lines.append("")
+    lines.extend("  " + l for l in entry["explanation"].strip().splitlines())
+    for n, fix in enumerate(entry["fixes"], 1):
+        lines.append("")
+        scope = f"for {fix['kernel']}: " if fix.get("kernel") else ""
+        lines.append(f"  {'alternative' if fix.get('alternative') else 'fix'} {n}: {scope}{fix['summary']}")
+        for lbl, source in fix["suggest"].items():
+            lines.append(style.dim(f"    {lbl}: computed as {source}"))
+    lines.append("")
+    lines.append("  docs: " + entry["docs_url"])
+    if catalogue:
+        lines.append("  catalogue: " + catalogue)
+    return "\n".join(lines)
+
+
+def to_json(res: dict) -> str:
+    import json  # --json only: json imports re (start-up time)
+
+    return json.dumps(res, ensure_ascii=False)
+
+
+
+
+def first_suggestion(res: dict) -> str | None:
+    """The first concrete value a fix computes (`valid num_kv_heads: 1, 2, 3, 4, 6, 12`)."""
+    for fix in res["fixes"]:
+        for s in fix["suggestions"]:
+            if "value" in s and s["value"] not in (None, []):
+                return f"{s['label']}: {shown(s['value'])}"
+    return None
+
+
+def as_text(res: dict, colour: bool = False) -> str:
+    style = Style.__new__(Style)
+    style.on = colour
+    return format_result({**res, "docs_url": docs_link(res)}, style)
+
+
+def as_html(res: dict) -> str:
+    import html  # imports re: loaded for a notebook's answer only
+
+    e = html.escape
+    rows = [f"<div class=\"errkit-answer\"><p><strong>{e(res['code'])}</strong> {e(res['title'])}</p>", "<ul>"]
+    if res["params"]:
+        values = ", ".join(f"<code>{e(k)}={e(shown(v))}</code>" for k, v in res["params"].items())
+        rows.append(f"<li>values: {values}</li>")
+    for n, fix in enumerate(res["fixes"], 1):
+        found = [s for s in fix["suggestions"] if "value" in s and s["value"] not in (None, [])]
+        computed = "".join(f"<br><code>{e(s['label'])}: {e(shown(s['value']))}</code>" for s in found)
+        kind = "alternative" if fix.get("alternative") else "fix"
+        rows.append(f"<li>{kind} {n}: {e(fix['summary'])}{computed}</li>")
+    link = e(docs_link(res), quote=True)
+    rows.append(f"</ul><p><a href=\"{link}\" target=\"_blank\" rel=\"noopener\">{link}</a></p></div>")
+    return "\n".join(rows)
+
+
+def as_markdown(res: dict) -> str:
+    """A snippet for a bug report: the message, the code, the values, the fixes, the link."""
+    fence = "```"
+    message = res["matched"].get("text") or res["matched"]["wording"]
+    while fence in message:
+        fence += "`"
+    lines = [f"**{res['code']}: {res['title']}** (errkit)", "", fence + "text", message.strip(), fence, ""]
+    if res["params"]:
+        lines.append("- values: " + ", ".join(f"`{k}={shown(v)}`" for k, v in res["params"].items()))
+    for n, fix in enumerate(res["fixes"], 1):
+        found = [s for s in fix["suggestions"] if "value" in s and s["value"] not in (None, [])]
+        kind = "alternative" if fix.get("alternative") else "fix"
+        lines.append(f"- {kind} {n}: {fix['summary']}")
+        lines += [f"  - {s['label']}: `{shown(s['value'])}`" for s in found]
+    lines.append(f"- docs: <{docs_link(res)}>")
+    return "\n".join(lines)
+
+
+def render(res: dict, fmt: str) -> str:
+    if fmt == "html":
+        return as_html(res)
+    if fmt == "markdown":
+        return as_markdown(res)
+    return as_text(res, colour=fmt == "ansi")
+
