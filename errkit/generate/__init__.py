@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from errkit.core.atomic import write_all
-from errkit.core.errors import UsageError
-from errkit.catalogue.lint import lint
 from errkit.catalogue.model import Catalogue
 from errkit.generate import outputs
+from errkit.generate.files import linted_catalogue, write_or_check
 
 
 def render_all(catalogue: Catalogue) -> dict[Path, bytes]:
@@ -19,33 +16,6 @@ def render_all(catalogue: Catalogue) -> dict[Path, bytes]:
         for rel, text in produce(catalogue).items():
             files[Path(rel)] = text.encode("utf-8")
     return files
-
-
-def stale_files(project: Path, files: dict[Path, bytes]) -> list[Path]:
-    stale = []
-    for rel, data in sorted(files.items()):
-        target = project / rel
-        try:
-            current = target.read_bytes()
-        except OSError:
-            current = None
-        if current != data:
-            stale.append(rel)
-    return stale
-
-
-def linted_catalogue(root: Path, command: str) -> Catalogue | None:
-    """The catalogue under `root` if it lints clean; otherwise None, with every error printed."""
-    loaded, findings = lint(root)
-    errors = [f for f in findings if f.severity == "error"]
-    if errors:
-        for f in errors:
-            print(f, file=sys.stderr)
-        print(f"errkit {command}: the catalogue has {len(errors)} lint error(s); nothing written", file=sys.stderr)
-        return None
-    if loaded.catalogue is None:
-        raise UsageError(f"{root}: no {root / 'errkit.yaml'}; {command} needs the catalogue settings")
-    return loaded.catalogue
 
 
 def compiled_index(folder) -> dict | None:
@@ -58,26 +28,8 @@ def compiled_index(folder) -> dict | None:
 
 
 def run(root: Path, check: bool) -> int:
+    """`errkit generate [--check]`: the exit code."""
     catalogue = linted_catalogue(root, "generate")
     if catalogue is None:
         return 1
-    project = catalogue.project_root
-    files = render_all(catalogue)
-    stale = stale_files(project, files)
-    if check:
-        for rel in stale:
-            print(f"stale: {rel}", file=sys.stderr)
-        if stale:
-            print(f"errkit generate --check: {len(stale)} generated file(s) differ from the catalogue; run `errkit generate`",
-                  file=sys.stderr)
-            return 1
-        print(f"errkit generate --check: {len(files)} generated files up to date", file=sys.stderr)
-        return 0
-    try:
-        write_all({project / rel: files[rel] for rel in stale})
-    except OSError as err:
-        print(f"errkit generate: cannot write {getattr(err, 'filename', '') or ''}: {err.strerror or err}; "
-              "previous files left intact", file=sys.stderr)
-        return 1
-    print(f"errkit generate: {len(stale)} file(s) written, {len(files) - len(stale)} unchanged", file=sys.stderr)
-    return 0
+    return write_or_check("generate", catalogue.project_root, render_all(catalogue), check)

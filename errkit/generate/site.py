@@ -635,30 +635,12 @@ def orphans(project: Path, docs: str | None, expected) -> list[Path]:
 
 def run(root, args) -> int:
     """`errkit docs [--check]`: write (or check) the site's generated files and delete orphans."""
-    from errkit.core.atomic import write_all
-    from errkit.generate import linted_catalogue, stale_files
+    from errkit.generate.files import linted_catalogue, write_or_check
 
-    root = Path(root)
-    catalogue = linted_catalogue(root, "docs")
+    catalogue = linted_catalogue(Path(root), "docs")
     if catalogue is None:
         return 1
     project = catalogue.project_root
     files = {Path(rel): text.encode("utf-8") for rel, text in build(catalogue).items()}
-    stale = stale_files(project, files)
-    extra = orphans(project, docs_folder(catalogue), files)
-    if getattr(args, "check", False):
-        for rel in stale:
-            print(f"stale: {rel}", file=sys.stderr)
-        for rel in extra:
-            print(f"orphan: {rel}", file=sys.stderr)
-        if stale or extra:
-            print(f"errkit docs --check: {len(stale)} stale and {len(extra)} orphaned page(s); run `errkit docs`", file=sys.stderr)
-            return 1
-        print(f"errkit docs --check: {len(files)} site files up to date", file=sys.stderr)
-        return 0
-    write_all({project / rel: files[rel] for rel in stale})
-    for rel in extra:
-        (project / rel).unlink()
-    print(f"errkit docs: {len(stale)} file(s) written, {len(files) - len(stale)} unchanged, {len(extra)} orphan(s) deleted",
-          file=sys.stderr)
-    return 0
+    return write_or_check("docs", project, files, getattr(args, "check", False),
+                          orphans=orphans(project, docs_folder(catalogue), files))
