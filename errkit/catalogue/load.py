@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterator
+from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -337,10 +337,3 @@ def load(root: Path) -> Loaded:
     kernels, found = load_kernels(root)
     findings += found
     return Loaded(root, settings, tuple(entries), tuple(findings), MappingProxyType(kernels))
-
-
-def iter_entries_raw(root: Path) -> Iterator[tuple[Path, Any]]:
-    for path in entry_files(root):
-        data, _ = read_document(path, display_path(path))
-        if data is not None:
-            yield path, data

@@ -196,11 +196,6 @@ class Kernel:
     positions: Positions | None = field(default=None, compare=False, repr=False)
     names: tuple[str, ...] = ()  # what compiler output calls it (pallas_call names, %splash_mha_fwd)
 
-    def rules_on(self, name: str) -> tuple[Rule, ...]:
-        from errkit.core import expr
-
-        return tuple(r for r in self.rules if name in expr.check(r.check, self.values.keys()).names)
-
 
 @dataclass(frozen=True)
 class Catalogue:

@@ -17,9 +17,6 @@ TABLE = "[tool.errkit]"
 DEFAULT_CATALOG = "catalog"
 # Keys `[tool.errkit]` may hold. Settings keys may also be in the catalogue's errkit.yaml; the
 # path keys (catalog, index, site, validators) are relative to the project root.
-PATH_KEYS = ("catalog", "index", "site", "validators")
-
-
 class SettingsError(ValueError):
     """A `[tool.errkit]` table that cannot be used (its message names the file)."""
 

@@ -8,14 +8,7 @@ for scripts one cannot edit). Until an exception happens nothing is imported.
 
 from __future__ import annotations
 
-import os
 import sys
-
-ENV = "ERRKIT_EXPLAIN"
-
-
-def _colour(stream) -> bool:
-    return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
 
 
 def _hook(previous):
@@ -23,10 +16,11 @@ def _hook(previous):
         previous(exc_type, exc, tb)  # the traceback first, untouched
         try:
             from errkit.explain.exceptions import for_exception
+            from errkit.explain.render import Style
 
             if exc is not None and exc.__traceback__ is None:
                 exc = exc.with_traceback(tb)
-            text = for_exception(exc, "ansi" if _colour(sys.stderr) else "text")
+            text = for_exception(exc, "ansi" if Style(sys.stderr).on else "text")
             if text:
                 sys.stderr.write("\n" + text + "\n")
                 sys.stderr.flush()
@@ -52,9 +46,3 @@ def uninstall() -> None:
     hook = sys.excepthook
     if getattr(hook, "errkit", False):
         sys.excepthook = hook.previous
-
-
-def install_from_environment() -> None:
-    """Called by errkit-hook.pth at every Python start: `install()` when ERRKIT_EXPLAIN is set."""
-    if os.environ.get(ENV, "") not in ("", "0"):
-        install()

@@ -293,11 +293,6 @@ def invariant(site: Site, parsed: dict | None = None) -> ast.expr | None:
     return _to_params(tree, param_of_key, kinds)  # no locations needed: the tree is only unparsed
 
 
-def numeric_names(tree: ast.expr) -> set[str]:
-    """Names a condition does arithmetic on or orders: ints, whatever their name says."""
-    return _numeric_names(_nodes(tree))
-
-
 def _numeric_names(nodes: list[ast.AST]) -> set[str]:
     out: set[str] = set()
     for node in nodes:
