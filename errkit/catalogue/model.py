@@ -1,4 +1,6 @@
-"""The catalogue as immutable objects: the hub every other module reads."""
+"""The catalogue as immutable objects (entries, params, fixes, variants, kernels, settings, lint
+findings): what the catalogue, generate, authoring and scan sides read; never the explain side,
+which reads the compiled index instead."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""What generated validators run: the exception base and the binding helpers.
+"""What generated validators run: the exception base, the binding helpers, and how a value, a
+suggestion and an entry's page address are written. `errkit explain` writes values and page
+addresses with the same functions, so a raised error's note and an explained paste agree.
 
 `errkit generate` copies the ones a catalogue uses into the generated module (errkit/generate/carry.py),
 so that module needs only the standard library: write them here, in plain Python, importing only

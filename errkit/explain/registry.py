@@ -150,8 +150,8 @@ def _write_cache(path: str, data) -> None:
 # -- reading indexes ------------------------------------------------------------------------------
 
 
-def project_name(path: str) -> str | None:
-    """The "project" of a compiled index, read from its first bytes (no parse of the whole file)."""
+def name_in_index(path: str) -> str | None:
+    """The catalogue's name (the "project" key) of a compiled index, read from its first bytes (no parse of the whole file)."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(_HEAD)
@@ -251,7 +251,7 @@ def catalog_source(catalog_dir, compile_catalogue) -> "Source":
         except OSError:
             fresh = False
         if fresh:
-            return Source(project_name(compiled) or str(catalog_dir), compiled)
+            return Source(name_in_index(compiled) or str(catalog_dir), compiled)
     data = compile_catalogue(folder)
     if data is None:
         raise LintFailed(str(catalog_dir))
@@ -280,11 +280,11 @@ def sources(catalog_dir=None, registered_too: bool = True, bundled=None, compile
 
         path = index_path()
         if path:
-            out.append(Source(project_name(path) or path, path))
+            out.append(Source(name_in_index(path) or path, path))
     if registered_too:
-        candidates = [(project_name(path) or name, path) for name, path in registered()]
+        candidates = [(name_in_index(path) or name, path) for name, path in registered()]
         if bundled:  # skipped below when a registered catalogue is it
-            candidates.append((project_name(bundled), bundled))
+            candidates.append((name_in_index(bundled), bundled))
         seen = {s.name for s in out}
         paths = {os.path.realpath(s.path) for s in out if s.path}
         for name, path in candidates:

@@ -263,11 +263,6 @@ def suggestion_lambdas(entry: Entry, kernel_map) -> list[tuple[str, str]]:
     return out
 
 
-def project_name(settings) -> str:
-    """The name generated text gives the catalogue's project (its docstring, its docs URL variable)."""
-    return settings.project
-
-
 def validators(catalogue: Catalogue) -> dict[str, str]:
     settings = catalogue.settings
     if not settings.validators:  # an explain-and-docs-only catalogue
@@ -288,7 +283,7 @@ def validators(catalogue: Catalogue) -> dict[str, str]:
     used = sorted(set(re.findall(r"\b_(rt|fx)_(\w+)", " ".join(sources))))
     runtime_helpers = [name for side, name in used if side == "rt"]
     fixes_helpers = [name for side, name in used if side == "fx"]
-    project = project_name(settings)
+    project = settings.project  # named in the docstring and the docs URL variable
     text = render_template(
         "validators.py.j2",
         settings=settings,
