@@ -89,7 +89,7 @@ import json, sys
 root, devices, fixes = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
 sys.path[:0] = [root, root + "/tests"]
 import jax
-from errkit.load import load
+from errkit.catalogue.load import load
 from support import pasted_text
 assert jax.device_count() == devices, jax.devices()
 entries = {e.code: e for e in load(root + "/catalog").entries}

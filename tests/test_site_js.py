@@ -1,8 +1,8 @@
 """The paste page's JavaScript against the Python it ports, on the catalogue and on random input.
 
 runtime.js (values, operators, helpers), suggest.js (every `suggest` expression), match.js (the
-matcher and explain) each against the product's own Python: errkit.values, errkit.fixes,
-errkit.expr, errkit.match.Index and errkit.explain. One node process (tests/fixtures/site/harness.js)
+matcher and explain) each against the product's own Python: errkit.core.values, errkit.core.helpers,
+errkit.core.expr, errkit.explain.match.Index and errkit.explain. One node process (tests/fixtures/site/harness.js)
 serves the whole module, a batch of cases per request.
 
 Needs node. Without it these tests skip, except under CI (CI set), where a missing node fails.
