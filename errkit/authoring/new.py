@@ -1,4 +1,6 @@
-"""`errkit new AREA SLUG`: scaffold an entry file with the area's next free code."""
+"""`errkit new AREA SLUG`: scaffold an entry file with the area's next free code: a sample entry
+(one int param, its check and examples) for the author to replace, written by the catalogue's
+entry writer (errkit/catalogue/writing.py)."""
 
 import re
 from pathlib import Path
@@ -7,7 +9,37 @@ from errkit.core.atomic import write_text
 from errkit.core.errors import UsageError
 from errkit.catalogue import spec
 from errkit.catalogue.codes import code_prefix, next_code, settings_prefix, used_codes
-from errkit.catalogue.writing import MODELINE
+from errkit.catalogue.writing import entry_document, entry_text, quoted
+
+HEADER = "New entry: replace every example value below with the real condition, then run `errkit lint`."
+COMMENTS = {
+    "message": 'The exact message the kernel raises, with f-string semantics: {value=} prints "value=<repr>".',
+    "check": "The invariant that must hold; the error is raised when it is false.",
+}
+
+
+def scaffold(code: str, slug: str, exception: str) -> str:
+    """The text of a new entry: every field an author fills in, with sample values."""
+    fields = {
+        "code": code,
+        "slug": slug,
+        "title": "One line saying what went wrong",
+        "exception": exception,
+        "message": quoted("{value=} must be positive"),
+        "params": {"value": {"type": "int", "description": "What the value is and where it comes from."}},
+        "check": "value > 0",
+        "explanation": "What the error means, and why the kernel needs the invariant.\n",
+        "triggers": ["A concrete input that raises it."],
+        "situations": ["Where people usually meet it."],
+        "fixes": [{"summary": "What to change.", "suggest": {"smallest valid value": "max(1, value)"},
+                   "before": "call(value=0)\n", "after": "call(value=1)\n"}],
+        "prevention": ["How to avoid it in the first place."],
+        "tags": [],
+        "variants": [],
+        "examples": {"bad": [{"value": 0}], "good": [{"value": 1}]},
+    }
+    return entry_text(entry_document(fields, COMMENTS), header=HEADER)
+
 
 def check_names(area: str, slug: str) -> None:
     if not re.fullmatch(r"[a-z][a-z0-9_]*", area):
@@ -17,8 +49,6 @@ def check_names(area: str, slug: str) -> None:
 
 
 def new_entry(root: Path, area: str, slug: str, code: str | None, exception: str) -> Path:
-    from errkit.generate.render import render_template
-
     check_names(area, slug)
     if not root.is_dir():
         raise UsageError(f"{root}: no such catalogue folder")
@@ -35,7 +65,7 @@ def new_entry(root: Path, area: str, slug: str, code: str | None, exception: str
     path = root / area / f"{code}-{slug}.yaml"
     if path.exists():
         raise UsageError(f"{path} exists already")
-    text = render_template("entry.yaml.j2", code=code, slug=slug, exception=exception, modeline=MODELINE)
+    text = scaffold(code, slug, exception)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text(path, text)
     return path

@@ -1,19 +1,18 @@
-"""`errkit import FILE`: turn dataset records (JSON) into catalogue entries, numbered like `errkit new`
-and written in the canonical form; a record whose message a wording already covers is skipped."""
+"""`errkit import FILE`: turn dataset records (JSON) into catalogue entries, numbered like `errkit new`:
+each record read into an entry's plain fields (`record_fields`), written by the catalogue's entry
+writer (errkit/catalogue/writing.py); a record whose message a wording already covers is skipped."""
 
 from __future__ import annotations
 
 import ast
-import io
 import json
 import re
 from pathlib import Path
 from typing import Any, Iterable
 
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.scalarstring import LiteralScalarString
-
 from types import MappingProxyType
+
+from ruamel.yaml.comments import CommentedMap
 
 from errkit.core import expr, template
 from errkit.catalogue import wordings, spec
@@ -21,9 +20,9 @@ from errkit.core.atomic import write_text
 from errkit.core.errors import UsageError
 from errkit.catalogue.codes import code_prefix, next_code, used_codes
 from errkit.authoring.new import check_names
-from errkit.catalogue.load import load, yaml
+from errkit.catalogue.load import load
 from errkit.catalogue.model import Entry, Param, Variant
-from errkit.catalogue.writing import MODELINE, formatted
+from errkit.catalogue.writing import entry_document, entry_text
 from errkit.catalogue.naming import guess_type, param_name
 
 def _check_from_validation(code: str | None, params: Iterable[str]) -> str | None:
@@ -96,75 +95,111 @@ def _title(record: dict) -> str:
     return str(record.get("errorMessage", "Imported error"))[:120]
 
 
-def record_to_entry(record: dict, code: str) -> CommentedMap:
+UNKNOWN = "See the original raise site."
+
+# Dataset field -> the entry's `origin` key (the entry format's order).
+ORIGIN_FIELDS = {
+    "id": "record_id", "datasetVersion": "dataset_version", "repo": "repo", "filePath": "path", "lineNumber": "line", "githubUrl": "url",
+    "analyzedSha": "sha", "analyzedAt": "analyzed_at", "sourceCode": "source_code", "messagePattern": "message_pattern",
+    "errorType": "error_type", "errorCode": "error_code", "httpStatus": "http_status", "handlingStrategy": "handling_strategy",
+    "backgroundTag": "background_tag", "validationCode": "validation_code", "typeGuard": "type_guard",
+    "tryCatchPattern": "try_catch", "schemaVersion": "schema_version",
+}
+
+
+def _message(record: dict) -> str:
     message = record.get("errorMessage")
     if not isinstance(message, str) or not message.strip():
         raise ValueError("record has no errorMessage")
-    tpl = template.parse(message)
+    return message
+
+
+def _params(message: str) -> dict[str, str]:
+    """Param name -> guessed type, one per field of the message."""
     params: dict[str, str] = {}
-    for field in tpl.fields:
+    for field in template.parse(message).fields:
         name = param_name(field.name)
         params.setdefault(name, guess_type(name))
-    exception = record.get("errorClass") if record.get("errorClass") in spec.EXCEPTIONS else "ValueError"
-    check = _check_from_validation(record.get("validationCode"), params)
-    entry = CommentedMap()
-    entry["code"] = code
-    entry["slug"] = (re.sub(r"[^a-z0-9]+", "-", str(record.get("slug") or "").lower()).strip("-") or f"imported-{code.lower()}")[:60].rstrip("-")
-    entry["title"] = _title(record)
-    entry["exception"] = exception
-    entry["message"] = message
-    entry["explain_only"] = True  # an imported wording is someone else's raise site: no validator here
-    entry["params"] = CommentedMap(
-        (name, CommentedMap([("type", type_), ("description", f"Value of {name} in the message.")])) for name, type_ in params.items()
-    )
-    if check:
-        entry["check"] = check
-    entry["explanation"] = LiteralScalarString((record.get("documentation") or "See the original raise site.").strip() + "\n")
-    entry["triggers"] = CommentedSeq(_lines(record.get("triggerScenarios")) or ["See the original raise site."])
+    return params
+
+
+def _slug(record: dict, code: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", str(record.get("slug") or "").lower()).strip("-")
+    return (slug or f"imported-{code.lower()}")[:60].rstrip("-")
+
+
+def _exception(record: dict) -> str:
+    return record.get("errorClass") if record.get("errorClass") in spec.EXCEPTIONS else "ValueError"
+
+
+def _situations(record: dict) -> list[str]:
+    """The record's common situations; a single one is split at its semicolons."""
     situations = _lines(record.get("commonSituations"))
     if len(situations) == 1:
         situations = [s.strip() for s in situations[0].split(";") if s.strip()]
-    if situations:
-        entry["situations"] = CommentedSeq(situations)
+    return situations
+
+
+def _fixes(record: dict) -> list[dict]:
+    """One fix per solution; the first carries the record's example fix (`# before` / `# after`)."""
+    fixes = [{"summary": summary} for summary in _lines(record.get("solutions")) or [UNKNOWN]]
     before, after = _split_fix(record.get("exampleFix"))
-    fixes = CommentedSeq()
-    for i, summary in enumerate(_lines(record.get("solutions")) or ["See the original raise site."]):
-        fix = CommentedMap([("summary", summary)])
-        if i == 0 and after:
-            if before:
-                fix["before"] = LiteralScalarString(before)
-            fix["after"] = LiteralScalarString(after)
-        fixes.append(fix)
-    entry["fixes"] = fixes
-    if _lines(record.get("preventionTips")):
-        entry["prevention"] = CommentedSeq(_lines(record.get("preventionTips")))
-    tags = [re.sub(r"[^a-z0-9-]+", "-", t.lower()).strip("-") for t in record.get("tags") or [] if isinstance(t, str)]
-    if [t for t in tags if t]:
-        entry["tags"] = CommentedSeq([t for t in tags if t])
-    if check:
-        bad = _assignments(record.get("triggerScenarios") or "", params)
-        if set(bad) >= set(params) - {n for n, t in params.items() if t != "int"} and bad and not expr.evaluate(check, bad):
-            good = _good_example(check, bad)
-            if good:
-                entry["examples"] = CommentedMap([("bad", CommentedSeq([CommentedMap(bad)])), ("good", CommentedSeq([CommentedMap(good)]))])
-                for ex in (entry["examples"]["bad"][0], entry["examples"]["good"][0]):
-                    ex.fa.set_flow_style()
-    origin_fields = {
-        "id": "record_id", "datasetVersion": "dataset_version", "repo": "repo", "filePath": "path", "lineNumber": "line", "githubUrl": "url",
-        "analyzedSha": "sha", "analyzedAt": "analyzed_at", "sourceCode": "source_code", "messagePattern": "message_pattern",
-        "errorType": "error_type", "errorCode": "error_code", "httpStatus": "http_status", "handlingStrategy": "handling_strategy",
-        "backgroundTag": "background_tag", "validationCode": "validation_code", "typeGuard": "type_guard",
-        "tryCatchPattern": "try_catch", "schemaVersion": "schema_version",
+    if after:
+        fixes[0].update(before=before, after=after)
+    return fixes
+
+
+def _tags(record: dict) -> list[str]:
+    tags = (re.sub(r"[^a-z0-9-]+", "-", t.lower()).strip("-") for t in record.get("tags") or [] if isinstance(t, str))
+    return [t for t in tags if t]
+
+
+def _examples(record: dict, check: str | None, params: dict[str, str]) -> dict | None:
+    """A bad example from the trigger's `name=value` pairs (every int param given, the check false)
+    and a good one next to it; None when there is no check or the trigger does not give one."""
+    if not check:
+        return None
+    bad = _assignments(record.get("triggerScenarios") or "", params)
+    ints = {n for n, t in params.items() if t == "int"}
+    if not bad or not set(bad) >= ints or expr.evaluate(check, bad):
+        return None
+    good = _good_example(check, bad)
+    return {"bad": [bad], "good": [good]} if good else None
+
+
+def _origin(record: dict) -> dict[str, Any]:
+    """The record's provenance fields that hold something, under the entry's `origin` names."""
+    return {name: record[key] for key, name in ORIGIN_FIELDS.items() if record.get(key) is not None and record.get(key) != ""}
+
+
+def record_fields(record: dict, code: str) -> dict[str, Any]:
+    """The entry a dataset record gives, as plain fields (None: left out); ValueError without a message."""
+    message = _message(record)
+    params = _params(message)
+    check = _check_from_validation(record.get("validationCode"), params)
+    return {
+        "code": code,
+        "slug": _slug(record, code),
+        "title": _title(record),
+        "exception": _exception(record),
+        "message": message,
+        "explain_only": True,  # an imported wording is someone else's raise site: no validator here
+        "params": {name: {"type": type_, "description": f"Value of {name} in the message."} for name, type_ in params.items()},
+        "check": check or None,
+        "explanation": (record.get("documentation") or UNKNOWN).strip() + "\n",
+        "triggers": _lines(record.get("triggerScenarios")) or [UNKNOWN],
+        "situations": _situations(record) or None,
+        "fixes": _fixes(record),
+        "prevention": _lines(record.get("preventionTips")) or None,
+        "tags": _tags(record) or None,
+        "examples": _examples(record, check, params),
+        "origin": _origin(record) or None,
     }
-    origin = CommentedMap()
-    for key, name in origin_fields.items():
-        value = record.get(key)
-        if value is None or value == "":
-            continue
-        origin[name] = LiteralScalarString(value) if isinstance(value, str) and "\n" in value else value
-    if origin:
-        entry["origin"] = origin
-    return entry
+
+
+def record_to_entry(record: dict, code: str) -> CommentedMap:
+    """The entry document for a dataset record (the catalogue's entry writer lays it out)."""
+    return entry_document(record_fields(record, code))
 
 
 def _records(path: Path) -> list[dict]:
@@ -237,10 +272,8 @@ def import_records(path: Path, root: Path, area: str, force: bool) -> tuple[list
             skipped.append(f"{path}: record {record.get('id', '?')}: {err}; skipped")
             continue
         taken.add(code)
-        buffer = io.StringIO()
-        yaml().dump(entry, buffer)
         target = root / area / f"{code}-{entry['slug']}.yaml"
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_text(target, formatted(MODELINE + "\n" + buffer.getvalue()))
+        write_text(target, entry_text(entry))
         written.append(target)
     return written, skipped

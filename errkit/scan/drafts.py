@@ -1,9 +1,9 @@
-"""Draft catalogue entries for uncatalogued sites (ruamel.yaml, lint-shaped), merged until no two overlap."""
+"""Draft catalogue entries for uncatalogued sites: lint-shaped plain fields, written by the catalogue's
+entry writer (errkit/catalogue/writing.py), drafts merged until no two wordings overlap."""
 
 from __future__ import annotations
 
 import functools
-import io
 import itertools
 import os
 import random
@@ -127,15 +127,11 @@ def _example_envs(names: list[str], pools: list[list]) -> Iterator[dict]:
         yield {n: rng.choice(p) for n, p in zip(names, pools)}
 
 
-def yaml_value(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
-
-
 class DraftWriter:
     """Draft entries for uncatalogued sites, under DIR/drafts, lint-shaped and marked for review."""
 
     AREA = "drafts"
-    HEADER = "# DRAFT: review before merging. Written by `errkit scan --emit`; fill in the TODOs, then move it into the catalogue."
+    HEADER = "DRAFT: review before merging. Written by `errkit scan --emit`; fill in the TODOs, then move it into the catalogue."
 
     def __init__(self, root: Path, report, prefix: str | None = None) -> None:
         from errkit.catalogue.codes import code_prefix
@@ -224,46 +220,52 @@ class DraftWriter:
     # -- one entry --
 
     def entry(self, draft: Draft):
-        from ruamel.yaml.comments import CommentedMap, CommentedSeq
-        from ruamel.yaml.scalarstring import LiteralScalarString
+        """The draft as an entry document (the catalogue's entry writer lays it out)."""
+        from errkit.catalogue.writing import entry_document
 
+        return entry_document(self.fields(draft))
+
+    def fields(self, draft: Draft) -> dict[str, Any]:
+        """The draft's entry as plain fields (None: left out): its wording, params, check and
+        examples, TODOs for the prose a reviewer writes."""
         first = draft.first
         params = {}
         for site in draft.sites:
             for name, type_ in site.params.items():
                 params.setdefault(name, type_)
+        check, examples = self._check_and_examples(draft, params)
+        exception = self._exception(first.base)
+        located = not first.template  # recognised by where it is raised: the entry carries its site
+        return {
+            "code": draft.code or f"{self.prefix}900",
+            "slug": draft.slug or "draft",
+            "title": ("TODO: title for " + (first.template or f"{first.exception} in {first.bare_function}"))[:200],
+            "exception": exception,
+            "message": plain_message(first) if first.template else "",
+            "source": source_of(first) if located else None,
+            "location": location_of(first) if located else None,
+            "explain_only": True,
+            "params": {name: {"type": type_, "description": f"TODO: what {self._printed(draft, name)} is."}
+                       for name, type_ in params.items()} or None,
+            "check": check,
+            "explanation": "TODO: explain what the error means and why the code needs the invariant.\n",
+            "triggers": ["TODO: a concrete input that raises it."],
+            "fixes": [{"summary": "TODO: what to change."}],
+            "variants": [self._variant(site, exception, params) for site in draft.sites] if first.template else None,
+            "examples": examples,
+        }
+
+    @staticmethod
+    def _check_and_examples(draft: Draft, params: dict[str, str]) -> tuple[str | None, dict | None]:
+        """The check every site of the draft shares, with a bad and a good example; (None, None)
+        when the sites differ or no examples are found (lint wants both)."""
         checks = {s.check for s in draft.sites}
         check = checks.pop() if len(checks) == 1 else None
         examples = find_examples(check, params) if check else None
-        exception = self._exception(first.base)
-        entry = CommentedMap()
-        entry["code"] = draft.code or f"{self.prefix}900"
-        entry["slug"] = draft.slug or "draft"
-        entry["title"] = ("TODO: title for " + (first.template or f"{first.exception} in {first.bare_function}"))[:200]
-        entry["exception"] = exception
-        entry["message"] = plain_message(first) if first.template else ""
-        if not first.template:  # recognised by where it is raised: the entry carries its site
-            entry["source"] = source_of(first)
-            entry["location"] = location_of(first)
-        entry["explain_only"] = True
-        if params:
-            entry["params"] = CommentedMap(
-                (name, CommentedMap([("type", type_), ("description", f"TODO: what {self._printed(draft, name)} is.")]))
-                for name, type_ in params.items()
-            )
-        if check and examples:
-            entry["check"] = check
-        entry["explanation"] = LiteralScalarString("TODO: explain what the error means and why the code needs the invariant.\n")
-        entry["triggers"] = CommentedSeq(["TODO: a concrete input that raises it."])
-        entry["fixes"] = CommentedSeq([CommentedMap([("summary", "TODO: what to change.")])])
-        if first.template:
-            entry["variants"] = CommentedSeq(self._variant(site, exception, params) for site in draft.sites)
-        if check and examples:
-            bad, good = ({k: yaml_value(v) for k, v in env.items()} for env in examples)
-            entry["examples"] = CommentedMap([("bad", CommentedSeq([CommentedMap(bad)])), ("good", CommentedSeq([CommentedMap(good)]))])
-            for row in (entry["examples"]["bad"][0], entry["examples"]["good"][0]):
-                row.fa.set_flow_style()
-        return entry
+        if not (check and examples):
+            return None, None
+        bad, good = examples
+        return check, {"bad": [bad], "good": [good]}
 
     @staticmethod
     def _printed(draft: Draft, name: str) -> str:
@@ -278,23 +280,16 @@ class DraftWriter:
         """The site's builtin where an entry may name it; otherwise ValueError (the variant says which)."""
         return base if base in allowed("exception") else "ValueError"
 
-    def _variant(self, site: Site, exception: str, params: dict):
-        from ruamel.yaml.comments import CommentedMap
-
-        variant = CommentedMap()
-        variant["message"] = site.template
-        variant["source"] = source_of(site)
+    def _variant(self, site: Site, exception: str, params: dict) -> dict[str, Any]:
         exc = site.base if site.base != exception else None
-        if exc and exc in allowed("exception", spec.VARIANT):
-            variant["exception"] = exc
-        aliases = self._aliases(site, params)
-        if aliases:
-            variant["aliases"] = CommentedMap(aliases)
-            variant["aliases"].fa.set_flow_style()
-        variant["location"] = location_of(site)
-        if site.exception != site.base:
-            variant["note"] = f"Raised as {site.exception}, a subclass of {site.base}."
-        return variant
+        return {
+            "message": site.template,
+            "source": source_of(site),
+            "exception": exc if exc and exc in allowed("exception", spec.VARIANT) else None,
+            "aliases": self._aliases(site, params) or None,
+            "location": location_of(site),
+            "note": f"Raised as {site.exception}, a subclass of {site.base}." if site.exception != site.base else None,
+        }
 
     @staticmethod
     def _aliases(site: Site, params: dict) -> dict[str, str]:
@@ -306,12 +301,9 @@ class DraftWriter:
         return out
 
     def text(self, draft: Draft) -> str:
-        from errkit.catalogue.writing import MODELINE, formatted
-        from errkit.catalogue.load import yaml
+        from errkit.catalogue.writing import entry_text
 
-        buffer = io.StringIO()
-        yaml().dump(self.entry(draft), buffer)
-        return formatted(MODELINE + "\n" + self.HEADER + "\n" + buffer.getvalue())
+        return entry_text(self.entry(draft), header=self.HEADER)
 
     def model(self, draft: Draft):
         """The draft as the loader would build it: what lint and the overlap test see."""
