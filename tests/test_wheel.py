@@ -163,7 +163,7 @@ def test_the_venv_has_errkit_and_no_kernel_package(install):
     sp = install.site_packages
     assert not (sp / "kernel").exists() and not (sp / "kernel.py").exists()
     for rel in ("errkit/scan/__init__.py", "errkit/generate/templates/validators.py.j2",
-                "errkit/generate/templates/entry.yaml.j2", "errkit/generate/templates/site/entry.md.j2"):
+                "errkit/generate/templates/skeleton/mkdocs.yml.j2", "errkit/generate/templates/site/entry.md.j2"):
         assert (sp / rel).is_file(), rel
     assert (sp / "errkit" / "_index.json").read_bytes() == (ROOT / "errkit" / "_index.json").read_bytes()
     proc = _run([install.python, "-c", "import errkit; print(errkit.__file__)"], install)
