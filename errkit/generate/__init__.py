@@ -9,7 +9,7 @@ from errkit.core.atomic import write_all
 from errkit.core.errors import UsageError
 from errkit.catalogue.lint import lint
 from errkit.catalogue.model import Catalogue
-from errkit.generate import outputs
+from errkit.generate import outputs, readme
 
 
 def render_all(catalogue: Catalogue) -> dict[Path, bytes]:
@@ -53,7 +53,7 @@ def run(root: Path, check: bool) -> int:
     if catalogue is None:
         return 1
     project = catalogue.project_root
-    files = render_all(catalogue)
+    files = render_all(catalogue) | readme.blocks(project)  # and the README's generated block, if it has one
     stale = stale_files(project, files)
     if check:
         for rel in stale:
