@@ -1,19 +1,29 @@
-"""Rules over the whole catalogue. Each rule is a small named function yielding Findings."""
+"""Rules over the whole catalogue. Each rule is a small named function yielding Findings; the rules'
+names, what they report and their fixtures are registered in errkit/catalogue/rules.py."""
 
 from __future__ import annotations
 
 import keyword
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
 from errkit.core import expr, helpers, runtime, template, values
 from errkit.catalogue import kernels, wordings, releases, spec
 from errkit.catalogue.load import Loaded, display_path, load
 from errkit.catalogue.model import Entry, Finding, Kernel, Settings
 
-EntryRule = Callable[[Entry], Iterator[Finding]]
+
+@dataclass(frozen=True)
+class Context:
+    """What the entry rules read besides the entry itself: the catalogue's kernels, by id."""
+
+    kernels: Mapping[str, Kernel]
+
+
+EntryRule = Callable[[Entry, Context], Iterator[Finding]]
 
 
 def at(entry: Entry, key_path: tuple, rule: str, message: str, severity: str = "error") -> Finding:
@@ -22,23 +32,20 @@ def at(entry: Entry, key_path: tuple, rule: str, message: str, severity: str = "
     return Finding(path, line, col, rule, message, severity)
 
 
-_KERNELS: dict = {}  # the catalogue's kernels, for the entry rules (set by `run`)
-
-
-def _expressions(entry: Entry) -> Iterator[tuple[tuple, str]]:
+def _expressions(entry: Entry, ctx: Context) -> Iterator[tuple[tuple, str]]:
     if entry.check is not None:
         yield ("check",), entry.check
     for i, fix in enumerate(entry.fixes):
         for label, source in fix.suggest.items():
-            yield ("fixes", i, "suggest", label), _expanded(entry, fix, source)
+            yield ("fixes", i, "suggest", label), _expanded(entry, fix, source, ctx)
 
 
-def _expanded(entry: Entry, fix, source: str) -> str:
+def _expanded(entry: Entry, fix, source: str, ctx: Context) -> str:
     """A suggestion with `valid(...)` written out (kernel_use reports what keeps it from being)."""
     if not kernels.uses_valid(source):
         return source
     try:
-        return kernels.expand(source, kernels.fix_kernel(entry, fix, _KERNELS), entry.params.keys())
+        return kernels.expand(source, kernels.fix_kernel(entry, fix, ctx.kernels), entry.params.keys())
     except expr.ExprError:
         return source
 
@@ -46,7 +53,7 @@ def _expanded(entry: Entry, fix, source: str) -> str:
 # -- per-entry rules ------------------------------------------------------------------------------
 
 
-def templates(entry: Entry) -> Iterator[Finding]:
+def templates(entry: Entry, ctx: Context) -> Iterator[Finding]:
     """Each wording parses, and every placeholder names a declared param."""
     for i in range(len(entry.wordings)):
         try:
@@ -61,7 +68,7 @@ def templates(entry: Entry) -> Iterator[Finding]:
             yield at(entry, ("reads", i), err.rule, str(err))
 
 
-def own_message_fields(entry: Entry) -> Iterator[Finding]:
+def own_message_fields(entry: Entry, ctx: Context) -> Iterator[Finding]:
     """A validator raises its message as an f-string over its params, so fields must be bare param names."""
     if entry.explain_only:
         return
@@ -79,7 +86,7 @@ def own_message_fields(entry: Entry) -> Iterator[Finding]:
             yield at(entry, ("message",), "bad-template", f"{{{field.name}}}: quotes, backslashes and newlines are not allowed in a format spec")
 
 
-def exception_kind(entry: Entry) -> Iterator[Finding]:
+def exception_kind(entry: Entry, ctx: Context) -> Iterator[Finding]:
     if not entry.explain_only and entry.exception not in spec.EXCEPTIONS:
         yield at(entry, ("exception",), "wrong-type",
                  f"a validator raises {', '.join(spec.EXCEPTIONS)}; {entry.exception} is for explain_only entries")
@@ -92,7 +99,7 @@ def has_fixed_text(message: str) -> bool:
         return True  # reported by `templates`
 
 
-def empty_messages(entry: Entry) -> Iterator[Finding]:
+def empty_messages(entry: Entry, ctx: Context) -> Iterator[Finding]:
     """A message with no fixed text can only be recognised by where it was raised."""
     for i, wording in enumerate(entry.wordings):
         if not has_fixed_text(wording.message) and not wording.location:
@@ -105,7 +112,7 @@ def empty_messages(entry: Entry) -> Iterator[Finding]:
         yield at(entry, ("message",), "empty-message", "a validator must raise a message")
 
 
-def param_names(entry: Entry) -> Iterator[Finding]:
+def param_names(entry: Entry, ctx: Context) -> Iterator[Finding]:
     """Params become Python names in generated code: no keywords, no helper names."""
     reserved = set(helpers.HELPERS) | set(runtime.BINDINGS)
     for name in entry.params:
@@ -114,13 +121,13 @@ def param_names(entry: Entry) -> Iterator[Finding]:
                      f"{name!r} is a Python keyword, a helper name or private; choose another name")
 
 
-def unused_params(entry: Entry) -> Iterator[Finding]:
+def unused_params(entry: Entry, ctx: Context) -> Iterator[Finding]:
     used: set[str] = set()
     for wording in wordings.wordings(entry):
         used.update(c.param for c in wording.captures)
     for read in wordings.reads(entry):
         used.update(c.param for c in read.captures)
-    for _, source in _expressions(entry):
+    for _, source in _expressions(entry, ctx):
         try:
             used |= expr.check(source, entry.params.keys()).names
         except expr.ExprError:
@@ -130,8 +137,8 @@ def unused_params(entry: Entry) -> Iterator[Finding]:
             yield at(entry, ("params", name), "unused-param", f"param {name!r} is used by no wording, check or suggestion")
 
 
-def expressions(entry: Entry) -> Iterator[Finding]:
-    for key, source in _expressions(entry):
+def expressions(entry: Entry, ctx: Context) -> Iterator[Finding]:
+    for key, source in _expressions(entry, ctx):
         try:
             expr.check(source, entry.params.keys())
         except expr.ExprError as err:
@@ -140,7 +147,7 @@ def expressions(entry: Entry) -> Iterator[Finding]:
         yield at(entry, (), "missing-field", "missing required field 'check' (required unless explain_only)")
 
 
-def examples(entry: Entry) -> Iterator[Finding]:
+def examples(entry: Entry, ctx: Context) -> Iterator[Finding]:
     if entry.check is None:
         return
     try:
@@ -174,12 +181,12 @@ def examples(entry: Entry) -> Iterator[Finding]:
                 yield at(entry, key, "example-error", f"check raised {type(err).__name__}: {err}")
                 continue
             if holds != want:
-                rule = "bad-example-passes" if kind == "bad" else "good-example-fails"
                 verdict = "satisfies" if holds else "violates"
-                yield at(entry, key, rule, f"{kind} example {dict(env)} {verdict} the check {entry.check!r}")
+                yield at(entry, key, "bad-example-passes" if kind == "bad" else "good-example-fails",
+                         f"{kind} example {dict(env)} {verdict} the check {entry.check!r}")
 
 
-def release_ranges(entry: Entry) -> Iterator[Finding]:
+def release_ranges(entry: Entry, ctx: Context) -> Iterator[Finding]:
     """Each wording's `releases` is a distribution and a non-empty range of release numbers that,
     when releases of that distribution were harvested, holds at least one of them."""
     root = entry.source_path.parent.parent if entry.source_path else None
@@ -199,7 +206,7 @@ def release_ranges(entry: Entry) -> Iterator[Finding]:
                      f"({known[0]} to {known[-1]}, {releases.HARVEST}/{parsed.dist}.json)")
 
 
-def kernel_use(entry: Entry) -> Iterator[Finding]:
+def kernel_use(entry: Entry, ctx: Context) -> Iterator[Finding]:
     """The kernels an entry and its wordings name are declared, `valid(...)` can be written out,
     and each `sets` names a suggestion of its fix and a param of the entry."""
     named = [(("kernel",), entry.kernel)] + [(("raised_by", j), k) for j, k in enumerate(entry.raised_by)]
@@ -207,15 +214,15 @@ def kernel_use(entry: Entry) -> Iterator[Finding]:
         named += [(("variants", i, "kernel"), v.kernel)] + [(("variants", i, "raised_by", j), k) for j, k in enumerate(v.raised_by)]
     named += [(("fixes", i, "kernel"), fix.kernel) for i, fix in enumerate(entry.fixes)]
     for key, name in named:
-        if name and name not in _KERNELS:
+        if name and name not in ctx.kernels:
             yield at(entry, key, "unknown-kernel",
-                     f"kernel {name!r} is not declared in catalog/kernels/{spec.did_you_mean(name, _KERNELS)}")
+                     f"kernel {name!r} is not declared in catalog/kernels/{spec.did_you_mean(name, ctx.kernels)}")
     for i, fix in enumerate(entry.fixes):
         kernel_id = fix.kernel or entry.kernel
         for label, source in fix.suggest.items():
-            if kernels.uses_valid(source) and (not kernel_id or kernel_id in _KERNELS):
+            if kernels.uses_valid(source) and (not kernel_id or kernel_id in ctx.kernels):
                 try:
-                    kernels.expand(source, kernels.fix_kernel(entry, fix, _KERNELS), entry.params.keys())
+                    kernels.expand(source, kernels.fix_kernel(entry, fix, ctx.kernels), entry.params.keys())
                 except expr.ExprError as err:
                     yield at(entry, ("fixes", i, "suggest", label), err.rule, f"{source!r}: {err}")
         for label, param in fix.sets.items():
@@ -237,7 +244,7 @@ def kernel_rules(kernel: Kernel) -> Iterator[Finding]:
             yield Finding(path, line, col, err.rule, f"{rule.check!r}: {err}")
 
 
-def alternatives_last(entry: Entry) -> Iterator[Finding]:
+def alternatives_last(entry: Entry, ctx: Context) -> Iterator[Finding]:
     """Fixes within the library that raised the error come first; alternatives (another library,
     `alternative: true`) after them, and never alone."""
     for i, fix in enumerate(entry.fixes):
@@ -262,7 +269,7 @@ def duplicates(entries: Iterable[Entry]) -> Iterator[Finding]:
             key = getattr(entry, attr)
             if key in seen:
                 first = seen[key]
-                yield at(entry, (attr,), f"duplicate-{attr}",
+                yield at(entry, (attr,), "duplicate-code" if attr == "code" else "duplicate-slug",
                          f"{attr} {key!r} is already used by {display_path(first.source_path)}")
             else:
                 seen[key] = entry
@@ -361,13 +368,12 @@ def groups(settings: Settings, entries: Iterable[Entry]) -> Iterator[Finding]:
 
 def run(loaded: Loaded) -> list[Finding]:
     findings = list(loaded.findings)
-    _KERNELS.clear()
-    _KERNELS.update(loaded.kernels)
+    ctx = Context(kernels=loaded.kernels)
     for kernel in loaded.kernels.values():
         findings.extend(kernel_rules(kernel))
     for entry in loaded.entries:
         for rule in ENTRY_RULES:
-            findings.extend(rule(entry))
+            findings.extend(rule(entry, ctx))
     findings.extend(duplicates(loaded.entries))
     findings.extend(related(loaded.entries))
     findings.extend(overlapping_wordings(loaded.entries))

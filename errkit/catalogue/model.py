@@ -9,6 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from errkit.catalogue import rules
 from errkit.core import values
 
 EMPTY: Mapping = MappingProxyType({})
@@ -232,6 +233,9 @@ class Finding:
     rule: str
     message: str
     severity: str = "error"
+
+    def __post_init__(self) -> None:
+        rules.known(self.rule)  # every rule is registered (errkit/catalogue/rules.py)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.col}: {self.rule}: {self.message}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from errkit.catalogue.model import Catalogue
-from errkit.generate import outputs
+from errkit.generate import outputs, readme
 from errkit.generate.files import linted_catalogue, write_or_check
 
 
@@ -32,4 +32,5 @@ def run(root: Path, check: bool) -> int:
     catalogue = linted_catalogue(root, "generate")
     if catalogue is None:
         return 1
-    return write_or_check("generate", catalogue.project_root, render_all(catalogue), check)
+    files = render_all(catalogue) | readme.blocks(catalogue.project_root)  # and the README's generated block, if it has one
+    return write_or_check("generate", catalogue.project_root, files, check)

@@ -1,0 +1,128 @@
+"""Every rule `errkit lint` reports, in one registry: its name, what it reports, the small broken
+fixture that shows it, and the functions that decide it.
+
+A Finding's rule is one of these names: `Finding` refuses any other (`known`), and
+tests/catalogue/test_rules.py checks, by the source's syntax tree, that every rule name written in
+errkit/ is registered here and reported where `reported_by` says. The README's list of lint rules
+is generated from RULES (`errkit generate`, errkit/generate/readme.py).
+
+This module imports nothing of errkit: the model (errkit/catalogue/model.py) reads it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    summary: str  # Markdown: what a finding of this rule says is wrong (the README's list)
+    fixture: str  # a folder under tests/fixtures/ holding a catalogue that breaks it, and expect.txt
+    # The functions that decide this rule name, "module.function" under errkit/ (the outermost
+    # function or class around it). A lint check relays some of them: `expressions` reports the
+    # ExprError rules of core.expr, load the spec's Problems.
+    reported_by: tuple[str, ...]
+
+    @property
+    def checks(self) -> tuple[Callable, ...]:
+        """The functions of `reported_by` themselves (imported on demand)."""
+        found = []
+        for qualified in self.reported_by:
+            module, _, name = qualified.rpartition(".")
+            found.append(getattr(importlib.import_module(f"errkit.{module}"), name))
+        return tuple(found)
+
+
+RULES: tuple[Rule, ...] = (
+    # -- reading the files ------------------------------------------------------------------------
+    Rule("yaml-syntax", "a file that is not YAML, or not UTF-8 text", "lint/yaml-syntax",
+         ("catalogue.load.read_document",)),
+    Rule("unreadable", "a file that cannot be read: a folder where an entry file should be, a file over 1 MB, "
+         "a missing catalogue folder", "lint/unreadable",
+         ("catalogue.load.read_document", "catalogue.load.load", "catalogue.lint.lint_files")),
+    Rule("stray-file", "a YAML file at the catalogue's top level other than `errkit.yaml`: it is never read "
+         "(entries live in area folders)", "lint/stray-file", ("catalogue.lint.stray_files",)),
+    Rule("bad-settings", "a `[tool.errkit]` table of pyproject.toml that cannot be read, or with a key or value "
+         "the settings do not have", "settings/bad-settings", ("catalogue.load.load_settings",)),
+    Rule("unknown-key", "a key the file's format does not have (with a did-you-mean)", "lint/unknown-key",
+         ("catalogue.spec._validate",)),
+    Rule("missing-field", "a required field missing: an empty file, a list needing items, `check` (unless "
+         "`explain_only`), `validators` when there are groups", "lint/missing-field",
+         ("catalogue.spec._validate", "catalogue.load.read_document", "catalogue.load.load_settings",
+          "catalogue.lint.expressions")),
+    Rule("wrong-type", "a value of the wrong type, length, pattern or choice; a validator raising an exception "
+         "class meant for `explain_only` entries", "lint/wrong-type",
+         ("catalogue.spec._wrong", "catalogue.spec._validate", "catalogue.lint.exception_kind")),
+    # -- one entry ---------------------------------------------------------------------------------
+    Rule("duplicate-code", "a code already used by another entry (or a kernel id declared twice)", "lint/duplicate-code",
+         ("catalogue.lint.duplicates", "catalogue.load.load_kernels")),
+    Rule("duplicate-slug", "a slug already used by another entry", "lint/duplicate-slug", ("catalogue.lint.duplicates",)),
+    Rule("retired-code", "a code listed under `retired`: retired codes are never reused", "lint/retired-code",
+         ("catalogue.lint.retired_codes",)),
+    Rule("code-prefix", "a code without the catalogue's `prefix`, when one is set", "lint/code-prefix",
+         ("catalogue.lint.groups",)),
+    Rule("bad-template", "a wording that does not parse as a template, a format spec with quotes, backslashes or "
+         "newlines, a read without a placeholder", "lint/bad-template",
+         ("catalogue.wordings._parse", "catalogue.wordings.compile_read", "catalogue.lint.own_message_fields")),
+    Rule("undeclared-placeholder", "a placeholder that names no declared param", "lint/undeclared-placeholder",
+         ("catalogue.wordings._parse", "catalogue.lint.own_message_fields")),
+    Rule("empty-message", "a wording with no fixed text and no `location` (explain recognises such a wording by the "
+         "raise site of a traceback's last frame); a validator with an empty message", "lint/empty-message",
+         ("catalogue.lint.empty_messages",)),
+    Rule("bad-param-name", "a param named like a Python keyword, a helper, or private", "lint/bad-param-name",
+         ("catalogue.lint.param_names",)),
+    Rule("unused-param", "a param that no wording, check or suggestion uses", "lint/unused-param",
+         ("catalogue.lint.unused_params",)),
+    Rule("bad-expression", "an expression that does not parse, or is too long", "lint/bad-expression",
+         ("core.expr.parse", "catalogue.kernels.expand")),
+    Rule("forbidden-expression", "an expression outside the allowed subset of Python (attribute access, other "
+         "calls, lambdas, large powers, ...): reported, never run", "lint/forbidden-expression",
+         ("core.expr._forbid", "core.expr._vet")),
+    Rule("unknown-name", "an expression naming no declared param or helper, a `valid(...)` without a kernel or "
+         "with a name the kernel lacks, a `sets` naming no suggestion or param", "lint/unknown-name",
+         ("core.expr._vet", "catalogue.kernels.expand", "catalogue.lint.kernel_use")),
+    Rule("unknown-kernel", "a `kernel` or `raised_by` naming no kernel of catalog/kernels/", "lint/unknown-kernel",
+         ("catalogue.lint.kernel_use",)),
+    Rule("missing-examples", "an entry with a check but without a bad and a good example", "lint/missing-examples",
+         ("catalogue.lint.examples",)),
+    Rule("example-param", "an example naming an undeclared param, lacking one the check uses, or with a value of "
+         "the wrong type", "lint/example-param", ("catalogue.lint.examples",)),
+    Rule("example-error", "a check that raises on an example's values", "lint/example-error", ("catalogue.lint.examples",)),
+    Rule("bad-example-passes", "a bad example that satisfies the check", "lint/bad-example-passes",
+         ("catalogue.lint.examples",)),
+    Rule("good-example-fails", "a good example that violates the check", "lint/good-example-fails",
+         ("catalogue.lint.examples",)),
+    Rule("bad-releases", "a `releases` that does not parse, uses another operator or a pre-release, is an empty "
+         "range, or holds none of the harvested releases of its distribution", "lint/bad-releases",
+         ("catalogue.lint.release_ranges",)),
+    Rule("alternative-first", "a fix within the library after an `alternative` one, or only alternatives",
+         "lint/alternative-first", ("catalogue.lint.alternatives_last",)),
+    # -- the catalogue as a whole ------------------------------------------------------------------
+    Rule("overlapping-wording", "two entries' wordings reading the same text, unless they are raised in different "
+         "files (a traceback's last frame tells them apart)", "lint/overlapping-wording",
+         ("catalogue.lint.overlapping_wordings",)),
+    Rule("unknown-related", "a `related` code that is not in the catalogue", "lint/unknown-related",
+         ("catalogue.lint.related",)),
+    # -- the validate groups of errkit.yaml --------------------------------------------------------
+    Rule("group-unknown-code", "a group checking a code that is not in the catalogue", "lint/group-unknown-code",
+         ("catalogue.lint.groups",)),
+    Rule("group-explain-only", "a group checking an `explain_only` entry, which has no validator",
+         "lint/group-explain-only", ("catalogue.lint.groups",)),
+    Rule("entry-not-in-group", "an entry with a validator in no group (only when the catalogue has groups)",
+         "lint/entry-not-in-group", ("catalogue.lint.groups",)),
+    Rule("entry-in-two-groups", "an entry checked by two groups", "lint/entry-in-two-groups", ("catalogue.lint.groups",)),
+    Rule("unbound-param", "a param an entry's check or message needs that its group does not bind",
+         "lint/unbound-param", ("catalogue.lint.groups",)),
+)
+
+BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES}
+
+
+def known(name: str) -> str:
+    """`name`, when it is a registered rule; ValueError otherwise."""
+    if name not in BY_NAME:
+        raise ValueError(f"{name!r} is not a lint rule of errkit/catalogue/rules.py")
+    return name
