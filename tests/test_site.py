@@ -26,6 +26,7 @@ from errkit.generate import js
 from errkit.explain import answer, find, match
 from errkit.core import runtime
 from errkit.core import helpers as fixes
+from errkit.core import index_format
 from errkit.generate import index as index_module
 from errkit.generate import site
 from errkit.generate.render import HEADER
@@ -386,7 +387,7 @@ def test_every_wording_regex_is_translated_and_checked():
     data = site.site_index(CATALOGUE)
     py = index_module.build(CATALOGUE)
     assert [w["regex"] for w in data["wordings"]] == [js.regex_to_js(w["regex"]) for w in py["wordings"]]
-    assert {k: v for k, v in data.items() if k not in ("wordings", "entries", "patterns", "regex_flavour", "max_line")} == \
+    assert {k: v for k, v in data.items() if k not in ("wordings", "entries") + index_format.SITE_TOP_KEYS} == \
         {k: v for k, v in py.items() if k not in ("wordings", "entries")}, "the paste page reuses the explain index"
 
 

@@ -27,9 +27,8 @@ from hypothesis import strategies as st
 
 from support import CATALOG, FIXTURES, ROOT
 from errkit.explain import answer, find, match
-from errkit.core import runtime, suggest
-from errkit.core import expr, helpers, values
-from errkit.generate import js
+from errkit.core import expr, helpers, index_format, runtime, suggest, values
+from errkit.generate import js, site
 from errkit.catalogue import kernels, wordings
 from errkit.generate import render_all
 from errkit.catalogue.load import load
@@ -158,11 +157,13 @@ def _short(x, keep: int = 160):
 
 
 def test_node_compiles_every_regex(node, project):
-    out = node({"regexes": True})
+    out = node({"regexes": True, "patterns": list(index_format.JS_PATTERNS)})
     data = json.loads((project / ASSETS / "index.json").read_text())
     assert [r for r in out["regexes"] if r] == []
     assert len(out["regexes"]) == len(data["wordings"])
-    assert out["patterns"] == ["ansi", "docs_link", "frame", "header", "line_end", "lookup_marks", "note", "release_seen", "word"]
+    # match.js holds errkit/core/index_format.py's constants and patterns as generated from it
+    assert out["format"] == json.loads(json.dumps(dict(site.js_format())))
+    assert set(out["format"]) == set(index_format.JS_CONSTANTS + index_format.JS_PATTERNS)
     assert out["helpers"] == sorted(helpers.HELPERS)
 
 

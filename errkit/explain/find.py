@@ -1,10 +1,8 @@
 """Find the catalogued errors of a whole input: every exact match, counted and deduplicated, most
 recent first; and, when none matched, the closest wordings to its last error lines."""
 
+from errkit.core.index_format import APPROXIMATE_MAX, TAIL
 from errkit.explain.match import HEADER, MSG, PASTE_SIZE, Index, Match, clean
-
-TAIL = 256 * 1024  # what the approximate pass reads: the most recent part of the input
-APPROXIMATE_MAX = 0.99  # the best similarity an approximate match shows
 
 
 class Tail(str):

@@ -11,22 +11,19 @@ unloaded); reads the index that `errkit generate` compiled.
 import os
 
 from errkit.core import values
+from errkit.core.index_format import (  # noqa: F401 - re-exported: the matcher's API
+    ANSI, DOCS_LINK, FRAME, FRAME_MARK, FRAME_REACH, HEADER, LOOKUP_MARKS, MARKERS, MAX_LINE, NEXT_TRACEBACK, NOTE,
+    PASTE_SIZE, POSTINGS_BUDGET, READ_WINDOW, RELEASE_SEEN, SHORTLIST, SPACE, TIE_CONTEXT, TRACEBACK_LINES, WORD,
+    at_line_end,
+)
 from errkit.core.normalise import normalise, original_span
-from errkit.core.regex import ENGINE_ENV, PY_SPACE, Lazy, engine, escape, is_re2, numbered_groups  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
+from errkit.core.regex import ENGINE_ENV, engine, escape, is_re2, numbered_groups  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
 
 INDEX_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_index.json")
 
-WORD = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
-ANSI = Lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
-# `SomeError: message`, possibly after a log prefix, pytest's `E   ` or a dotted module path (the
-# character before the name is consumed, not looked behind: RE2 has no lookbehind)
-HEADER = Lazy(
-    rf"(?:^|[{PY_SPACE}:\[\]|>(])(?P<exc>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*(?:Error|Exception))"
-    r"(?:: ?(?P<msg>.*))?$", numbered=True,  # (the paste page runs .pattern, its groups by name)
-)
 EXC, MSG = HEADER.number("exc"), HEADER.number("msg")
-FRAME = Lazy(rf'^[{PY_SPACE}]*File "(?P<path>[^"]+)", line (?P<line>[0-9]+), in (?P<func>[^{PY_SPACE}]+)')
-MAX_LINE = 16_384  # an error message is never longer; a longer line is read up to here
+FRAME_BYTES = FRAME_MARK.encode()  # (the matcher reads bytes)
+NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
 
 
 class Match:
@@ -91,16 +88,6 @@ class Entries(_ReadOnAccess, dict):
         return [self[code] for code in self]
 
 
-SHORTLIST = 40  # wordings compared in full by the approximate pass, whatever the catalogue's size
-POSTINGS_BUDGET = 4000  # word postings read to pick them: the rarest words first
-MARKERS = ("Error", "Exception")  # lines naming an exception are read for the wordings without a key
-FRAME_MARK = b'File "'  # a traceback's frame: the exception line after the frames is read
-# How our exceptions name their entry: the note `[RA105] title - see https://.../errors/RA105/`, a
-# link to the entry's page (values in its query string).
-NOTE = Lazy(rf"\[(?P<code>[A-Z]{{2,4}}[0-9]{{3}})\] .*? - see [^{PY_SPACE}]+")
-DOCS_LINK = Lazy(rf"/errors/(?P<code>[A-Z]{{2,4}}[0-9]{{3}})/(?:\?(?P<query>[^{PY_SPACE}\"'<>)\]`]*))?")
-LOOKUP_MARKS = (r"\[[A-Z]{2,4}[0-9]{3}\] ", r"/errors/[A-Z]{2,4}[0-9]{3}/")
-PASTE_SIZE = 256 * 1024  # an input this small is a paste: every line is read, wrapped lines are joined
 HEADER_CACHE = 4096  # messages remembered per index: a log repeats the same few errors
 
 
@@ -112,7 +99,7 @@ def _re2_options():
 
 def key_pattern(key: str) -> str:
     """The regex of a prefilter key: its words with any run of whitespace between them."""
-    return f"{values.SPACE}+".join(escape(word) for word in key.split(" "))
+    return f"{SPACE}+".join(escape(word) for word in key.split(" "))
 
 
 class _KeySet:
@@ -156,7 +143,7 @@ class _KeySet:
         return [k for k, regex in enumerate(self._regexes) if regex.search(line)]
 
 
-_SPACES = {ord(c): " " for c in "\t\n\r\f\v"}  # values.SPACE's characters other than the space
+_SPACES = {ord(c): " " for c in "\t\n\r\f\v"}  # SPACE's characters other than the space
 
 
 class Wordings(_ReadOnAccess, list):
@@ -240,7 +227,7 @@ class Index:
         pattern = self._compiled.get(key)
         if pattern is None:
             source = self.wordings[i]["regex"]
-            pattern = self._compiled[key] = engine().compile(f"(?:{source}){values.SPACE}*$" if to_line_end else source)
+            pattern = self._compiled[key] = engine().compile(at_line_end(source) if to_line_end else source)
         return pattern
 
     def _bytes_regex(self, i: int, to_line_end: bool = False):
@@ -252,7 +239,7 @@ class Index:
             wording = self.wordings[i]
             numbered = wording.get("numbered")  # explain's index cache: groups by number (see `numbered`)
             source = numbered[0] if numbered else wording["regex"]
-            source = f"(?:{source}){values.SPACE}*$" if to_line_end else source
+            source = at_line_end(source) if to_line_end else source
             pattern = self._compiled[key] = engine().compile(source.encode("utf-8"))
             if numbered:
                 self._groups[i] = numbered[1]
@@ -312,7 +299,7 @@ class Index:
         end = min(len(data), start + READ_WINDOW)
         first_line_end = data.find(b"\n", start, end)
         if first_line_end >= 0:
-            cut = data.find(NEXT_TRACEBACK, first_line_end, end)
+            cut = data.find(NEXT_TRACEBACK_BYTES, first_line_end, end)
             end = end if cut < 0 else cut
         window = data[start:end].decode("utf-8", "replace")
         extra = {}
@@ -509,7 +496,7 @@ class Index:
             if self.always:
                 alternatives += MARKERS
             if self.located:
-                alternatives.append(escape(FRAME_MARK.decode()))
+                alternatives.append(escape(FRAME_MARK))
             if not alternatives:
                 return None  # nothing to look for: no wording can match
             alternatives += LOOKUP_MARKS
@@ -623,11 +610,11 @@ class Index:
         header = HEADER.search(clean(line))
         if not header:
             return None
-        # the traceback's last frame: the nearest `File "..."` line above, within 4000 bytes
-        low, end = max(0, start - 4000), start
+        # the traceback's last frame: the nearest `File "..."` line above, within FRAME_REACH bytes
+        low, end = max(0, start - FRAME_REACH), start
         last = None
         while last is None:
-            at = data.rfind(FRAME_MARK, low, end)
+            at = data.rfind(FRAME_BYTES, low, end)
             if at < 0:
                 return None
             line_start = data.rfind(b"\n", 0, at) + 1
@@ -638,9 +625,6 @@ class Index:
         return self.match_location(last.group("path"), last.group("func"), line_no, header.group(EXC), message)
 
 
-TIE_CONTEXT = 16_384  # bytes before a line that may tell which kernel raised it
-READ_WINDOW = 16_384  # bytes from a match's line where the lines after it may hold more values
-NEXT_TRACEBACK = b"Traceback (most recent call last)"  # where the lines after a message stop being its own
 _ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
@@ -680,9 +664,6 @@ def _captured(captures: list, m, numbers: list[int] | None = None) -> dict | Non
     return out
 
 
-# A release named in the text: `jax==0.4.31`, `jax 0.4.31`, `jax-0.4.31-py3`, `jax/0.4.31`, `jax version 0.4.31`.
-RELEASE_SEEN = Lazy(r"(?<![A-Za-z0-9_.-])(?P<dist>[A-Za-z][A-Za-z0-9_.-]*?)(?:==|-| |/|@| version )v?"
-                     r"(?P<version>[0-9]+(?:\.[0-9]+)+)(?![A-Za-z0-9_])", python=True)  # lookarounds: only ties read it
 _COMPARE = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, "<": lambda a, b: a < b,
             "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
 
@@ -739,7 +720,7 @@ def _raise_file(wording: dict) -> str:
     return (wording.get("location") or "").partition(" in ")[0].partition(":")[0]
 
 
-def _traceback_end(data: bytes, pos: int, limit: int = 200) -> tuple[int, int] | None:
+def _traceback_end(data: bytes, pos: int, limit: int = TRACEBACK_LINES) -> tuple[int, int] | None:
     """(start, end) of the exception line that ends the traceback whose frames go on at `pos`:
     the first line after them that names an exception (JAX's note about filtered frames and
     separators may come between). None when another traceback or the end comes first."""
@@ -751,7 +732,7 @@ def _traceback_end(data: bytes, pos: int, limit: int = 200) -> tuple[int, int] |
         end = size if end < 0 else end
         first = data[pos:pos + 1]
         if first not in (b" ", b"\t") and end > pos:
-            if data.startswith(b"Traceback (most recent call last)", pos):
+            if data.startswith(NEXT_TRACEBACK_BYTES, pos):
                 return None
             line = data[pos:min(end, pos + MAX_LINE)].decode("utf-8", "replace")
             if HEADER.search(clean(line)):
@@ -799,7 +780,7 @@ def _is_frame(data: bytes, start: int, end: int) -> bool:
     body = start
     while body < end and data[body] in b" \t":
         body += 1
-    return data.startswith(FRAME_MARK, body)
+    return data.startswith(FRAME_BYTES, body)
 
 
 def _worth_reading(index: "Index", line: str) -> bool:

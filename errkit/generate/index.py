@@ -7,7 +7,7 @@ import re
 from collections import Counter
 
 from errkit.catalogue import kernels, wordings, releases
-from errkit.core import template
+from errkit.core import index_format, template
 from errkit.catalogue.model import Catalogue, Entry
 from errkit.generate.render import HEADER
 
@@ -128,9 +128,9 @@ def build(catalogue: Catalogue) -> dict:
         if entry.reads:  # lines after the message that hold more of its params (a compiler's dump)
             entries[entry.code]["reads"] = [{"regex": r.pattern, "captures": [[c.group, c.param, c.type] for c in r.captures]}
                                             for r in wordings.reads(entry)]
-    return {
+    return checked({
         "$comment": HEADER,
-        "format": 2,
+        "format": index_format.VERSION,
         "project": settings.project,
         "version": settings.version,
         "entries": entries,
@@ -138,7 +138,37 @@ def build(catalogue: Catalogue) -> dict:
         # what explain says of a fix for one kernel, and how a traceback tells a shared wording's kernel
         "kernels": {k.id: {"title": k.title, "source": k.source, "names": list(k.names)}
                     for k in sorted(catalogue.kernels.values(), key=lambda k: k.id)},
-    }
+    })
+
+
+def checked(data: dict) -> dict:
+    """`data` (build's) when each of its records has the keys errkit/core/index_format.py defines
+    for it, in that order: the format has one definition, which the explain side and the paste
+    page read by. ValueError naming the first record that differs."""
+    f = index_format
+
+    def expect(record: dict, keys: tuple, where: str, optional: tuple = ()) -> None:
+        got = tuple(record)
+        if got != keys + tuple(k for k in optional if k in record):
+            raise ValueError(f"index {where}: keys {list(got)}, the format (errkit/core/index_format.py) has "
+                             f"{list(keys + optional)}")
+
+    expect(data, f.TOP_KEYS, "top level")
+    for code, entry in data["entries"].items():
+        expect(entry, f.ENTRY_KEYS, f"entry {code}", f.ENTRY_OPTIONAL_KEYS)
+        for name, param in entry["params"].items():
+            expect(param, f.PARAM_KEYS, f"entry {code} param {name}")
+        for n, fix in enumerate(entry["fixes"]):
+            expect(fix, f.FIX_KEYS, f"entry {code} fix {n}")
+        for n, read in enumerate(entry.get("reads", ())):
+            expect(read, f.READ_KEYS, f"entry {code} read {n}")
+    for n, wording in enumerate(data["wordings"]):
+        expect(wording, f.WORDING_KEYS, f"wording {n} ({wording.get('code')})")
+        if wording["releases"] is not None:
+            expect(wording["releases"], f.RELEASES_KEYS, f"wording {n} releases")
+    for name, kernel in data["kernels"].items():
+        expect(kernel, f.KERNEL_KEYS, f"kernel {name}")
+    return data
 
 
 def template_skeleton(tpl: template.Template) -> str:

@@ -6,6 +6,8 @@ Generated here (every file starts with the generated-file header):
   site/docs/by-area.md, by-tag.md, by-exception.md
   site/docs/assets/errkit/index.json    errkit/_index.json's data, regexes in JavaScript syntax
   site/docs/assets/errkit/suggest.js    every `suggest` expression compiled to JavaScript
+  site/docs/assets/errkit/*.js, *.css   the scripts of site_assets/, match.js with the index's format
+                                        (errkit/core/index_format.py) written in (templates/site/format.js.j2)
 
 Everything from the catalogue is escaped where it lands: pages are rendered by a jinja2
 environment whose `finalize` escapes every `{{ }}` for markdown (and HTML) unless a filter here
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from errkit.generate import js
 from errkit.catalogue import kernels, wordings, releases
-from errkit.explain import match
+from errkit.core import index_format
 from errkit.catalogue.model import Catalogue, Entry
 from errkit.generate import index as index_module
 from errkit.generate.render import HEADER, environment
@@ -39,13 +41,36 @@ ASSETS = "docs/assets/errkit"  # inside the site folder (the `site` setting)
 SITE_ASSETS = Path(__file__).parent / "site_assets"
 
 
+# The line of site_assets/match.js that `errkit generate` replaces with the index's format (FORMAT).
+FORMAT_LINE = "  var FORMAT = {}; // errkit/core/index_format.py: `errkit generate` writes its names here, no copy by hand\n"
+
+
 def static_assets() -> dict[str, str]:
-    """File name -> text of each script and stylesheet, under the generated-file header."""
+    """File name -> text of each script and stylesheet, under the generated-file header; match.js
+    with the index's format written in."""
     out = {}
     for path in sorted(SITE_ASSETS.iterdir()):
         if path.suffix in (".js", ".css"):
             out[path.name] = f"/* {HEADER} Source: errkit/generate/site_assets/{path.name} */\n" + path.read_text("utf-8")
+    if out["match.js"].count(FORMAT_LINE) != 1:
+        raise ValueError(f"site_assets/match.js must hold the line {FORMAT_LINE.strip()!r} once: the index format goes there")
+    out["match.js"] = out["match.js"].replace(FORMAT_LINE, format_js())
     return out
+
+
+def js_format() -> list[tuple[str, object]]:
+    """[(name, value)] of what the browser's matcher reads of errkit/core/index_format.py: its
+    JS_CONSTANTS as they are, its JS_PATTERNS translated to JavaScript syntax."""
+    out = [(name, getattr(index_format, name)) for name in index_format.JS_CONSTANTS]
+    for name in index_format.JS_PATTERNS:
+        source = index_format.pattern_source(getattr(index_format, name))
+        out.append((name, [js.regex_to_js(s) for s in source] if isinstance(source, list) else js.regex_to_js(source)))
+    return out
+
+
+def format_js() -> str:
+    """The index's format as JavaScript (`var FORMAT = {...};`), written into match.js."""
+    return _js_env().get_template("site/format.js.j2").render(HEADER=HEADER, constants=js_format())
 
 
 def docs_folder(catalogue: Catalogue) -> str | None:
@@ -490,7 +515,6 @@ def _anchor(name: str) -> str:
 def site_index(catalogue: Catalogue) -> dict:
     """errkit/_index.json's data for the browser: the same matcher, regexes in JavaScript syntax."""
     data = index_module.build(catalogue)
-    line_end = _line_end_suffix(data)  # from the Python regexes, before they are translated
     every_wording = [w for e in catalogue.entries for w in wordings.wordings(e)]
     assert len(every_wording) == len(data["wordings"]), "index.build walks the wordings in this order"
     for wording, compiled in zip(every_wording, data["wordings"]):
@@ -506,19 +530,7 @@ def site_index(catalogue: Catalogue) -> dict:
         except ValueError as err:
             raise ValueError(f"{wording.entry.code} wording {wording.index}: no JavaScript regex: {err}") from None
         compiled["regex"] = js_regex
-    data["regex_flavour"] = "JavaScript RegExp, flag u"
-    data["patterns"] = {
-        "header": js.regex_to_js(match.HEADER.pattern),
-        "frame": js.regex_to_js(match.FRAME.pattern),
-        "ansi": js.regex_to_js(match.ANSI.pattern),
-        "word": js.regex_to_js(match.WORD.pattern),
-        "line_end": js.regex_to_js(line_end),
-        "note": js.regex_to_js(match.NOTE.pattern),
-        "docs_link": js.regex_to_js(match.DOCS_LINK.pattern),
-        "release_seen": js.regex_to_js(match.RELEASE_SEEN.pattern),
-        "lookup_marks": [js.regex_to_js(mark) for mark in match.LOOKUP_MARKS],
-    }
-    data["max_line"] = match.MAX_LINE
+    data["regex_flavour"] = index_format.REGEX_FLAVOUR  # (the patterns and limits: match.js's FORMAT)
     by_code = catalogue.by_code()
     for code, entry in data["entries"].items():
         for read in entry.get("reads", ()):
@@ -527,18 +539,6 @@ def site_index(catalogue: Catalogue) -> dict:
         example = _example(by_code[code])
         entry["example"] = f"{entry['exception']}: {example}" if example is not None else None
     return data
-
-
-def _line_end_suffix(data: dict) -> str:
-    """What match.Index appends to a wording's regex to anchor it at the end of a line."""
-    if not data["wordings"]:
-        return r"\s*$"
-    source = data["wordings"][0]["regex"]
-    anchored = getattr(match.Index(data).regex(0, to_line_end=True), "pattern", "")
-    prefix = f"(?:{source})"
-    if not anchored.startswith(prefix):
-        raise ValueError(f"match.Index anchors regexes at the line end in a way the site does not know: {anchored!r}")
-    return anchored[len(prefix):]
 
 
 def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple[str, str, tuple[str, ...]]]]]]:

@@ -8,7 +8,9 @@
  * from a shortlist of those sharing the rarest words, when nothing matches exactly; concrete
  * suggestions).
  * It reads assets/errkit/index.json, which `errkit generate` builds from the same index with
- * every regex translated to JavaScript; tests/test_site.py runs both sides on the catalogue.
+ * every regex translated to JavaScript, and FORMAT below: the index format's limits, marks and
+ * patterns (errkit/core/index_format.py), which `errkit generate` writes into this file;
+ * tests/test_site_js.py runs both sides on the catalogue.
  */
 (function (root, factory) {
   "use strict";
@@ -20,20 +22,11 @@
 })(typeof self !== "undefined" ? self : this, function (R, SUGGEST) {
   "use strict";
 
-  var TAIL = 256 * 1024; // explain.TAIL
+  var FORMAT = {}; // errkit/core/index_format.py: `errkit generate` writes its names here, no copy by hand
   var SPLITLINES = /\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]/; // str.splitlines()
-
-  var SHORTLIST = 40; // match.SHORTLIST
-  var POSTINGS_BUDGET = 4000; // match.POSTINGS_BUDGET
-  var MARKERS = ["Error", "Exception"]; // match.MARKERS
-  var FRAME_MARK = 'File "'; // match.FRAME_MARK
-  var PASTE_SIZE = 256 * 1024; // match.PASTE_SIZE
-  var TIE_CONTEXT = 16384; // match.TIE_CONTEXT
-  var READ_WINDOW = 16384; // match.READ_WINDOW
-  var NEXT_TRACEBACK = "Traceback (most recent call last)"; // match.NEXT_TRACEBACK
-  var IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/g; // match.IDENTIFIER
-  var APPROXIMATE_MAX = 0.99; // explain.APPROXIMATE_MAX
-  var NOTE = null, DOCS_LINK = null, RELEASE_SEEN = null; // match.NOTE, match.DOCS_LINK, match.RELEASE_SEEN (from the index)
+  var NOTE = new RegExp(FORMAT.NOTE, "u"), DOCS_LINK = new RegExp(FORMAT.DOCS_LINK, "u");
+  var RELEASE_SEEN = new RegExp(FORMAT.RELEASE_SEEN, "u");
+  var TRAILING_SPACE = new RegExp(FORMAT.SPACE + "+$", "u");
 
   function escapeRegex(text) {
     return text.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&"); // what the u flag allows to escape
@@ -41,7 +34,7 @@
 
   // match.key_pattern: a key's words with any run of whitespace between them
   function keyPattern(key) {
-    return key.split(" ").map(escapeRegex).join("[ \\t\\n\\r\\f\\v]+"); // values.SPACE
+    return key.split(" ").map(escapeRegex).join(FORMAT.SPACE + "+");
   }
 
   function byString(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
@@ -68,22 +61,18 @@
     this.keyed = this.keys.map(function (k) { return keyed.get(k); });
     this.keyRegexes = this.keys.map(function (k) { return new RegExp(keyPattern(k), "u"); });
     var alternatives = this.keys.map(keyPattern);
-    if (this.always.length) alternatives = alternatives.concat(MARKERS);
-    if (this.located.length) alternatives.push(escapeRegex(FRAME_MARK));
-    this.locator = alternatives.length ? new RegExp(alternatives.concat(data.patterns.lookup_marks).join("|"), "gu") : null;
+    if (this.always.length) alternatives = alternatives.concat(FORMAT.MARKERS);
+    if (this.located.length) alternatives.push(escapeRegex(FORMAT.FRAME_MARK));
+    this.locator = alternatives.length ? new RegExp(alternatives.concat(FORMAT.LOOKUP_MARKS).join("|"), "gu") : null;
     this.postings = null;
     this.skeletons = {};
     this.compiled = {};
-    var p = data.patterns;
-    this.header = new RegExp(p.header, "du"); // d: where the message starts
-    NOTE = new RegExp(p.note, "u");
-    DOCS_LINK = new RegExp(p.docs_link, "u");
-    RELEASE_SEEN = new RegExp(p.release_seen, "u");
-    this.frame = new RegExp(p.frame, "u");
-    this.ansi = new RegExp(p.ansi, "gu");
-    this.word = new RegExp(p.word, "gu");
-    this.lineEnd = p.line_end;
-    this.maxLine = data.max_line;
+    this.header = new RegExp(FORMAT.HEADER, "du"); // d: where the message starts
+    this.frame = new RegExp(FORMAT.FRAME, "u");
+    this.ansi = new RegExp(FORMAT.ANSI, "gu");
+    this.word = new RegExp(FORMAT.WORD, "gu");
+    this.lineEnd = FORMAT.LINE_END; // index_format.at_line_end
+    this.maxLine = FORMAT.MAX_LINE;
   }
 
   Index.prototype.regex = function (i) {
@@ -183,11 +172,11 @@
       return kernels[k] && kernels[k].names && kernels[k].names.length;
     });
     if (!reads.length && !candidates.length) return;
-    var end = Math.min(text.length, start + READ_WINDOW);
+    var end = Math.min(text.length, start + FORMAT.READ_WINDOW);
     var firstLineEnd = text.indexOf("\n", start);
     if (firstLineEnd >= 0 && firstLineEnd < end) {
-      var cut = text.indexOf(NEXT_TRACEBACK, firstLineEnd);
-      if (cut >= 0 && cut + NEXT_TRACEBACK.length <= end) end = cut;
+      var cut = text.indexOf(FORMAT.NEXT_TRACEBACK, firstLineEnd);
+      if (cut >= 0 && cut + FORMAT.NEXT_TRACEBACK.length <= end) end = cut;
     }
     var window = text.slice(start, end);
     var has = function (o, p) { return Object.prototype.hasOwnProperty.call(o, p); };
@@ -203,7 +192,7 @@
     }
     if (any) match.params = Object.assign({}, match.params, extra); // the message's own may be shared
     if (candidates.length) {
-      var words = window.match(IDENTIFIER) || [];
+      var words = this.words(window); // identifiers
       var named = candidates.filter(function (k) {
         return words.some(function (w) { return kernels[k].names.some(function (n) { return w.startsWith(n); }); });
       });
@@ -225,7 +214,7 @@
         best.ties.push(newMatch(wording.code, wording, params, lineNo, { text: best.text, span: best.span }));
       } else if (best === null || wording.literal_chars > best.wording.literal_chars) {
         var a = m.index, whole = m[0];
-        if (how === "end") whole = whole.replace(/[ \t\n\r\x0b\x0c]+$/, ""); // the regex takes trailing spaces too
+        if (how === "end") whole = whole.replace(TRAILING_SPACE, ""); // the regex takes trailing spaces too
         var span = [a, a + whole.length];
         best = newMatch(wording.code, wording, params, lineNo, { text: text.slice(span[0], span[1]), span: span });
       }
@@ -394,7 +383,7 @@
     firstLine = firstLine === undefined ? 1 : firstLine;
     var out = [];
     if (this.locator === null) return out;
-    var paste = utf8Length(text) <= PASTE_SIZE;
+    var paste = utf8Length(text) <= FORMAT.PASTE_SIZE;
     var lineNo = firstLine, counted = 0, pos = 0, size = text.length;
     while (pos < size) {
       var start, end, where, hit;
@@ -452,19 +441,19 @@
   function isFrame(text, start, end) {
     var body = start;
     while (body < end && (text.charAt(body) === " " || text.charAt(body) === "\t")) body++;
-    return text.startsWith(FRAME_MARK, body);
+    return text.startsWith(FORMAT.FRAME_MARK, body);
   }
 
   // match._traceback_end: the exception line that ends the traceback whose frames go on at `pos`
   Index.prototype.tracebackEnd = function (text, pos) {
     var size = text.length;
-    for (var n = 0; n < 200; n++) {
+    for (var n = 0; n < FORMAT.TRACEBACK_LINES; n++) {
       if (pos >= size) return null;
       var end = text.indexOf("\n", pos);
       end = end < 0 ? size : end;
       var first = text.charAt(pos);
       if (first !== " " && first !== "\t" && end > pos) {
-        if (text.startsWith("Traceback (most recent call last)", pos)) return null;
+        if (text.startsWith(FORMAT.NEXT_TRACEBACK, pos)) return null;
         if (this.header.exec(this.clean(text.slice(pos, Math.min(end, pos + this.maxLine))))) return [pos, end];
       }
       pos = end + 1;
@@ -498,9 +487,9 @@
     var match = this.matchLine(norm, lineNo);
     if (match === null && traceback) match = this.locatedMatch(text, start, norm, lineNo);
     if (match === null) match = this.matchNote(norm, lineNo);
-    if (match !== null && match.ties.length) match = breakTie(match, text.slice(Math.max(0, start - TIE_CONTEXT), start) + norm);
+    if (match !== null && match.ties.length) match = breakTie(match, text.slice(Math.max(0, start - FORMAT.TIE_CONTEXT), start) + norm);
     if (match !== null && (match.wording.kernels || []).length > 1) {
-      match.kernel = shownKernel(match.wording.kernels, this.data.kernels || {}, text.slice(Math.max(0, start - TIE_CONTEXT), start) + norm);
+      match.kernel = shownKernel(match.wording.kernels, this.data.kernels || {}, text.slice(Math.max(0, start - FORMAT.TIE_CONTEXT), start) + norm);
     }
     if (match !== null) this.readOn(match, text, start);
     if (match !== null && match.span !== null && origin !== null) match.text = line.slice(origin[match.span[0]], origin[match.span[1]]);
@@ -622,9 +611,9 @@
   Index.prototype.locatedMatch = function (text, start, line, lineNo) {
     var header = this.header.exec(this.clean(line));
     if (!header) return null;
-    var low = Math.max(0, start - 4000), end = start, last = null;
+    var low = Math.max(0, start - FORMAT.FRAME_REACH), end = start, last = null;
     while (last === null) {
-      var at = text.lastIndexOf(FRAME_MARK, end - 1);
+      var at = text.lastIndexOf(FORMAT.FRAME_MARK, end - 1);
       if (at < low || at < 0 || end <= low) return null;
       var lineStart = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
       var lineEnd = text.indexOf("\n", at);
@@ -719,7 +708,7 @@
     var words = Array.from(new Set(this.words(text))).filter(function (w) { return post.has(w); });
     words.sort(function (a, b) { return post.get(a).length - post.get(b).length || byString(a, b); });
     var scores = new Map();
-    var budget = POSTINGS_BUDGET;
+    var budget = FORMAT.POSTINGS_BUDGET;
     for (var k = 0; k < words.length && budget > 0; k++) {
       var ids = post.get(words[k]);
       var weight = 1.0 / ids.length;
@@ -727,7 +716,7 @@
       for (var j = 0; j < n; j++) scores.set(ids[j], (scores.get(ids[j]) || 0) + weight);
       budget -= ids.length;
     }
-    return Array.from(scores.keys()).sort(function (a, b) { return scores.get(b) - scores.get(a) || a - b; }).slice(0, SHORTLIST);
+    return Array.from(scores.keys()).sort(function (a, b) { return scores.get(b) - scores.get(a) || a - b; }).slice(0, FORMAT.SHORTLIST);
   };
 
   Index.prototype.normalisedSkeleton = function (i) {
@@ -840,7 +829,7 @@
       var normSeg = normalise(seg);
       index.shortlist(seg).forEach(function (i) {
         var wording = index.wordings[i];
-        var score = Math.min(ratio(normSeg, index.normalisedSkeleton(i)), APPROXIMATE_MAX);
+        var score = Math.min(ratio(normSeg, index.normalisedSkeleton(i)), FORMAT.APPROXIMATE_MAX);
         var best = scored.get(wording.code);
         if (score >= 0.6 && (!best || score > best.score)) {
           scored.set(wording.code, newMatch(wording.code, wording, {}, lineNo, { exact: false, score: R.round(score, 3n), text: seg }));
@@ -923,7 +912,7 @@
       return result(index, f.match, f.count, f.lastLine);
     });
     if (!results.length) {
-      var tail = text.slice(-TAIL);
+      var tail = text.slice(-FORMAT.TAIL);
       results = approximate(index, tail, 3, 1 + countNewlines(text, 0, text.length - tail.length)).map(function (m) { return result(index, m); });
     }
     return results;
@@ -935,6 +924,7 @@
   }
 
   return {
+    FORMAT: FORMAT,
     Index: Index,
     explain: explain,
     approximate: approximate,

@@ -1,0 +1,94 @@
+"""The compiled index's format, its one definition: the version, the keys of its records, and the
+limits, marks and patterns that both matchers read it with.
+
+`errkit generate` writes errkit/_index.json with exactly these keys (generate/index.py checks each
+record) and the site's assets/errkit/index.json from the same records; errkit/explain/match.py
+reads them; the browser's matcher (site_assets/match.js) gets every name of JS_CONSTANTS and
+JS_PATTERNS written into it by `errkit generate` (templates/site/format.js.j2, the patterns in
+JavaScript syntax), so changing a value here changes the JavaScript. site/docs/contributing/
+index-format.md describes the format for other tools (tests/test_index_format.py keeps it true).
+
+Standard library only and light, as the explain path needs: the patterns are regex.Lazy (compiled
+on first use); nothing here imports `re`, `json` or `enum`.
+"""
+
+from errkit.core import values
+from errkit.core.regex import PY_SPACE, Lazy
+
+VERSION = 2  # the index's "format": raised when a record's keys or their meaning change
+
+# -- the records ----------------------------------------------------------------------------------
+# errkit/_index.json: one JSON object; its entries are stored as JSON strings (parsed when shown).
+TOP_KEYS = ("$comment", "format", "project", "version", "entries", "wordings", "kernels")
+ENTRY_KEYS = ("slug", "title", "area", "exception", "explain_only", "message", "params", "check", "explanation",
+              "fixes", "kernel", "tags", "related", "docs_url")
+ENTRY_OPTIONAL_KEYS = ("reads",)  # only when the entry reads values from the lines after its message
+PARAM_KEYS = ("type", "description")
+FIX_KEYS = ("summary", "suggest", "sets", "before", "after", "alternative", "unverified", "kernel")
+READ_KEYS = ("regex", "captures")
+WORDING_KEYS = ("code", "variant", "template", "source", "exception", "location", "regex", "captures",
+                "literal_chars", "skeleton", "key", "releases", "kernels")
+RELEASES_KEYS = ("dist", "specifier", "bounds", "shown")  # a wording's "releases", when not null
+KERNEL_KEYS = ("title", "source", "names")
+# The site's assets/errkit/index.json: the same records, every regex in JavaScript syntax, and these.
+SITE_TOP_KEYS = ("regex_flavour",)
+SITE_ENTRY_KEYS = ("page", "example")
+REGEX_FLAVOUR = "JavaScript RegExp, flag u"
+
+# -- limits ---------------------------------------------------------------------------------------
+MAX_LINE = 16_384  # an error message is never longer; a longer line is read up to here
+PASTE_SIZE = 256 * 1024  # an input this small is a paste: every line is read, wrapped lines are joined
+TAIL = 256 * 1024  # what the approximate pass reads: the most recent part of the input
+SHORTLIST = 40  # wordings compared in full by the approximate pass, whatever the catalogue's size
+POSTINGS_BUDGET = 4000  # word postings read to pick them: the rarest words first
+APPROXIMATE_MAX = 0.99  # the best similarity an approximate match shows
+TIE_CONTEXT = 16_384  # bytes before a line that may tell which kernel raised it
+READ_WINDOW = 16_384  # bytes from a match's line where the lines after it may hold more values
+FRAME_REACH = 4000  # bytes above an exception line searched for its traceback's last frame
+TRACEBACK_LINES = 200  # lines after a traceback's frames searched for the exception line ending it
+
+# -- marks: fixed text that makes a line worth reading ----------------------------------------------
+MARKERS = ("Error", "Exception")  # lines naming an exception are read for the wordings without a key
+FRAME_MARK = 'File "'  # a traceback's frame: the exception line after the frames is read
+NEXT_TRACEBACK = "Traceback (most recent call last)"  # where the lines after a message stop being its own
+
+# -- patterns (Python syntax, and each means the same in RE2: see errkit/core/regex.py) -------------
+SPACE = values.SPACE  # the whitespace between a key's words, and after a message at a line's end
+LINE_END = f"{SPACE}*$"  # what anchors a wording's regex at the end of a line (`at_line_end`)
+WORD = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")  # a word, for the approximate pass's postings; an identifier
+ANSI = Lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
+# `SomeError: message`, possibly after a log prefix, pytest's `E   ` or a dotted module path (the
+# character before the name is consumed, not looked behind: RE2 has no lookbehind)
+HEADER = Lazy(
+    rf"(?:^|[{PY_SPACE}:\[\]|>(])(?P<exc>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*(?:Error|Exception))"
+    r"(?:: ?(?P<msg>.*))?$", numbered=True,  # (the paste page runs .pattern, its groups by name)
+)
+FRAME = Lazy(rf'^[{PY_SPACE}]*File "(?P<path>[^"]+)", line (?P<line>[0-9]+), in (?P<func>[^{PY_SPACE}]+)')
+# How our exceptions name their entry: the note `[RA105] title - see https://.../errors/RA105/`, a
+# link to the entry's page (values in its query string).
+NOTE = Lazy(rf"\[(?P<code>[A-Z]{{2,4}}[0-9]{{3}})\] .*? - see [^{PY_SPACE}]+")
+DOCS_LINK = Lazy(rf"/errors/(?P<code>[A-Z]{{2,4}}[0-9]{{3}})/(?:\?(?P<query>[^{PY_SPACE}\"'<>)\]`]*))?")
+LOOKUP_MARKS = (r"\[[A-Z]{2,4}[0-9]{3}\] ", r"/errors/[A-Z]{2,4}[0-9]{3}/")  # what finds those lines
+# A release named in the text: `jax==0.4.31`, `jax 0.4.31`, `jax-0.4.31-py3`, `jax/0.4.31`, `jax version 0.4.31`.
+RELEASE_SEEN = Lazy(r"(?<![A-Za-z0-9_.-])(?P<dist>[A-Za-z][A-Za-z0-9_.-]*?)(?:==|-| |/|@| version )v?"
+                    r"(?P<version>[0-9]+(?:\.[0-9]+)+)(?![A-Za-z0-9_])", python=True)  # lookarounds: only ties read it
+
+
+def at_line_end(source: str) -> str:
+    """A wording's regex anchored at the end of a line (for searching a log line)."""
+    return f"(?:{source}){LINE_END}"
+
+
+# -- what the browser's matcher is given (errkit generate writes them into match.js) ------------------
+JS_CONSTANTS = ("VERSION", "MAX_LINE", "PASTE_SIZE", "TAIL", "SHORTLIST", "POSTINGS_BUDGET", "APPROXIMATE_MAX",
+                "TIE_CONTEXT", "READ_WINDOW", "FRAME_REACH", "TRACEBACK_LINES", "MARKERS", "FRAME_MARK",
+                "NEXT_TRACEBACK")
+JS_PATTERNS = ("SPACE", "LINE_END", "WORD", "ANSI", "HEADER", "FRAME", "NOTE", "DOCS_LINK", "LOOKUP_MARKS",
+               "RELEASE_SEEN")
+
+
+def pattern_source(value):
+    """A pattern's Python source: a Lazy's pattern, a string as it is, a tuple as a list of them."""
+    if isinstance(value, tuple):
+        return [pattern_source(v) for v in value]
+    return value.pattern if isinstance(value, Lazy) else value
