@@ -1,8 +1,36 @@
 import os
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# The paste page's node harness (tests/site/test_paste_page_js.py) serves the JavaScript comparisons of
+# other folders' tests too (kernel attribution, values read from other lines).
+sys.path.insert(0, str(Path(__file__).parent / "site"))
+
+# Folders whose every test is slow: browsers, built wheels and fresh venvs, the kernels run through
+# the Pallas interpreter, fixes applied to real upstream kernels. `pytest -m "not slow"` leaves them
+# out (a contributor's loop); CI runs everything. Single slow tests elsewhere carry the marker.
+SLOW_FOLDERS = ("advice", "kernel", "package", "site")
+SLOW_FIXTURES = {"errkit_dists", "errkit_wheel", "errkit_venv"}  # a wheel built, a venv made
+
+
+def pytest_collection_modifyitems(config, items):
+    tests = Path(__file__).parent
+    for item in items:
+        folder = Path(str(item.fspath)).relative_to(tests).parts[0]
+        if folder in SLOW_FOLDERS or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def catalogue():
+    """The repository's catalogue, loaded once per session (support.bundled_catalogue)."""
+    from support import bundled_catalogue
+
+    return bundled_catalogue()
 
 
 @pytest.fixture

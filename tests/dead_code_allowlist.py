@@ -15,6 +15,6 @@ mtime  # errkit/catalogue/releases.py _read_harvest: part of the lru_cache key (
 namespace  # errkit/cli.py: argparse.Action.__call__'s signature
 option_string  # errkit/cli.py: argparse.Action.__call__'s signature
 CatalogueError  # errkit/core/runtime.py: carried into every generated validators module (errkit/generate/carry.py)
-specifier_for  # errkit/catalogue/releases.py: the release range a harvest shows, used by tests/test_releases.py to say what to write
+specifier_for  # errkit/catalogue/releases.py: the release range a harvest shows, used by tests/catalogue/test_release_ranges.py to say what to write
 catalog_index  # errkit/explain/registry.py: a catalogue folder's index, used by benchmarks/bench_explain.py and tests
 fixture  # errkit/catalogue/rules.py Rule.fixture: the broken catalogue tests/catalogue/test_rules.py lints for each rule

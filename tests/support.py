@@ -2,11 +2,21 @@
 
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = ROOT / "catalog"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@lru_cache(maxsize=None)
+def bundled_catalogue():
+    """The repository's catalogue, loaded once per test session (about 4 s a load): every test
+    module that reads it shares this one immutable object."""
+    from errkit.catalogue.load import load
+
+    return load(CATALOG).catalogue
 
 
 def errkit_subprocess(*args, input=None, cwd=ROOT, env=None, timeout=120):

@@ -1,7 +1,7 @@
 """Helpers that catalogue expressions (`check`, `suggest`) may call.
 
 Pure Python, no imports (not even `math`, a shared library to load): the explain path uses them. Each has a JavaScript twin in
-the site's paste page (`site/docs/assets/errkit/runtime.js`); keep the two in step (tests/test_site.py compares them).
+the site's paste page (`site/docs/assets/errkit/runtime.js`); keep the two in step (tests/site/test_site_pages.py compares them).
 """
 
 _LIMIT = 10**12  # divisors() walks up to sqrt(n); keep it bounded on hostile values

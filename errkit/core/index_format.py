@@ -6,7 +6,7 @@ record) and the site's assets/errkit/index.json from the same records; errkit/ex
 reads them; the browser's matcher (site_assets/match.js) gets every name of JS_CONSTANTS and
 JS_PATTERNS written into it by `errkit generate` (templates/site/format.js.j2, the patterns in
 JavaScript syntax), so changing a value here changes the JavaScript. site/docs/contributing/
-index-format.md describes the format for other tools (tests/test_index_format.py keeps it true).
+index-format.md describes the format for other tools (tests/core/test_index_format.py keeps it true).
 
 Standard library only and light, as the explain path needs: the patterns are regex.Lazy (compiled
 on first use); nothing here imports `re`, `json` or `enum`.

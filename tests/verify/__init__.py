@@ -3,7 +3,7 @@
 A runner takes the entry's params (a bad example, or a bad example with one suggested value
 applied) and calls the real kernel on the CPU (interpret mode, TPU interpret mode, or lowering for
 CUDA or TPU from the CPU); it raises whatever the kernel raises. Each family of kernels registers
-its runners in its own module here (`register`), imported by tests/test_fix_verification.py.
+its runners in its own module here (`register`), imported by tests/advice/test_fix_verification.py.
 """
 
 from __future__ import annotations

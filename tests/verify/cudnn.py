@@ -2,7 +2,7 @@
 
 jax.nn's own checks and its XLA implementation run for real on the CPU. The cuDNN path needs a GPU:
 here the cuDNN version query is answered by a stand-in (`cudnn_stub`: the module's `cuda_versions`,
-as tests/test_upstream_gpu.py does) and the GPU generation by a stubbed compute capability (Hopper
+as tests/advice/test_upstream_gpu.py does) and the GPU generation by a stubbed compute capability (Hopper
 or not, which sets H_max), and the call is traced and lowered for CUDA from the CPU
 (`jax.jit(f).trace(...).lower(lowering_platforms=("cuda",))`). That runs, for real, every check of
 jax.nn, of the cuDNN helper (`dot_product_attention` / `paged_attention`: layout, FP8, padding,

@@ -2,7 +2,7 @@
 
 Each runner turns an entry's params into one splash call and `splash()` makes it twice: under
 `pltpu.force_tpu_interpret_mode()` on the CPU (the forward pass, and `jax.grad` when backward
-blocks are set, traced with jax.eval_shape as tests/test_upstream_tpu.py does: every check of the
+blocks are set, traced with jax.eval_shape as tests/advice/test_upstream_tpu.py does: every check of the
 kernels and of their mask processing runs, nothing is compiled; SPLASH_VERIFY_EXECUTE=1 also
 executes the forward pass, about a second per configuration), and lowered for TPU from the CPU (`jax.jit(f).trace(...).lower(lowering_platforms=("tpu",))`),
 which runs the Pallas TPU lowering's block-shape rules. It passes only when all of them pass.

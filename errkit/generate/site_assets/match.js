@@ -10,7 +10,7 @@
  * It reads assets/errkit/index.json, which `errkit generate` builds from the same index with
  * every regex translated to JavaScript, and FORMAT below: the index format's limits, marks and
  * patterns (errkit/core/index_format.py), which `errkit generate` writes into this file;
- * tests/test_site_js.py runs both sides on the catalogue.
+ * tests/site/test_paste_page_js.py runs both sides on the catalogue.
  */
 (function (root, factory) {
   "use strict";

@@ -7,7 +7,7 @@
  * Every operator follows Python (floor division and modulo signs, negative indexes, `in`,
  * tuple/list equality, chained comparisons) and raises a PyError where Python raises.
  * `h` holds a twin of every helper in errkit/core/helpers.py, plus the builtins expressions may call;
- * tests/test_site.py checks that both sides agree on the whole catalogue.
+ * tests/site/test_site_pages.py checks that both sides agree on the whole catalogue.
  *
  * Also here: values.parse() of errkit/core/values.py (typed values read back from a message) and
  * str()/repr() of values, so the page shows what `errkit explain` prints.

@@ -1,0 +1,137 @@
+"""Fixes verified against the real kernels (issue 13): every computed suggestion, applied to every
+bad example of its entry, makes the kernel run; the bad example itself raises the entry's error.
+
+Runners live in tests/verify/ (one module per family of kernels). A fix marked `unverified` (it
+cannot run on a CPU: cuDNN, on-chip memory) says why instead; `python tests/advice/test_fix_verification.py`
+prints the counts (verified / unverified / entries without a runner).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax")
+
+sys.path[:0] = [str(Path(__file__).parents[1]), str(Path(__file__).parents[2])]  # as a script: verify/, support.py, kernel/
+import verify  # noqa: E402
+from errkit.core import suggest  # noqa: E402
+from errkit.explain.match import Index  # noqa: E402
+from support import bundled_catalogue, explain_first, pasted_text  # noqa: E402
+
+for module in pkgutil.iter_modules(verify.__path__):
+    importlib.import_module(f"verify.{module.name}")
+
+CATALOGUE = bundled_catalogue()
+INDEX = Index.load()
+MAX_VALUES = 3  # of a list suggestion, the values applied (the nearest first)
+
+
+def bad_cases(suggesting: bool = False) -> list:
+    """Each bad example of an entry with a runner (of one whose fixes suggest a value, if `suggesting`)."""
+    return [pytest.param(entry, entry.typed(raw), id=f"{entry.code}-bad{n + 1}")
+            for entry in CATALOGUE.entries if entry.code in verify.RUNNERS
+            if not suggesting or any(fix.suggest and not fix.unverified for fix in entry.fixes)
+            for n, raw in enumerate(entry.bad_examples)]
+
+
+def realworld_cases() -> list:
+    """Each real-world case (tests/realworld/) whose text shows every value its entry's runner reads
+    (those of the entry's bad examples): the values people really had."""
+    spec = importlib.util.spec_from_file_location("realworld_report", Path(__file__).parents[1] / "realworld" / "report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    by_code = {e.code: e for e in CATALOGUE.entries}
+    out = []
+    for case in report.load_cases():
+        entry = by_code.get(case.get("code") or "")
+        if entry is None or entry.code not in verify.RUNNERS or not entry.bad_examples or case["class"] == "negative":
+            continue
+        if not any(fix.suggest and not fix.unverified for fix in entry.fixes):
+            continue
+        if set(entry.bad_examples[0]) <= set(case["values"]):
+            params = entry.typed({k: case["values"][k] for k in entry.bad_examples[0]})
+            out.append(pytest.param(entry, params, id=f"{entry.code}-{case['id']}"))
+    return out
+
+
+def applied(entry, params: dict):
+    """(fix number, label, param, value) for each value a suggestion gives for these params."""
+    data = INDEX.entries[entry.code]
+    for n, (fix, model) in enumerate(zip(data["fixes"], entry.fixes), 1):
+        if model.unverified:
+            continue
+        for s in suggest.suggestions(fix, params):
+            if "sets" not in s or s.get("value") in (None, []):
+                continue
+            value = s["value"]
+            picks = value if isinstance(value, list) and not isinstance(params[s["sets"]], (list, tuple)) else [value]
+            for pick in _nearest_first(picks, params[s["sets"]])[:MAX_VALUES]:
+                yield n, s["label"], s["sets"], tuple(pick) if isinstance(pick, list) else pick
+
+
+def _nearest_first(values: list, current):
+    try:
+        return sorted(values, key=lambda v: abs(v - current))
+    except TypeError:
+        return list(values)
+
+
+def raised(run, params: dict) -> BaseException | None:
+    try:
+        run(params)
+    except Exception as err:  # noqa: BLE001 - whatever the kernel raises is the outcome
+        return err
+    return None
+
+
+@pytest.mark.parametrize("entry, params", bad_cases())
+def test_a_bad_example_raises_its_entry(entry, params):
+    err = raised(verify.RUNNERS[entry.code], params)
+    assert err is not None, f"{entry.code}: {params} ran without an error"
+    assert explain_first(pasted_text(err))["code"] == entry.code, pasted_text(err)
+
+
+@pytest.mark.parametrize("entry, params", bad_cases(suggesting=True) + realworld_cases())
+def test_every_suggestion_applied_makes_the_kernel_run(entry, params):
+    tried = list(applied(entry, params))
+    assert tried, f"{entry.code}: no suggestion gives a value to apply (sets) for {params}"
+    failures = []
+    for n, label, name, value in tried:
+        err = raised(verify.RUNNERS[entry.code], dict(params, **{name: value}))
+        if err is not None:
+            failures.append(f"fix {n} {label!r}: {name}={value!r} -> {type(err).__name__}: {str(err)[:200]}")
+    assert not failures, "\n".join(failures)
+
+
+def status(entry, fix, label: str) -> str:
+    """A suggestion is verified (its value applied by a runner), unverified (its fix says why), or
+    neither (no `sets`, or no runner for its entry)."""
+    if fix.unverified:
+        return "unverified"
+    return "verified" if label in fix.sets and entry.code in verify.RUNNERS else "neither"
+
+
+def counts() -> dict[str, int]:
+    """Suggestions verified by a runner, unverified (the fix says why), neither."""
+    out = {"verified": 0, "unverified": 0, "neither": 0}
+    for entry in CATALOGUE.entries:
+        for fix in entry.fixes:
+            for label in fix.suggest:
+                out[status(entry, fix, label)] += 1
+    return out
+
+
+def test_every_suggestion_is_verified_or_says_why_not():
+    neither = [f"{entry.code} fix {n} {label!r}" for entry in CATALOGUE.entries for n, fix in enumerate(entry.fixes, 1)
+               for label in fix.suggest if status(entry, fix, label) == "neither"]
+    assert not neither, "no runner applies these, and their fix does not say why (unverified:):\n" + "\n".join(neither)
+
+
+if __name__ == "__main__":
+    print(counts())

@@ -1,0 +1,145 @@
+"""The matcher's prefilter: each wording's key, the regex of all keys over raw bytes, line counting
+across chunks, and the approximate pass's bounded shortlist."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from errkit.explain import find
+from errkit.catalogue import wordings
+from errkit.generate.index import choose_keys, key_candidates
+from errkit.explain.match import SHORTLIST, Index, key_pattern
+from support import bundled_catalogue
+
+CATALOGUE = bundled_catalogue()
+WORDINGS = [w for e in CATALOGUE.entries for w in wordings.wordings(e)]
+INDEX = Index.load()
+NOISE = [
+    "2026-11-29 10:00:00,001 INFO trainer: Return the number of items; the result should not be empty.",
+    "2026-11-29 10:00:00,002 INFO trainer: step 12 loss=0.4213 lr=3e-4 tokens=51234",
+    "2026-11-29 10:00:00,003 DEBUG data: the block of 128 tokens must be a multiple of the page size",
+]
+
+
+def _renderings(wording):
+    for params in wordings.sample_params(wording.entry):
+        try:
+            yield wording.render(params)
+        except (KeyError, ValueError, TypeError):
+            continue
+
+
+def _index_wording(wording) -> dict:
+    return next(w for w in INDEX.wordings if w["code"] == wording.entry.code and w["variant"] == wording.index)
+
+
+@pytest.mark.parametrize("wording", WORDINGS, ids=lambda w: f"{w.entry.code}-v{w.index}")
+def test_every_rendering_holds_its_wordings_key(wording):
+    key = _index_wording(wording)["key"]
+    if key is None:  # no fixed text of 3+ characters: recognised by its raise site or on lines naming an exception
+        assert not key_candidates(wording)
+        return
+    for text in _renderings(wording):
+        assert re.search(key_pattern(key), text), (key, text)
+
+
+def test_phrase_keys_allow_any_whitespace_between_their_words():
+    phrased = [w for w in WORDINGS if (_index_wording(w)["key"] or "").count(" ")]
+    assert len(phrased) > 20  # most upstream wordings have no code-like token
+    for wording in phrased:
+        key = _index_wording(wording)["key"]
+        text = next(iter(_renderings(wording)), None)
+        if text is None or key not in text:
+            continue
+        spaced = text.replace(key, key.replace(" ", " \t "), 1)
+        found, _, _ = find.explain_chunks(INDEX, ["ValueError: " + spaced + "\n"])
+        assert found and found[0].match.code == wording.entry.code, (key, spaced)
+
+
+def test_only_lines_holding_a_key_are_read(monkeypatch):
+    read = []
+    original = Index.match_line
+
+    def spy(self, line, line_no=0):
+        read.append(line_no)
+        return original(self, line, line_no)
+
+    monkeypatch.setattr(Index, "match_line", spy)
+    lines = NOISE * 50 + ["ValueError: num_q_heads=12 must be divisible by and num_kv_heads=8"] + NOISE * 50
+    found, _, _ = find.explain_chunks(Index.load(), ["\n".join(lines) + "\n"])
+    assert [f.match.code for f in found] == ["RA105"]
+    assert read == [151]  # the noise (English prose and a near-miss of a wording) is never matched
+
+
+def test_line_numbers_are_the_same_whatever_the_chunks():
+    rng = random.Random(0)
+    errors = {}
+    lines = []
+    for i in range(1, 3001):
+        if i % 97 == 0:
+            errors[i] = f"ValueError: num_q_heads={i} must be divisible by and num_kv_heads=7"
+            lines.append(errors[i])
+        else:
+            lines.append(rng.choice(NOISE))
+    data = ("\n".join(lines) + "\n").encode()
+    cuts = sorted(rng.sample([m.end() for m in re.finditer(b"\n", data)], 40))
+    chunks = [data[a:b] for a, b in zip([0] + cuts, cuts + [len(data)])]
+    for parts in ([data], chunks):
+        found, _, _ = find.explain_chunks(Index.load(), parts)
+        assert {f.last_line: f.match.params["num_q_heads"] for f in found} == {i: i for i in errors}
+
+
+def test_undecodable_bytes_are_reported_where_they_matter():
+    noise = ("\n".join(NOISE * 200) + "\n").encode()
+    assert len(noise) > 8192
+    error = b"ValueError: num_q_heads=12 must be divisible by and num_kv_heads=8\n"
+
+    def warnings(data: bytes) -> list[str]:
+        heard = []
+        found, _, _ = find.explain_chunks(Index.load(), [data], warn=heard.append)
+        assert [f.match.code for f in found] == ["RA105"]
+        return heard
+
+    assert warnings(b"\xff\xfe head\n" + noise + error)  # the start of the input is not UTF-8
+    assert warnings(noise + b"\xc3\x28 " + error)  # a line read further is not UTF-8
+    assert warnings(noise + b"noise \xc3\x28 never read\n" + error) == []  # nothing read was affected
+
+
+def test_keys_prefer_code_like_tokens_then_phrases_then_words_nobody_shares():
+    assert choose_keys([{"must", "be", "num_q_heads=", "must be"}]) == ["num_q_heads="]
+    assert choose_keys([{"must", "should", "must be divisible"}]) == ["must be divisible"]
+    # a key many wordings share makes every line holding it try them all: a rarer one wins
+    shared = {"block_size=", "block_size must"}
+    keys = choose_keys([shared | {f"only{i} here"} for i in range(30)])
+    assert "block_size=" not in keys
+    assert choose_keys([set()]) == [None]
+
+
+def test_the_approximate_pass_compares_a_bounded_shortlist():
+    rng = random.Random(1)
+    words = ["block", "size", "must", "be", "a", "multiple", "of", "heads", "tile", "page", "got", "shape"]
+    wordings = [dict(INDEX.wordings[0], code=f"SY{i:04d}", template="t", key=None, location=None,
+                     skeleton=" ".join(rng.choices(words, k=8)) + f" kernel_{i}_variant")
+                for i in range(5000)]
+    index = Index({"entries": {}, "wordings": wordings})
+    edited = "a tile of " + wordings[1234]["skeleton"].replace(" ", " x", 2)  # edited, its rare word kept
+    shortlist = index.shortlist(edited)
+    assert len(shortlist) == SHORTLIST  # out of 5,000 wordings that share words with it
+    assert shortlist[0] == 1234  # the rare word it shares decides
+
+
+def test_json_log_lines_are_read_as_the_strings_they_hold():
+    import json
+
+    message = 'Unsupported qkv_layout: "BHSD"'  # quotes JSON escapes
+    lines = [
+        json.dumps({"time": "2026-11-29T10:00:00", "level": "error", "msg": f"ValueError: {message}"}),
+        json.dumps({"level": "error", "msg": "step failed", "exc_info": "Traceback (most recent call last):\n"
+                    '  File "train.py", line 3, in <module>\nValueError: num_q_heads=12 must be divisible by and num_kv_heads=8'}),
+    ]
+    found, _, _ = find.explain_chunks(Index.load(), ["\n".join(lines) + "\n"])
+    got = {f.match.code: (f.match.params, f.last_line) for f in found}
+    assert got == {"RA550": ({"layout": "BHSD"}, 1), "RA105": ({"num_q_heads": 12, "num_kv_heads": 8}, 2)}

@@ -1,0 +1,181 @@
+"""Entry pages answer first, with the reader's values (issue 18, items 1 and 2), in a real browser on
+the real built site: the address's values give the fixes computed for them (values.js over the
+paste page's own code), the paste page keeps its text in the address fragment so Back restores the
+paste and its result, and the first screen of an entry on a phone holds the message and the first
+fix with its code. Screenshots of an entry page with values, 390 and 1280 px, light and dark, go to
+artifacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from errkit.core import runtime
+from errkit.core.suggest import suggestions
+from errkit.generate import site
+from test_site_pages import ARTIFACTS, CATALOGUE, _serve, browser, built_site, evil_site, files, fresh_site, served  # noqa: F401 - fixtures
+
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 1000}
+
+
+def _expected(code: str, params: dict) -> list[list[str]]:
+    """Per fix of the entry, `label: value` of each suggestion `errkit explain` computes for params."""
+    from errkit.catalogue import kernels
+
+    entry = CATALOGUE.get(code)
+    out = []
+    for fix, suggest in zip(entry.fixes, kernels.suggestion_sources(entry, CATALOGUE.kernels)):
+        found = suggestions({"suggest": suggest, "sets": dict(fix.sets)}, params)
+        out.append([f"{s['label']}: {runtime.shown(s['value'])}" for s in found if "value" in s])
+    return out
+
+
+@pytest.fixture(scope="module")
+def errors_seen():
+    seen: list[str] = []
+    yield seen
+    assert not seen, seen
+
+
+def _page(browser, errors_seen, viewport=DESKTOP, scheme="light"):
+    context = browser.new_context(viewport=viewport, color_scheme=scheme)
+    page = context.new_page()
+    page.on("pageerror", lambda exc: errors_seen.append(str(exc)))
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    return context, page, requests
+
+
+def _suggestions(page) -> list[list[str]]:
+    return page.eval_on_selector_all(
+        "#errkit-values li[data-fix]",
+        "items => items.map(li => Array.from(li.querySelectorAll('.errkit-suggestion')).map(s => s.textContent))")
+
+
+def test_entry_address_with_values_shows_the_fixes_for_them(browser, served, errors_seen):
+    context, page, requests = _page(browser, errors_seen)
+    page.goto(served + "errors/RA105/?num_q_heads=12&num_kv_heads=8")
+    page.wait_for_selector("#errkit-values[data-ready=yes]", timeout=15000)
+    box = page.locator("#errkit-values")
+    assert box.is_visible()
+    assert "For your values" in box.inner_text()
+    assert page.locator("#errkit-values code[data-param=num_q_heads]").inner_text() == "num_q_heads=12"
+    shown = _suggestions(page)
+    assert shown[0][0] == "valid num_kv_heads: 1, 2, 3, 4, 6, 12"
+    assert shown == _expected("RA105", {"num_q_heads": 12, "num_kv_heads": 8}), "the same numbers as errkit explain"
+
+    # other values, other fixes (not the example's); a shape read from commas, as query_string writes it
+    page.goto(served + "errors/RA105/?num_q_heads=10&num_kv_heads=4")
+    page.wait_for_selector("#errkit-values[data-ready=yes]")
+    assert _suggestions(page) == _expected("RA105", {"num_q_heads": 10, "num_kv_heads": 4})
+    assert _suggestions(page)[0][0] == "valid num_kv_heads: 1, 2, 5, 10"
+    page.goto(served + "errors/RA102/?q_shape=8,64,8,128&k_shape=1,512,2,128")
+    page.wait_for_selector("#errkit-values[data-ready=yes]")
+    assert _suggestions(page) == _expected("RA102", {"q_shape": (8, 64, 8, 128), "k_shape": (1, 512, 2, 128)})
+    assert _suggestions(page)[0] == ["k shape that fits q: 8, 512, 2, 128"]
+
+    # without values the block stays hidden; a value that is not the entry's is reported, not used
+    page.goto(served + "errors/RA105/")
+    page.wait_for_selector("#errkit-values[data-ready=no-values]", state="attached")
+    assert not page.locator("#errkit-values").is_visible()
+    page.goto(served + "errors/RA105/?num_q_heads=12&num_kv_heads=8&block_q=%3Cb%3E")
+    page.wait_for_selector("#errkit-values[data-ready=yes]")
+    assert "Not read" in page.locator("#errkit-values").inner_text() and "block_q" in page.locator("#errkit-values").inner_text()
+    assert page.locator("#errkit-values b").count() == 0
+    assert not [u for u in requests if u.endswith("errkit/index.json")], "the page carries its own data: no index is loaded"
+    context.close()
+
+
+def test_back_from_an_entry_restores_the_paste_and_its_result(browser, served, errors_seen):
+    context, page, _ = _page(browser, errors_seen)
+    text = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nValueError: num_q_heads=12 must be divisible by num_kv_heads=8"
+    page.goto(served + "paste/")
+    page.wait_for_selector("#errkit-paste[data-ready=yes]", timeout=15000)
+    page.fill("#errkit-input", text)
+    page.click("#errkit-explain")
+    card = page.locator(".errkit-result--primary[data-code=RA105]")
+    card.wait_for()
+    assert "#text=" in page.url
+    result = card.inner_text()
+
+    page.locator(".errkit-result--primary a.errkit-open").click()
+    page.wait_for_url(re.compile(r".*/errors/RA105/\?num_q_heads=12&num_kv_heads=8$"))
+    page.wait_for_selector("#errkit-values[data-ready=yes]")
+    assert _suggestions(page)[0][0] == "valid num_kv_heads: 1, 2, 3, 4, 6, 12", "the entry opened with the pasted values"
+
+    page.go_back()
+    page.wait_for_url(re.compile(r".*/paste/#text=.*"))
+    page.wait_for_selector("#errkit-paste[data-ready=yes]")
+    page.locator(".errkit-result--primary[data-code=RA105]").wait_for()
+    assert page.input_value("#errkit-input") == text
+    assert page.locator(".errkit-result--primary[data-code=RA105]").inner_text() == result
+
+    # the address alone (shared, or reloaded) gives the same paste and result
+    shared = page.url
+    other, fresh, _ = _page(browser, errors_seen)
+    fresh.goto(shared)
+    fresh.locator(".errkit-result--primary[data-code=RA105]").wait_for(timeout=15000)
+    assert fresh.input_value("#errkit-input") == text
+    other.close()
+
+    # clearing the paste clears the fragment
+    page.click("#errkit-clear")
+    assert "#text=" not in page.url
+    context.close()
+
+
+def _within_first_screen(page, locator) -> bool:
+    box = locator.bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= page.viewport_size["height"]
+
+
+def test_phone_first_screen_has_the_message_and_the_first_fix(browser, served, errors_seen):
+    context, page, _ = _page(browser, errors_seen, viewport=PHONE)
+    page.goto(served + "errors/RA105/")
+    article = page.locator("article")
+    message = article.locator("pre").first
+    assert "num_q_heads=12 must be divisible by num_kv_heads=8" in message.inner_text()
+    assert _within_first_screen(page, message), message.bounding_box()
+    fix = article.locator("p", has_text="Fix 1:").first
+    assert "Set num_kv_heads to a divisor of num_q_heads" in fix.inner_text()
+    assert _within_first_screen(page, fix), fix.bounding_box()
+    change = article.locator("pre").nth(1)  # the fix's before and after, as a diff
+    assert "-num_q_heads, num_kv_heads = 12, 8" in change.inner_text()
+    assert "+num_q_heads, num_kv_heads = 12, 4" in change.inner_text()
+    assert _within_first_screen(page, change), change.bounding_box()
+    context.close()
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390", "1280"])
+def test_screenshots_of_an_entry_with_values(browser, served, errors_seen, viewport):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for scheme in ("light", "dark"):
+        context, page, _ = _page(browser, errors_seen, viewport=viewport, scheme=scheme)
+        page.goto(served + "errors/RA105/?num_q_heads=12&num_kv_heads=8")
+        page.wait_for_selector("#errkit-values[data-ready=yes]", timeout=15000)
+        path = ARTIFACTS / f"entry-values-{viewport['width']}-{scheme}.png"
+        page.screenshot(path=str(path))
+        assert path.stat().st_size > 10_000
+        context.close()
+
+
+def test_values_from_the_address_are_text_on_the_evil_catalogue(browser, evil_site, errors_seen):
+    """The fixture catalogue full of injections: the address's values and the catalogue's prose are
+    put in the page as text (emphasis as <em>), never as HTML."""
+    for base in _serve(evil_site / "out"):
+        context, page, _ = _page(browser, errors_seen)
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(base + "errors/XX101/?n=-1&%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E=1")
+        page.wait_for_selector("#errkit-values[data-ready=yes]", timeout=15000)
+        box = page.locator("#errkit-values")
+        assert page.locator("#errkit-values li[data-fix='1'] em").inner_text() == "emph"
+        assert "<a href=javascript:alert(7)>click</a>" in box.inner_text()
+        assert box.locator("a, img, script, b").count() == 0
+        assert "<b>label</b>: 0" in box.inner_text(), "n + 1 for n=-1"
+        assert "<img src=x onerror=alert(1)>" in box.inner_text(), "an unknown name is reported as text"
+        assert not dialogs
+        context.close()
