@@ -1,4 +1,4 @@
-"""GPU mode of benchmarks/bench_kernel.py (issue 14, item 9): TFLOP/s of ranker_attention's Pallas
+"""GPU mode of benchmarks/bench_kernel.py: TFLOP/s of ranker_attention's Pallas
 (Triton) kernel, forward and forward+backward, at LLM shapes, side by side with
 ``jax.nn.dot_product_attention(implementation="cudnn")`` and JAX's ``pallas.ops.gpu.attention.mha``
 in the same process, and the kernel's error against the xla path (float32) in the same run.

@@ -1,4 +1,4 @@
-"""Issue 15: on a real multi-line report of each family of failure below the Python checks,
+"""On a real multi-line report of each family of failure below the Python checks,
 `errkit explain` reads the sizes and names from the text and prints a fix computed from them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The cuDNN / jax.nn.dot_product_attention family's corrections (issue 13), checked on the texts users
+"""The cuDNN / jax.nn.dot_product_attention family's corrections, checked on the texts users
 paste and against the real checks (tests/verify/cudnn.py): the values suggested are ones the kernel
 accepts, and the entries describe the branches they come from."""
 

@@ -1,4 +1,4 @@
-"""Fix snippets are examples that run (issue 13): with the entry's `setup` before it and its `then`
+"""Fix snippets are examples that run: with the entry's `setup` before it and its `then`
 after it, a fix's `before` raises the entry's error and its `after` runs without error."""
 
 from __future__ import annotations

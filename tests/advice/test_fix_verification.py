@@ -1,4 +1,4 @@
-"""Fixes verified against the real kernels (issue 13): every computed suggestion, applied to every
+"""Fixes verified against the real kernels: every computed suggestion, applied to every
 bad example of its entry, makes the kernel run; the bad example itself raises the entry's error.
 
 Runners live in tests/verify/ (one module per family of kernels). A fix marked `unverified` (it

@@ -1,5 +1,5 @@
 """JAX's GPU attention kernels (Triton `attention.mha`, Mosaic GPU `attention_mgpu`) and the
-x-algorithm wordings they share (issue 13): `errkit explain` offers each wording the fixes of the
+x-algorithm wordings they share: `errkit explain` offers each wording the fixes of the
 kernel that raised it, with values within that kernel's rules, and those values run the real kernel
 where the old suggestions did not (tests/verify/gpu_attention.py)."""
 

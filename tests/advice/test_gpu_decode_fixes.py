@@ -1,4 +1,4 @@
-"""Issue 13, JAX's Pallas GPU decode and paged attention (RA510-RA516, RA520-RA524): the values the
+"""JAX's Pallas GPU decode and paged attention (RA510-RA516, RA520-RA524): the values the
 audit found failing are rejected by the real kernels (interpret mode + CUDA lowering), and the
 suggestions computed for the audit's messages no longer offer them."""
 

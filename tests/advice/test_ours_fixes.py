@@ -1,4 +1,4 @@
-"""Suggestions of this project's kernel's entries (issue 13), swept over many values beyond the bad
+"""Suggestions of this project's kernel's entries, swept over many values beyond the bad
 examples: each computed value satisfies the kernel's own rules (its validators and its padding), not
 only the entry's check.
 

@@ -1,4 +1,4 @@
-"""Splash attention (issue 13): the rules of catalog/kernels/splash.yaml that only the TPU lowering
+"""Splash attention: the rules of catalog/kernels/splash.yaml that only the TPU lowering
 enforces hold as declared (a value breaking one fails lowering from the CPU, one keeping it
 lowers), and the suggestions the issue found wrong now give values that run.
 

@@ -1,5 +1,5 @@
 """Claims of the TPU family's entries (flash, paged, ragged paged attention), held to the real
-kernels (issue 13): what an explanation or a check says happens, happens; what the old text said
+kernels: what an explanation or a check says happens, happens; what the old text said
 and the kernel contradicts, is gone."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The catalogue knows which jax release raises which wording (issue 12, item 3).
+"""The catalogue knows which jax release raises which wording.
 
 `catalog/harvest/jax.json` (written by `scripts/harvest.py`) holds every raise site of JAX's
 attention kernels in every release from 0.4.25 on: template -> sites, each with the releases that

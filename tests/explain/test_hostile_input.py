@@ -1,4 +1,4 @@
-"""Hostile catalogues, hostile input, faults, and property-based guarantees (issue 8)."""
+"""Hostile catalogues, hostile input, faults, and property-based guarantees."""
 
 import errno
 import io

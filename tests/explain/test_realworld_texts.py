@@ -1,4 +1,4 @@
-"""The real-world corpus (tests/realworld/, issue 12 item 7): its shape, and the issue's targets for the matcher.
+"""The real-world corpus (tests/realworld/): its shape, and its targets for the matcher.
 
 Targets: at least 95 % of the positive cases exact, with the expected code and every visible value
 right, and no exact match at all on the negatives. `python tests/realworld/report.py` prints the
@@ -106,7 +106,7 @@ COMPILE_FILES = ("compile-tpu-collected.yaml", "compile-gpu-collected.yaml")
 
 
 def test_compile_memory_cudnn_and_tracing_failures_are_recognised():
-    """Issue 15: the failures below the Python checks (Mosaic and Triton compile errors, VMEM/SMEM and
+    """The failures below the Python checks (Mosaic and Triton compile errors, VMEM/SMEM and
     shared-memory exhaustion, cuDNN, tracing), at least 40 real cases, at least 90 % exact with every
     value and the kernel the text names right; per family, none below 75 %."""
     cases = [c for c in POSITIVES if c["_file"] in COMPILE_FILES]

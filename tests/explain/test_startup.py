@@ -1,5 +1,5 @@
 """`errkit explain`'s start: what it imports, and that the shortcuts taken for speed answer as the
-long way does (issue 16: cold start at most 2x `python -c pass`).
+long way does (cold start at most 2x `python -c pass`).
 
 The explain path leaves Python's `re` (and `enum`), `json` and `ast` unloaded: its regexes are
 compiled by RE2 (errkit/core/regex.py), its index is read from a marshal cache holding the entries and

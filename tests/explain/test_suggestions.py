@@ -65,7 +65,7 @@ def test_upstream_fixes_stay_within_their_library_first(entry):
 
 
 def test_every_fix_shows_before_and_after_code():
-    """Issue 18: every fix is shown as the code a reader has and the code it becomes, both non-empty
+    """Every fix is shown as the code a reader has and the code it becomes, both non-empty
     and different (test_fix_snippets runs them, or the fix says why it cannot: unverified)."""
     missing = [f"{entry.code} fix {n}: {part}" for entry in CATALOGUE.entries for n, fix in enumerate(entry.fixes, 1)
                for part in ("before", "after") if not (getattr(fix, part) or "").strip()]

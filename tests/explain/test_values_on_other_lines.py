@@ -1,4 +1,4 @@
-"""Values and the kernel read from the lines after a message (issue 15, item 2): an entry's `reads`
+"""Values and the kernel read from the lines after a message: an entry's `reads`
 (templates of the lines of a compiler's dump), the `bytes` param type and the kernels' `names`, in
 Python and on the paste page alike."""
 

@@ -1,5 +1,5 @@
 """`[tool.errkit]` settings: found walking up, the documented precedence, and a second catalogue
-rendered with other settings than this repository's (issue 16)."""
+rendered with other settings than this repository's."""
 
 from __future__ import annotations
 

@@ -319,7 +319,7 @@ def test_the_kernel_scan_would_catch_a_raise(tmp_path):
     assert sorted(kinds) == ["Assert", "Raise"]
 
 
-# -- traced: checkify (issue 14): value checks on traced arrays ------------------------------------
+# -- traced: checkify: value checks on traced arrays ----------------------------------------------
 
 TRACED = [e for e in VALIDATED if e.traced == "checkify"]
 

@@ -1,4 +1,4 @@
-"""Explanations where errors happen (issue 17): under an uncaught exception's traceback
+"""Explanations where errors happen: under an uncaught exception's traceback
 (`errkit.install()`), in IPython, in pytest's report, and this repository's pre-commit hooks.
 Each through the real mechanism: a child Python process, a real InteractiveShell, a pytest run
 (pytester), `pre-commit run` in a throw-away git repository."""

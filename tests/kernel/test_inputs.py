@@ -1,4 +1,4 @@
-"""Inputs as callers write them (issue 14, items 6 and 7): NumPy and JAX scalars for sm_scale, cap
+"""Inputs as callers write them: NumPy and JAX scalars for sm_scale, cap
 and block sizes; integer bounds of any width checked against the int32 range (RA306), never
 wrapped; float64 computed in float64 on the xla path; the bound's value checks (RA305, RA306) under
 jit through jax.experimental.checkify."""

@@ -1,4 +1,4 @@
-"""A kernel package adopts errkit from nothing, with only the documented commands (issue 16).
+"""A kernel package adopts errkit from nothing, with only the documented commands.
 
 tests/fixtures/adopt/tinyattn is a small package with no catalogue, settings or site. In a copy:
 `errkit init`, `errkit new`, the entry filled in (its author's text: fixtures/adopt/entry.yaml),

@@ -1,4 +1,4 @@
-"""errkit as a user gets it (issue 16, item 8): the sdist and the wheel built from it, the wheel
+"""errkit as a user gets it: the sdist and the wheel built from it, the wheel
 installed into a fresh virtual environment, every subcommand run from a folder outside the
 repository through the installed `errkit` script and through `python -m errkit`.
 

@@ -41,7 +41,7 @@ MIKE = shutil.which("mike", path=f"{Path(sys.executable).parent}{os.pathsep}{os.
 GIT_ENV = {"GIT_AUTHOR_NAME": "errkit test", "GIT_AUTHOR_EMAIL": "test@errkit.invalid",
            "GIT_COMMITTER_NAME": "errkit test", "GIT_COMMITTER_EMAIL": "test@errkit.invalid",
            "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "NO_MKDOCS_2_WARNING": "1"}
-# The hosts the site may still call: Material's repository widget (GitHub's API). Issue 18 item 7
+# The hosts the site may still call: Material's repository widget (GitHub's API). The site
 # makes the widget static; then this is empty.
 ELSEWHERE: set = set()  # no request may leave the site (the repository widget is off)
 SAMPLE = [ENTRIES[0].code, ENTRIES[-1].code]  # entries opened in the browser

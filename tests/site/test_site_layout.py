@@ -1,4 +1,4 @@
-"""Layout, access and weight of the built site, in a real headless Chromium (issue 18, items 6 and 7):
+"""Layout, access and weight of the built site, in a real headless Chromium:
 no page scrolls sideways at 390 px and no copy button covers a message; axe-core finds no serious or
 critical violation on the home, paste and entry pages, light and dark; headings go down one level at a
 time and the paste page opens with its box focused; no request leaves 127.0.0.1; a page loads only the

@@ -1,4 +1,4 @@
-"""Entry pages answer first, with the reader's values (issue 18, items 1 and 2), in a real browser on
+"""Entry pages answer first, with the reader's values, in a real browser on
 the real built site: the address's values give the fixes computed for them (values.js over the
 paste page's own code), the paste page keeps its text in the address fragment so Back restores the
 paste and its result, and the first screen of an entry on a phone holds the message and the first
