@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from errkit.catalogue.model import Catalogue
-from errkit.generate import outputs, readme
+from errkit.generate import outputs, readme, site
 from errkit.generate.files import linted_catalogue, write_or_check
 
 
@@ -33,4 +34,6 @@ def run(root: Path, check: bool) -> int:
     if catalogue is None:
         return 1
     files = render_all(catalogue) | readme.blocks(catalogue.project_root)  # and the README's generated block, if it has one
+    for rel in site.orphans(catalogue.project_root, site.docs_folder(catalogue), files):
+        print(f"errkit: {rel} was generated for an entry that no longer exists; `errkit docs` deletes it", file=sys.stderr)
     return write_or_check("generate", catalogue.project_root, files, check)

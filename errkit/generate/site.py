@@ -22,7 +22,6 @@ import difflib
 import html
 import json
 import re
-import sys
 from urllib.parse import quote
 from collections import defaultdict
 from functools import lru_cache
@@ -561,14 +560,6 @@ def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple[str, 
 
 def pages(catalogue: Catalogue) -> dict[str, str]:
     """Every generated file of the site (the producer `errkit generate` writes and checks)."""
-    out = build(catalogue)
-    for rel in orphans(catalogue.project_root, docs_folder(catalogue), out):
-        print(f"errkit: {rel} was generated for an entry that no longer exists; `errkit docs` deletes it",
-              file=sys.stderr)
-    return out
-
-
-def build(catalogue: Catalogue) -> dict[str, str]:
     docs = docs_folder(catalogue)
     if docs is None:
         return {}
@@ -641,6 +632,6 @@ def run(root, args) -> int:
     if catalogue is None:
         return 1
     project = catalogue.project_root
-    files = {Path(rel): text.encode("utf-8") for rel, text in build(catalogue).items()}
+    files = {Path(rel): text.encode("utf-8") for rel, text in pages(catalogue).items()}
     return write_or_check("docs", project, files, getattr(args, "check", False),
                           orphans=orphans(project, docs_folder(catalogue), files))

@@ -133,7 +133,7 @@ def test_a_changed_constant_changes_the_javascript(monkeypatch):
     assert "SHORTLIST: 41," in after and "SHORTLIST: 40," not in after
     assert 'NEXT_TRACEBACK: "Traceback (most recent call first)",' in after
     assert r'WORD: "[A-Za-z_][A-Za-z0-9_]*\\\/x",' in after  # translated to JavaScript syntax, escaped as a string
-    assert site.build(CATALOGUE)["site/docs/assets/errkit/match.js"] == after  # what `errkit generate` writes
+    assert site.pages(CATALOGUE)["site/docs/assets/errkit/match.js"] == after  # what `errkit generate` writes
 
 
 def test_match_js_reads_every_shared_name_from_format_and_copies_none():

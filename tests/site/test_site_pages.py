@@ -57,7 +57,7 @@ def run_cli(*args, cwd=ROOT):
 
 @pytest.fixture(scope="module")
 def files():
-    return site.build(CATALOGUE)
+    return site.pages(CATALOGUE)
 
 
 def test_one_page_per_entry_at_its_stable_address(files):
