@@ -18,3 +18,5 @@ CatalogueError  # errkit/core/runtime.py: carried into every generated validator
 specifier_for  # errkit/catalogue/releases.py: the release range a harvest shows, used by tests/catalogue/test_release_ranges.py to say what to write
 catalog_index  # errkit/explain/registry.py: a catalogue folder's index, used by benchmarks/bench_explain.py and tests
 fixture  # errkit/catalogue/rules.py Rule.fixture: the broken catalogue tests/catalogue/test_rules.py lints for each rule
+SITE_TOP_KEYS  # errkit/core/index_format.py: the site index's extra keys, part of the format's definition (tests/core/test_index_format.py holds generate to it)
+SITE_ENTRY_KEYS  # errkit/core/index_format.py: as SITE_TOP_KEYS, for the site index's entry records
