@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import catalogues, logs  # noqa: E402
 from benchmarks._timing import Result, Target, fmt_time, report  # noqa: E402
-from errkit.explain import command, find  # noqa: E402
+from errkit.explain import command, match# noqa: E402
 from errkit.explain.match import Index  # noqa: E402
 
 MESSAGE = "num_q_heads=12 must be divisible by and num_kv_heads=8"
@@ -295,18 +295,18 @@ def scaling(small: int = 100, large: int = 10_000) -> list[Result]:
         text = json.dumps(data)
         start = time.perf_counter()
         index = Index(json.loads(text))
-        find.explain_chunks(index, [exact[0][1]])
-        find.approximate(index, typos[0][1])
+        match.explain_chunks(index, [exact[0][1]])
+        match.approximate(index, typos[0][1])
         loads[n] = time.perf_counter() - start
         for code, text in exact:
-            found, _, _ = find.explain_chunks(index, [text])
+            found, _, _ = match.explain_chunks(index, [text])
             assert found and found[0].match.code == code, f"{n} entries: {text!r} -> {found and found[0].match.code}"
-        misses = [t for c, t in typos if not find.explain_chunks(index, [t])[0]]
-        top = [c for c, t in typos if t in misses and (find.approximate(index, t) or [None])[0] and find.approximate(index, t)[0].code == c]
+        misses = [t for c, t in typos if not match.explain_chunks(index, [t])[0]]
+        top = [c for c, t in typos if t in misses and (match.approximate(index, t) or [None])[0] and match.approximate(index, t)[0].code == c]
         accuracy[n] = (len(top), len(misses))
         timings[n] = (
-            _per_message(lambda t: find.explain_chunks(index, [t]), [t for _, t in exact]),
-            _per_message(lambda t: find.approximate(index, t), misses),
+            _per_message(lambda t: match.explain_chunks(index, [t]), [t for _, t in exact]),
+            _per_message(lambda t: match.approximate(index, t), misses),
         )
     (s_exact, s_approx), (l_exact, l_approx) = timings[small], timings[large]
     top_small, top_large = accuracy[small], accuracy[large]
@@ -334,14 +334,14 @@ def worst_case(size: int = 1_000_000) -> Result:
         for wording in wordings.wordings(entry):
             for line in adversarial_lines(wording, size):
                 start = time.perf_counter()
-                find.explain_chunks(index, [line + "\n"])
+                match.explain_chunks(index, [line + "\n"])
                 elapsed = time.perf_counter() - start
                 lines += 1
                 if elapsed > worst:
                     worst, worst_name = elapsed, f"{entry.code} v{wording.index}"
     benign = "x" * size + "\n"
     start = time.perf_counter()
-    find.explain_chunks(index, [benign])
+    match.explain_chunks(index, [benign])
     base = time.perf_counter() - start
     return Result(f"worst explain of 1 MB of adversarial input ({lines} inputs; worst: {worst_name}) vs a benign 1 MB line",
                   fmt_time(worst), fmt_time(base), worst / base)

@@ -11,7 +11,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 from errkit.explain.registry import LintFailed
-from errkit.core.errors import UsageError
+from errkit.core import UsageError
 
 
 def _path(text: str):

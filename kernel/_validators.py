@@ -73,7 +73,7 @@ class _rt_CatalogueError(Exception):
     docs_url_env: str = ""  # the variable that overrides docs_base, read when an error is raised
     suggestions: tuple = ()  # (label, function of the params) of the entry's fixes, in order
 
-    def __init__(self, message: str, params: Mapping[str, object] | None = None):
+    def __init__(self, message: str, params=None):  # params: a mapping of the values the message shows
         super().__init__(message)
         self.params = _rt_MappingProxyType(dict(params or {}))
         hint = _rt_first_suggestion(self.suggestions, self.params)

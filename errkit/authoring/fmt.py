@@ -7,7 +7,7 @@ from pathlib import Path
 from ruamel.yaml.error import YAMLError
 
 from errkit.core.atomic import write_text
-from errkit.core.errors import UsageError
+from errkit.core import UsageError
 from errkit.catalogue.load import entry_files, read_document
 from errkit.catalogue.writing import formatted
 

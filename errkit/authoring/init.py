@@ -15,7 +15,7 @@ from pathlib import Path
 
 from errkit.catalogue import spec
 from errkit.core.atomic import write_all
-from errkit.core.errors import UsageError
+from errkit.core import UsageError
 from errkit.core.settings import PYPROJECT
 
 INDEX_FILE = "_errkit_index.json"

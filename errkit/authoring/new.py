@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from errkit.core.atomic import write_text
-from errkit.core.errors import UsageError
+from errkit.core import UsageError
 from errkit.catalogue import spec
 from errkit.catalogue.codes import code_prefix, next_code, settings_prefix, used_codes
 from errkit.catalogue.writing import entry_document, entry_text, quoted

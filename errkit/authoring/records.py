@@ -17,7 +17,7 @@ from ruamel.yaml.comments import CommentedMap
 from errkit.core import expr, template
 from errkit.catalogue import wordings, spec
 from errkit.core.atomic import write_text
-from errkit.core.errors import UsageError
+from errkit.core import UsageError
 from errkit.catalogue.codes import code_prefix, next_code, used_codes
 from errkit.authoring.new import check_names
 from errkit.catalogue.load import load

@@ -5,7 +5,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from errkit.core.errors import UsageError
+from errkit.core import UsageError
 from errkit.catalogue.load import entry_files, load, load_settings
 from errkit.catalogue.model import DEFAULT_PREFIX
 

@@ -10,7 +10,6 @@ No jax import here: the helpers read arrays through their duck-typed attributes.
 
 import os
 from types import MappingProxyType
-from collections.abc import Mapping
 
 
 def docs_url_variable(project: str) -> str:
@@ -70,7 +69,7 @@ class CatalogueError(Exception):
     docs_url_env: str = ""  # the variable that overrides docs_base, read when an error is raised
     suggestions: tuple = ()  # (label, function of the params) of the entry's fixes, in order
 
-    def __init__(self, message: str, params: Mapping[str, object] | None = None):
+    def __init__(self, message: str, params=None):  # params: a mapping of the values the message shows
         super().__init__(message)
         self.params = MappingProxyType(dict(params or {}))
         hint = first_suggestion(self.suggestions, self.params)

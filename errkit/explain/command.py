@@ -1,16 +1,16 @@
 """`errkit explain`: read pasted text or a log, find catalogued errors, compute fixes, print them.
-The orchestration only: reading (errkit/explain/reading.py), finding (find.py), the answer
+The orchestration only: reading (errkit/explain/reading.py), matching (match.py), the answer
 (answer.py) and its rendering (render.py) are each a module of their own."""
 
 import os
 import sys
 
-from errkit.core.errors import UsageError
+from errkit.core import UsageError
 from errkit.explain.answer import docs_link, result
-from errkit.explain.find import approximate, explain_chunks
-from errkit.explain.match import Index
+from errkit.explain.match import Index, approximate, explain_chunks
 from errkit.explain.reading import line_chunks, looks_like_code, looks_like_path, open_input
 from errkit.explain.render import Style, as_markdown, to_json, format_entry, format_result
+
 
 def _open(url: str, err) -> None:
     """Open `url` in the user's browser (`$BROWSER`, else the system's); say so, or why not."""

@@ -4,7 +4,7 @@ UTF-8 here); and what a single word names (an entry code or a file path)."""
 
 import os
 
-from errkit.core.errors import UsageError
+from errkit.core import UsageError
 from errkit.core.normalise import text_encoding
 
 CHUNK = 4 * 1024 * 1024

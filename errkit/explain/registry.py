@@ -196,7 +196,7 @@ def _json_string(text: bytes) -> str | None:
 def _read(path: str) -> dict:
     import json
 
-    from errkit.core.errors import UsageError
+    from errkit.core import UsageError
 
     try:
         with open(path, encoding="utf-8") as handle:
@@ -233,7 +233,7 @@ def catalog_source(catalog_dir, compile_catalogue) -> "Source":
     LintFailed raised). The compiler is the caller's (errkit/cli.py hands errkit.generate's): the
     explain side never imports the catalogue or generate sides."""
     from errkit.core import settings
-    from errkit.core.errors import UsageError
+    from errkit.core import UsageError
 
     folder = os.path.abspath(str(catalog_dir))
     if not os.path.isdir(folder):
@@ -474,7 +474,7 @@ def load(catalog_dir=None, registered_too: bool = True, warn=None, compile_catal
 
     found = sources(catalog_dir, registered_too, bundled=INDEX_FILE, compile_catalogue=compile_catalogue)
     if not found:
-        from errkit.core.errors import UsageError
+        from errkit.core import UsageError
 
         raise UsageError("no catalogue found: no [tool.errkit] index here, none registered, none given with --catalog")
     return Index(merged_cached(found, warn))

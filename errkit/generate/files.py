@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from errkit.core.atomic import write_all
-from errkit.core.errors import UsageError
+from errkit.core import UsageError
 from errkit.catalogue.lint import lint
 from errkit.catalogue.model import Catalogue
 

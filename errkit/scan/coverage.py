@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from errkit.core import values
-from errkit.core.errors import UsageError
+from errkit.core import UsageError
 from errkit.scan.messages import parse_template
 from errkit.scan.sites import Site
 

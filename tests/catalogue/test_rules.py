@@ -14,7 +14,7 @@ import pytest
 from errkit.catalogue import lint, rules
 from errkit.catalogue.load import load
 from errkit.catalogue.model import Finding
-from errkit.core.errors import UsageError
+from errkit.core import UsageError
 from errkit.generate import readme
 from support import FIXTURES, ROOT
 

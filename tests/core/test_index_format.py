@@ -16,7 +16,7 @@ import pytest
 from support import ROOT, bundled_catalogue
 from errkit.core import index_format
 from errkit.core.regex import Lazy
-from errkit.explain import find, match
+from errkit.explain import match
 from errkit.generate import index as index_module
 from errkit.generate import site
 

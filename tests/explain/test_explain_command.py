@@ -273,7 +273,7 @@ def test_no_arguments_on_a_terminal_is_a_usage_error():
         def isatty(self):
             return True
 
-    from errkit.core.errors import UsageError
+    from errkit.core import UsageError
 
     with pytest.raises(UsageError, match="nothing to explain"):
         command.run([], as_json=False, show_all=False, stdin=Tty(), out=out, err=err)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from errkit.explain import find
+from errkit.explain import match
 from errkit.catalogue import wordings
 from errkit.generate.index import choose_keys, key_candidates
 from errkit.explain.match import SHORTLIST, Index, key_pattern
@@ -55,7 +55,7 @@ def test_phrase_keys_allow_any_whitespace_between_their_words():
         if text is None or key not in text:
             continue
         spaced = text.replace(key, key.replace(" ", " \t "), 1)
-        found, _, _ = find.explain_chunks(INDEX, ["ValueError: " + spaced + "\n"])
+        found, _, _ = match.explain_chunks(INDEX, ["ValueError: " + spaced + "\n"])
         assert found and found[0].match.code == wording.entry.code, (key, spaced)
 
 
@@ -69,7 +69,7 @@ def test_only_lines_holding_a_key_are_read(monkeypatch):
 
     monkeypatch.setattr(Index, "match_line", spy)
     lines = NOISE * 50 + ["ValueError: num_q_heads=12 must be divisible by and num_kv_heads=8"] + NOISE * 50
-    found, _, _ = find.explain_chunks(Index.load(), ["\n".join(lines) + "\n"])
+    found, _, _ = match.explain_chunks(Index.load(), ["\n".join(lines) + "\n"])
     assert [f.match.code for f in found] == ["RA105"]
     assert read == [151]  # the noise (English prose and a near-miss of a wording) is never matched
 
@@ -88,7 +88,7 @@ def test_line_numbers_are_the_same_whatever_the_chunks():
     cuts = sorted(rng.sample([m.end() for m in re.finditer(b"\n", data)], 40))
     chunks = [data[a:b] for a, b in zip([0] + cuts, cuts + [len(data)])]
     for parts in ([data], chunks):
-        found, _, _ = find.explain_chunks(Index.load(), parts)
+        found, _, _ = match.explain_chunks(Index.load(), parts)
         assert {f.last_line: f.match.params["num_q_heads"] for f in found} == {i: i for i in errors}
 
 
@@ -99,7 +99,7 @@ def test_undecodable_bytes_are_reported_where_they_matter():
 
     def warnings(data: bytes) -> list[str]:
         heard = []
-        found, _, _ = find.explain_chunks(Index.load(), [data], warn=heard.append)
+        found, _, _ = match.explain_chunks(Index.load(), [data], warn=heard.append)
         assert [f.match.code for f in found] == ["RA105"]
         return heard
 
@@ -140,6 +140,6 @@ def test_json_log_lines_are_read_as_the_strings_they_hold():
         json.dumps({"level": "error", "msg": "step failed", "exc_info": "Traceback (most recent call last):\n"
                     '  File "train.py", line 3, in <module>\nValueError: num_q_heads=12 must be divisible by and num_kv_heads=8'}),
     ]
-    found, _, _ = find.explain_chunks(Index.load(), ["\n".join(lines) + "\n"])
+    found, _, _ = match.explain_chunks(Index.load(), ["\n".join(lines) + "\n"])
     got = {f.match.code: (f.match.params, f.last_line) for f in found}
     assert got == {"RA550": ({"layout": "BHSD"}, 1), "RA105": ({"num_q_heads": 12, "num_kv_heads": 8}, 2)}

@@ -26,7 +26,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import FIXTURES, ROOT, bundled_catalogue
-from errkit.explain import answer, find, match
+from errkit.explain import answer, match
 from errkit.core import expr, helpers, index_format, runtime, suggest, values
 from errkit.generate import js, site
 from errkit.catalogue import kernels, wordings
@@ -168,10 +168,10 @@ def test_node_compiles_every_regex(node, project):
 
 def _python_explain(index: match.Index, text: str) -> list[dict]:
     """`errkit explain --all` on `text`, as the paste page shows each result (the harness's `seen`)."""
-    found, tail, _ = find.explain_chunks(index, [text])
+    found, tail, _ = match.explain_chunks(index, [text])
     pairs = [(answer.result(index, f.match, f.count, f.last_line), f.match.params) for f in found]
     if not pairs:
-        pairs = [(answer.result(index, m), m.params) for m in find.approximate(index, tail)]
+        pairs = [(answer.result(index, m), m.params) for m in match.approximate(index, tail)]
     return [{
         "code": res["code"],
         "confidence": res["confidence"],

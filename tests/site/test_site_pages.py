@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from errkit.generate import js
-from errkit.explain import answer, find, match
+from errkit.explain import answer, match
 from errkit.core import runtime
 from errkit.core import helpers as fixes
 from errkit.core import index_format
@@ -540,7 +540,7 @@ UPSTREAM = [
 
 def _expected(text: str) -> dict | None:
     index = match.Index(index_module.build(CATALOGUE))
-    found, _, _ = find.explain_chunks(index, [text])
+    found, _, _ = match.explain_chunks(index, [text])
     return answer.result(index, found[0].match) if found else None
 
 
