@@ -12,6 +12,13 @@ below 1 means ours is faster; targets: (a) <= 1.0, (b) <= 1.2, for every shape. 
 On a GPU, ``--gpu`` instead measures TFLOP/s of the Triton kernel forward and forward+backward
 against cuDNN and JAX's Pallas mha at LLM shapes (benchmarks/kernel_gpu.py; a few minutes);
 ``--gpu --smoke`` runs its code paths on one small shape on any backend.
+
+``--compile`` needs no GPU: it lowers every kernel for CUDA (the heaviest variant: bound + causal,
+tanh cap, GQA, S=1000) per head_dim and dtype, compiles it for sm_90a and sm_80 with Triton's own
+compiler (kernel/triton_compile.py; `pip install -e ".[gpu-compile]"`) and prints what ptxas
+reports, with kernel/tuning.py's table; ``--compile --before`` does the same with the defaults
+the kernel had before that table (128 x 128 tiles everywhere, 8 warps, 3 stages, 2 at
+head_dim 256).
 """
 
 from __future__ import annotations
@@ -66,9 +73,17 @@ def main() -> int:
                         help="TFLOP/s of the Triton kernel vs cuDNN and JAX's mha (on a GPU)")
     parser.add_argument("--smoke", action="store_true",
                         help="with --gpu: one small shape, on any backend (checks the script runs)")
+    parser.add_argument("--compile", action="store_true",
+                        help="resource use of every kernel on sm_90a and sm_80 (no GPU needed)")
+    parser.add_argument("--before", action="store_true",
+                        help="with --compile: the defaults before kernel/tuning.py's table")
+    parser.add_argument("--head-dims", default="64,80,96,128,256")
+    parser.add_argument("--dtypes", default="bfloat16,float16,float32")
     args = parser.parse_args()
     if args.gpu:
         return _gpu(args)
+    if args.compile:
+        return _compile(args)
     dtype = jnp.dtype(args.dtype)
     rng = np.random.default_rng(0)
     print(f"jax {jax.__version__}, backend {jax.default_backend()}, dtype {dtype}, "
@@ -98,6 +113,54 @@ def main() -> int:
         rows.append(Result(f"kernel forward {what}: our xla path vs `jax.nn.dot_product_attention(implementation='xla')`",
                            fmt_time(t_ox), fmt_time(t_tx), t_ox / t_tx, Target("<=", 1.2)))
     return report(rows)
+
+
+def _legacy_launch(rows: int, cols: int, dp: int) -> tuple[int, int]:
+    """num_warps, num_stages as the kernel chose them before kernel/tuning.py."""
+    return (4 if rows * max(cols, dp) <= 64 * 64 else 8), (2 if dp > 128 else 3)
+
+
+def _compile(args) -> int:
+    from kernel import triton_compile, tuning
+
+    seq, fits = 1000, True
+    print(f"triton {triton_compile.triton_version()} (pinned {triton_compile.TRITON_VERSION}); "
+          f"bound + causal, tanh cap, GQA (4 q heads, 2 kv heads), S={seq}; "
+          + ("defaults before the table" if args.before else "kernel/tuning.py's table"))
+    print("| kernel | head_dim | dtype | target | tiles (q x kv) | warps | stages | shared B "
+          "| limit B | registers | spills B |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for arch in triton_compile.TARGETS:
+        for head_dim in map(int, args.head_dims.split(",")):
+            for dtype in args.dtypes.split(","):
+                dt = jnp.dtype(dtype)
+                q = jax.ShapeDtypeStruct((1, seq, 4, head_dim), dt)
+                k = jax.ShapeDtypeStruct((1, seq, 2, head_dim), dt)
+                bound = jax.ShapeDtypeStruct((1,), jnp.int32)
+                config = BlockSizes() if args.before else None
+
+                def loss(q, k, v, bound):
+                    return ranker_attention(q, k, v, bound=bound, causal=True, cap=5.0,
+                                            config=config, implementation="pallas").astype(
+                        jnp.float32).sum()
+
+                with tuning.target(arch):
+                    calls = triton_compile.triton_calls(triton_compile.lower_for_cuda(
+                        jax.grad(loss, argnums=(0, 1, 2)), q, k, k, bound))
+                dp = tuning.padded_head_dim(head_dim)
+                for call, pass_ in zip(calls, tuning.PASSES):
+                    row = tuning.launch(arch, head_dim, dtype, pass_)
+                    tiles = (128, 128) if args.before else (row.block_q, row.block_kv)
+                    launch = (_legacy_launch(128, 128, dp) if args.before
+                              else (row.num_warps, row.num_stages))
+                    used = triton_compile.compile_call(call, arch, num_warps=launch[0],
+                                                       num_stages=launch[1])
+                    limit = triton_compile.TARGETS[arch].shared_per_cta
+                    fits &= not used.problems()
+                    print(f"| {pass_} | {head_dim} | {dtype} | {arch} | {tiles[0]} x {tiles[1]} "
+                          f"| {launch[0]} | {launch[1]} | {used.shared:,} | {limit:,} "
+                          f"| {used.registers} | {used.spills:,} |", flush=True)
+    return 0 if fits else 1
 
 
 def _gpu(args) -> int:

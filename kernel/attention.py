@@ -13,7 +13,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from kernel import _validators
+from kernel import _validators, tuning
 from kernel.config import BlockSizes
 from kernel.pallas_attention import pallas_attention
 from kernel.reference import attention_reference
@@ -86,24 +86,27 @@ def dispatch(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
         # Values the validators could not read: clamped, never wrapped by the int32 cast (any
         # value from kv_seq_len up already makes every key context). checkify reports them.
         bound = jnp.clip(bound, 0, k.shape[1]).astype(jnp.int32)
+    # The architecture whose table row (kernel/tuning.py) the kernel takes: a static argument,
+    # read outside the jit so that tuning.target() is never hidden by its trace cache.
+    arch = tuning.current_arch() if impl == "pallas" else None
     return _run(q, k, v, bound, causal=bool(causal), sm_scale=float(sm_scale),
                 cap=None if cap is None else float(cap), cap_method=cap_method,
-                config=config, impl=impl)
+                config=config, impl=impl, arch=arch)
 
 
 @functools.partial(jax.jit, static_argnames=(
-    "causal", "sm_scale", "cap", "cap_method", "config", "impl"))
-def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl):
+    "causal", "sm_scale", "cap", "cap_method", "config", "impl", "arch"))
+def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl, arch):
     if impl == "xla":
         return attention_reference(q, k, v, bound=bound, causal=causal,
                                    sm_scale=sm_scale, cap=cap,
                                    cap_method=cap_method)
     return pallas_attention(
         q, k, v, bound=bound, causal=causal, sm_scale=sm_scale, cap=cap,
-        cap_method=cap_method, config=config if config is not None else BlockSizes(),
+        cap_method=cap_method, config=config,
         # Interpret mode on CPU, Triton on GPU: chosen when the call is lowered, not
         # traced, so a function exported for CUDA from a CPU host holds the kernel.
-        interpret=None)
+        interpret=None, arch=arch)
 
 
 def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
@@ -135,8 +138,10 @@ def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
         for no capping.
       cap_method: "tanh" (cap * tanh(s / cap)), "soft_sign" (s / (1 + |s| / cap))
         or "none".
-      config: kernel.BlockSizes for the Pallas kernel, None for the defaults;
-        NumPy / JAX integer sizes (BlockSizes(np.int64(64), 64)) count as ints.
+      config: kernel.BlockSizes for the Pallas kernel, None for the defaults: per
+        architecture, head_dim, dtype and pass, from kernel/tuning.py's table (whose
+        every row a compile check proves to fit its GPU); NumPy / JAX integer sizes
+        (BlockSizes(np.int64(64), 64)) count as ints.
       implementation: "pallas", "xla", or None (pallas on GPU, xla otherwise).
         "pallas" is lowered as Triton kernels for a GPU, as Mosaic kernels for
         a TPU, and run in Pallas' interpret mode on the CPU; which one is decided when the function is

@@ -31,7 +31,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
-from kernel import pallas_tpu
+from kernel import pallas_tpu, tuning
 from kernel.config import BlockSizes
 from kernel.tiles import allowed as _allowed
 from kernel.tiles import cap_grad as _cap_grad
@@ -60,6 +60,8 @@ class _Static:
     causal: bool
     has_bound: bool
     interpret: bool | None  # None: chosen at lowering (interpret on CPU, Triton otherwise)
+    # Triton's (num_warps, num_stages) of the fwd, dq and dkdv kernels (kernel/tuning.py)
+    launch: tuple[tuple[int, int], tuple[int, int], tuple[int, int]] = ((4, 3),) * 3
 
 
 # --------------------------------------------------------------------------
@@ -364,11 +366,9 @@ def _dkdv_kernel(*refs, st: _Static, kv_padded: bool, q_padded: bool, blocked: b
 # --------------------------------------------------------------------------
 
 
-def _compiler_params(st: _Static, block_rows: int, block_cols: int, dp: int):
-    """Triton launch parameters for one kernel (a tile of block_rows x block_cols, head dim dp)."""
-    tile = block_rows * max(block_cols, dp)
-    num_warps = 4 if tile <= 64 * 64 else 8
-    num_stages = 2 if dp > 128 else 3
+def _compiler_params(st: _Static, pass_: str):
+    """Triton launch parameters of one pass's kernel (kernel/tuning.py's table)."""
+    num_warps, num_stages = st.launch[tuning.PASSES.index(pass_)]
     return plgpu.CompilerParams(num_warps=num_warps, num_stages=num_stages)
 
 
@@ -436,7 +436,7 @@ def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
     return _call(kernel, (batch, hq, sq // st.block_q), [q, k, v, bound],
                  out_shape, st, "ranker_attention_fwd", in_specs=in_specs,
                  out_specs=out_specs,
-                 compiler_params=_compiler_params(st, st.block_q, st.block_kv, dp),
+                 compiler_params=_compiler_params(st, "fwd"),
                  tpu=functools.partial(pallas_tpu.forward, with_lse=with_lse,
                                        kv_padded=skv != st.kv_len))
 
@@ -454,7 +454,7 @@ def _backward_dq(q, k, v, do, lse, delta, bound, st: _Static):
                   [q, k, v, do, lse, delta, bound],
                   [jax.ShapeDtypeStruct(q.shape, q.dtype)], st, "ranker_attention_dq",
                   in_specs=in_specs, out_specs=[_tile_spec(bq, dp)],
-                  compiler_params=_compiler_params(st, bq, st.block_kv_dq, dp),
+                  compiler_params=_compiler_params(st, "dq"),
                   tpu=functools.partial(pallas_tpu.backward_dq, kv_padded=skv != st.kv_len))
     return dq
 
@@ -477,7 +477,7 @@ def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
                    [q, k, v, do, lse, delta, bound], [out_shape, out_shape], st,
                    "ranker_attention_dkdv", in_specs=in_specs,
                    out_specs=[_tile_spec(bkv, dp), _tile_spec(bkv, dp)],
-                   compiler_params=_compiler_params(st, bkv, st.block_q_dkv, dp),
+                   compiler_params=_compiler_params(st, "dkdv"),
                    tpu=functools.partial(pallas_tpu.backward_dkdv, kv_padded=skv != st.kv_len,
                                          q_padded=sq != st.q_len))
     return dk, dv
@@ -525,15 +525,22 @@ def _round_up(n: int, multiple: int) -> int:
 
 
 def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
-                     cap: float | None, cap_method: str, config: BlockSizes,
-                     interpret: bool | None = None):
+                     cap: float | None, cap_method: str, config: BlockSizes | None = None,
+                     interpret: bool | None = None, arch: str | None = None):
     """Ranker attention with the Pallas kernels. Inputs are assumed validated.
 
+    config: the tiles, None for kernel/tuning.py's table row of `arch` (None: the
+    architecture ``tuning.current_arch()`` picks); the Triton num_warps / num_stages come
+    from that table either way.
     interpret: True (interpret mode), False (Triton), or None: chosen when the call is
     lowered, interpret mode for CPU and Triton for any other platform.
     """
     batch, q_len, num_q_heads, head_dim = q.shape
     kv_len, num_kv_heads = k.shape[1], k.shape[2]
+    arch = tuning.current_arch() if arch is None else arch
+    rows = [tuning.launch(arch, head_dim, q.dtype, p) for p in tuning.PASSES]
+    if config is None:
+        config = tuning.block_sizes(arch, head_dim, q.dtype)
 
     def pick(size, default):
         return default if size is None else size
@@ -570,6 +577,7 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
         cap_method="none" if no_cap else cap_method,
         causal=bool(causal), has_bound=bound is not None,
         interpret=None if interpret is None else bool(interpret),
+        launch=tuple((row.num_warps, row.num_stages) for row in rows),
     )
     out = _flash_attention(q, k, v, bound, st)
     if (sq, dp) != (q_len, head_dim):

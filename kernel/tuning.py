@@ -1,0 +1,190 @@
+"""Launch configurations of the Triton kernels: tiles, num_warps and num_stages per (architecture,
+head_dim, dtype, pass), each proven to fit its target by the compile check.
+
+A row of TABLE is what the kernel of one pass (``fwd``: the forward, with or without the
+log-sum-exp; ``dq``; ``dkdv``) uses on one architecture for one padded head_dim (64; 128, which
+serves 80 and 96 too; 256) and one dtype, when ranker_attention is called with ``config=None``:
+``block_q`` / ``block_kv`` are that pass's BlockSizes fields (for ``dkdv``, ``block_kv`` is the
+program's own key tile and ``block_q`` the query tile it loops over; for ``fwd`` and ``dq`` the
+other way round). An explicit ``config`` replaces the tiles, not the num_warps / num_stages.
+
+tests/kernel/test_compile.py lowers the public API for CUDA and compiles every kernel with
+Triton for both targets with these parameters (kernel/triton_compile.py): each row holds on its
+target's per-CTA shared memory and spills no register. The figures after each row are what that
+check measured (shared memory bytes per CTA, registers per thread) for the heaviest variant
+(bound + causal, tanh cap, GQA, sequences that are not a multiple of the tile); re-measure with
+``python benchmarks/bench_kernel.py --compile``.
+
+Which architecture: that of the first local GPU when there is one (compute capability 9.0 and up
+take the sm_90a rows, 8.x the sm_80 ones: 8.6 / 8.9 have 99 KiB per CTA, not 163, and are not
+proven), the Mosaic defaults (BlockSizes()) on a TPU host, and sm_90a otherwise: what jax 0.10's
+Triton lowering itself assumes when it lowers for CUDA without a GPU (compute capability 9.0).
+``target(arch)`` overrides the choice for the functions traced inside it (the compile check
+lowers for sm_80 that way).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+
+from kernel.config import BlockSizes
+
+ARCHES = ("sm_90a", "sm_80")
+DEFAULT_ARCH = "sm_90a"
+TPU = "tpu"
+PASSES = ("fwd", "dq", "dkdv")
+DTYPES = ("bfloat16", "float16", "float32")
+HEAD_DIMS = (64, 128, 256)  # padded head_dim: the next power of two >= 16
+
+
+@dataclasses.dataclass(frozen=True)
+class Launch:
+    block_q: int
+    block_kv: int
+    num_warps: int
+    num_stages: int
+
+
+# How the rows were chosen: for each cell, candidates from the largest tiles down (fwd / dq: 128 x 64,
+# 64 x 64, 64 x 32, 32 x 32, 32 x 16; dkdv: 64 x 64 own keys down to 16 x 32), 8 or 4 warps, 3 stages
+# down to 1; the first that fits (no spill, within the CTA's shared memory) is the row. The
+# float16 rows are bfloat16's (their figures are bfloat16's; the check compiles both).
+# arch   head_dim dtype    pass  block_q block_kv warps stages  measured: shared B, registers
+_ROWS = """
+sm_90a    64  bfloat16  fwd    128   64  8  3   #  65,536 B 114 regs
+sm_90a    64  bfloat16  dq     128   64  8  3   #  81,920 B 177 regs
+sm_90a    64  bfloat16  dkdv    32   64  8  3   #  37,376 B 206 regs
+sm_90a    64  float16   fwd    128   64  8  3   #  65,536 B 114 regs  (bfloat16's)
+sm_90a    64  float16   dq     128   64  8  3   #  81,920 B 177 regs  (bfloat16's)
+sm_90a    64  float16   dkdv    32   64  8  3   #  37,376 B 206 regs  (bfloat16's)
+sm_90a    64  float32   fwd    128   64  8  3   # 131,072 B 180 regs
+sm_90a    64  float32   dq     128   64  8  3   # 147,456 B 219 regs
+sm_90a    64  float32   dkdv    64   64  8  3   #  99,328 B 255 regs
+sm_90a   128  bfloat16  fwd    128   64  8  3   # 131,072 B 180 regs
+sm_90a   128  bfloat16  dq     128   64  8  3   # 163,840 B 209 regs
+sm_90a   128  bfloat16  dkdv    32   64  8  3   #  70,144 B 235 regs
+sm_90a   128  float16   fwd    128   64  8  3   # 131,072 B 180 regs  (bfloat16's)
+sm_90a   128  float16   dq     128   64  8  3   # 163,840 B 209 regs  (bfloat16's)
+sm_90a   128  float16   dkdv    32   64  8  3   #  70,144 B 235 regs  (bfloat16's)
+sm_90a   128  float32   fwd    128   64  8  2   # 196,608 B 227 regs
+sm_90a   128  float32   dq      64   32  8  2   # 131,072 B 237 regs
+sm_90a   128  float32   dkdv    32   32  4  2   #  98,560 B 252 regs
+sm_90a   256  bfloat16  fwd    128   64  8  2   # 196,608 B 251 regs
+sm_90a   256  bfloat16  dq      64   32  8  2   # 131,072 B 214 regs
+sm_90a   256  bfloat16  dkdv    16   32  4  1   #  50,176 B 218 regs
+sm_90a   256  float16   fwd    128   64  8  2   # 196,608 B 251 regs  (bfloat16's)
+sm_90a   256  float16   dq      64   32  8  2   # 131,072 B 214 regs  (bfloat16's)
+sm_90a   256  float16   dkdv    16   32  4  1   #  50,176 B 218 regs  (bfloat16's)
+sm_90a   256  float32   fwd     64   32  8  2   # 196,608 B 246 regs
+sm_90a   256  float32   dq      32   32  4  2   # 163,840 B 220 regs
+sm_90a   256  float32   dkdv    32   32  8  2   # 196,864 B 184 regs
+sm_80     64  bfloat16  fwd    128   64  8  3   #  49,152 B 212 regs
+sm_80     64  bfloat16  dq      64   64  4  3   #  49,152 B 255 regs
+sm_80     64  bfloat16  dkdv    32   32  4  2   #  18,688 B 194 regs
+sm_80     64  float16   fwd    128   64  8  3   #  49,152 B 212 regs  (bfloat16's)
+sm_80     64  float16   dq      64   64  4  3   #  49,152 B 255 regs  (bfloat16's)
+sm_80     64  float16   dkdv    32   32  4  2   #  18,688 B 194 regs  (bfloat16's)
+sm_80     64  float32   fwd    128   64  8  3   #  98,304 B 255 regs
+sm_80     64  float32   dq      64   64  8  3   #  86,016 B 255 regs
+sm_80     64  float32   dkdv    32   32  4  2   #  49,408 B 168 regs
+sm_80    128  bfloat16  fwd     64   64  4  3   #  90,112 B 244 regs
+sm_80    128  bfloat16  dq      64   64  8  3   # 106,496 B 165 regs (4 warps: 255, float16 spilled)
+sm_80    128  bfloat16  dkdv    32   64  8  3   #  70,144 B 243 regs
+sm_80    128  float16   fwd     64   64  4  3   #  90,112 B 244 regs  (bfloat16's)
+sm_80    128  float16   dq      64   64  8  3   # 106,496 B 165 regs
+sm_80    128  float16   dkdv    32   64  8  3   #  70,144 B 243 regs  (bfloat16's)
+sm_80    128  float32   fwd     64   64  4  2   # 115,200 B 243 regs
+sm_80    128  float32   dq      64   32  4  3   # 131,072 B 250 regs
+sm_80    128  float32   dkdv    32   64  8  3   # 131,584 B 194 regs
+sm_80    256  bfloat16  fwd     64   32  8  2   #  69,632 B 207 regs
+sm_80    256  bfloat16  dq      64   32  8  2   # 102,400 B 238 regs
+sm_80    256  bfloat16  dkdv    16   32  4  1   #  50,176 B 229 regs
+sm_80    256  float16   fwd     64   32  8  2   #  69,632 B 207 regs  (bfloat16's)
+sm_80    256  float16   dq      64   32  8  2   # 102,400 B 238 regs  (bfloat16's)
+sm_80    256  float16   dkdv    16   32  4  1   #  50,176 B 229 regs  (bfloat16's)
+sm_80    256  float32   fwd     32   32  4  2   # 102,912 B 240 regs
+sm_80    256  float32   dq      32   16  4  1   #  98,304 B 248 regs
+sm_80    256  float32   dkdv    16   32  4  1   # 131,072 B 254 regs
+"""
+
+
+def _parse(rows: str) -> dict[tuple[str, int, str, str], Launch]:
+    table = {}
+    for line in rows.strip().splitlines():
+        line = line.split("#")[0].split()
+        if not line:
+            continue
+        arch, head_dim, dtype, pass_, *numbers = line
+        table[(arch, int(head_dim), dtype, pass_)] = Launch(*map(int, numbers[:4]))
+    return table
+
+
+TABLE = _parse(_ROWS)
+
+# Any other platform (a TPU, the CPU's interpret mode): the BlockSizes defaults; Triton's
+# parameters are then never read.
+_PLAIN = Launch(BlockSizes.block_q, BlockSizes.block_kv, 4, 3)
+
+
+def padded_head_dim(head_dim: int) -> int:
+    return max(16, 1 << max(head_dim - 1, 0).bit_length())
+
+
+def launch(arch: str, head_dim: int, dtype, pass_: str) -> Launch:
+    """The row for a kernel; head_dim as the caller's (padded here), dtype a name or dtype."""
+    if arch not in ARCHES:
+        return _PLAIN
+    dtype = getattr(dtype, "name", None) or str(dtype)
+    dp = padded_head_dim(head_dim)
+    if dtype not in DTYPES:  # float64 never reaches the Pallas path (validators); be safe
+        dtype = "float32"
+    return TABLE[(arch, min(max(dp, HEAD_DIMS[0]), HEAD_DIMS[-1]), dtype, pass_)]
+
+
+def block_sizes(arch: str, head_dim: int, dtype) -> BlockSizes:
+    """The default BlockSizes of a call (``config=None``) on an architecture."""
+    fwd, dq, dkdv = (launch(arch, head_dim, dtype, p) for p in PASSES)
+    return BlockSizes(block_q=fwd.block_q, block_kv=fwd.block_kv,
+                      block_q_dkv=dkdv.block_q, block_kv_dkv=dkdv.block_kv,
+                      block_q_dq=dq.block_q, block_kv_dq=dq.block_kv)
+
+
+_TARGET: contextvars.ContextVar[str | None] = contextvars.ContextVar("kernel_target", default=None)
+
+
+@contextlib.contextmanager
+def target(arch: str):
+    """Calls traced inside pick their defaults for `arch`: one of ARCHES, or any other name
+    (TPU) for the BlockSizes defaults."""
+    token = _TARGET.set(arch)
+    try:
+        yield
+    finally:
+        _TARGET.reset(token)
+
+
+def arch_of(compute_capability: str) -> str:
+    """"9.0" -> "sm_90a", "8.0" -> "sm_80" (see the module docstring for the others)."""
+    major = int(str(compute_capability).split(".")[0])
+    return "sm_90a" if major >= 9 else "sm_80"
+
+
+def current_arch() -> str:
+    """The architecture a call traced now picks its defaults for."""
+    chosen = _TARGET.get()
+    if chosen is not None:
+        return chosen
+    import jax
+
+    backend = jax.default_backend()
+    if backend == "gpu":
+        try:
+            capability = getattr(jax.local_devices(backend="gpu")[0], "compute_capability", "")
+            return arch_of(capability)
+        except (RuntimeError, ValueError):  # no GPU client after all; or not an NVIDIA
+            return DEFAULT_ARCH  # "major.minor" (ROCm's "gfx90a"): the CUDA default
+    if backend == "tpu":
+        return TPU
+    return DEFAULT_ARCH

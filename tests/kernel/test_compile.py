@@ -1,0 +1,161 @@
+"""Every Triton kernel of the public API, compiled for sm_90a and sm_80 on this CPU host.
+
+ranker_attention(..., implementation="pallas") is lowered for CUDA (forward alone, and forward +
+backward: the forward with residuals, dQ, dK/dV) over the grid below; each kernel's Triton IR is
+taken from its custom call and compiled by Triton's own compiler (kernel/triton_compile.py:
+triton TRITON_VERSION, the release whose dialect reads jaxlib's bytecode, with the ptxas its
+wheel ships) for both targets, with the kernel's own num_warps / num_stages. A kernel that asks
+for more shared memory than one CTA of its target has, or whose registers spill, fails.
+
+The targets' figures come from kernel/tuning.py's table (tuning.target(arch) while tracing):
+the lowering is the one a GPU of that architecture would run. Compiles run in worker processes
+(as many as the machine has cores) while the main process lowers the next case; each result is
+computed once per session.
+
+Under CI (CI=true) a missing or different triton fails; elsewhere it skips, with the install
+command (`pip install -e ".[gpu-compile]"`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import multiprocessing
+import os
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from kernel import ranker_attention, triton_compile, tuning
+
+pytestmark = pytest.mark.slow
+
+B, S = 1, 1000  # not a multiple of any tile: the padded (masked) tails are compiled too
+DTYPES = ("bfloat16", "float16", "float32")
+HEAD_DIMS = (64, 80, 96, 128, 256)
+HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}
+MASKS = {"none": dict(), "causal": dict(causal=True), "bound": dict(bound=True),
+         "bound_causal": dict(causal=True, bound=True)}
+CAPS = {"nocap": dict(), "tanh": dict(cap=5.0, cap_method="tanh"),
+        "soft_sign": dict(cap=5.0, cap_method="soft_sign")}
+HEAVIEST = ("bound_causal", "tanh", "gqa")  # the most code and live tiles per kernel
+TARGETS = tuple(triton_compile.TARGETS)
+
+# (dtype, head_dim, mask, cap, heads), targets, and whether the forward alone is compiled too.
+# Every table row (dtype x padded head_dim 64 / 128 / 256 x pass x target) on its heaviest
+# variant, forward + backward...
+HEAVY = [((dtype, head_dim, *HEAVIEST), TARGETS, False)
+         for dtype in DTYPES for head_dim in (64, 128, 256)]
+# ...and at head_dim 80 and 96 (padded to 128: the same rows) every other mask, cap and head
+# layout, each dtype on both targets, with the forward alone (its kernel writes no residuals;
+# in the heavy cases the forward with residuals stands for it).
+LIGHT = [
+    (("bfloat16", 80, "none", "soft_sign", "mha"), ("sm_90a",), True),
+    (("bfloat16", 96, "causal", "nocap", "mqa"), ("sm_80",), True),
+    (("float16", 80, "bound", "soft_sign", "mqa"), ("sm_90a",), True),
+    (("float16", 96, "bound_causal", "soft_sign", "mha"), ("sm_80",), True),
+    (("float32", 80, "causal", "tanh", "mha"), ("sm_80",), True),
+    (("float32", 96, "none", "nocap", "gqa"), ("sm_90a",), True),
+]
+GRID = [(case, arch, alone) for case, targets, alone in HEAVY + LIGHT for arch in targets]
+CASE_IDS = ["-".join(map(str, case)) + "-" + arch for case, arch, _ in GRID]
+
+
+def test_the_grid_covers_every_value():
+    for axis, values in enumerate((DTYPES, HEAD_DIMS, MASKS, CAPS, HEADS)):
+        assert {case[axis] for case, _, _ in GRID} == set(values), axis
+    # every table cell, on its heaviest variant
+    cells = {(arch, tuning.padded_head_dim(case[1]), case[0]) for case, arch, _ in GRID
+             if case[2:] == HEAVIEST}
+    assert cells == set(itertools.product(tuning.ARCHES, tuning.HEAD_DIMS, tuning.DTYPES))
+    # the forward alone on every dtype and target
+    alone = {(case[0], arch) for case, arch, alone in GRID if alone}
+    assert alone == set(itertools.product(DTYPES, TARGETS))
+
+
+def _require_triton():
+    version = triton_compile.triton_version()
+    wanted = triton_compile.TRITON_VERSION
+    if version == wanted:
+        return
+    why = (f"triton=={wanted} is needed (installed: {version}); "
+           f'pip install -e ".[gpu-compile]"')
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(why + " (.ci/run installs it: under CI a missing tool fails)")
+    pytest.skip(why)
+
+
+def _lowerings(case, arch, alone):
+    """{kernel: TritonCall} of the forward + backward lowering of a case (fwd+lse, dq, dkdv)
+    and, with `alone`, of the forward's own lowering (fwd)."""
+    dtype, head_dim, mask, cap, heads = case
+    hq, hk = HEADS[heads]
+    dt = jnp.dtype(dtype)
+    args = (jax.ShapeDtypeStruct((B, S, hq, head_dim), dt),
+            jax.ShapeDtypeStruct((B, S, hk, head_dim), dt),
+            jax.ShapeDtypeStruct((B, S, hk, head_dim), dt),
+            jax.ShapeDtypeStruct((B,), jnp.int32))
+    options = dict(MASKS[mask])
+    has_bound = options.pop("bound", False)
+    options.update(CAPS[cap])
+
+    def f(q, k, v, bound):
+        return ranker_attention(q, k, v, bound=bound if has_bound else None,
+                                implementation="pallas", **options)
+
+    def loss(*args):
+        return f(*args).astype(jnp.float32).sum()
+
+    calls = {}
+    with tuning.target(arch):
+        if alone:
+            (calls["fwd"],) = triton_compile.triton_calls(triton_compile.lower_for_cuda(f, *args))
+        both = triton_compile.triton_calls(triton_compile.lower_for_cuda(
+            jax.grad(loss, argnums=(0, 1, 2)), *args))
+    assert [c.name for c in both] == ["ranker_attention_fwd", "ranker_attention_dq",
+                                      "ranker_attention_dkdv"]
+    calls.update(zip(("fwd+lse", "dq", "dkdv"), both))
+    return calls
+
+
+class _Compiles:
+    """Every case of the grid, lowered here and compiled by a pool of worker processes (as
+    many as this process may run on, at most 8): each case is submitted as soon as it is
+    lowered, so that the workers compile while the next case lowers."""
+
+    def __init__(self):
+        workers = max(1, min(len(os.sched_getaffinity(0)), 8))
+        self.pool = concurrent.futures.ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"))
+        self.calls, self.futures = {}, {}
+        for case, arch, alone in GRID:
+            calls = self.calls[(case, arch)] = _lowerings(case, arch, alone)
+            self.futures[(case, arch)] = {
+                kernel: self.pool.submit(triton_compile.compile_call, call, arch)
+                for kernel, call in calls.items()}
+
+
+@pytest.fixture(scope="module")
+def compiles():
+    _require_triton()
+    found = _Compiles()
+    yield found
+    found.pool.shutdown(cancel_futures=True)
+
+
+@pytest.mark.parametrize("case,arch,alone", GRID, ids=CASE_IDS)
+def test_every_kernel_fits_its_target(compiles, case, arch, alone):
+    calls, futures = compiles.calls[(case, arch)], compiles.futures[(case, arch)]
+    assert ("fwd" in calls) == alone
+    dtype, head_dim = case[0], case[1]
+    problems, report = [], []
+    for kernel, call in calls.items():
+        row = tuning.launch(arch, head_dim, dtype, "fwd" if kernel.startswith("fwd") else kernel)
+        # The custom call carries the table's parameters for this architecture.
+        assert (call.num_warps, call.num_stages) == (row.num_warps, row.num_stages), (kernel, row)
+        used = futures[kernel].result()
+        report.append(f"{kernel}: {used.shared:,} B shared, {used.registers} registers, "
+                      f"{used.spills} B spilled ({row})")
+        problems += used.problems()
+    assert not problems, "\n".join(problems + ["", *report])

@@ -1,0 +1,133 @@
+"""kernel/tuning.py's table reaches the kernels, and kernel/triton_compile.py reads what it should.
+
+Fast: no Triton compile here (tests/kernel/test_compile.py compiles every row, marked slow).
+"""
+
+from __future__ import annotations
+
+import itertools
+import pathlib
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from kernel import BlockSizes, ranker_attention, triton_compile, tuning
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_the_table_has_a_row_for_every_cell():
+    rows = [line.split("#")[0].split()[:4] for line in tuning._ROWS.strip().splitlines()]
+    rows = [tuple(r) for r in rows if r]
+    assert len(rows) == len(set(rows)), "a cell written twice"
+    cells = set(itertools.product(tuning.ARCHES, tuning.HEAD_DIMS, tuning.DTYPES, tuning.PASSES))
+    assert set(tuning.TABLE) == cells
+    for row in tuning.TABLE.values():
+        for block in (row.block_q, row.block_kv):
+            assert block >= 16 and block & (block - 1) == 0, row
+        assert row.num_warps in (1, 2, 4, 8, 16) and row.num_stages >= 1, row
+
+
+@pytest.mark.parametrize("head_dim,padded", [(64, 64), (80, 128), (96, 128), (128, 128),
+                                             (256, 256), (48, 64), (16, 64), (200, 256)])
+def test_head_dims_take_the_row_of_their_padded_size(head_dim, padded):
+    for arch, dtype, pass_ in itertools.product(tuning.ARCHES, tuning.DTYPES, tuning.PASSES):
+        assert tuning.launch(arch, head_dim, dtype, pass_) == tuning.TABLE[
+            (arch, padded, dtype, pass_)]
+
+
+def test_architectures():
+    assert tuning.arch_of("9.0") == "sm_90a" and tuning.arch_of("10.0") == "sm_90a"
+    assert tuning.arch_of("8.0") == "sm_80"
+    assert jax.default_backend() == "cpu"
+    assert tuning.current_arch() == tuning.DEFAULT_ARCH == "sm_90a"
+    with tuning.target("sm_80"):
+        assert tuning.current_arch() == "sm_80"
+    assert tuning.current_arch() == "sm_90a"
+    with tuning.target("tpu"):
+        assert tuning.current_arch() == "tpu"
+    # A TPU (or any non-Triton platform) keeps the BlockSizes defaults.
+    assert tuning.block_sizes("tpu", 128, "bfloat16") == BlockSizes(
+        block_q=128, block_kv=128, block_q_dkv=128, block_kv_dkv=128, block_q_dq=128,
+        block_kv_dq=128)
+
+
+def _calls(arch, dtype, head_dim, config=None, seq=1000):
+    q = jax.ShapeDtypeStruct((1, seq, 4, head_dim), jnp.dtype(dtype))
+    k = jax.ShapeDtypeStruct((1, seq, 2, head_dim), jnp.dtype(dtype))
+
+    def loss(q, k, v):
+        return ranker_attention(q, k, v, causal=True, config=config,
+                                implementation="pallas").astype(jnp.float32).sum()
+
+    with tuning.target(arch):
+        lowered = triton_compile.lower_for_cuda(jax.grad(loss, argnums=(0, 1, 2)), q, k, k)
+    return triton_compile.triton_calls(lowered)
+
+
+@pytest.mark.parametrize("arch,dtype,head_dim", [("sm_90a", "bfloat16", 128),
+                                                 ("sm_80", "float32", 256),
+                                                 ("sm_80", "float16", 80)])
+def test_the_lowered_kernels_carry_the_rows(arch, dtype, head_dim):
+    """The custom calls hold the row's num_warps / num_stages, and their grids its tiles."""
+    seq = 1024
+    calls = _calls(arch, dtype, head_dim, seq=seq)
+    assert [c.name for c in calls] == ["ranker_attention_fwd", "ranker_attention_dq",
+                                       "ranker_attention_dkdv"]
+    for call, pass_ in zip(calls, tuning.PASSES):
+        row = tuning.launch(arch, head_dim, dtype, pass_)
+        assert (call.num_warps, call.num_stages) == (row.num_warps, row.num_stages)
+        own = row.block_kv if pass_ == "dkdv" else row.block_q  # the program's own tile
+        heads = 2 if pass_ == "dkdv" else 4
+        # (batch, heads, tiles); the lowering reports it as (x, y, z) with x the last axis
+        assert sorted(call.grid) == sorted((1, heads, seq // own)), (call.grid, row)
+
+
+def test_an_explicit_config_replaces_the_tiles_not_the_launch_parameters():
+    config = BlockSizes(block_q=32, block_kv=32)
+    calls = _calls("sm_90a", "bfloat16", 64, config=config, seq=1024)
+    for call, pass_ in zip(calls, tuning.PASSES):
+        row = tuning.launch("sm_90a", 64, "bfloat16", pass_)
+        assert (call.num_warps, call.num_stages) == (row.num_warps, row.num_stages)
+        assert sorted(call.grid) == sorted((1, 2 if pass_ == "dkdv" else 4, 1024 // 32))
+
+
+def test_the_pinned_triton_is_the_extra():
+    """pyproject.toml's gpu-compile extra pins the release kernel/triton_compile.py reads."""
+    text = (ROOT / "pyproject.toml").read_text()
+    assert re.search(r'^gpu-compile = \["triton==([\d.]+)"\]$', text, re.M).group(1) == \
+        triton_compile.TRITON_VERSION
+    assert '".[gpu-compile]"' in (ROOT / ".ci" / "run").read_text()
+
+
+PTXAS_LOG = """\
+ptxas info    : 11 bytes gmem, 8 bytes cmem[4]
+ptxas info    : Compiling entry function 'ranker_attention_dq' for 'sm_80'
+ptxas info    : Function properties for ranker_attention_dq
+    280 bytes stack frame, 664 bytes spill stores, 520 bytes spill loads
+ptxas info    : Used 255 registers, used 1 barriers, 280 bytes cumulative stack size, 424 bytes cmem[0]
+"""
+
+
+def test_ptxas_reports_are_read():
+    assert triton_compile.parse_ptxas(PTXAS_LOG) == dict(
+        registers=255, stack=280, spill_stores=664, spill_loads=520, smem=0)
+    log = PTXAS_LOG.replace("used 1 barriers,", "used 1 barriers, 1024 bytes smem,")
+    assert triton_compile.parse_ptxas(log)["smem"] == 1024
+    assert triton_compile.parse_ptxas("ptxas info    : 11 bytes gmem\n") is None
+    silent = triton_compile.Resources("k", "sm_80", 4, 2, 0, -1, -1, -1, -1, "")
+    assert "no resource report" in silent.problems()[0]
+
+
+def test_what_does_not_fit_is_told():
+    def used(target, shared, spills):
+        return triton_compile.Resources("k", target, 8, 3, shared, 200, spills, 0, 0, "")
+
+    assert triton_compile.TARGETS["sm_90a"].shared_per_cta == 232_448
+    assert triton_compile.TARGETS["sm_80"].shared_per_cta == 166_912
+    assert not used("sm_90a", 232_448, 0).problems()
+    assert used("sm_90a", 232_449, 0).problems()
+    assert used("sm_80", 166_913, 0).problems()
+    assert "spills" in used("sm_80", 1024, 8).problems()[0]
