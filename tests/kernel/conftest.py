@@ -6,8 +6,3 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
 
-
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "slow: minutes of compiling (tests/kernel/test_compile.py); -m 'not slow' "
-        "leaves them out")
