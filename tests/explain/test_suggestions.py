@@ -10,19 +10,11 @@ import re
 import pytest
 
 from errkit.explain import command
-from errkit.core import helpers as fixes
 from support import bundled_catalogue
 
 CATALOGUE = bundled_catalogue()
 # How this project's kernel is named in a fix: leaving the upstream library for it is an alternative.
 OWN_KERNEL = re.compile(r"kernel\.(sharded_)?ranker_attention|this project's kernel")
-
-
-def test_aligned_divisors():
-    assert fixes.aligned_divisors(4992, 128, 512) == [128, 384]
-    assert fixes.aligned_divisors(1000, 128, 1000) == []
-    assert fixes.aligned_divisors(1024, 128, 4096) == [128, 256, 512, 1024]
-    assert fixes.aligned_divisors(12, 0, 12) == []
 
 
 def suggestions(text: str) -> dict[str, object]:
