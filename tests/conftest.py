@@ -1,4 +1,6 @@
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -20,9 +22,13 @@ SLOW_FIXTURES = {"errkit_dists", "errkit_wheel", "errkit_venv"}  # a wheel built
 def pytest_collection_modifyitems(config, items):
     tests = Path(__file__).parent
     for item in items:
-        folder = Path(str(item.fspath)).relative_to(tests).parts[0]
-        if folder in SLOW_FOLDERS or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        relative = Path(str(item.fspath)).relative_to(tests)
+        builds = SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if relative.parts[0] in SLOW_FOLDERS or builds:
             item.add_marker(pytest.mark.slow)
+        # pytest-xdist (--dist loadgroup, pyproject.toml) runs a group on one worker: a module's
+        # fixtures (a built site, a compiled kernel) are made once, the wheel and its venvs once.
+        item.add_marker(pytest.mark.xdist_group("wheel" if builds else relative.as_posix()))
 
 
 @pytest.fixture(scope="session")
@@ -53,8 +59,10 @@ def run_cli(capsys):
 
 
 # errkit explain caches what it discovers (errkit/explain/registry.py): the tests' children and in-process
-# runs use a cache of their own, never the user's ~/.cache/errkit.
-os.environ["ERRKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="errkit-test-cache-")
+# runs use a cache of their own, never the user's ~/.cache/errkit. One per test process (each xdist
+# worker makes its own), removed when that process ends.
+os.environ["ERRKIT_CACHE_DIR"] = _cache = tempfile.mkdtemp(prefix="errkit-test-cache-")
+atexit.register(shutil.rmtree, _cache, ignore_errors=True)
 
 settings.register_profile("ci", max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))

@@ -185,7 +185,8 @@ def test_pytest_finds_the_kernel_from_any_working_folder(tmp_path):
     elsewhere, or from its script, needs pyproject.toml's pythonpath."""
     name = "test_the_checkout_imports_its_kernel_from_the_repository"
     proc = subprocess.run([sys.executable, "-c", "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))",
-                           f"{ROOT / 'tests' / 'package' / 'test_wheel.py'}::{name}", "-q", "-p", "no:cacheprovider"],
+                           f"{ROOT / 'tests' / 'package' / 'test_wheel.py'}::{name}", "-q", "-p", "no:cacheprovider",
+                           "-n", "0"],  # one test: no workers
                           cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
 
