@@ -180,9 +180,9 @@ def cmd_scan(args) -> int:
 
 
 def cmd_docs(args) -> int:
-    from errkit.generate.site import run
+    from errkit.generate.docs import run
 
-    return run(_catalog_dir(args), args)
+    return run(_catalog_dir(args), check=args.check)
 
 
 def _explain_args(p):

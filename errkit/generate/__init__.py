@@ -7,7 +7,7 @@ from pathlib import Path
 
 from errkit.catalogue.model import Catalogue
 from errkit.generate import outputs, readme, site
-from errkit.generate.files import linted_catalogue, write_or_check
+from errkit.generate.files import linted_catalogue, orphans, write_or_check
 
 
 def render_all(catalogue: Catalogue) -> dict[Path, bytes]:
@@ -34,6 +34,6 @@ def run(root: Path, check: bool) -> int:
     if catalogue is None:
         return 1
     files = render_all(catalogue) | readme.blocks(catalogue.project_root)  # and the README's generated block, if it has one
-    for rel in site.orphans(catalogue.project_root, site.docs_folder(catalogue), files):
+    for rel in orphans(catalogue.project_root, site.docs_folder(catalogue), files):
         print(f"errkit: {rel} was generated for an entry that no longer exists; `errkit docs` deletes it", file=sys.stderr)
     return write_or_check("generate", catalogue.project_root, files, check)

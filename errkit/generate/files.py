@@ -1,6 +1,7 @@
 """What every generating command shares: the linted catalogue it reads, and one check-and-write loop
-over the files it renders (stale ones found, written all or nothing, orphans deleted), so that
-`errkit generate` and `errkit docs` report and fail the same way."""
+over the files it renders (stale ones found, written all or nothing, orphans deleted: generated
+files that nothing produces any more), so that `errkit generate` and `errkit docs` report and fail
+the same way."""
 
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from errkit.core.atomic import write_all
 from errkit.core import UsageError
 from errkit.catalogue.lint import lint
 from errkit.catalogue.model import Catalogue
+from errkit.generate.render import HEADER
 
 
 def linted_catalogue(root: Path, command: str) -> Catalogue | None:
@@ -37,6 +39,33 @@ def stale_files(project: Path, files: dict[Path, bytes]) -> list[Path]:
         if current != data:
             stale.append(rel)
     return stale
+
+
+def orphans(project: Path, folder: str | None, expected) -> list[Path]:
+    """The generated files under `folder` (project-relative; None: no folder) that are not among
+    `expected` (project-relative paths): pages, data, scripts and stylesheets holding the
+    generated-file header that nothing produces any more (their entry is gone)."""
+    if folder is None:
+        return []
+    top = project / folder
+    if not top.is_dir():
+        return []
+    expected = {Path(p) for p in expected}
+    found = []
+    for path in sorted(top.rglob("*")):
+        if not path.is_file() or path.suffix not in (".md", ".json", ".js", ".css"):
+            continue
+        rel = path.relative_to(project)
+        if rel in expected:
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                head = handle.read(2000)
+        except OSError:
+            continue
+        if HEADER in head:
+            found.append(rel)
+    return found
 
 
 def write_or_check(command: str, project: Path, files: dict[Path, bytes], check: bool,

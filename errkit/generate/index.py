@@ -179,12 +179,25 @@ def template_skeleton(tpl: template.Template) -> str:
     return "".join(out)
 
 
+# The catalogue `compiled` compiled last, with its index: [(catalogue, data)], or [] before the first.
+_COMPILED: list[tuple[Catalogue, dict]] = []
+
+
+def compiled(catalogue: Catalogue) -> dict:
+    """build(catalogue), built once for a Catalogue object (a Catalogue does not change): the
+    `index` output and the site's index.json (errkit/generate/browser.py) of one `errkit generate`
+    are made from one build. Shared, so no reader changes it: each copies what it changes."""
+    if not _COMPILED or _COMPILED[0][0] is not catalogue:
+        _COMPILED[:] = [(catalogue, build(catalogue))]
+    return _COMPILED[0][1]
+
+
 def index(catalogue: Catalogue) -> dict[str, str]:
     """The compiled index, at the catalogue's `index` setting (none: a catalogue without one)."""
     if not catalogue.settings.index:
         return {}
-    data = build(catalogue)
+    data = compiled(catalogue)
     # Each entry is stored as a JSON string, parsed only when explain shows it: the start-up of
     # `errkit explain` reads this file whole, and most of it is prose.
-    data["entries"] = {code: json.dumps(entry, ensure_ascii=False, separators=(",", ":")) for code, entry in data["entries"].items()}
-    return {catalogue.settings.index: json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"}
+    entries = {code: json.dumps(entry, ensure_ascii=False, separators=(",", ":")) for code, entry in data["entries"].items()}
+    return {catalogue.settings.index: json.dumps({**data, "entries": entries}, ensure_ascii=False, separators=(",", ":")) + "\n"}

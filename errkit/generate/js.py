@@ -7,6 +7,7 @@ chained comparisons behave as in Python, and every helper of errkit/core/helpers
 
 `regex_to_js` translates a Python regex to JavaScript syntax (for the `u` flag) and refuses what
 JavaScript would read differently; `check_regex` is the generate-time sanity check.
+`json_literal` writes any JSON value (a string, a list of names) as a JavaScript literal.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ _COMPARE = {
 }
 
 
-def _string(value: str) -> str:
-    # ASCII-only JSON is a valid JavaScript string literal (no raw U+2028/U+2029, no '</script>')
+def json_literal(value) -> str:
+    """A JSON value (string, number, list, ...) as a JavaScript literal: ASCII-only JSON, valid
+    JavaScript (no raw U+2028/U+2029) that no '</script>' can end."""
     return json.dumps(value, ensure_ascii=True).replace("/", "\\/")
 
 
@@ -64,7 +66,7 @@ def _constant(value) -> str:
             return "Infinity" if value > 0 else "-Infinity"
         return repr(value)  # Python's shortest repr is a valid JavaScript number literal
     if isinstance(value, str):
-        return _string(value)
+        return json_literal(value)
     raise Unsupported(f"a {type(value).__name__} constant")
 
 
@@ -86,7 +88,7 @@ class _Compiler:
 
     def visit_Name(self, node: ast.Name) -> str:
         if node.id in self.params:
-            return f"{self.env}[{_string(node.id)}]"
+            return f"{self.env}[{json_literal(node.id)}]"
         raise Unsupported(f"the name {node.id!r} outside a call")
 
     def visit_BinOp(self, node: ast.BinOp) -> str:
@@ -102,7 +104,7 @@ class _Compiler:
         return f"{self.r}.{name}({', '.join(self.thunk(v) for v in node.values)})"
 
     def visit_Compare(self, node: ast.Compare) -> str:
-        links = ", ".join(f"[{_string(_COMPARE[type(op)])}, {self.thunk(right)}]" for op, right in zip(node.ops, node.comparators))
+        links = ", ".join(f"[{json_literal(_COMPARE[type(op)])}, {self.thunk(right)}]" for op, right in zip(node.ops, node.comparators))
         return f"{self.r}.compare({self(node.left)}, [{links}])"
 
     def visit_IfExp(self, node: ast.IfExp) -> str:
@@ -127,7 +129,7 @@ class _Compiler:
         inner = _Compiler(self.params | {gen.target.id}, "e", self.r)
         keep = f"if (!{self.r}.truthy({inner(gen.ifs[0])})) continue; " if gen.ifs else ""
         return (f"(function (items) {{ var out = []; for (var i = 0; i < items.length; i++) {{ "
-                f"var e = Object.assign({{}}, {self.env}); e[{_string(gen.target.id)}] = items[i]; "
+                f"var e = Object.assign({{}}, {self.env}); e[{json_literal(gen.target.id)}] = items[i]; "
                 f"{keep}out.push({inner(node.elt)}); }} return out; }})({self.r}.iterate({self(gen.iter)}))")
 
     def visit_Call(self, node: ast.Call) -> str:
@@ -135,8 +137,8 @@ class _Compiler:
             raise Unsupported("a call of anything but a helper by name")
         args = ", ".join(self(a) for a in node.args)
         if node.func.id in self.params:  # a param shadows a helper: calling its value fails, as in Python
-            return f"{self.r}.call({_string('<' + node.func.id + '>')}, [{args}])"
-        return f"{self.r}.call({_string(node.func.id)}, [{args}])"
+            return f"{self.r}.call({json_literal('<' + node.func.id + '>')}, [{args}])"
+        return f"{self.r}.call({json_literal(node.func.id)}, [{args}])"
 
 
 def to_js(checked: expr.Checked, params: Iterable[str], env: str = "p", runtime: str = "R") -> str:

@@ -89,6 +89,12 @@ class CheckCode:
         return tuple(p for p in self.params if p not in self.condition_params)
 
 
+def module_name(catalogue: Catalogue) -> str:
+    """The import name of the catalogue's generated module (its `validators` setting as a dotted
+    name: kernel/_validators.py is kernel._validators); "" for a catalogue without one."""
+    return (catalogue.settings.validators or "").removesuffix(".py").replace("/", ".")
+
+
 def check_code(entry: Entry) -> CheckCode:
     checked = expr.check(entry.check, entry.params.keys())
     used = checked.names | {f.name for f in template.parse(entry.message).fields}

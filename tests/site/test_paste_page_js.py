@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from support import FIXTURES, ROOT, bundled_catalogue
 from errkit.explain import answer, match
 from errkit.core import expr, helpers, index_format, runtime, suggest, values
-from errkit.generate import js, site
+from errkit.generate import browser, js
 from errkit.catalogue import kernels, wordings
 from errkit.generate import render_all
 
@@ -161,7 +161,7 @@ def test_node_compiles_every_regex(node, project):
     assert [r for r in out["regexes"] if r] == []
     assert len(out["regexes"]) == len(data["wordings"])
     # match.js holds errkit/core/index_format.py's constants and patterns as generated from it
-    assert out["format"] == json.loads(json.dumps(dict(site.js_format())))
+    assert out["format"] == json.loads(json.dumps(dict(browser.js_format())))
     assert set(out["format"]) == set(index_format.JS_CONSTANTS + index_format.JS_PATTERNS)
     assert out["helpers"] == sorted(helpers.HELPERS)
 

@@ -28,7 +28,9 @@ from errkit.core import runtime
 from errkit.core import helpers as fixes
 from errkit.core import index_format
 from errkit.generate import index as index_module
-from errkit.generate import site
+from errkit.generate import examples, markdown, site
+from errkit.generate.browser import site_index
+from errkit.generate.files import orphans
 from errkit.generate.render import HEADER
 from support import bundled_catalogue
 
@@ -76,7 +78,7 @@ def test_one_page_per_entry_at_its_stable_address(files):
 def test_generated_site_is_committed_and_has_no_orphans(files):
     stale = [rel for rel, text in files.items() if not (ROOT / rel).exists() or (ROOT / rel).read_text("utf-8") != text]
     assert stale == [], "run `errkit docs` (or `errkit generate`) and commit the site"
-    assert site.orphans(ROOT, site.docs_folder(CATALOGUE), files) == [], "run `errkit docs`: it deletes pages of removed entries"
+    assert orphans(ROOT, site.docs_folder(CATALOGUE), files) == [], "run `errkit docs`: it deletes pages of removed entries"
 
 
 def test_entry_page_layout_and_edit_link(files):
@@ -128,21 +130,21 @@ def test_orphaned_pages_are_reported_and_deleted(tmp_path):
 
 
 def test_markdown_escaping_units():
-    assert site.text("<b>*x*</b> & [y](z)") == r"&lt;b&gt;\*x\*&lt;/b&gt; &amp; \[y\]\(z\)"
-    assert site.prose("use `<b>` here\n\nnext *para*") == "use `<b>` here\n\nnext *para*", "emphasis is kept"
-    assert site.prose("a * b * c, f(*args, **kw), x*y*z") == r"a \* b \* c, f\(\*args, \*\*kw\), x\*y\*z", "not emphasis"
-    assert site.prose("*<b>[x](javascript:y)</b>* **`c`**") == r"*&lt;b&gt;\[x\]\(javascript:y\)&lt;/b&gt;* \*\*`c`\*\*", \
+    assert markdown.text("<b>*x*</b> & [y](z)") == r"&lt;b&gt;\*x\*&lt;/b&gt; &amp; \[y\]\(z\)"
+    assert markdown.prose("use `<b>` here\n\nnext *para*") == "use `<b>` here\n\nnext *para*", "emphasis is kept"
+    assert markdown.prose("a * b * c, f(*args, **kw), x*y*z") == r"a \* b \* c, f\(\*args, \*\*kw\), x\*y\*z", "not emphasis"
+    assert markdown.prose("*<b>[x](javascript:y)</b>* **`c`**") == r"*&lt;b&gt;\[x\]\(javascript:y\)&lt;/b&gt;* \*\*`c`\*\*", \
         "emphasis holds escaped text; around a code span it stays as written"
-    assert site.prose("a stray ` tick") == "a stray &#96; tick"
-    assert site.prose("1024.\n# x") == r"1024\. \# x", "lines join: nothing can start a block"
-    assert site.prose("see RA105", lambda w: "[RA105](RA105.md)") == "see [RA105](RA105.md)"
-    assert site.fence("a\n```\nb").startswith("````")
-    assert site.code("x`y") == "``x`y``"
-    assert site.yaml_string('<i>"q"</i>') == json.dumps("&lt;i&gt;&quot;q&quot;&lt;/i&gt;")
-    assert site.comment("a-->b") == "a- ->b" and "--" not in site.comment("a--->b")
-    assert site.url("https://x.org/a(b)<c>") == "https://x.org/a%28b%29%3Cc%3E"
+    assert markdown.prose("a stray ` tick") == "a stray &#96; tick"
+    assert markdown.prose("1024.\n# x") == r"1024\. \# x", "lines join: nothing can start a block"
+    assert markdown.prose("see RA105", lambda w: "[RA105](RA105.md)") == "see [RA105](RA105.md)"
+    assert markdown.fence("a\n```\nb").startswith("````")
+    assert markdown.code("x`y") == "``x`y``"
+    assert markdown.yaml_string('<i>"q"</i>') == json.dumps("&lt;i&gt;&quot;q&quot;&lt;/i&gt;")
+    assert markdown.comment("a-->b") == "a- ->b" and "--" not in markdown.comment("a--->b")
+    assert markdown.url("https://x.org/a(b)<c>") == "https://x.org/a%28b%29%3Cc%3E"
     with pytest.raises(ValueError):
-        site.url("javascript:alert(1)")
+        markdown.url("javascript:alert(1)")
 
 
 def _front_matter(page: str) -> str:
@@ -176,8 +178,8 @@ def test_tags_link_to_their_place_on_the_by_tag_page(files):
     for entry in ENTRIES:
         page = files[f"site/docs/errors/{entry.code}.md"]
         for tag in entry.tags:
-            anchor = site._anchor(tag)
-            assert f"[{site.text(tag)}](../by-tag.md#{anchor})" in page, (entry.code, tag)
+            anchor = markdown.anchor(tag)
+            assert f"[{markdown.text(tag)}](../by-tag.md#{anchor})" in page, (entry.code, tag)
             heading = by_tag.split(f"{{ #{anchor} }}\n", 1)
             assert len(heading) == 2 and f"](errors/{entry.code}.md)" in heading[1].split("\n## ", 1)[0], (entry.code, tag)
         if entry.tags:
@@ -204,7 +206,7 @@ def test_a_to_z_is_sorted_by_title_with_codes_beside(files):
     assert titles == sorted(titles), "A-Z by title"
     assert codes != sorted(codes)
     first = CATALOGUE.get(codes[0])
-    assert rows[0].startswith(f"| [{site.prose(first.title, None, True)}]({first.code}.md) | [{first.code}]({first.code}.md) |")
+    assert rows[0].startswith(f"| [{markdown.prose(first.title, None, True)}]({first.code}.md) | [{first.code}]({first.code}.md) |")
 
 
 def test_static_pages_show_the_suggestions_for_the_example(files):
@@ -216,30 +218,30 @@ def test_static_pages_show_the_suggestions_for_the_example(files):
     assert "With the example's values: valid num\\_kv\\_heads `1, 2, 3, 4, 6, 12`" in top
     for entry in ENTRIES:
         fixes = _section(files[f"site/docs/errors/{entry.code}.md"], "Fixes")
-        for fix, computed in zip(entry.fixes, site.example_suggestions(entry, CATALOGUE)):
+        for fix, computed in zip(entry.fixes, examples.example_suggestions(entry, CATALOGUE)):
             for s in computed:
                 if "value" in s:
-                    assert f"{site.prose(s['label'])}: {site.code(runtime.shown(s['value']))}" in fixes, (entry.code, s)
+                    assert f"{markdown.prose(s['label'])}: {markdown.code(runtime.shown(s['value']))}" in fixes, (entry.code, s)
 
 
 def test_pages_open_with_message_meaning_and_first_fix(files):
     for entry in ENTRIES:
         page = files[f"site/docs/errors/{entry.code}.md"]
         top = page.split("\n## ", 1)[0].split(f"# {entry.code}: ", 1)[1]
-        example = site._example(entry)
+        example = examples.raised_message(entry)
         assert (f"{site._sections(entry, CATALOGUE, CATALOGUE.by_code())['raised_as']}: {example}" if example is not None
                 else entry.message) in top, entry.code
-        assert site.prose(site.first_sentence(entry.explanation)) in top or "](" in top
+        assert markdown.prose(markdown.first_sentence(entry.explanation)) in top or "](" in top
         if entry.fixes:
             assert re.search(r"\*\*(Fix|Alternative) [0-9]+:\*\*", top), entry.code
             first = next((f for f in entry.fixes if not f.alternative), entry.fixes[0])
             if first.before and first.after:
                 diff = site.change(first.before, first.after)
-                assert site.fence(diff, "diff") in top, entry.code
+                assert markdown.fence(diff, "diff") in top, entry.code
                 assert [line[1:] for line in diff.splitlines() if line[0] in " -"] == first.before.rstrip("\n").splitlines()
                 assert [line[1:] for line in diff.splitlines() if line[0] in " +"] == first.after.rstrip("\n").splitlines()
             elif first.before or first.after:
-                assert site.fence(first.before or first.after, "python") in top, entry.code
+                assert markdown.fence(first.before or first.after, "python") in top, entry.code
         assert top.index("```") < top.index("[All fixes](#fixes)"), "the answer before the metadata"
 
 
@@ -248,12 +250,12 @@ def test_reproduce_raises_the_entry(files):
     sys.path.insert(0, str(ROOT))
     shown = 0
     for entry in ENTRIES:
-        found = site.reproduce(entry, CATALOGUE)
+        found = examples.reproduce(entry, CATALOGUE)
         page = files[f"site/docs/errors/{entry.code}.md"]
         if found is None:
             assert "\n## Reproduce\n" not in page
             continue
-        assert site.fence(found["code"], found["lang"]) in _section(page, "Reproduce"), entry.code
+        assert markdown.fence(found["code"], found["lang"]) in _section(page, "Reproduce"), entry.code
         if entry.explain_only:
             continue
         assert found["lang"] == "python", entry.code
@@ -265,7 +267,7 @@ def test_reproduce_raises_the_entry(files):
         else:
             pytest.fail(f"{entry.code}: its Reproduce block raises nothing")
     assert shown >= 20
-    assert "ranker_attention(q, k, v" in site.reproduce(CATALOGUE.get("RA105"), CATALOGUE)["code"], "the kernel call"
+    assert "ranker_attention(q, k, v" in examples.reproduce(CATALOGUE.get("RA105"), CATALOGUE)["code"], "the kernel call"
 
 
 class _Html(html.parser.HTMLParser):
@@ -361,7 +363,7 @@ def fresh_site(tmp_path_factory, files):
     they were committed: test_generated_site_is_committed_and_has_no_orphans checks that)."""
     project = tmp_path_factory.mktemp("project")
     shutil.copytree(SITE, project / "site", ignore=shutil.ignore_patterns("build"))
-    for rel in site.orphans(project, site.docs_folder(CATALOGUE), files):
+    for rel in orphans(project, site.docs_folder(CATALOGUE), files):
         (project / rel).unlink()
     for rel, text in files.items():
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -384,7 +386,7 @@ def test_regex_translation_units():
 
 
 def test_every_wording_regex_is_translated_and_checked():
-    data = site.site_index(CATALOGUE)
+    data = site_index(CATALOGUE)
     py = index_module.build(CATALOGUE)
     assert [w["regex"] for w in data["wordings"]] == [js.regex_to_js(w["regex"]) for w in py["wordings"]]
     assert {k: v for k, v in data.items() if k not in ("wordings", "entries") + index_format.SITE_TOP_KEYS} == \

@@ -20,7 +20,8 @@ from urllib.parse import unquote
 
 import pytest
 
-from errkit.generate import site
+from errkit.generate.examples import raised_message
+from errkit.generate.validators import module_name
 from test_site_pages import CATALOGUE, ENTRIES, browser, built_site, files, fresh_site, served  # noqa: F401 (fixtures)
 
 INDEX_PAGES = re.compile(r"/(errors/|by-area/|by-tag/|by-exception/)$")
@@ -28,14 +29,14 @@ ENTRY_PAGE = re.compile(r"/errors/([A-Z]+[0-9]+)/$")
 
 
 def _module() -> str:
-    return site._module_of(CATALOGUE)
+    return module_name(CATALOGUE)
 
 
 def _messages() -> list[tuple[str, str]]:
     """(code, the entry's message as raised) for every entry whose message renders."""
     out = []
     for entry in ENTRIES:
-        example = site._example(entry)
+        example = raised_message(entry)
         if example:
             out.append((entry.code, example))
     return out

@@ -1,0 +1,102 @@
+"""An entry's worked example, as the site shows it: the values of its first bad example, the
+message they raise, the suggestions computed on them, and a minimal call that raises the error.
+
+The entry pages (errkit/generate/site.py) and the paste page's index (errkit/generate/browser.py)
+both show the raised message; it is made here once.
+"""
+
+from __future__ import annotations
+
+import re
+
+from errkit.catalogue import kernels, wordings
+from errkit.catalogue.model import Catalogue, Entry
+from errkit.generate.validators import check_code, module_name
+
+
+def raised_message(entry: Entry) -> str | None:
+    """The entry's own message rendered with its first bad example, as the kernel raises it; None
+    without a message, or when the template cannot render these values."""
+    wording = next((w for w in wordings.wordings(entry) if w.index == 0), None)
+    if wording is None or not entry.message:
+        return None
+    try:
+        return wording.render(wordings.sample_params(entry)[0])
+    except Exception:  # a template that cannot render these values: show the template only
+        return None
+
+
+def example_params(entry: Entry) -> dict | None:
+    """The typed values of the entry's first bad example (the params it does not give filled as the
+    raised example on its page fills them); None without a bad example."""
+    if not entry.bad_examples:
+        return None
+    try:
+        entry.typed(entry.bad_examples[0])
+    except Exception:  # noqa: BLE001 - an example lint reports
+        return None
+    return wordings.sample_params(entry)[0]
+
+
+def example_suggestions(entry: Entry, catalogue: Catalogue) -> list[list[dict]]:
+    """Per fix, the suggestions `errkit explain` computes (errkit/core/suggest.py) from its
+    (kernel-expanded) suggest on the first bad example."""
+    from errkit.core.suggest import suggestions
+
+    params = example_params(entry)
+    sources = kernels.suggestion_sources(entry, catalogue.kernels)
+    out = []
+    for fix, suggest in zip(entry.fixes, sources):
+        if params is None or not suggest:
+            out.append([{"label": label, "needs": source} for label, source in suggest.items()])
+            continue
+        out.append(suggestions({"suggest": suggest, "sets": dict(fix.sets)}, params))
+    return out
+
+
+def _python_value(value) -> str:
+    """The value as Python source (a float that is not finite as float('nan'), float('inf'))."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return f"float('{value}')"
+    return repr(value)
+
+
+def reproduce(entry: Entry, catalogue: Catalogue) -> dict | None:
+    """A minimal call that raises the error, from the entry's examples: {"code", "lang", "how"}.
+
+    Our own entries: the kernel call of the entry's `setup`/`then` with the first bad example's
+    values, when `then` reads them; else the generated check function called with them. Upstream
+    entries: the first fix's `before` (with its setup and then); else the raised line.
+    """
+    params = example_params(entry)
+    if not entry.explain_only and params is not None:
+        bad = entry.typed(entry.bad_examples[0])
+        then = entry.then or ""
+        setup = entry.setup or ""
+        read = [name for name in entry.params if re.search(rf"(?<![\w.]){re.escape(name)}\b", then)]
+        assigned = [name for name in read if re.search(rf"^\s*{re.escape(name)}\s*=", setup, re.M)]
+        if read and not assigned and all(name in bad for name in read):
+            lines = [setup.rstrip("\n")] if setup.strip() else []
+            lines += [f"{name} = {_python_value(bad[name])}" for name in read]
+            lines.append(then.rstrip("\n"))
+            return {"code": "\n".join(lines), "lang": "python", "how": "the kernel call with the example's values"}
+        module = module_name(catalogue)
+        if module:
+            try:
+                check = check_code(entry)
+            except Exception:  # noqa: BLE001 - a check lint reports
+                check = None
+            if check is not None:
+                args = ", ".join(f"{name}={_python_value(params[name])}" for name in check.params)
+                return {"code": f"from {module} import {check.function}\n\n{check.function}({args})",
+                        "lang": "python", "how": "the generated check with the example's values"}
+    if entry.explain_only:
+        for n, fix in enumerate(entry.fixes, 1):
+            if fix.before:
+                parts = [(fix.setup or entry.setup or "").rstrip("\n"), fix.before.rstrip("\n"), (fix.then or entry.then or "").rstrip("\n")]
+                return {"code": "\n".join(p for p in parts if p.strip()), "lang": "python",
+                        "how": f"fix {n}'s code before the fix"}
+    example = raised_message(entry)
+    if example is not None:
+        return {"code": f"{entry.exception}: {example}", "lang": "text", "how": "the line it raises"}
+    return None
