@@ -1,4 +1,5 @@
 import atexit
+import json
 import os
 import shutil
 import sys
@@ -6,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from hypothesis import HealthCheck, settings
 
 # The paste page's node harness (tests/site/test_paste_page_js.py) serves the JavaScript comparisons of
@@ -21,14 +23,15 @@ SLOW_FIXTURES = {"errkit_dists", "errkit_wheel", "errkit_venv"}  # a wheel built
 
 def pytest_collection_modifyitems(config, items):
     tests = Path(__file__).parent
+    slow_modules = set()
     for item in items:
         relative = Path(str(item.fspath)).relative_to(tests)
-        builds = SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
-        if relative.parts[0] in SLOW_FOLDERS or builds:
+        if relative.parts[0] in SLOW_FOLDERS or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-        # pytest-xdist (--dist loadgroup, pyproject.toml) runs a group on one worker: a module's
-        # fixtures (a built site, a compiled kernel) are made once, the wheel and its venvs once.
-        item.add_marker(pytest.mark.xdist_group("wheel" if builds else relative.as_posix()))
+            slow_modules.add(relative)
+    # pytest-xdist hands out whole modules (--dist loadfile, pyproject.toml) in this order: the long
+    # ones first, so the many short ones even out the workers at the end.
+    items.sort(key=lambda item: Path(str(item.fspath)).relative_to(tests) not in slow_modules)
 
 
 @pytest.fixture(scope="session")
@@ -70,11 +73,23 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")
-def errkit_dists(tmp_path_factory):
-    """errkit's sdist and the wheel built from it, once per session (tests/wheelhouse.py)."""
-    from wheelhouse import build_dists
+def errkit_dists(tmp_path_factory, worker_id):
+    """errkit's sdist and the wheel built from it, once per test run (tests/wheelhouse.py): the
+    pytest-xdist workers take turns on a lock, the first builds, the others read what it built."""
+    from wheelhouse import build_dists, Dists
 
-    return build_dists(tmp_path_factory.mktemp("dists"))
+    if worker_id == "master":  # no workers
+        return build_dists(tmp_path_factory.mktemp("dists"))
+    shared = tmp_path_factory.getbasetemp().parent / "dists"
+    built = shared / "built.json"
+    with FileLock(f"{shared}.lock"):
+        if not built.is_file():
+            shutil.rmtree(shared, ignore_errors=True)  # a build that failed half-way
+            shared.mkdir()
+            dists = build_dists(shared)
+            built.write_text(json.dumps({"sdist": str(dists.sdist), "wheel": str(dists.wheel)}))
+        paths = json.loads(built.read_text())
+    return Dists(sdist=Path(paths["sdist"]), wheel=Path(paths["wheel"]))
 
 
 @pytest.fixture(scope="session")
