@@ -1,13 +1,15 @@
 """Pallas implementation of ranker attention (flash attention, forward + backward).
 
-Portable Pallas only (``pl.pallas_call`` with a grid and BlockSpecs, plain ref
-loads/stores, ``lax.fori_loop``). Each call is lowered as Triton on GPU (explicit
-Triton compiler parameters, blocked BlockSpecs), as Mosaic on TPU (kernel/pallas_tpu.py,
-its own layout and blocks) and runs with ``interpret=True`` on CPU; the choice is made when the call is lowered (``lax.platform_dependent``), so a
-function traced on a CPU host and lowered for CUDA holds the Triton kernels.
+Pallas with a grid and BlockSpecs (``pl.pallas_call``, ``lax.fori_loop``); ref loads and
+stores are plain, except the masked ones of the Triton layout (``plgpu.load`` /
+``plgpu.store``, below). Each call is lowered as Triton on GPU (explicit Triton compiler
+parameters, blocked BlockSpecs), as Mosaic on TPU (kernel/pallas_tpu.py, its own layout and
+blocks) and runs with ``interpret=True`` on CPU; the choice is made when the call is
+lowered (``lax.platform_dependent``), so a function traced on a CPU host and lowered for
+CUDA holds the Triton kernels.
 
 Layout: q, o [b, sq, hq, d]; k, v [b, skv, hkv, d]. Grid (batch, head, tile);
-each program reads 2-D [rows, d] tiles and runs an online softmax (base 2) over the
+each program reads 2-D [rows, d] tiles (Triton: [rows, dp], see below) and runs an online softmax (base 2) over the
 kv tiles, dots on the input dtype accumulating in float32 (see "Kernels" below).
 
 Mask (see kernel/reference.py): query i may attend key j iff
@@ -75,7 +77,10 @@ class _Static:
     cap_method: str
     causal: bool
     has_bound: bool
-    interpret: bool | None  # None: chosen at lowering (interpret on CPU, Triton otherwise)
+    # None: chosen at lowering (interpret on CPU, Mosaic on TPU, Triton otherwise); True:
+    # interpret mode; False: Triton; "blocked": the Triton kernels (blocked layout, masked
+    # loads / stores) run by Pallas' interpreter (tests/kernel/test_blocked_interpret.py)
+    interpret: bool | str | None
     # Triton's (num_warps, num_stages) of the fwd, dq and dkdv kernels (kernel/tuning.py)
     launch: tuple[tuple[int, int], tuple[int, int], tuple[int, int]] = ((4, 3),) * 3
 
@@ -523,16 +528,18 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
                 *(_pad_seq(a, r, st) for a, r in zip(args, roles)))
         return tuple(lax.slice(o, (0,) * o.ndim, s.shape) for o, s in zip(outs, out_shape))
 
-    def triton(*args):
+    def triton(*args, interpret=False):
         return pl.pallas_call(
             functools.partial(kernel, blocked=True), grid=grid,
             in_specs=in_specs, out_specs=out_specs, out_shape=out_shape,
-            compiler_params=compiler_params, name=name)(*args)
+            compiler_params=compiler_params, interpret=interpret, name=name)(*args)
 
     if st.interpret is True:
         return interpret(*args)
     if st.interpret is False:
         return triton(*args)
+    if st.interpret == "blocked":
+        return triton(*args, interpret=True)
     # tpu: the Mosaic calls of kernel/pallas_tpu.py (same arguments and results)
     return lax.platform_dependent(*args, cpu=interpret, tpu=functools.partial(tpu, st=st),
                                   default=triton)
@@ -643,14 +650,16 @@ def _round_up(n: int, multiple: int) -> int:
 
 def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
                      cap: float | None, cap_method: str, config: BlockSizes | None = None,
-                     interpret: bool | None = None, arch: str | None = None):
+                     interpret: bool | str | None = None, arch: str | None = None):
     """Ranker attention with the Pallas kernels. Inputs are assumed validated.
 
     config: the tiles, None for kernel/tuning.py's table row of `arch` (None: the
     architecture ``tuning.current_arch()`` picks); the Triton num_warps / num_stages come
     from that table either way.
     interpret: True (interpret mode), False (Triton), or None: chosen when the call is
-    lowered, interpret mode for CPU and Triton for any other platform.
+    lowered, interpret mode for CPU, Mosaic for TPU and Triton for any other platform;
+    "blocked" (a check): the Triton kernels, as lowered for a GPU, run by Pallas'
+    interpreter on the CPU.
     """
     batch, q_len, num_q_heads, head_dim = q.shape
     kv_len, num_kv_heads = k.shape[1], k.shape[2]
@@ -682,7 +691,7 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
         cap=None if no_cap else float(cap),
         cap_method="none" if no_cap else cap_method,
         causal=bool(causal), has_bound=bound is not None,
-        interpret=None if interpret is None else bool(interpret),
+        interpret=interpret if interpret in (None, "blocked") else bool(interpret),
         launch=tuple((row.num_warps, row.num_stages) for row in rows),
     )
     return _flash_attention(q, k, v, bound, st)
