@@ -9,8 +9,9 @@ lowered (``lax.platform_dependent``), so a function traced on a CPU host and low
 CUDA holds the Triton kernels.
 
 Layout: q, o [b, sq, hq, d]; k, v [b, skv, hkv, d]. Grid (batch, head, tile);
-each program reads 2-D [rows, d] tiles (Triton: [rows, dp], see below) and runs an online softmax (base 2) over the
-kv tiles, dots on the input dtype accumulating in float32 (see "Kernels" below).
+each program reads 2-D [rows, d] tiles (Triton: [rows, dp], see below) and runs an online
+softmax (base 2) over the kv tiles, dots on the input dtype accumulating in float32 (see
+"Kernels" below).
 
 Mask (see kernel/reference.py): query i may attend key j iff
   j < ctx and (not causal or j <= i),  or  (bound given and j == i),

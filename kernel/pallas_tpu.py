@@ -71,7 +71,7 @@ def _tile_needed(st, i0, j0, bq, bkv, ctx):
         in_ctx = in_ctx & (j0 <= i0 + bq - 1)
     if st.has_bound:  # the diagonal j == i with j < kv_len
         in_ctx = in_ctx | ((j0 < i0 + bq) & (i0 < j0 + bkv) & (jnp.maximum(i0, j0) < st.kv_len))
-    return in_ctx & (i0 < st.q_len)  # a tile of query padding only is skipped
+    return in_ctx & (i0 < st.q_len)  # (a tile past the last query would be skipped)
 
 
 def _last_kv(st, i0, bq, bkv, ctx):
