@@ -155,11 +155,17 @@ def _max(a, b):
     return max(a, b) if isinstance(a, int) and isinstance(b, int) else jnp.maximum(a, b)
 
 
-def _visit(body, carry, lo, hi, full_lo, full_hi):
-    """Runs ``carry = body(idx, carry, masked)`` for idx in [lo, hi).
+def _visit(body, carry, lo, hi, full_lo, full_hi, n_whole=None):
+    """Runs ``carry = body(idx, carry, masked, partial)`` for idx in [lo, hi).
 
     Blocks in [full_lo, full_hi) are known to be entirely visible and skip the
     mask (masked=False); the others are masked. Bounds are ints or traced ints.
+
+    n_whole: None, or (the streamed sequence ends inside its last block) the number of whole
+    blocks. The block past them, the partial one, is then visited in a loop of its own
+    (after its range's) with partial=True (its loads masked past the end of the sequence),
+    every other block with partial=False: their loops carry no row masks (registers). Only
+    masked ranges can hold it (a full block is whole).
     """
     full_lo = _min(_max(full_lo, lo), hi)
     full_hi = _min(_max(full_hi, full_lo), hi)
@@ -167,7 +173,16 @@ def _visit(body, carry, lo, hi, full_lo, full_hi):
                          (full_hi, hi, True)):
         if isinstance(a, int) and isinstance(b, int) and a >= b:
             continue
-        carry = lax.fori_loop(a, b, functools.partial(body, masked=masked), carry)
+        if not (masked and n_whole is not None):
+            carry = lax.fori_loop(a, b, functools.partial(body, masked=masked, partial=False),
+                                  carry)
+            continue
+        # ranges end at or before the last block (n_whole): [a, b) holds it iff b > n_whole
+        mid = _max(_min(b, n_whole), a)
+        carry = lax.fori_loop(a, mid, functools.partial(body, masked=True, partial=False),
+                              carry)
+        carry = lax.fori_loop(mid, b, functools.partial(body, masked=True, partial=True),
+                              carry)  # at most one block (a loop: its index stays dynamic)
     return carry
 
 
@@ -262,14 +277,23 @@ def _ix3(blocked: bool, b, h, rows):
 
 
 def _mask(st: _Static, blocked: bool, row0, rows: int, length: int, partial: bool, *,
-          vector: bool = False):
+          vector: bool = False, store: bool = False):
     """Mask of a blocked read or write of `rows` rows starting at sequence row `row0` of a
     sequence of `length`: rows < length (when `partial`: the block may run past the end)
     and, for a [rows, dp] tile (not `vector`), columns < head_dim. None when nothing is
-    masked, and always in the whole layout (interpret mode pads its operands)."""
+    masked, and always in the whole layout (interpret mode pads its operands).
+
+    store: the rows' test written as r < length - row0, for the store after a kernel's loop:
+    the same test as its load's before the loop would be merged with it by the compiler and
+    kept live through the loop (registers: spills on sm_80)."""
     if not blocked:
         return None
-    valid = (row0 + jnp.arange(rows, dtype=jnp.int32) < length) if partial else None
+    if not partial:
+        valid = None
+    elif store:
+        valid = jnp.arange(rows, dtype=jnp.int32) < length - row0
+    else:
+        valid = row0 + jnp.arange(rows, dtype=jnp.int32) < length
     if vector:
         return valid
     cols = ((jnp.arange(st.dp, dtype=jnp.int32) < st.head_dim)[None, :]
@@ -318,15 +342,15 @@ def _fwd_kernel(*refs, st: _Static, with_lse: bool, blocked: bool):
     own = pl.ds(0 if blocked else i0, bq)  # this program's query rows
     cols = _cols(st, blocked)
     own_mask = _mask(st, blocked, i0, bq, st.q_len, q_partial)
+    n_whole = st.kv_len // bkv if blocked and kv_partial else None  # see _visit
 
     q = _load(q_ref, _ix4(blocked, b, own, h, cols), own_mask)
 
-    def body(jk, carry, masked):
+    def body(jk, carry, masked, partial):
         acc, m, l = carry
         j0 = jk * bkv
         ix = _ix4(blocked, b, pl.ds(j0, bkv), hk, cols)
-        # only masked blocks may hold the partial last block (_visit)
-        mask = _mask(st, blocked, j0, bkv, st.kv_len, kv_partial and masked)
+        mask = _mask(st, blocked, j0, bkv, st.kv_len, partial)
         k = _load(k_ref, ix, mask)
         v = _load(v_ref, ix, mask)
         _, c = _capped_logits(q, k, st)
@@ -345,17 +369,17 @@ def _fwd_kernel(*refs, st: _Static, with_lse: bool, blocked: bool):
              jnp.full((bq,), -jnp.inf, jnp.float32),
              jnp.zeros((bq,), jnp.float32))
     for bounds in _kv_ranges(st, i0, bq, bkv, ctx):
-        carry = _visit(body, carry, *bounds)
+        carry = _visit(body, carry, *bounds, n_whole=n_whole)
     acc, m, l = carry
 
     # Rows that visited no block get o = 0, lse = 0.
     visited = l > 0.0
     l = jnp.where(visited, l, 1.0)
     _store(o_ref, _ix4(blocked, b, own, h, cols), (acc / l[:, None]).astype(o_ref.dtype),
-           own_mask)
+           _mask(st, blocked, i0, bq, st.q_len, q_partial, store=True))
     if with_lse:
         _store(lse_ref[0], _ix3(blocked, b, h, own), jnp.where(visited, m + jnp.log2(l), 0.0),
-               _mask(st, blocked, i0, bq, st.q_len, q_partial, vector=True))
+               _mask(st, blocked, i0, bq, st.q_len, q_partial, vector=True, store=True))
 
 
 def _dq_kernel(*refs, st: _Static, blocked: bool):
@@ -369,16 +393,17 @@ def _dq_kernel(*refs, st: _Static, blocked: bool):
     cols = _cols(st, blocked)
     own_mask = _mask(st, blocked, i0, bq, st.q_len, q_partial)
     own_rows = _mask(st, blocked, i0, bq, st.q_len, q_partial, vector=True)
+    n_whole = st.kv_len // bkv if blocked and kv_partial else None  # see _visit
 
     q = _load(q_ref, _ix4(blocked, b, own, h, cols), own_mask)
     do = _load(do_ref, _ix4(blocked, b, own, h, cols), own_mask)
     lse = _load(lse_ref, _ix3(blocked, b, h, own), own_rows)[:, None]
     delta = _load(delta_ref, _ix3(blocked, b, h, own), own_rows)[:, None]
 
-    def body(jk, dq, masked):
+    def body(jk, dq, masked, partial):
         j0 = jk * bkv
         ix = _ix4(blocked, b, pl.ds(j0, bkv), hk, cols)
-        mask = _mask(st, blocked, j0, bkv, st.kv_len, kv_partial and masked)
+        mask = _mask(st, blocked, j0, bkv, st.kv_len, partial)
         k = _load(k_ref, ix, mask)
         v = _load(v_ref, ix, mask)
         s, c = _capped_logits(q, k, st)
@@ -395,9 +420,9 @@ def _dq_kernel(*refs, st: _Static, blocked: bool):
 
     dq = jnp.zeros((bq, q.shape[-1]), jnp.float32)
     for bounds in _kv_ranges(st, i0, bq, bkv, ctx):
-        dq = _visit(body, dq, *bounds)
+        dq = _visit(body, dq, *bounds, n_whole=n_whole)
     _store(dq_ref, _ix4(blocked, b, own, h, cols), (dq * st.sm_scale).astype(dq_ref.dtype),
-           own_mask)
+           _mask(st, blocked, i0, bq, st.q_len, q_partial, store=True))
 
 
 def _dkdv_kernel(*refs, st: _Static, blocked: bool):
@@ -417,16 +442,15 @@ def _dkdv_kernel(*refs, st: _Static, blocked: bool):
     k = _load(k_ref, _ix4(blocked, b, own, hk, cols), own_mask)
     v = _load(v_ref, _ix4(blocked, b, own, hk, cols), own_mask)
 
-    def body(iq, carry, masked, gi):
+    def body(iq, carry, masked, partial, gi):
         dk, dv = carry
         i0 = iq * bq
         rows = pl.ds(i0, bq)
         # blocked: the group's g heads are the operand's head axis; whole: head hk * g + gi
         qix = (rows, gi, cols) if blocked else (b, rows, hk * g + gi, cols)
         vix = (gi, rows) if blocked else (b, hk * g + gi, rows)
-        # only masked blocks may hold the partial last block (_visit)
-        mask = _mask(st, blocked, i0, bq, st.q_len, q_partial and masked)
-        vmask = _mask(st, blocked, i0, bq, st.q_len, q_partial and masked, vector=True)
+        mask = _mask(st, blocked, i0, bq, st.q_len, partial)
+        vmask = _mask(st, blocked, i0, bq, st.q_len, partial, vector=True)
         q = _load(q_ref, qix, mask)
         do = _load(do_ref, qix, mask)
         lse = _load(lse_ref, vix, vmask)[:, None]
@@ -448,14 +472,16 @@ def _dkdv_kernel(*refs, st: _Static, blocked: bool):
     ranges = _q_range(st, j0, bq, bkv, ctx)
 
     def head(gi, carry):
-        return _visit(functools.partial(body, gi=gi), carry, *ranges)
+        return _visit(functools.partial(body, gi=gi), carry, *ranges,
+                      n_whole=st.q_len // bq if blocked and q_partial else None)
 
     zeros = jnp.zeros((bkv, k.shape[-1]), jnp.float32)
     carry = (zeros, zeros)
     dk, dv = head(0, carry) if g == 1 else lax.fori_loop(0, g, head, carry)
+    out_mask = _mask(st, blocked, j0, bkv, st.kv_len, kv_partial, store=True)
     _store(dk_ref, _ix4(blocked, b, own, hk, cols), (dk * st.sm_scale).astype(dk_ref.dtype),
-           own_mask)
-    _store(dv_ref, _ix4(blocked, b, own, hk, cols), dv.astype(dv_ref.dtype), own_mask)
+           out_mask)
+    _store(dv_ref, _ix4(blocked, b, own, hk, cols), dv.astype(dv_ref.dtype), out_mask)
 
 
 # --------------------------------------------------------------------------

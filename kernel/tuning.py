@@ -61,13 +61,13 @@ sm_90a    64  float16   dq     128   64  8  3   #  81,920 B 177 regs  (bfloat16'
 sm_90a    64  float16   dkdv    32   64  8  3   #  37,376 B 206 regs  (bfloat16's)
 sm_90a    64  float32   fwd    128   64  8  3   # 131,072 B 180 regs
 sm_90a    64  float32   dq     128   64  8  3   # 147,456 B 219 regs
-sm_90a    64  float32   dkdv    64   64  8  3   #  99,328 B 255 regs
+sm_90a    64  float32   dkdv    64   64  8  2   #  99,328 B 255 regs
 sm_90a   128  bfloat16  fwd    128   64  8  3   # 131,072 B 180 regs
 sm_90a   128  bfloat16  dq     128   64  8  3   # 163,840 B 209 regs
-sm_90a   128  bfloat16  dkdv    32   64  8  3   #  70,144 B 235 regs
+sm_90a   128  bfloat16  dkdv    32   64  8  2   #  70,144 B 235 regs
 sm_90a   128  float16   fwd    128   64  8  3   # 131,072 B 180 regs  (bfloat16's)
 sm_90a   128  float16   dq     128   64  8  3   # 163,840 B 209 regs  (bfloat16's)
-sm_90a   128  float16   dkdv    32   64  8  3   #  70,144 B 235 regs  (bfloat16's)
+sm_90a   128  float16   dkdv    32   64  8  2   #  70,144 B 235 regs  (bfloat16's)
 sm_90a   128  float32   fwd    128   64  8  2   # 196,608 B 227 regs
 sm_90a   128  float32   dq      64   32  8  2   # 131,072 B 237 regs
 sm_90a   128  float32   dkdv    32   32  4  2   #  98,560 B 252 regs
@@ -78,7 +78,7 @@ sm_90a   256  float16   fwd    128   64  8  2   # 196,608 B 251 regs  (bfloat16'
 sm_90a   256  float16   dq      64   32  8  2   # 131,072 B 214 regs  (bfloat16's)
 sm_90a   256  float16   dkdv    16   32  4  1   #  50,176 B 218 regs  (bfloat16's)
 sm_90a   256  float32   fwd     64   32  8  2   # 196,608 B 246 regs
-sm_90a   256  float32   dq      32   32  4  2   # 163,840 B 220 regs
+sm_90a   256  float32   dq      32   32  4  1   # 163,840 B 220 regs
 sm_90a   256  float32   dkdv    32   32  8  2   # 196,864 B 184 regs
 sm_80     64  bfloat16  fwd    128   64  8  3   #  49,152 B 212 regs
 sm_80     64  bfloat16  dq      64   64  4  3   #  49,152 B 255 regs
@@ -86,15 +86,15 @@ sm_80     64  bfloat16  dkdv    32   32  4  2   #  18,688 B 194 regs
 sm_80     64  float16   fwd    128   64  8  3   #  49,152 B 212 regs  (bfloat16's)
 sm_80     64  float16   dq      64   64  4  3   #  49,152 B 255 regs  (bfloat16's)
 sm_80     64  float16   dkdv    32   32  4  2   #  18,688 B 194 regs  (bfloat16's)
-sm_80     64  float32   fwd    128   64  8  3   #  98,304 B 255 regs
-sm_80     64  float32   dq      64   64  8  3   #  86,016 B 255 regs
-sm_80     64  float32   dkdv    32   32  4  2   #  49,408 B 168 regs
-sm_80    128  bfloat16  fwd     64   64  4  3   #  90,112 B 244 regs
+sm_80     64  float32   fwd     64   64  8  2   #  98,304 B 255 regs
+sm_80     64  float32   dq      64   32  8  3   #  86,016 B 255 regs
+sm_80     64  float32   dkdv    32   32  4  1   #  49,408 B 168 regs
+sm_80    128  bfloat16  fwd     64   64  4  1   #  90,112 B 244 regs
 sm_80    128  bfloat16  dq      64   64  8  3   # 106,496 B 165 regs (4 warps: 255, float16 spilled)
-sm_80    128  bfloat16  dkdv    32   64  8  3   #  70,144 B 243 regs
-sm_80    128  float16   fwd     64   64  4  3   #  90,112 B 244 regs  (bfloat16's)
+sm_80    128  bfloat16  dkdv    32   64  8  1   #  70,144 B 243 regs
+sm_80    128  float16   fwd     64   64  4  1   #  90,112 B 244 regs  (bfloat16's)
 sm_80    128  float16   dq      64   64  8  3   # 106,496 B 165 regs
-sm_80    128  float16   dkdv    32   64  8  3   #  70,144 B 243 regs  (bfloat16's)
+sm_80    128  float16   dkdv    32   64  8  1   #  70,144 B 243 regs  (bfloat16's)
 sm_80    128  float32   fwd     64   64  4  2   # 115,200 B 243 regs
 sm_80    128  float32   dq      64   32  4  3   # 131,072 B 250 regs
 sm_80    128  float32   dkdv    32   64  8  3   # 131,584 B 194 regs
