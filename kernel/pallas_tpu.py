@@ -7,7 +7,14 @@ results, so the branches are interchangeable under ``lax.platform_dependent``.
 ``flash_attention`` composes them (custom_vjp) like ``_flash_attention`` there. In here:
 
 - operands are transposed to [b, h, s, d] in XLA, so that every block's two minor dims are
-  [rows, d] (rows a multiple of 8 and 16, d the whole padded head_dim);
+  [rows, d] (rows a multiple of 8 and 16, d the whole head_dim: a block dim equal to the
+  array's is legal whatever its size, so head_dim 80 needs no padding to 128);
+- nothing is padded: the grids are cdiv(length, block), and the last block of a sequence
+  may be partial. Mosaic leaves the rows of such a block past the end unspecified on a read
+  (they may be NaN, and p * NaN = NaN in a dot even where p is masked to 0), so every tile
+  that may hold them has them zeroed (``_zero_past``) before it is used; writes past the
+  end are dropped. Keys past the end are masked (``tiles.allowed``), and queries past the
+  end too in dK/dV;
 - the kv (forward, dQ) or q (dK/dV) axis is the innermost, sequential ("arbitrary") grid
   axis; the running softmax state / gradients live in VMEM scratch, VMEM-sized blocks are
   DMA'd per step (no whole-sequence slab), tiles wholly masked skip their compute
@@ -64,7 +71,7 @@ def _tile_needed(st, i0, j0, bq, bkv, ctx):
         in_ctx = in_ctx & (j0 <= i0 + bq - 1)
     if st.has_bound:  # the diagonal j == i with j < kv_len
         in_ctx = in_ctx | ((j0 < i0 + bq) & (i0 < j0 + bkv) & (jnp.maximum(i0, j0) < st.kv_len))
-    return in_ctx & (i0 < st.q_len)  # a tile of query padding only is skipped
+    return in_ctx & (i0 < st.q_len)  # (a tile past the last query would be skipped)
 
 
 def _last_kv(st, i0, bq, bkv, ctx):
@@ -89,6 +96,16 @@ def _first_q(st, j0, bq, bkv, ctx):
 
 def _mask(c, allowed):
     return c if allowed is None else jnp.where(allowed, c, MASK_VALUE)
+
+
+def _zero_past(x, row0, length: int, partial: bool):
+    """The tile x [rows, cols] (its first row is sequence row row0) with the rows past the
+    end of the sequence (row0 + r >= length) set to 0; x itself when no block of the
+    sequence is partial."""
+    if not partial:
+        return x
+    rows = row0 + lax.broadcasted_iota(jnp.int32, x.shape, 0)
+    return jnp.where(rows < length, x, jnp.zeros((), x.dtype))
 
 
 def _params(n_seq_axes: int):
@@ -120,13 +137,14 @@ def _split(st, refs):
 # --------------------------------------------------------------------------
 
 
-def _fwd_kernel(*refs, st, kv_padded, with_lse):
+def _fwd_kernel(*refs, st, with_lse):
     bound_ref, refs = _split(st, refs)
     q_ref, k_ref, v_ref, o_ref, *refs = refs
     lse_ref = refs.pop(0) if with_lse else None
     m_scr, l_scr, acc_scr = refs
     b, i, j = pl.program_id(0), pl.program_id(2), pl.program_id(3)
     bq, bkv = st.block_q, st.block_kv
+    q_partial, kv_partial = st.q_len % bq != 0, st.kv_len % bkv != 0
     i0, j0 = i * bq, j * bkv
     ctx = bound_ref[b] if st.has_bound else None
 
@@ -138,9 +156,11 @@ def _fwd_kernel(*refs, st, kv_padded, with_lse):
 
     @pl.when(_tile_needed(st, i0, j0, bq, bkv, ctx))
     def _():
-        q, k, v = q_ref[...], k_ref[...], v_ref[...]
+        q = _zero_past(q_ref[...], i0, st.q_len, q_partial)
+        k = _zero_past(k_ref[...], j0, st.kv_len, kv_partial)
+        v = _zero_past(v_ref[...], j0, st.kv_len, kv_partial)
         _, c = _capped(q, k, st)
-        c = _mask(c, allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded, iota_2d=True))
+        c = _mask(c, allowed(st, i0, j0, bq, bkv, ctx, kv_partial=kv_partial, iota_2d=True))
         m_prev, l_prev = m_scr[...], l_scr[...]  # [bq, LANES]
         m_new = jnp.maximum(m_prev, jnp.max(c, axis=1, keepdims=True))
         correction = jnp.exp2(m_prev - m_new)
@@ -153,7 +173,7 @@ def _fwd_kernel(*refs, st, kv_padded, with_lse):
     @pl.when(j == pl.num_programs(3) - 1)
     def _():
         l = l_scr[...]
-        visited = l > 0.0  # rows that saw no key (padding): o = 0, lse = 0
+        visited = l > 0.0  # rows that saw no key: o = 0, lse = 0
         l_safe = jnp.where(visited, l, 1.0)
         o_ref[...] = (acc_scr[...] / l_safe[:, :1]).astype(o_ref.dtype)
         if with_lse:
@@ -175,32 +195,32 @@ def _row_maps(st, bq: int, bkv: int):
     return q_map, kv_map
 
 
-def forward(*args, st, with_lse: bool, kv_padded: bool, interpret=False):
+def forward(*args, st, with_lse: bool, interpret=False):
     """[q, k, v, (bound)] -> [o] or [o, lse] as kernel/pallas_attention.py's ``_forward``."""
     q, k, v, *rest = args
     bound = rest[0] if st.has_bound else None
-    batch, sq, hq, dp = q.shape
+    batch, sq, hq, d = q.shape
     skv = k.shape[1]
     bq, bkv, g = st.block_q, st.block_kv, st.group
 
     q_map, kv_map = _row_maps(st, bq, bkv)
 
-    out_shape = [jax.ShapeDtypeStruct((batch, hq, sq, dp), q.dtype)]
-    out_specs = [pl.BlockSpec((None, None, bq, dp), q_map)]
+    out_shape = [jax.ShapeDtypeStruct((batch, hq, sq, d), q.dtype)]
+    out_specs = [pl.BlockSpec((None, None, bq, d), q_map)]
     if with_lse:
         out_shape.append(jax.ShapeDtypeStruct((batch, hq, sq, LANES), jnp.float32))
         out_specs.append(pl.BlockSpec((None, None, bq, LANES), q_map))
     grid_spec = pltpu.PrefetchScalarGridSpec(
         num_scalar_prefetch=int(st.has_bound),
-        grid=(batch, hq, sq // bq, skv // bkv),
-        in_specs=[pl.BlockSpec((None, None, bq, dp), q_map),
-                  pl.BlockSpec((None, None, bkv, dp), kv_map),
-                  pl.BlockSpec((None, None, bkv, dp), kv_map)],
+        grid=(batch, hq, pl.cdiv(sq, bq), pl.cdiv(skv, bkv)),
+        in_specs=[pl.BlockSpec((None, None, bq, d), q_map),
+                  pl.BlockSpec((None, None, bkv, d), kv_map),
+                  pl.BlockSpec((None, None, bkv, d), kv_map)],
         out_specs=out_specs,
         scratch_shapes=[pltpu.VMEM((bq, LANES), jnp.float32),
                         pltpu.VMEM((bq, LANES), jnp.float32),
-                        pltpu.VMEM((bq, dp), jnp.float32)])
-    kernel = functools.partial(_fwd_kernel, st=st, kv_padded=kv_padded, with_lse=with_lse)
+                        pltpu.VMEM((bq, d), jnp.float32)])
+    kernel = functools.partial(_fwd_kernel, st=st, with_lse=with_lse)
     outs = pl.pallas_call(kernel, grid_spec=grid_spec, out_shape=out_shape,
                           compiler_params=_params(1), interpret=interpret,
                           name="ranker_attention_fwd_tpu")(
@@ -216,11 +236,12 @@ def forward(*args, st, with_lse: bool, kv_padded: bool, interpret=False):
 # --------------------------------------------------------------------------
 
 
-def _dq_kernel(*refs, st, kv_padded):
+def _dq_kernel(*refs, st):
     bound_ref, refs = _split(st, refs)
     q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, dq_ref, dq_scr = refs
     b, i, j = pl.program_id(0), pl.program_id(2), pl.program_id(3)
     bq, bkv = st.block_q_dq, st.block_kv_dq
+    q_partial, kv_partial = st.q_len % bq != 0, st.kv_len % bkv != 0
     i0, j0 = i * bq, j * bkv
     ctx = bound_ref[b] if st.has_bound else None
 
@@ -230,12 +251,14 @@ def _dq_kernel(*refs, st, kv_padded):
 
     @pl.when(_tile_needed(st, i0, j0, bq, bkv, ctx))
     def _():
-        q, k, v, do = q_ref[...], k_ref[...], v_ref[...], do_ref[...]
+        q, do, lse, delta = (_zero_past(r[...], i0, st.q_len, q_partial)
+                             for r in (q_ref, do_ref, lse_ref, delta_ref))
+        k, v = (_zero_past(r[...], j0, st.kv_len, kv_partial) for r in (k_ref, v_ref))
         s, c = _capped(q, k, st)
-        c = _mask(c, allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded, iota_2d=True))
-        p = jnp.exp2(c - lse_ref[...][:, :1])
+        c = _mask(c, allowed(st, i0, j0, bq, bkv, ctx, kv_partial=kv_partial, iota_2d=True))
+        p = jnp.exp2(c - lse[:, :1])
         dpv = lax.dot_general(do, v, _NT, preferred_element_type=jnp.float32)
-        ds = p * (dpv - delta_ref[...][:, :1])
+        ds = p * (dpv - delta[:, :1])
         grad = _cap_grad(s, st)
         if grad is not None:
             ds = ds * grad
@@ -246,27 +269,27 @@ def _dq_kernel(*refs, st, kv_padded):
         dq_ref[...] = (dq_scr[...] * st.sm_scale).astype(dq_ref.dtype)
 
 
-def backward_dq(*args, st, kv_padded: bool, interpret=False):
+def backward_dq(*args, st, interpret=False):
     """[q, k, v, do, lse, delta, (bound)] -> [dq] as ``_backward_dq``."""
     q, k, v, do, lse, delta, *rest = args
     bound = rest[0] if st.has_bound else None
-    batch, sq, hq, dp = q.shape
+    batch, sq, hq, d = q.shape
     skv = k.shape[1]
     bq, bkv, g = st.block_q_dq, st.block_kv_dq, st.group
 
     q_map, kv_map = _row_maps(st, bq, bkv)
 
-    tile = pl.BlockSpec((None, None, bq, dp), q_map)
+    tile = pl.BlockSpec((None, None, bq, d), q_map)
     vec = pl.BlockSpec((None, None, bq, LANES), q_map)
-    kv = pl.BlockSpec((None, None, bkv, dp), kv_map)
+    kv = pl.BlockSpec((None, None, bkv, d), kv_map)
     grid_spec = pltpu.PrefetchScalarGridSpec(
         num_scalar_prefetch=int(st.has_bound),
-        grid=(batch, hq, sq // bq, skv // bkv),
+        grid=(batch, hq, pl.cdiv(sq, bq), pl.cdiv(skv, bkv)),
         in_specs=[tile, kv, kv, tile, vec, vec], out_specs=[tile],
-        scratch_shapes=[pltpu.VMEM((bq, dp), jnp.float32)])
-    kernel = functools.partial(_dq_kernel, st=st, kv_padded=kv_padded)
+        scratch_shapes=[pltpu.VMEM((bq, d), jnp.float32)])
+    kernel = functools.partial(_dq_kernel, st=st)
     (dq,) = pl.pallas_call(kernel, grid_spec=grid_spec,
-                           out_shape=[jax.ShapeDtypeStruct((batch, hq, sq, dp), q.dtype)],
+                           out_shape=[jax.ShapeDtypeStruct((batch, hq, sq, d), q.dtype)],
                            compiler_params=_params(1), interpret=interpret,
                            name="ranker_attention_dq_tpu")(
         *_bound_args(st, bound), _bhsd(q), _bhsd(k), _bhsd(v), _bhsd(do),
@@ -280,11 +303,12 @@ def backward_dq(*args, st, kv_padded: bool, interpret=False):
 # --------------------------------------------------------------------------
 
 
-def _dkdv_kernel(*refs, st, kv_padded, q_padded, n_q):
+def _dkdv_kernel(*refs, st, n_q):
     bound_ref, refs = _split(st, refs)
     q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, dk_ref, dv_ref, dk_scr, dv_scr = refs
     b, j, t = pl.program_id(0), pl.program_id(2), pl.program_id(3)
     bq, bkv = st.block_q_dkv, st.block_kv_dkv
+    q_partial, kv_partial = st.q_len % bq != 0, st.kv_len % bkv != 0
     i0, j0 = lax.rem(t, jnp.asarray(n_q, t.dtype)) * bq, j * bkv
     ctx = bound_ref[b] if st.has_bound else None
 
@@ -295,14 +319,16 @@ def _dkdv_kernel(*refs, st, kv_padded, q_padded, n_q):
 
     @pl.when(_tile_needed(st, i0, j0, bq, bkv, ctx))
     def _():
-        q, k, v, do = q_ref[...], k_ref[...], v_ref[...], do_ref[...]
+        q, do, lse, delta = (_zero_past(r[...], i0, st.q_len, q_partial)
+                             for r in (q_ref, do_ref, lse_ref, delta_ref))
+        k, v = (_zero_past(r[...], j0, st.kv_len, kv_partial) for r in (k_ref, v_ref))
         s, c = _capped(q, k, st)
-        c = _mask(c, allowed(st, i0, j0, bq, bkv, ctx, kv_padded=kv_padded, iota_2d=True,
-                              q_padded=q_padded))
-        p = jnp.exp2(c - lse_ref[...][:, :1])  # [bq, bkv]
+        c = _mask(c, allowed(st, i0, j0, bq, bkv, ctx, kv_partial=kv_partial, iota_2d=True,
+                              q_partial=q_partial))
+        p = jnp.exp2(c - lse[:, :1])  # [bq, bkv]
         dv_scr[...] += jnp.dot(p.astype(do.dtype).T, do, preferred_element_type=jnp.float32)
         dpv = lax.dot_general(do, v, _NT, preferred_element_type=jnp.float32)
-        ds = p * (dpv - delta_ref[...][:, :1])
+        ds = p * (dpv - delta[:, :1])
         grad = _cap_grad(s, st)
         if grad is not None:
             ds = ds * grad
@@ -314,14 +340,14 @@ def _dkdv_kernel(*refs, st, kv_padded, q_padded, n_q):
         dv_ref[...] = dv_scr[...].astype(dv_ref.dtype)
 
 
-def backward_dkdv(*args, st, kv_padded: bool, q_padded: bool, interpret=False):
+def backward_dkdv(*args, st, interpret=False):
     """[q, k, v, do, lse, delta, (bound)] -> [dk, dv] as ``_backward_dkdv``."""
     q, k, v, do, lse, delta, *rest = args
     bound = rest[0] if st.has_bound else None
-    batch, sq, hq, dp = q.shape
+    batch, sq, hq, d = q.shape
     skv, hkv = k.shape[1], k.shape[2]
     bq, bkv, g = st.block_q_dkv, st.block_kv_dkv, st.group
-    n_q = sq // bq
+    n_q = pl.cdiv(sq, bq)
 
     def kv_map(b, h, j, t, *bref):
         return b, h, j, 0
@@ -331,18 +357,17 @@ def backward_dkdv(*args, st, kv_padded: bool, q_padded: bool, interpret=False):
         iq = jnp.maximum(lax.rem(t, jnp.asarray(n_q, t.dtype)), _first_q(st, j * bkv, bq, bkv, ctx))
         return b, h * g + _idiv(t, n_q), iq, 0
 
-    tile = pl.BlockSpec((None, None, bq, dp), q_map)
+    tile = pl.BlockSpec((None, None, bq, d), q_map)
     vec = pl.BlockSpec((None, None, bq, LANES), q_map)
-    kv = pl.BlockSpec((None, None, bkv, dp), kv_map)
+    kv = pl.BlockSpec((None, None, bkv, d), kv_map)
     grid_spec = pltpu.PrefetchScalarGridSpec(
         num_scalar_prefetch=int(st.has_bound),
-        grid=(batch, hkv, skv // bkv, g * n_q),
+        grid=(batch, hkv, pl.cdiv(skv, bkv), g * n_q),
         in_specs=[tile, kv, kv, tile, vec, vec], out_specs=[kv, kv],
-        scratch_shapes=[pltpu.VMEM((bkv, dp), jnp.float32),
-                        pltpu.VMEM((bkv, dp), jnp.float32)])
-    kernel = functools.partial(_dkdv_kernel, st=st, kv_padded=kv_padded, q_padded=q_padded,
-                               n_q=n_q)
-    out = jax.ShapeDtypeStruct((batch, hkv, skv, dp), k.dtype)
+        scratch_shapes=[pltpu.VMEM((bkv, d), jnp.float32),
+                        pltpu.VMEM((bkv, d), jnp.float32)])
+    kernel = functools.partial(_dkdv_kernel, st=st, n_q=n_q)
+    out = jax.ShapeDtypeStruct((batch, hkv, skv, d), k.dtype)
     dk, dv = pl.pallas_call(kernel, grid_spec=grid_spec, out_shape=[out, out],
                             compiler_params=_params(1), interpret=interpret,
                             name="ranker_attention_dkdv_tpu")(
@@ -352,8 +377,8 @@ def backward_dkdv(*args, st, kv_padded: bool, q_padded: bool, interpret=False):
 
 
 # --------------------------------------------------------------------------
-# The three calls as one differentiable function (arrays already padded by
-# kernel/pallas_attention.py's ``pallas_attention``): a TPU-only stand-in for its
+# The three calls as one differentiable function (arrays as kernel/pallas_attention.py's
+# ``pallas_attention`` passes them, unpadded): a TPU-only stand-in for its
 # ``_flash_attention``, with the same arguments.
 # --------------------------------------------------------------------------
 
@@ -365,12 +390,12 @@ def _operands(st, *arrays):
 @functools.partial(jax.custom_vjp, nondiff_argnums=(4, 5))
 def flash_attention(q, k, v, bound, st, interpret=False):
     return forward(*_operands(st, q, k, v, bound), st=st, with_lse=False,
-                   kv_padded=k.shape[1] != st.kv_len, interpret=interpret)[0]
+                   interpret=interpret)[0]
 
 
 def _flash_attention_fwd(q, k, v, bound, st, interpret):
     out, lse = forward(*_operands(st, q, k, v, bound), st=st, with_lse=True,
-                       kv_padded=k.shape[1] != st.kv_len, interpret=interpret)
+                       interpret=interpret)
     return out, (q, k, v, bound, out, lse)
 
 
@@ -379,10 +404,8 @@ def _flash_attention_bwd(st, interpret, residuals, do):
     delta = jnp.sum(out.astype(jnp.float32) * do.astype(jnp.float32), axis=-1)
     delta = jnp.transpose(delta, (0, 2, 1))  # [b, hq, sq], like lse
     args = _operands(st, q, k, v, do, lse, delta, bound)
-    kv_padded = k.shape[1] != st.kv_len
-    (dq,) = backward_dq(*args, st=st, kv_padded=kv_padded, interpret=interpret)
-    dk, dv = backward_dkdv(*args, st=st, kv_padded=kv_padded,
-                           q_padded=q.shape[1] != st.q_len, interpret=interpret)
+    (dq,) = backward_dq(*args, st=st, interpret=interpret)
+    dk, dv = backward_dkdv(*args, st=st, interpret=interpret)
     return dq, dk, dv, None
 
 

@@ -24,13 +24,16 @@ def cap_grad(s, st):
     return r * r
 
 
-def allowed(st, i0, j0, bq: int, bkv: int, ctx, *, kv_padded: bool, q_padded: bool = False,
+def allowed(st, i0, j0, bq: int, bkv: int, ctx, *, kv_partial: bool, q_partial: bool = False,
             iota_2d: bool = False):
     """Boolean [bq, bkv] (or broadcastable) mask of a tile, None if all-True.
 
     i0 / j0: first query row / key column of the tile; ctx: the context end (bound[b] with a
-    bound, unused otherwise). iota_2d: rows and columns from 2-D iotas (Mosaic TPU wants them),
-    else from 1-D aranges broadcast (Triton).
+    bound, unused otherwise). kv_partial / q_partial: the key / query sequence ends inside
+    its last block (its length is not a multiple of the block: the grids are cdiv), whose
+    rows past the end are masked out: keys j >= kv_len, queries i >= q_len. iota_2d: rows
+    and columns from 2-D iotas (Mosaic TPU wants them), else from 1-D aranges broadcast
+    (Triton).
     """
     if iota_2d:
         rows = i0 + lax.broadcasted_iota(jnp.int32, (bq, bkv), 0)
@@ -45,15 +48,15 @@ def allowed(st, i0, j0, bq: int, bkv: int, ctx, *, kv_padded: bool, q_padded: bo
 
     if st.has_bound:
         mask = cols < ctx
-    elif kv_padded:
+    elif kv_partial:
         mask = cols < st.kv_len
     if st.causal:
         mask = both(mask, cols <= rows)
     if st.has_bound:
         diag = cols == rows
-        if kv_padded:
+        if kv_partial:
             diag = diag & (cols < st.kv_len)
         mask = mask | diag
-    if q_padded:
+    if q_partial:
         mask = both(mask, rows < st.q_len)
     return mask

@@ -31,7 +31,7 @@ from kernel import ranker_attention, triton_compile, tuning
 
 pytestmark = pytest.mark.slow
 
-B, S = 1, 1000  # not a multiple of any tile: the padded (masked) tails are compiled too
+B, S = 1, 1000  # not a multiple of any tile: the partial last blocks (masked loads / stores) too
 DTYPES = ("bfloat16", "float16", "float32")
 HEAD_DIMS = (64, 80, 96, 128, 256)
 HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}
@@ -47,9 +47,9 @@ TARGETS = tuple(triton_compile.TARGETS)
 # variant, forward + backward...
 HEAVY = [((dtype, head_dim, *HEAVIEST), TARGETS, False)
          for dtype in DTYPES for head_dim in (64, 128, 256)]
-# ...and at head_dim 80 and 96 (padded to 128: the same rows) every other mask, cap and head
-# layout, each dtype on both targets, with the forward alone (its kernel writes no residuals;
-# in the heavy cases the forward with residuals stands for it).
+# ...and at head_dim 80 and 96 (tiles 128 wide, masked past head_dim: the same rows) every
+# other mask, cap and head layout, each dtype on both targets, with the forward alone (its
+# kernel writes no residuals; in the heavy cases the forward with residuals stands for it).
 LIGHT = [
     (("bfloat16", 80, "none", "soft_sign", "mha"), ("sm_90a",), True),
     (("bfloat16", 96, "causal", "nocap", "mqa"), ("sm_80",), True),

@@ -21,7 +21,7 @@ from kernel import BlockSizes, ranker_attention
 TRITON_CALL = "@__gpu$xla.gpu.triton"
 INTERPRETER_LOOP = "stablehlo.while"
 
-B, S = 1, 200  # a sequence that is not a multiple of any block: padded tails
+B, S = 1, 200  # a sequence that is not a multiple of any block: partial last blocks
 HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}
 MASKS = {"none": dict(), "causal": dict(causal=True), "bound": dict(bound=True),
          "bound_causal": dict(causal=True, bound=True)}

@@ -1,8 +1,8 @@
 """The TPU kernels (kernel/pallas_tpu.py) lower for TPU (Mosaic), forward and backward, from
 this CPU machine, and compute the reference in interpret mode.
 
-The kernels are reached through kernel.pallas_attention.pallas_attention (its padding and block
-clamping) with its ``_flash_attention`` replaced by ``pallas_tpu.flash_attention``; where
+The kernels are reached through kernel.pallas_attention.pallas_attention (its block clamping;
+nothing is padded) with its ``_flash_attention`` replaced by ``pallas_tpu.flash_attention``; where
 ``_call`` has the "tpu" branch of the platform choice, the unpatched function is checked too.
 
 No TPU is needed: ``jax.jit(f).trace(...).lower(lowering_platforms=("tpu",))`` runs JAX's
@@ -132,7 +132,7 @@ def test_one_trace_lowers_per_platform():
 
 SMALL = BlockSizes(block_q=16, block_kv=32, block_q_dkv=32, block_kv_dkv=16,
                    block_q_dq=16, block_kv_dq=16)
-# (dtype, head_dim, (hq, hkv), causal, bound, cap, cap_method, blocks); S = 72: padded tails
+# (dtype, head_dim, (hq, hkv), causal, bound, cap, cap_method, blocks); S = 72: partial last blocks
 NUMERICS = [
     ("float32", 64, (4, 2), True, True, 5.0, "tanh", SMALL),
     ("float32", 48, (4, 1), False, True, 5.0, "soft_sign", BlockSizes()),
