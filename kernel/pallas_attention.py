@@ -691,19 +691,28 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
     batch, q_len, num_q_heads, head_dim = q.shape
     kv_len, num_kv_heads = k.shape[1], k.shape[2]
     arch = tuning.current_arch() if arch is None else arch
-    rows = [tuning.launch(arch, head_dim, q.dtype, p) for p in tuning.PASSES]
-    if config is None:
-        config = tuning.block_sizes(arch, head_dim, q.dtype)
 
     def pick(size, default):
         return default if size is None else size
 
-    block_q = _clamp_block(config.block_q, q_len)
-    block_kv = _clamp_block(config.block_kv, kv_len)
-    block_q_dkv = _clamp_block(pick(config.block_q_dkv, config.block_q), q_len)
-    block_kv_dkv = _clamp_block(pick(config.block_kv_dkv, config.block_kv), kv_len)
-    block_q_dq = _clamp_block(pick(config.block_q_dq, config.block_q), q_len)
-    block_kv_dq = _clamp_block(pick(config.block_kv_dq, config.block_kv), kv_len)
+    def blocks(masked: bool):
+        """(block_q, block_kv, block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq), clamped."""
+        tiles = config or tuning.block_sizes(arch, head_dim, q.dtype, masked)
+        return (_clamp_block(tiles.block_q, q_len), _clamp_block(tiles.block_kv, kv_len),
+                _clamp_block(pick(tiles.block_q_dkv, tiles.block_q), q_len),
+                _clamp_block(pick(tiles.block_kv_dkv, tiles.block_kv), kv_len),
+                _clamp_block(pick(tiles.block_q_dq, tiles.block_q), q_len),
+                _clamp_block(pick(tiles.block_kv_dq, tiles.block_kv), kv_len))
+
+    # Masked tiles (kernel/tuning.py's "masked" launches): head_dim short of the tiles' width, or
+    # a sequence that is not a whole number of blocks.
+    masked = head_dim != tuning.padded_head_dim(head_dim)
+    sizes = blocks(masked)
+    if not masked and any(length % block for length, block in zip((q_len, kv_len) * 3, sizes)):
+        masked = True
+        sizes = blocks(masked)
+    rows = [tuning.launch(arch, head_dim, q.dtype, p, masked) for p in tuning.PASSES]
+    block_q, block_kv, block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq = sizes
 
     if bound is not None:
         bound = jnp.clip(bound.astype(jnp.int32), 0, kv_len)

@@ -51,11 +51,14 @@ class Launch:
 # How the rows were chosen: for each cell, candidates from the largest tiles down (fwd / dq: 128 x 64,
 # 64 x 64, 64 x 32, 32 x 32, 32 x 16; dkdv: 64 x 64 own keys down to 16 x 32), 8 or 4 warps, 3 stages
 # down to 1; the first that fits (no spill, within the CTA's shared memory) is the row. The
-# float16 rows are bfloat16's (their figures are bfloat16's; the check compiles both). The rows
-# marked "was" moved down that list from their former row when the kernels stopped padding q, k, v
-# (issue 24: the masked loads / stores of partial blocks and of the columns past head_dim cost
-# registers): to the first that fits every case of tests/kernel/test_compile.py using the cell
-# (head_dim 80 / 96 included for the 128 rows).
+# float16 rows are bfloat16's (their figures are bfloat16's; the check compiles both).
+# A call whose tiles are all whole (every sequence a multiple of its blocks, head_dim a power of
+# two) takes the row; a call with masked tiles (a partial last block, or head_dim 80 / 96 in
+# 128-wide tiles), the row's "masked" launch where it names one: the masked loads / stores cost
+# registers, and in these cells the row's launch spilled with them (the kernels stopped padding
+# q, k, v, issue 24), so the masked launch is the first candidate down the list that fits every
+# masked case of tests/kernel/test_compile.py (S=1000; head_dim 80 / 96 for the 128 rows), while
+# the whole-tile launch keeps its pipelining (the check compiles those cells at S=1024 too).
 # arch   head_dim dtype    pass  block_q block_kv warps stages  measured: shared B, registers
 _ROWS = """
 sm_90a    64  bfloat16  fwd    128   64  8  3   #  65,536 B 138 regs
@@ -66,13 +69,13 @@ sm_90a    64  float16   dq     128   64  8  3   #  81,920 B 189 regs  (bfloat16'
 sm_90a    64  float16   dkdv    32   64  8  3   #  37,376 B 231 regs  (bfloat16's)
 sm_90a    64  float32   fwd    128   64  8  3   # 131,072 B 216 regs
 sm_90a    64  float32   dq     128   64  8  3   # 147,456 B 219 regs
-sm_90a    64  float32   dkdv    64   64  8  2   #  98,816 B 255 regs  was 64x64 8/3
+sm_90a     64  float32   dkdv  64   64  8  3  masked   64   64  8  2  # whole: 99,328 B 255 regs; masked:  98,816 B 255 regs
 sm_90a   128  bfloat16  fwd    128   64  8  3   # 131,072 B 191 regs
 sm_90a   128  bfloat16  dq     128   64  8  3   # 163,840 B 218 regs
-sm_90a   128  bfloat16  dkdv    32   64  8  2   #  53,504 B 254 regs  was 32x64 8/3
+sm_90a    128  bfloat16  dkdv  32   64  8  3  masked   32   64  8  2  # whole: 70,144 B 233 regs; masked:  53,504 B 254 regs
 sm_90a   128  float16   fwd    128   64  8  3   # 131,072 B 191 regs  (bfloat16's)
 sm_90a   128  float16   dq     128   64  8  3   # 163,840 B 218 regs  (bfloat16's)
-sm_90a   128  float16   dkdv    32   64  8  2   #  53,504 B 254 regs  (bfloat16's)  was 32x64 8/3
+sm_90a    128  float16   dkdv  32   64  8  3  masked   32   64  8  2  # whole: 70,144 B 233 regs; masked:  53,504 B 254 regs  (bfloat16's)
 sm_90a   128  float32   fwd    128   64  8  2   # 196,608 B 254 regs
 sm_90a   128  float32   dq      64   32  8  2   # 131,072 B 255 regs
 sm_90a   128  float32   dkdv    32   32  4  2   #  98,560 B 207 regs
@@ -83,7 +86,7 @@ sm_90a   256  float16   fwd    128   64  8  2   # 196,608 B 255 regs  (bfloat16'
 sm_90a   256  float16   dq      64   32  8  2   # 131,072 B 226 regs  (bfloat16's)
 sm_90a   256  float16   dkdv    16   32  4  1   #  50,176 B 226 regs  (bfloat16's)
 sm_90a   256  float32   fwd     64   32  8  2   # 196,608 B 254 regs
-sm_90a   256  float32   dq      32   32  4  1   # 131,072 B 254 regs  was 32x32 4/2
+sm_90a    256  float32   dq    32   32  4  2  masked   32   32  4  1  # whole: 163,840 B 220 regs; masked: 131,072 B 254 regs
 sm_90a   256  float32   dkdv    32   32  8  2   # 196,864 B 211 regs
 sm_80     64  bfloat16  fwd    128   64  8  3   #  49,152 B 215 regs
 sm_80     64  bfloat16  dq      64   64  4  3   #  49,152 B 255 regs
@@ -91,15 +94,15 @@ sm_80     64  bfloat16  dkdv    32   32  4  2   #  18,688 B 206 regs
 sm_80     64  float16   fwd    128   64  8  3   #  49,152 B 215 regs  (bfloat16's)
 sm_80     64  float16   dq      64   64  4  3   #  49,152 B 255 regs  (bfloat16's)
 sm_80     64  float16   dkdv    32   32  4  2   #  18,688 B 206 regs  (bfloat16's)
-sm_80     64  float32   fwd     64   64  8  2   #  49,152 B 255 regs  was 128x64 8/3
-sm_80     64  float32   dq      64   32  8  3   #  61,440 B 206 regs  was 64x64 8/3
-sm_80     64  float32   dkdv    32   32  4  1   #  49,152 B 164 regs  was 32x32 4/2
-sm_80    128  bfloat16  fwd     64   64  4  1   #  40,960 B 255 regs  was 64x64 4/3
+sm_80      64  float32   fwd   128  64  8  3  masked   64   64  8  2  # whole: 98,304 B 255 regs; masked:  49,152 B 255 regs
+sm_80      64  float32   dq    64   64  8  3  masked   64   32  8  3  # whole: 86,016 B 255 regs; masked:  61,440 B 206 regs
+sm_80      64  float32   dkdv  32   32  4  2  masked   32   32  4  1  # whole: 49,408 B 168 regs; masked:  49,152 B 164 regs
+sm_80     128  bfloat16  fwd   64   64  4  3  masked   64   64  4  1  # whole: 90,112 B 244 regs; masked:  40,960 B 255 regs
 sm_80    128  bfloat16  dq      64   64  8  3   # 106,496 B 169 regs
-sm_80    128  bfloat16  dkdv    32   64  8  1   #  53,248 B 208 regs  was 32x64 8/3
-sm_80    128  float16   fwd     64   64  4  1   #  40,960 B 255 regs  (bfloat16's)  was 64x64 4/3
+sm_80     128  bfloat16  dkdv  32   64  8  3  masked   32   64  8  1  # whole: 70,144 B 243 regs; masked:  53,248 B 208 regs
+sm_80     128  float16   fwd   64   64  4  3  masked   64   64  4  1  # whole: 90,112 B 244 regs; masked:  40,960 B 255 regs  (bfloat16's)
 sm_80    128  float16   dq      64   64  8  3   # 106,496 B 169 regs  (bfloat16's)
-sm_80    128  float16   dkdv    32   64  8  1   #  53,248 B 208 regs  (bfloat16's)  was 32x64 8/3
+sm_80     128  float16   dkdv  32   64  8  3  masked   32   64  8  1  # whole: 70,144 B 243 regs; masked:  53,248 B 208 regs  (bfloat16's)
 sm_80    128  float32   fwd     64   64  4  2   # 115,200 B 255 regs
 sm_80    128  float32   dq      64   32  4  3   # 131,072 B 255 regs
 sm_80    128  float32   dkdv    32   64  8  3   # 131,584 B 231 regs
@@ -115,18 +118,22 @@ sm_80    256  float32   dkdv    16   32  4  1   # 131,072 B 254 regs
 """
 
 
-def _parse(rows: str) -> dict[tuple[str, int, str, str], Launch]:
-    table = {}
+def _parse(rows: str) -> tuple[dict, dict]:
+    """(TABLE, MASKED): a row's launch, and the launch of its calls with masked tiles where the
+    row names one ("masked b_q b_kv warps stages"), else the row's own."""
+    table, masked = {}, {}
     for line in rows.strip().splitlines():
         line = line.split("#")[0].split()
         if not line:
             continue
         arch, head_dim, dtype, pass_, *numbers = line
-        table[(arch, int(head_dim), dtype, pass_)] = Launch(*map(int, numbers[:4]))
-    return table
+        key = (arch, int(head_dim), dtype, pass_)
+        table[key] = Launch(*map(int, numbers[:4]))
+        masked[key] = Launch(*map(int, numbers[5:9])) if numbers[4:5] == ["masked"] else table[key]
+    return table, masked
 
 
-TABLE = _parse(_ROWS)
+TABLE, MASKED = _parse(_ROWS)
 
 # Any other platform (a TPU, the CPU's interpret mode): the BlockSizes defaults; Triton's
 # parameters are then never read.
@@ -137,20 +144,21 @@ def padded_head_dim(head_dim: int) -> int:
     return max(16, 1 << max(head_dim - 1, 0).bit_length())
 
 
-def launch(arch: str, head_dim: int, dtype, pass_: str) -> Launch:
-    """The row for a kernel; head_dim as the caller's (padded here), dtype a name or dtype."""
+def launch(arch: str, head_dim: int, dtype, pass_: str, masked: bool = False) -> Launch:
+    """The row for a kernel; head_dim as the caller's (padded here), dtype a name or dtype;
+    masked: the call has masked tiles (a partial last block, or head_dim below the tiles' width)."""
     if arch not in ARCHES:
         return _PLAIN
     dtype = getattr(dtype, "name", None) or str(dtype)
     dp = padded_head_dim(head_dim)
     if dtype not in DTYPES:  # float64 never reaches the Pallas path (validators); be safe
         dtype = "float32"
-    return TABLE[(arch, min(max(dp, HEAD_DIMS[0]), HEAD_DIMS[-1]), dtype, pass_)]
+    return (MASKED if masked else TABLE)[(arch, min(max(dp, HEAD_DIMS[0]), HEAD_DIMS[-1]), dtype, pass_)]
 
 
-def block_sizes(arch: str, head_dim: int, dtype) -> BlockSizes:
+def block_sizes(arch: str, head_dim: int, dtype, masked: bool = False) -> BlockSizes:
     """The default BlockSizes of a call (``config=None``) on an architecture."""
-    fwd, dq, dkdv = (launch(arch, head_dim, dtype, p) for p in PASSES)
+    fwd, dq, dkdv = (launch(arch, head_dim, dtype, p, masked) for p in PASSES)
     return BlockSizes(block_q=fwd.block_q, block_kv=fwd.block_kv,
                       block_q_dkv=dkdv.block_q, block_kv_dkv=dkdv.block_kv,
                       block_q_dq=dq.block_q, block_kv_dq=dq.block_kv)

@@ -32,6 +32,7 @@ from kernel import ranker_attention, triton_compile, tuning
 pytestmark = pytest.mark.slow
 
 B, S = 1, 1000  # not a multiple of any tile: the partial last blocks (masked loads / stores) too
+S_WHOLE = 1024  # a multiple of every tile: no masked tile at a power-of-two head_dim
 DTYPES = ("bfloat16", "float16", "float32")
 HEAD_DIMS = (64, 80, 96, 128, 256)
 HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}
@@ -58,19 +59,26 @@ LIGHT = [
     (("float32", 80, "causal", "tanh", "mha"), ("sm_80",), True),
     (("float32", 96, "none", "nocap", "gqa"), ("sm_90a",), True),
 ]
-GRID = [(case, arch, alone) for case, targets, alone in HEAVY + LIGHT for arch in targets]
-CASE_IDS = ["-".join(map(str, case)) + "-" + arch for case, arch, _ in GRID]
+# ...and, for the cells whose calls with masked tiles take a launch of their own (kernel/tuning.py's
+# "masked" rows), the heaviest variant with whole tiles, which takes the row's launch.
+WHOLE = [((dtype, head_dim, *HEAVIEST), (arch,), False)
+         for (arch, head_dim, dtype, pass_), row in tuning.TABLE.items()
+         if pass_ == "fwd" and any(tuning.TABLE[(arch, head_dim, dtype, p)] != tuning.MASKED[(arch, head_dim, dtype, p)]
+                                   for p in tuning.PASSES)]
+GRID = ([(case, arch, alone, S) for case, targets, alone in HEAVY + LIGHT for arch in targets]
+        + [(case, arch, alone, S_WHOLE) for case, targets, alone in WHOLE for arch in targets])
+CASE_IDS = ["-".join(map(str, case)) + f"-{arch}-S{seq}" for case, arch, _, seq in GRID]
 
 
 def test_the_grid_covers_every_value():
     for axis, values in enumerate((DTYPES, HEAD_DIMS, MASKS, CAPS, HEADS)):
-        assert {case[axis] for case, _, _ in GRID} == set(values), axis
+        assert {case[axis] for case, _, _, _ in GRID} == set(values), axis
     # every table cell, on its heaviest variant
-    cells = {(arch, tuning.padded_head_dim(case[1]), case[0]) for case, arch, _ in GRID
+    cells = {(arch, tuning.padded_head_dim(case[1]), case[0]) for case, arch, _, seq in GRID
              if case[2:] == HEAVIEST}
     assert cells == set(itertools.product(tuning.ARCHES, tuning.HEAD_DIMS, tuning.DTYPES))
     # the forward alone on every dtype and target
-    alone = {(case[0], arch) for case, arch, alone in GRID if alone}
+    alone = {(case[0], arch) for case, arch, alone, _ in GRID if alone}
     assert alone == set(itertools.product(DTYPES, TARGETS))
 
 
@@ -86,15 +94,15 @@ def _require_triton():
     pytest.skip(why)
 
 
-def _lowerings(case, arch, alone):
+def _lowerings(case, arch, alone, seq):
     """{kernel: TritonCall} of the forward + backward lowering of a case (fwd+lse, dq, dkdv)
     and, with `alone`, of the forward's own lowering (fwd)."""
     dtype, head_dim, mask, cap, heads = case
     hq, hk = HEADS[heads]
     dt = jnp.dtype(dtype)
-    args = (jax.ShapeDtypeStruct((B, S, hq, head_dim), dt),
-            jax.ShapeDtypeStruct((B, S, hk, head_dim), dt),
-            jax.ShapeDtypeStruct((B, S, hk, head_dim), dt),
+    args = (jax.ShapeDtypeStruct((B, seq, hq, head_dim), dt),
+            jax.ShapeDtypeStruct((B, seq, hk, head_dim), dt),
+            jax.ShapeDtypeStruct((B, seq, hk, head_dim), dt),
             jax.ShapeDtypeStruct((B,), jnp.int32))
     options = dict(MASKS[mask])
     has_bound = options.pop("bound", False)
@@ -129,9 +137,9 @@ class _Compiles:
         self.pool = concurrent.futures.ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context("spawn"))
         self.calls, self.futures = {}, {}
-        for case, arch, alone in GRID:
-            calls = self.calls[(case, arch)] = _lowerings(case, arch, alone)
-            self.futures[(case, arch)] = {
+        for case, arch, alone, seq in GRID:
+            calls = self.calls[(case, arch, seq)] = _lowerings(case, arch, alone, seq)
+            self.futures[(case, arch, seq)] = {
                 kernel: self.pool.submit(triton_compile.compile_call, call, arch)
                 for kernel, call in calls.items()}
 
@@ -144,14 +152,15 @@ def compiles():
     found.pool.shutdown(cancel_futures=True)
 
 
-@pytest.mark.parametrize("case,arch,alone", GRID, ids=CASE_IDS)
-def test_every_kernel_fits_its_target(compiles, case, arch, alone):
-    calls, futures = compiles.calls[(case, arch)], compiles.futures[(case, arch)]
+@pytest.mark.parametrize("case,arch,alone,seq", GRID, ids=CASE_IDS)
+def test_every_kernel_fits_its_target(compiles, case, arch, alone, seq):
+    calls, futures = compiles.calls[(case, arch, seq)], compiles.futures[(case, arch, seq)]
     assert ("fwd" in calls) == alone
     dtype, head_dim = case[0], case[1]
     problems, report = [], []
     for kernel, call in calls.items():
-        row = tuning.launch(arch, head_dim, dtype, "fwd" if kernel.startswith("fwd") else kernel)
+        masked = seq == S or head_dim != tuning.padded_head_dim(head_dim)
+        row = tuning.launch(arch, head_dim, dtype, "fwd" if kernel.startswith("fwd") else kernel, masked)
         # The custom call carries the table's parameters for this architecture.
         assert (call.num_warps, call.num_stages) == (row.num_warps, row.num_stages), (kernel, row)
         used = futures[kernel].result()
