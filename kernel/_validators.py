@@ -336,7 +336,7 @@ class HeadDimTooLargeError(CatalogueError, ValueError):
     code = 'RA107'
     title = "head_dim is above the Pallas kernel's limit of 256"
     suggestions = (
-        ("head sizes d the Pallas kernel runs without padding (none: use implementation='xla')", lambda head_dim, **_: [d for d in _fx_common_divisors(head_dim, 256) if d >= 16]),
+        ("head sizes d that fill the Pallas kernel's tiles (none: use implementation='xla')", lambda head_dim, **_: [d for d in _fx_common_divisors(head_dim, 256) if d >= 16]),
         ('implementation that takes this head_dim', lambda head_dim, **_: [candidate_ for candidate_ in ['pallas', 'xla'] if (candidate_ is None or candidate_ in ('pallas', 'xla')) and (candidate_ != 'pallas' or head_dim <= 256)]),
     )
 

@@ -1,9 +1,9 @@
 """Suggestions of this project's kernel's entries, swept over many values beyond the bad
-examples: each computed value satisfies the kernel's own rules (its validators and its padding), not
+examples: each computed value satisfies the kernel's own rules (its validators and its tiles), not
 only the entry's check.
 
-RA107: the head sizes it suggests are ones the Pallas kernel runs without padding (it pads head_dim
-to max(16, next power of two)); the old suggestion gcd(head_dim, 256) gave 8 for head_dim 360.
+RA107: the head sizes it suggests are ones that fill the Pallas kernel's tiles (max(16, next power
+of two) columns wide); the old suggestion gcd(head_dim, 256) gave 8 for head_dim 360.
 RA404: the head-axis sizes it suggests, with the batch axis kept, pass every sharding check; the
 old after-snippet moved the freed devices onto the batch axis, a (4, 2) mesh that batch 6 breaks.
 """
@@ -49,7 +49,7 @@ def test_ra107_head_sizes_run_without_padding(head_dim):
 def test_ra107_the_old_suggestion_padded():
     assert padded(8) == 16  # gcd(360, 256) == 8: what the old suggestion gave for head_dim 360
     assert values("RA107", {"head_dim": 360, "implementation": "pallas"})[
-        "head sizes d the Pallas kernel runs without padding (none: use implementation='xla')"] == []
+        "head sizes d that fill the Pallas kernel's tiles (none: use implementation='xla')"] == []
 
 
 def _sharding_ok(batch: int, num_kv_heads: int, shape: tuple[int, int]) -> bool:

@@ -69,7 +69,7 @@
     ],
     "RA107": [
       [
-        ["head sizes d the Pallas kernel runs without padding (none: use implementation='xla')", ["head_dim"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; if (!R.truthy(R.compare(e["d"], [[">=", function () { return 16n; }]]))) continue; out.push(e["d"]); } return out; })(R.iterate(R.call("common_divisors", [p["head_dim"], 256n]))); }],
+        ["head sizes d that fill the Pallas kernel's tiles (none: use implementation='xla')", ["head_dim"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; if (!R.truthy(R.compare(e["d"], [[">=", function () { return 16n; }]]))) continue; out.push(e["d"]); } return out; })(R.iterate(R.call("common_divisors", [p["head_dim"], 256n]))); }],
       ],
       [
         ["implementation that takes this head_dim", ["head_dim"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.compare(e["candidate_"], [["in", function () { return R.tuple(["pallas", "xla"]); }]]); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["!=", function () { return "pallas"; }]]); }, function () { return R.compare(e["head_dim"], [["<=", function () { return 256n; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(["pallas", "xla"])); }],
