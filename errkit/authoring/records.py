@@ -159,7 +159,7 @@ def _examples(record: dict, check: str | None, params: dict[str, str]) -> dict |
     and a good one next to it; None when there is no check or the trigger does not give one."""
     if not check:
         return None
-    bad = _assignments(record.get("triggerScenarios") or "", params)
+    bad = _assignments("\n".join(_lines(record.get("triggerScenarios"))), params)
     ints = {n for n, t in params.items() if t == "int"}
     if not bad or not set(bad) >= ints or expr.evaluate(check, bad):
         return None

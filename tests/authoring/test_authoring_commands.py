@@ -70,6 +70,21 @@ def test_import_seed_produces_an_entry_that_lints_clean(tmp_path, run_cli):
 
 
 @pytest.mark.skipif(not SEED.exists(), reason="shared seeds not present")
+def test_import_reads_trigger_scenarios_given_as_a_list(tmp_path, run_cli):
+    """A record's triggerScenarios may be a list of scenarios: each is a trigger, and the bad
+    example is read from them all (a list once crashed the bad example's reader)."""
+    seed = json.loads(SEED.read_text())
+    seed["record"]["triggerScenarios"] = ["After head-pruning of q but not kv.", "num_q_heads=12 with num_kv_heads=8."]
+    path = tmp_path / "seed.json"
+    path.write_text(json.dumps(seed))
+    code, _, err = run_cli("import", path, "--into", tmp_path / "out")
+    assert code == 0, err
+    entry = load(tmp_path / "out").entries[0]
+    assert entry.bad_examples[0] == {"num_q_heads": 12, "num_kv_heads": 8}
+    assert list(entry.triggers) == seed["record"]["triggerScenarios"]
+
+
+@pytest.mark.skipif(not SEED.exists(), reason="shared seeds not present")
 def test_import_skips_a_wording_the_catalogue_already_covers(tmp_path, run_cli):
     shutil.copytree(CATALOG, tmp_path / "catalog")
     code, out, err = run_cli("--catalog", tmp_path / "catalog", "import", SEED)
