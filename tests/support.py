@@ -72,3 +72,21 @@ def adversarial_lines(wording, size):
     ]
     for piece in pieces:
         yield (piece * (size // max(len(piece), 1) + 1))[:size]
+
+
+def kernel_equations(jaxpr):
+    """Every equation inside the pallas_call kernels of a closed jaxpr."""
+    found = []
+
+    def walk(jaxpr, in_kernel):
+        for eqn in jaxpr.eqns:
+            if in_kernel:
+                found.append(eqn)
+            inner = in_kernel or eqn.primitive.name == "pallas_call"
+            for param in eqn.params.values():
+                for sub in param if isinstance(param, (tuple, list)) else (param,):
+                    sub = getattr(sub, "jaxpr", sub)
+                    if hasattr(sub, "eqns"):
+                        walk(sub, inner)
+    walk(jaxpr.jaxpr, False)
+    return found

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax.experimental.pallas import triton as plgpu
+from support import kernel_equations
 
 from kernel import BlockSizes, pallas_attention as pa
 from kernel.reference import attention_reference
@@ -111,25 +112,15 @@ def _kernel_accesses(jaxpr):
     """(primitive name, has a mask, shape) of every ref read and write in the pallas_call
     kernels of a closed jaxpr."""
     found = []
-
-    def walk(jaxpr, in_kernel):
-        for eqn in jaxpr.eqns:
-            if in_kernel and eqn.primitive.name in ("get", "swap", "masked_load",
-                                                    "masked_swap"):
-                mask = None
-                if eqn.primitive.name.startswith("masked"):
-                    tree = eqn.params["args_tree"]
-                    mask = tree.unflatten(eqn.invars)[2 if eqn.primitive.name ==
-                                                      "masked_load" else 3]
-                shape = eqn.outvars[0].aval.shape if eqn.outvars else ()
-                found.append((eqn.primitive.name, mask is not None, shape))
-            inner = in_kernel or eqn.primitive.name == "pallas_call"
-            for param in eqn.params.values():
-                for sub in param if isinstance(param, (tuple, list)) else (param,):
-                    sub = getattr(sub, "jaxpr", sub)
-                    if hasattr(sub, "eqns"):
-                        walk(sub, inner)
-    walk(jaxpr.jaxpr, False)
+    for eqn in kernel_equations(jaxpr):
+        name = eqn.primitive.name
+        if name not in ("get", "swap", "masked_load", "masked_swap"):
+            continue
+        mask = None
+        if name.startswith("masked"):
+            mask = eqn.params["args_tree"].unflatten(eqn.invars)[2 if name == "masked_load" else 3]
+        shape = eqn.outvars[0].aval.shape if eqn.outvars else ()
+        found.append((name, mask is not None, shape))
     return found
 
 

@@ -15,6 +15,7 @@ import itertools
 import jax
 import jax.numpy as jnp
 import pytest
+from support import kernel_equations
 
 from kernel import BlockSizes, ranker_attention
 
@@ -131,27 +132,9 @@ def test_default_implementation_on_a_gpu_lowers(monkeypatch):
                           args), calls=1)
 
 
-def _kernel_eqns(jaxpr):
-    """Every equation inside the pallas_call kernels of a closed jaxpr."""
-    found = []
-
-    def walk(jaxpr, in_kernel):
-        for eqn in jaxpr.eqns:
-            if in_kernel:
-                found.append(eqn)
-            inner = in_kernel or eqn.primitive.name == "pallas_call"
-            for param in eqn.params.values():
-                for sub in param if isinstance(param, (tuple, list)) else (param,):
-                    sub = getattr(sub, "jaxpr", sub)
-                    if hasattr(sub, "eqns"):
-                        walk(sub, inner)
-    walk(jaxpr.jaxpr, False)
-    return found
-
-
 def _dots(jaxpr):
     """Operand dtypes of every dot_general inside the pallas_call kernels of a jaxpr."""
-    return [tuple(str(x.aval.dtype) for x in eqn.invars) for eqn in _kernel_eqns(jaxpr)
+    return [tuple(str(x.aval.dtype) for x in eqn.invars) for eqn in kernel_equations(jaxpr)
             if eqn.primitive.name == "dot_general"]
 
 
@@ -172,7 +155,7 @@ def test_softmax_in_base_2():
     args = _args("bfloat16", 64, "mha")
     f = _attention("causal", "nocap", "small")
     names = {eqn.primitive.name
-             for eqn in _kernel_eqns(jax.make_jaxpr(jax.grad(_loss(f), argnums=(0, 1, 2)))(*args))}
+             for eqn in kernel_equations(jax.make_jaxpr(jax.grad(_loss(f), argnums=(0, 1, 2)))(*args))}
     assert "exp2" in names and "exp" not in names, names
 
 
