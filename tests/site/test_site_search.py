@@ -50,7 +50,13 @@ class Search:
         self.box = page.locator(".md-search__input").first
 
     def open(self):
+        """Focus the box and wait for the search worker's index: a query typed while the result
+        list still says "Initializing search" can come back empty (seen once under a loaded CI)."""
         self.box.click()
+        self.page.wait_for_function(
+            """() => { const meta = document.querySelector('.md-search-result__meta');
+                       return meta && meta.textContent.trim() && !/^Initializing/.test(meta.textContent.trim()); }""",
+            timeout=30000)
 
     def _set(self, text: str):
         self.box.fill(text)
