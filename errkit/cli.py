@@ -360,13 +360,14 @@ def _command_named(argv: list[str]) -> str | None:
 
 
 def _tolerant_streams() -> None:
-    """Under a non-UTF-8 locale (LC_ALL=C), print what the terminal cannot show as escapes, never crash."""
+    """Print what the stream cannot encode as escapes, never crash: any character under a
+    non-UTF-8 locale (LC_ALL=C), a lone surrogate (`'\\ud800'` pasted, undone by values.parse)
+    under UTF-8 too."""
     for stream in (sys.stdout, sys.stderr):
-        if (getattr(stream, "encoding", "utf-8") or "").lower().replace("-", "") != "utf8":
-            try:
-                stream.reconfigure(errors="backslashreplace")
-            except (AttributeError, ValueError):
-                pass
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
 
 
 class _Args:

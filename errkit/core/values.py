@@ -179,9 +179,10 @@ def parse(type_: str, text: str) -> object:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # "invalid escape sequence": pasted text, not code to warn about
-                    return ast.literal_eval(text)
+                    value = ast.literal_eval(text)
             except (ValueError, SyntaxError):
                 return text
+            return tuple(map(_paired, value)) if isinstance(value, tuple) else _paired(value)
         return text
     if type_ == "dtype":
         names = _NAME_TEXT.findall(text)
@@ -195,6 +196,14 @@ def parse(type_: str, text: str) -> object:
         scale = _BYTE_UNITS.get(unit) or _BYTE_UNITS[unit[:1]]
         return int(float(number) * scale + 0.5)  # JavaScript's port rounds the same way
     raise ValueTypeError(f"unknown param type {type_!r}")
+
+
+def _paired(text):
+    """A string with each escaped surrogate pair (`\\ud800\\udc00`) made the one character it
+    encodes, as JavaScript's strings read it (the paste page's twin); a lone surrogate stays."""
+    if not isinstance(text, str):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def _number(text: str) -> str:

@@ -292,3 +292,10 @@ def test_sample_refuses_an_unknown_type_by_name():
     with pytest.raises(ValueTypeError) as err:
         sample("complex", 0)
     assert str(err.value) == "unknown param type 'complex'"
+
+
+def test_a_str_value_reads_an_escaped_surrogate_pair_as_its_character():
+    # as JavaScript's strings do (the paste page's literalEval): the two sides show the same value
+    assert values.parse("str", "'\\ud800\\udc00'") == "\U00010000"
+    assert values.parse("str", "'a\\ud83d' '\\ude00'") == "a\U0001f600"  # joined across pieces
+    assert values.parse("str", "'\\ud83d\\ude00', '\\ud800'") == ("\U0001f600", "\ud800")  # a lone one stays

@@ -212,6 +212,17 @@ def test_non_utf8_locale():
     assert b"Traceback" not in proc.stderr and b"RA105" in proc.stdout
 
 
+
+@pytest.mark.parametrize("flag", [None, "--json"])
+def test_an_escaped_lone_surrogate_is_printed_escaped(flag):
+    """A str value whose escapes undo to a lone surrogate (no UTF-8 text holds one) is shown as its
+    escape, never an internal error (it was: exit 70, UnicodeEncodeError)."""
+    text = "ValueError: implementation must be 'pallas', 'xla' or None, got '\\ud800'\n"
+    proc = errkit_subprocess("explain", *([flag] if flag else []), "-", input=text.encode(),
+                             env=dict(os.environ, PYTHONIOENCODING="utf-8"))
+    assert proc.returncode == 0, proc.stderr
+    assert b"RA201" in proc.stdout and b"\\ud800" in proc.stdout
+
 # -- property-based guarantees --------------------------------------------------------------------
 
 YAML_TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\x85\u2028\u2029\ufeff"), max_size=40)
