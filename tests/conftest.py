@@ -1,5 +1,4 @@
 import atexit
-import json
 import os
 import shutil
 import sys
@@ -7,7 +6,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 from hypothesis import HealthCheck, settings
 
 # The paste page's node harness (tests/site/test_paste_page_js.py) serves the JavaScript comparisons of
@@ -74,21 +72,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(scope="session")
 def errkit_dists(tmp_path_factory, worker_id):
-    """errkit's sdist and the wheel built from it, once per test run (tests/wheelhouse.py): the
-    pytest-xdist workers take turns on a lock, the first builds, the others read what it built."""
+    """errkit's sdist and the wheel built from it, once per test run (tests/wheelhouse.py)."""
+    from support import made_once
     from wheelhouse import build_dists, Dists
 
-    if worker_id == "master":  # no workers
-        return build_dists(tmp_path_factory.mktemp("dists"))
-    shared = tmp_path_factory.getbasetemp().parent / "dists"
-    built = shared / "built.json"
-    with FileLock(f"{shared}.lock"):
-        if not built.is_file():
-            shutil.rmtree(shared, ignore_errors=True)  # a build that failed half-way
-            shared.mkdir()
-            dists = build_dists(shared)
-            built.write_text(json.dumps({"sdist": str(dists.sdist), "wheel": str(dists.wheel)}))
-        paths = json.loads(built.read_text())
+    def build(folder):
+        dists = build_dists(folder)
+        return {"sdist": str(dists.sdist), "wheel": str(dists.wheel)}
+
+    paths = made_once(tmp_path_factory, worker_id, "dists", build)
     return Dists(sdist=Path(paths["sdist"]), wheel=Path(paths["wheel"]))
 
 

@@ -1,5 +1,7 @@
 """Shared test helpers (imported as `support`: a `conftest` module name is not unique across folders)."""
 
+import json
+import shutil
 import subprocess
 import sys
 from functools import lru_cache
@@ -17,6 +19,25 @@ def bundled_catalogue():
     from errkit.catalogue.load import load
 
     return load(CATALOG).catalogue
+
+
+def made_once(tmp_path_factory, worker_id: str, name: str, make) -> dict:
+    """What `make(folder)` returns (a JSON object), made once per test run: the pytest-xdist
+    workers take turns on a lock, the first makes it in a folder they all see, the others read
+    what it made (the pattern xdist documents for session fixtures). Without workers, a folder of
+    this session's own."""
+    from filelock import FileLock
+
+    if worker_id == "master":
+        return json.loads(json.dumps(make(tmp_path_factory.mktemp(name))))
+    shared = tmp_path_factory.getbasetemp().parent / name
+    made = shared / "made.json"
+    with FileLock(f"{shared}.lock"):
+        if not made.is_file():
+            shutil.rmtree(shared, ignore_errors=True)  # one that failed half-way
+            shared.mkdir()
+            made.write_text(json.dumps(make(shared)))
+        return json.loads(made.read_text())
 
 
 def errkit_subprocess(*args, input=None, cwd=ROOT, env=None, timeout=120):

@@ -21,7 +21,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -30,7 +29,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from support import CATALOG, ROOT
-from test_site_pages import CATALOGUE, ENTRIES, SITE, browser  # noqa: F401  (browser: the module's chromium)
+from site_build import SITE, serve
+from test_site_pages import CATALOGUE, ENTRIES
 
 SETTINGS = CATALOGUE.settings
 VERSION = SETTINGS.version
@@ -111,14 +111,8 @@ class _Pages(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def host(published):
     """The address of the published site (http://127.0.0.1:PORT/errkit/)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: _Pages(*a, directory=str(published)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    for base in serve(published, _Pages):
+        yield base.rstrip("/") + PREFIX
 
 
 # -- the branch, its canonical links and sitemap ---------------------------------------------------

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
 import re
 import tarfile
@@ -23,7 +22,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from test_site_pages import ARTIFACTS, ENTRIES, UPSTREAM, browser, built_site, files, fresh_site, served  # noqa: F401 (fixtures)
+from test_site_pages import ARTIFACTS, ENTRIES, UPSTREAM
 
 AXE_VERSION = "4.14.1"
 AXE_SHA512 = "FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ=="

@@ -8,16 +8,12 @@ set), where a missing chromium fails the run.
 
 from __future__ import annotations
 
-import functools
 import html.parser
-import http.server
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -32,6 +28,7 @@ from errkit.generate import examples, markdown, site
 from errkit.generate.browser import site_index
 from errkit.generate.files import orphans
 from errkit.generate.render import HEADER
+from site_build import EVIL, SITE, serve
 from support import bundled_catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,13 +36,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CATALOG = ROOT / "catalog"
 CATALOGUE = bundled_catalogue()
 ENTRIES = sorted(CATALOGUE.entries, key=lambda e: e.code)
-SITE = ROOT / "site"
 ASSETS = SITE / "docs" / "assets" / "errkit"
-EVIL = FIXTURES / "site" / "catalog"
 ARTIFACTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 SECTIONS = ("The message", "What it means", "Why it happens", "Fixes")
 
 
@@ -298,22 +290,6 @@ def _article(path: Path) -> _Html:
     return parser
 
 
-@pytest.fixture(scope="module")
-def evil_site(tmp_path_factory):
-    """The fixture catalogue full of injections, generated and built with the real site's config."""
-    project = tmp_path_factory.mktemp("evil")
-    shutil.copytree(EVIL, project / "catalog")
-    shutil.copytree(SITE / "docs", project / "site" / "docs", ignore=shutil.ignore_patterns("errors", "by-*.md", "index.json", "suggest.js"))
-    shutil.copy(SITE / "mkdocs.yml", project / "site" / "mkdocs.yml")
-    shutil.copytree(SITE / "overrides", project / "site" / "overrides")
-    done = run_cli("--catalog", project / "catalog", "docs")
-    assert done.returncode == 0, done.stderr
-    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", project / "site" / "mkdocs.yml",
-                            "-d", project / "out"], capture_output=True, text=True, timeout=120)
-    assert build.returncode == 0, build.stdout + build.stderr
-    return project
-
-
 def test_catalogue_text_renders_as_plain_text(evil_site):
     page = evil_site / "out" / "errors" / "XX101" / "index.html"
     article = _article(page)
@@ -355,20 +331,6 @@ def test_evil_catalogue_in_the_json_index_is_data(evil_site):
 
 
 # -- regexes and expressions in JavaScript ---------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def fresh_site(tmp_path_factory, files):
-    """A copy of site/ with the pages generated from the catalogue as it is now (whether or not
-    they were committed: test_generated_site_is_committed_and_has_no_orphans checks that)."""
-    project = tmp_path_factory.mktemp("project")
-    shutil.copytree(SITE, project / "site", ignore=shutil.ignore_patterns("build"))
-    for rel in orphans(project, site.docs_folder(CATALOGUE), files):
-        (project / rel).unlink()
-    for rel, text in files.items():
-        (project / rel).parent.mkdir(parents=True, exist_ok=True)
-        (project / rel).write_text(text, encoding="utf-8")
-    return project / "site"
 
 
 def test_regex_translation_units():
@@ -423,15 +385,6 @@ def test_mkdocs_config_matches_the_catalogue():
         assert (SITE / "docs" / page).is_file(), page
 
 
-@pytest.fixture(scope="module")
-def built_site(fresh_site):
-    out = fresh_site.parent / "mkdocs-build"
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", fresh_site / "mkdocs.yml", "-d", out],
-                          capture_output=True, text=True, timeout=180, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
-    assert done.returncode == 0, done.stdout + done.stderr
-    return out
-
-
 def _check_built(out: Path):
     for entry in ENTRIES:
         page = out / "errors" / entry.code / "index.html"
@@ -481,51 +434,6 @@ def test_zensical_builds_the_same_site(zensical_site):
 
 
 # -- a real browser -------------------------------------------------------------------------------
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-def _serve(directory: Path):
-    """Serve a built site on 127.0.0.1 (a free port) for the duration of the `with`."""
-    handler = functools.partial(_Quiet, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-@pytest.fixture(scope="module")
-def served(built_site):
-    yield from _serve(built_site)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    reason = None
-    if CHROMIUM is None:
-        reason = "Debian's chromium is not installed (apt-get install -y chromium)"
-    else:
-        try:
-            from playwright.sync_api import sync_playwright
-        except ImportError:
-            reason = "playwright is not installed (pip install -e '.[test]')"
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs the browser test: {reason}")
-        pytest.skip(reason)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 # Real messages as upstream kernels print them, with the entry, values and a suggestion each must give.
@@ -624,7 +532,7 @@ def _message_words(entry) -> str:
 
 def test_browser_paste_page_on_the_zensical_build(browser, zensical_site):
     """The paste page's plain JavaScript also runs in Zensical's theme (its instant navigation too)."""
-    for base in _serve(zensical_site):
+    for base in serve(zensical_site):
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))

@@ -22,7 +22,7 @@ import pytest
 
 from errkit.generate.examples import raised_message
 from errkit.generate.validators import module_name
-from test_site_pages import CATALOGUE, ENTRIES, browser, built_site, files, fresh_site, served  # noqa: F401 (fixtures)
+from test_site_pages import CATALOGUE, ENTRIES
 
 INDEX_PAGES = re.compile(r"/(errors/|by-area/|by-tag/|by-exception/)$")
 ENTRY_PAGE = re.compile(r"/errors/([A-Z]+[0-9]+)/$")

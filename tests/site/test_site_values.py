@@ -14,8 +14,8 @@ import pytest
 
 from errkit.core import runtime
 from errkit.core.suggest import suggestions
-from errkit.generate import site
-from test_site_pages import ARTIFACTS, CATALOGUE, _serve, browser, built_site, evil_site, files, fresh_site, served  # noqa: F401 - fixtures
+from site_build import serve
+from test_site_pages import ARTIFACTS, CATALOGUE
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 1000}
@@ -165,7 +165,7 @@ def test_screenshots_of_an_entry_with_values(browser, served, errors_seen, viewp
 def test_values_from_the_address_are_text_on_the_evil_catalogue(browser, evil_site, errors_seen):
     """The fixture catalogue full of injections: the address's values and the catalogue's prose are
     put in the page as text (emphasis as <em>), never as HTML."""
-    for base in _serve(evil_site / "out"):
+    for base in serve(evil_site / "out"):
         context, page, _ = _page(browser, errors_seen)
         dialogs: list[str] = []
         page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
