@@ -1,5 +1,6 @@
 """Shared test helpers (imported as `support`: a `conftest` module name is not unique across folders)."""
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -111,3 +112,21 @@ def kernel_equations(jaxpr):
                         walk(sub, inner)
     walk(jaxpr.jaxpr, False)
     return found
+
+
+def pairwise(*axes) -> list[tuple]:
+    """Cases in which every value of each axis meets every value of each other axis at least once
+    (a covering array of strength 2): greedily, the case of the full product that covers the most
+    pairs not yet covered, the earliest on a tie, so the list is the same on every run. The full
+    product of n axes of k values each is k**n cases; this is about k**2."""
+    def pairs(case):
+        return {(i, case[i], j, case[j]) for i, j in itertools.combinations(range(len(case)), 2)}
+
+    product = list(itertools.product(*axes))
+    todo = set().union(*map(pairs, product))
+    cases = []
+    while todo:
+        best = max(product, key=lambda case: len(pairs(case) & todo))
+        cases.append(best)
+        todo -= pairs(best)
+    return cases
