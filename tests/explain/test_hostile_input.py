@@ -192,12 +192,30 @@ def test_unreadable_entry_file_is_a_finding(tmp_path, run_cli, monkeypatch):
     assert "RA105-gqa-head-count.yaml:1:1: unreadable: Permission denied" in out
 
 
+_READ = {"x86_64": 0, "aarch64": 63}.get(os.uname().machine)  # the read system call's number
+
+
+def _wait_until_reading_stdin(proc, timeout: float = 60) -> None:
+    """Until the process waits in read(0, ...) (Linux's /proc/PID/syscall): a signal sent while it
+    still starts (a loaded CI took over a second) lands before errkit handles it. Elsewhere, a second."""
+    deadline = time.monotonic() + timeout
+    while _READ is not None and time.monotonic() < deadline and proc.poll() is None:
+        try:
+            fields = Path(f"/proc/{proc.pid}/syscall").read_text().split()
+        except OSError:
+            break
+        if len(fields) > 1 and fields[0] == str(_READ) and int(fields[1], 16) == 0:
+            return
+        time.sleep(0.05)
+    time.sleep(1.0)
+
+
 def test_interrupted_stdin_exits_cleanly():
     proc = subprocess.Popen([sys.executable, "-m", "errkit.cli", "explain", "-"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
     proc.stdin.write(b"some log line\n")
     proc.stdin.flush()
-    time.sleep(1.0)
+    _wait_until_reading_stdin(proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
