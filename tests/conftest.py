@@ -64,8 +64,8 @@ def run_cli(capsys):
 # for this process and its children (a fifth less CPU time for the kernel and fix-verification
 # tests, the same results). A flag already set in XLA_FLAGS is kept.
 _XLA_FAST_COMPILE = ("--xla_backend_optimization_level=0", "--xla_llvm_disable_expensive_passes=true")
-os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", "")] + [
-    flag for flag in _XLA_FAST_COMPILE if flag.split("=")[0] not in os.environ.get("XLA_FLAGS", "")]).strip()
+_xla_flags = os.environ.get("XLA_FLAGS", "")
+os.environ["XLA_FLAGS"] = " ".join([_xla_flags] + [f for f in _XLA_FAST_COMPILE if f.split("=")[0] not in _xla_flags]).strip()
 
 # errkit explain caches what it discovers (errkit/explain/registry.py): the tests' children and in-process
 # runs use a cache of their own, never the user's ~/.cache/errkit. One per test process (each xdist

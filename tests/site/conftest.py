@@ -1,6 +1,6 @@
 """The site tests' shared fixtures: the built site and the built fixture catalogue, made once per
-test run and shared by every module and xdist worker (support.made_once: a build takes about half
-a minute), a local server, and Debian's chromium for each module."""
+test run and shared by every module and xdist worker (support.made_once: each build took its module
+ten seconds or more), a local server, and Debian's chromium for each module."""
 
 from __future__ import annotations
 

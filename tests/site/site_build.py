@@ -15,7 +15,7 @@ from pathlib import Path
 
 from errkit.generate import site
 from errkit.generate.files import orphans
-from support import FIXTURES, ROOT, bundled_catalogue
+from support import FIXTURES, ROOT, bundled_catalogue, errkit_subprocess
 
 SITE = ROOT / "site"
 EVIL = FIXTURES / "site" / "catalog"
@@ -47,9 +47,8 @@ def evil_copy(project: Path) -> None:
                     ignore=shutil.ignore_patterns("errors", "by-*.md", "index.json", "suggest.js"))
     shutil.copy(SITE / "mkdocs.yml", project / "site" / "mkdocs.yml")
     shutil.copytree(SITE / "overrides", project / "site" / "overrides")
-    done = subprocess.run([sys.executable, "-m", "errkit.cli", "--catalog", project / "catalog", "docs"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert done.returncode == 0, done.stderr
+    done = errkit_subprocess("--catalog", project / "catalog", "docs")
+    assert done.returncode == 0, done.stderr.decode()
 
 
 def mkdocs_build(config: Path, out: Path) -> None:
