@@ -233,7 +233,6 @@ def test_non_utf8_locale():
     assert b"Traceback" not in proc.stderr and b"RA105" in proc.stdout
 
 
-
 @pytest.mark.parametrize("flag", [None, "--json"])
 def test_an_escaped_lone_surrogate_is_printed_escaped(flag):
     """A str value whose escapes undo to a lone surrogate (no UTF-8 text holds one) is shown as its
@@ -243,6 +242,7 @@ def test_an_escaped_lone_surrogate_is_printed_escaped(flag):
                              env=dict(os.environ, PYTHONIOENCODING="utf-8"))
     assert proc.returncode == 0, proc.stderr
     assert b"RA201" in proc.stdout and b"\\ud800" in proc.stdout
+
 
 # -- property-based guarantees --------------------------------------------------------------------
 
