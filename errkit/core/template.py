@@ -43,17 +43,28 @@ class Template:
 
     @property
     def literals(self) -> tuple[str, ...]:
-        """The fixed text runs, `expr=` prefixes included: what a prefilter can look for."""
+        """The fixed text runs, `expr=` prefixes included, as the message prints them."""
+        return self._runs(cut_equals=False)
+
+    @property
+    def unspaced_literals(self) -> tuple[str, ...]:
+        """The fixed text every rendering holds whatever the spacing around an `expr=`'s `=`
+        (the wording's regex allows any): `literals` with each such `=` and its spaces cut out, what
+        a prefilter can look for."""
+        return self._runs(cut_equals=True)
+
+    def _runs(self, cut_equals: bool) -> tuple[str, ...]:
         out: list[str] = []
         run = ""
         for part in self.parts:
             if isinstance(part, str):
                 run += part
-            else:
-                run += part.doc
-                if run:
-                    out.append(run)
-                run = ""
+                continue
+            head = part.doc.rstrip()
+            run += head[:-1].rstrip() if cut_equals and part.self_doc and head.endswith("=") else part.doc
+            if run:
+                out.append(run)
+            run = ""
         if run:
             out.append(run)
         return tuple(out)
@@ -201,7 +212,7 @@ def to_regex(template: Template, typed: Callable[[Field], tuple]) -> tuple[str, 
         param, type_, optional, *form = typed(part)
         group = f"g{len(captures)}"
         if part.self_doc:
-            pieces.append(_literal(part.doc))
+            pieces.append(_self_doc(part.doc))
         body = values.pattern(type_, optional, part.conversion, part.self_doc, part.spec, *form)
         pieces.append(f"(?P<{group}>{body})")
         captures.append(Capture(group, param, type_))
@@ -214,6 +225,15 @@ FINAL_PUNCTUATION = ".!:;,"
 def _literal(text: str) -> str:
     # Runs of spaces match flexibly: logs and terminals rewrap or collapse them.
     return f"{values.SPACE}+".join(re.escape(chunk) for chunk in re.split(r"\s+", text))
+
+
+def _self_doc(doc: str) -> str:
+    """`expr=`'s prefix with any spacing around its `=`: `f"{x = }"` prints "x = 1", and people
+    retyping a message write it either way."""
+    head = doc.rstrip()
+    if not head.endswith("="):
+        return _literal(doc)
+    return _literal(head[:-1].rstrip()) + f"{values.SPACE}*={values.SPACE}*"
 
 
 def extract(captures: tuple[Capture, ...], match: "re.Match[str]") -> dict[str, Any] | None:

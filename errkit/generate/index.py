@@ -26,7 +26,7 @@ def key_candidates(wording: wordings.Wording) -> set[str]:
     any run of whitespace between them, as the wording's regex does). The punctuation that ends
     the message is left out: the regex makes it optional."""
     out: set[str] = set()
-    runs = list(wording.template.literals)
+    runs = list(wording.template.unspaced_literals)
     if runs and isinstance(wording.template.parts[-1], str):
         runs[-1] = runs[-1].rstrip(template.FINAL_PUNCTUATION)
     for run in runs:
@@ -45,8 +45,10 @@ def key_candidates(wording: wordings.Wording) -> set[str]:
     return out
 
 
-def _rarity_class(key: str) -> int:
+def _rarity_class(key: str, code_names: frozenset[str] = frozenset()) -> int:
     core = key.strip(".,:;!?'\"")
+    if core in code_names and len(core) >= 3:
+        return 0
     if " " in key:
         return 1 if len(key) >= 12 else 3
     if _CODE_LIKE.search(core) and len(core) >= 4:
@@ -54,16 +56,18 @@ def _rarity_class(key: str) -> int:
     return 2 if len(core) >= 9 else 4
 
 
-def choose_keys(candidate_sets: list[set[str]]) -> list[str | None]:
+def choose_keys(candidate_sets: list[set[str]], code_names: frozenset[str] = frozenset()) -> list[str | None]:
     """Each wording's prefilter key: the candidate least likely to appear in other text.
 
     Cost = how common its kind is in prose x how many wordings share it (every line holding a key
     is matched against every wording sharing it), so the choice stays good as a catalogue grows.
+    `code_names`: names messages print as `name=` (`{name=}` fields), as rare as code whatever
+    their length, though the key leaves out the `=` (its spacing varies).
     """
     shared = Counter(c for cands in candidate_sets for c in cands)
 
     def cost(key: str) -> tuple:
-        kind = _rarity_class(key)
+        kind = _rarity_class(key, code_names)
         return (_CLASS_COST[kind] * shared[key], kind, -len(key), key)
 
     return [min(cands, key=cost) if cands else None for cands in candidate_sets]
@@ -82,7 +86,8 @@ def _suggestions(entry: Entry, kernel_map) -> list[dict]:
 def build(catalogue: Catalogue) -> dict:
     settings = catalogue.settings
     every_wording = [w for e in catalogue.entries for w in wordings.wordings(e)]
-    keys = choose_keys([key_candidates(w) for w in every_wording])
+    code_names = frozenset(f.name for w in every_wording for f in w.template.fields if f.self_doc)
+    keys = choose_keys([key_candidates(w) for w in every_wording], code_names)
     compiled = []
     for wording, key in zip(every_wording, keys):
         variant = wording.variant

@@ -191,6 +191,23 @@ def test_whitespace_is_flexible_in_literals():
     assert re.fullmatch(pattern, "a=3 must be divisible")
 
 
+
+@pytest.mark.parametrize("text", ["a=3 must be 4", "a = 3 must be 4", "a =3 must be 4", "a= 3 must be 4"])
+def test_the_equals_of_a_self_documenting_field_takes_any_spacing(text):
+    # f"{a = }" prints "a = 3", and people retyping a message space it either way
+    for source in ("{a=} must be {b}", "{a = } must be {b}"):
+        pattern, captures = template.to_regex(template.parse(source), lambda f: (f.name, "int", False))
+        assert template.extract(captures, re.fullmatch(pattern, text)) == {"a": 3, "b": 4}, (source, text)
+    pattern, _ = template.to_regex(template.parse("{a=} must be {b}"), lambda f: (f.name, "int", False))
+    assert not re.fullmatch(pattern, "a 3 must be 4")  # the "=" itself stays
+
+
+def test_unspaced_literals_hold_what_every_spacing_prints():
+    tpl = template.parse("{q.shape = } and x={block_q * 2=}, {n}!")
+    assert tpl.literals == ("q.shape = ", " and x=block_q * 2=", ", ", "!")
+    assert tpl.unspaced_literals == ("q.shape", " and x=block_q * 2", ", ", "!")
+    assert template.parse("{a!r} b").unspaced_literals == (" b",)  # only a self-documenting field's "=" is cut
+
 # -- random templates against Python's own f-strings -----------------------------------------------
 # Templates built from literal text ({{ and }} included) and fields {x}, {x=}, {x = }, {x!r}, {x!s},
 # {x!a} and {x:spec} over generated names and values; each is also evaluated as a real f-string
