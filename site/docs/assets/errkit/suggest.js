@@ -1235,7 +1235,6 @@
       [
         ["block last dim, next that works", ["block_last_dim", "elements", "warpgroup_size"], function (p) { return (R.truthy(p["block_last_dim"]) ? R.call("next_multiple", [p["block_last_dim"], R.floordiv(p["warpgroup_size"], R.call("gcd", [p["warpgroup_size"], R.floordiv(p["elements"], p["block_last_dim"])]))]) : null); }],
         ["block last dim, previous that works", ["block_last_dim", "elements", "warpgroup_size"], function (p) { return (R.truthy(p["block_last_dim"]) ? R.call("prev_multiple", [p["block_last_dim"], R.floordiv(p["warpgroup_size"], R.call("gcd", [p["warpgroup_size"], R.floordiv(p["elements"], p["block_last_dim"])]))]) : null); }],
-        ["block elements then (next multiple of 128)", ["elements", "warpgroup_size"], function (p) { return R.call("next_multiple", [p["elements"], p["warpgroup_size"]]); }],
       ],
       [
       ],
