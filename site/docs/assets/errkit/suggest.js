@@ -1231,5 +1231,21 @@
       [
       ],
     ],
+    "RA831": [
+      [
+        ["block last dim, next that works", ["block_last_dim", "elements", "warpgroup_size"], function (p) { return (R.truthy(p["block_last_dim"]) ? R.call("next_multiple", [p["block_last_dim"], R.floordiv(p["warpgroup_size"], R.call("gcd", [p["warpgroup_size"], R.floordiv(p["elements"], p["block_last_dim"])]))]) : null); }],
+        ["block last dim, previous that works", ["block_last_dim", "elements", "warpgroup_size"], function (p) { return (R.truthy(p["block_last_dim"]) ? R.call("prev_multiple", [p["block_last_dim"], R.floordiv(p["warpgroup_size"], R.call("gcd", [p["warpgroup_size"], R.floordiv(p["elements"], p["block_last_dim"])]))]) : null); }],
+      ],
+      [
+      ],
+    ],
+    "RA832": [
+      [
+        ["block shape with power-of-two dims", ["array_shape"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; out.push(R.call("next_power_of_two", [e["d"]])); } return out; })(R.iterate(p["array_shape"])); }],
+        ["smaller block shape with power-of-two dims", ["array_shape"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; out.push(R.call("prev_power_of_two", [e["d"]])); } return out; })(R.iterate(p["array_shape"])); }],
+      ],
+      [
+      ],
+    ],
   };
 });
