@@ -31,6 +31,13 @@ class Field:
     def name(self) -> str:
         return self.expr.strip()
 
+    @property
+    def printed_name(self) -> str | None:
+        """For `{expr=}`: what it prints before its `=`, spaces trimmed (`{x = }` -> "x"); None
+        for any other field."""
+        head = self.doc.rstrip()
+        return head[:-1].rstrip() if self.self_doc and head.endswith("=") else None
+
 
 @dataclass(frozen=True)
 class Template:
@@ -60,8 +67,7 @@ class Template:
             if isinstance(part, str):
                 run += part
                 continue
-            head = part.doc.rstrip()
-            run += head[:-1].rstrip() if cut_equals and part.self_doc and head.endswith("=") else part.doc
+            run += part.printed_name if cut_equals and part.printed_name is not None else part.doc
             if run:
                 out.append(run)
             run = ""
@@ -211,8 +217,10 @@ def to_regex(template: Template, typed: Callable[[Field], tuple]) -> tuple[str, 
             continue
         param, type_, optional, *form = typed(part)
         group = f"g{len(captures)}"
-        if part.self_doc:
-            pieces.append(_self_doc(part.doc))
+        if part.printed_name is not None:  # any spacing around its "=": f"{x = }" prints "x = 1"
+            pieces.append(_literal(part.printed_name) + f"{values.SPACE}*={values.SPACE}*")
+        elif part.self_doc:
+            pieces.append(_literal(part.doc))
         body = values.pattern(type_, optional, part.conversion, part.self_doc, part.spec, *form)
         pieces.append(f"(?P<{group}>{body})")
         captures.append(Capture(group, param, type_))
@@ -225,15 +233,6 @@ FINAL_PUNCTUATION = ".!:;,"
 def _literal(text: str) -> str:
     # Runs of spaces match flexibly: logs and terminals rewrap or collapse them.
     return f"{values.SPACE}+".join(re.escape(chunk) for chunk in re.split(r"\s+", text))
-
-
-def _self_doc(doc: str) -> str:
-    """`expr=`'s prefix with any spacing around its `=`: `f"{x = }"` prints "x = 1", and people
-    retyping a message write it either way."""
-    head = doc.rstrip()
-    if not head.endswith("="):
-        return _literal(doc)
-    return _literal(head[:-1].rstrip()) + f"{values.SPACE}*={values.SPACE}*"
 
 
 def extract(captures: tuple[Capture, ...], match: "re.Match[str]") -> dict[str, Any] | None:

@@ -86,7 +86,7 @@ def _suggestions(entry: Entry, kernel_map) -> list[dict]:
 def build(catalogue: Catalogue) -> dict:
     settings = catalogue.settings
     every_wording = [w for e in catalogue.entries for w in wordings.wordings(e)]
-    code_names = frozenset(f.name for w in every_wording for f in w.template.fields if f.self_doc)
+    code_names = frozenset(f.printed_name for w in every_wording for f in w.template.fields if f.printed_name)
     keys = choose_keys([key_candidates(w) for w in every_wording], code_names)
     compiled = []
     for wording, key in zip(every_wording, keys):

@@ -191,7 +191,6 @@ def test_whitespace_is_flexible_in_literals():
     assert re.fullmatch(pattern, "a=3 must be divisible")
 
 
-
 @pytest.mark.parametrize("text", ["a=3 must be 4", "a = 3 must be 4", "a =3 must be 4", "a= 3 must be 4"])
 def test_the_equals_of_a_self_documenting_field_takes_any_spacing(text):
     # f"{a = }" prints "a = 3", and people retyping a message space it either way
@@ -207,6 +206,7 @@ def test_unspaced_literals_hold_what_every_spacing_prints():
     assert tpl.literals == ("q.shape = ", " and x=block_q * 2=", ", ", "!")
     assert tpl.unspaced_literals == ("q.shape", " and x=block_q * 2", ", ", "!")
     assert template.parse("{a!r} b").unspaced_literals == (" b",)  # only a self-documenting field's "=" is cut
+
 
 # -- random templates against Python's own f-strings -----------------------------------------------
 # Templates built from literal text ({{ and }} included) and fields {x}, {x=}, {x = }, {x!r}, {x!s},
