@@ -3,14 +3,16 @@ names, what they report and their fixtures are registered in errkit/catalogue/ru
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Callable, Iterable, Iterator, Mapping
 
-from errkit.core import expr, helpers, runtime, template, values
+from errkit.core import expr, helpers, normalise, runtime, template, values
 from errkit.catalogue import kernels, wordings, releases, spec
 from errkit.catalogue.load import Loaded, display_path, load
 from errkit.catalogue.model import Entry, Finding, Kernel, Settings
@@ -26,9 +28,14 @@ class Context:
 EntryRule = Callable[[Entry, Context], Iterator[Finding]]
 
 
-def at(entry: Entry, key_path: tuple, rule: str, message: str, severity: str = "error") -> Finding:
+def place(entry: Entry, key_path: tuple) -> tuple[str, int, int]:
+    """(path, line, column) of a key of the entry's file."""
     line, col = entry.positions.of(key_path) if entry.positions else (1, 1)
-    path = display_path(entry.source_path) if entry.source_path else entry.code
+    return display_path(entry.source_path) if entry.source_path else entry.code, line, col
+
+
+def at(entry: Entry, key_path: tuple, rule: str, message: str, severity: str = "error") -> Finding:
+    path, line, col = place(entry, key_path)
     return Finding(path, line, col, rule, message, severity)
 
 
@@ -86,6 +93,78 @@ def own_message_fields(entry: Entry, ctx: Context) -> Iterator[Finding]:
             yield at(entry, ("message",), "bad-template", f"{{{field.name}}}: quotes, backslashes and newlines are not allowed in a format spec")
 
 
+def readable_wordings(entry: Entry, ctx: Context) -> Iterator[Finding]:
+    """Explain finds a wording in text it reads normalised (errkit/core/normalise.py: curly quotes
+    straightened, zero-width characters dropped, Unicode spaces made plain), refusing text with a
+    NUL as binary, and the wording's regex reads a run of spaces as ASCII spaces: fixed text that any
+    of these would change could never be read back."""
+    texts = [(w.key_path, w.template) for w in wordings.wordings(entry)]
+    texts += [(("reads", r.index), r.template) for r in wordings.reads(entry)]
+    for key, tpl in texts:
+        for run in tpl.literals:
+            odd = _unreadable(run)
+            if odd is not None:
+                yield at(entry, key, "bad-template",
+                         f"the fixed text {run!r} holds {odd!r}, which explain never reads as it is (a NUL, a space "
+                         "other than ASCII's, a character copying changes: curly quotes, zero-width characters, an "
+                         "HTML entity, a colour code); write it plainly")
+                break
+
+
+def _unreadable(run: str) -> str | None:
+    """The character (or, for an HTML entity or a colour code, the text) of `run` explain cannot read."""
+    for ch in run:
+        if ch == "\x00" or (ch.isspace() and ch not in " \t\n\r\f\v") or normalise.normalise(ch)[0] != ch:
+            return ch
+    return run if normalise.normalise(run)[0] != run else None
+
+
+# Values of each param type a message may be formatted with: what the generated validators pass
+# (a float param may be given an int), every example's value of the param, and None when optional.
+SPEC_SAMPLES: Mapping[str, tuple] = MappingProxyType({
+    "int": (0, -7, 128), "float": (0.5, -2.0, 3, float("inf"), float("nan")), "bool": (True, False),
+    "str": ("value", ""), "dtype": ("float32",), "shape": ((2, 3), ()), "bytes": (1 << 20,),
+})
+MAX_SPEC_NUMBER = 100  # the widest width or precision a format spec may ask for
+
+
+def too_wide(field: template.Field) -> bool:
+    """A format spec asking for a width or precision above MAX_SPEC_NUMBER: never rendered."""
+    return any(len(n.lstrip("0")) > 3 or int(n) > MAX_SPEC_NUMBER for n in re.findall(r"[0-9]+", field.spec))
+
+
+def format_specs(entry: Entry, ctx: Context) -> Iterator[Finding]:
+    """Each `{name:spec}` of every wording formats every value of its param's type, as rendering
+    will (format(value, spec): `{x:int}` is 'Invalid format specifier'), with no width or precision
+    above MAX_SPEC_NUMBER (`{x:>1000000000}` would render a gigabyte)."""
+    for wording in wordings.wordings(entry):
+        for field in wording.template.fields:
+            if not field.spec:
+                continue
+            shown = f"{{{field.expr}{'!' + field.conversion if field.conversion else ''}:{field.spec}}}"
+            if too_wide(field):
+                yield at(entry, wording.key_path, "bad-template",
+                         f"{shown}: a width or precision above {MAX_SPEC_NUMBER} in a format spec")
+                continue
+            param = entry.params[wording.param_of(field)]
+            samples = list(SPEC_SAMPLES.get(param.type, ()))
+            for raw in (*entry.bad_examples, *entry.good_examples):
+                try:
+                    samples += [values.coerce(param.type, raw[param.name])] if param.name in raw else []
+                except values.ValueTypeError:
+                    continue  # reported by `examples`
+            if param.optional:
+                samples.append(None)
+            for value in samples:
+                try:
+                    values.format_field(value, field.self_doc, field.conversion, field.spec)
+                except Exception as err:  # noqa: BLE001 - whatever format() raises, rendering would
+                    what = "None (the param is optional)" if value is None else f"the {param.type} {value!r}"
+                    yield at(entry, wording.key_path, "bad-template",
+                             f"{shown}: format spec {field.spec!r} cannot format {what}: {type(err).__name__}: {err}")
+                    break
+
+
 def exception_kind(entry: Entry, ctx: Context) -> Iterator[Finding]:
     if not entry.explain_only and entry.exception not in spec.EXCEPTIONS:
         yield at(entry, ("exception",), "wrong-type",
@@ -112,13 +191,34 @@ def empty_messages(entry: Entry, ctx: Context) -> Iterator[Finding]:
         yield at(entry, ("message",), "empty-message", "a validator must raise a message")
 
 
+# Names of the generated validators module (errkit/generate/templates/validators.py.j2) besides its
+# exception classes, its check_ and validate_ functions and its private `_rt_`, `_fx_`, `_tr_` ones.
+MODULE_NAMES = frozenset({"CatalogueError", "ERRORS", "CHECKS", "DOCS_BASE", "DOCS_VERSION", "DOCS_URL_ENV"})
+
+
+def reserved_name(name: str) -> str | None:
+    """Why `name` cannot be a param, an argument or a binding of generated code, or None: it would
+    not compile (a keyword), or would shadow what the generated code calls (a helper, a builtin
+    such as getattr or type, a name of the module, a private helper's `_` prefix)."""
+    if keyword.iskeyword(name):
+        return "a Python keyword"
+    if name in helpers.HELPERS or name in runtime.BINDINGS:
+        return "a helper name"
+    if name.startswith("_"):
+        return "private (the generated module's helpers start with '_')"
+    if name in dir(builtins):
+        return "a Python builtin"
+    if name in MODULE_NAMES or name.endswith("Error"):
+        return "a name of the generated module (its exception classes end in 'Error')"
+    return None
+
+
 def param_names(entry: Entry, ctx: Context) -> Iterator[Finding]:
-    """Params become Python names in generated code: no keywords, no helper names."""
-    reserved = set(helpers.HELPERS) | set(runtime.BINDINGS)
+    """Params become Python names in generated code: no keywords, helper names, builtins."""
     for name in entry.params:
-        if keyword.iskeyword(name) or name in reserved or name.startswith("_"):
-            yield at(entry, ("params", name), "bad-param-name",
-                     f"{name!r} is a Python keyword, a helper name or private; choose another name")
+        why = reserved_name(name)
+        if why:
+            yield at(entry, ("params", name), "bad-param-name", f"{name!r} is {why}; choose another name")
 
 
 def unused_params(entry: Entry, ctx: Context) -> Iterator[Finding]:
@@ -255,7 +355,7 @@ def alternatives_last(entry: Entry, ctx: Context) -> Iterator[Finding]:
         yield at(entry, ("fixes", 0), "alternative-first", "every fix is an alternative: give a fix within the library first")
 
 
-ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, param_names, exception_kind, empty_messages, unused_params, expressions,
+ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, readable_wordings, format_specs, param_names, exception_kind, empty_messages, unused_params, expressions,
                                       examples, release_ranges, alternatives_last, kernel_use)
 
 
@@ -273,6 +373,18 @@ def duplicates(entries: Iterable[Entry]) -> Iterator[Finding]:
                          f"{attr} {key!r} is already used by {display_path(first.source_path)}")
             else:
                 seen[key] = entry
+    classes: dict[str, Entry] = {}  # the generated module's exception classes, named by the slugs
+    for entry in entries:
+        name = entry.class_name
+        first = classes.setdefault(name, entry)
+        if first is not entry and first.slug != entry.slug:
+            yield at(entry, ("slug",), "duplicate-slug",
+                     f"slug {entry.slug!r} makes the exception class {name}, as {first.slug!r} of {display_path(first.source_path)} does")
+        elif name in dir(builtins) or name in MODULE_NAMES:
+            yield at(entry, ("slug",), "duplicate-slug",
+                     f"slug {entry.slug!r} makes the exception class {name}, the name of "
+                     f"{'a Python builtin' if name in dir(builtins) else 'a class the generated module has'}, "
+                     "which the generated module would shadow: choose another slug")
 
 
 def retired_codes(settings: Settings, entries: Iterable[Entry]) -> Iterator[Finding]:
@@ -299,7 +411,8 @@ def apart_by_location(a, b) -> bool:
 def overlapping_wordings(entries: Iterable[Entry]) -> Iterator[Finding]:
     """Two entries whose wordings can match the same rendered message."""
     compiled = [(w, re.compile(w.pattern)) for e in entries for w in wordings.wordings(e)
-                if not (w.variant.location and not has_fixed_text(w.variant.message))]  # told apart by location
+                if not (w.variant.location and not has_fixed_text(w.variant.message))  # told apart by location
+                and not any(too_wide(f) for f in w.template.fields)]  # reported by format_specs, never rendered
     reported: set[tuple[str, str]] = set()
     for wording, _ in compiled:
         renderings = []
@@ -332,6 +445,15 @@ def groups(settings: Settings, entries: Iterable[Entry]) -> Iterator[Finding]:
     binding_helpers = set(helpers.HELPERS) | set(runtime.BINDINGS)
     for name, group in settings.groups.items():
         base = ("groups", name)
+        for i, arg in enumerate(group.args):  # the arguments of validate_<group>, its bindings its variables
+            why = reserved_name(arg)
+            if why or arg in group.args[:i]:
+                yield finding(base + ("args", i), "bad-param-name",
+                              f"argument {arg!r} is {why or 'listed twice'}; choose another name")
+        for param in group.bindings:
+            why = reserved_name(param)
+            if why:
+                yield finding(base + ("bindings", param), "bad-param-name", f"binding {param!r} is {why}; choose another name")
         for param, source in group.bindings.items():
             try:
                 expr.check(source, set(group.args) | set(group.bindings), binding_helpers)
@@ -366,20 +488,38 @@ def groups(settings: Settings, entries: Iterable[Entry]) -> Iterator[Finding]:
             yield at(entry, ("code",), "entry-in-two-groups", f"{entry.code} is checked by groups {', '.join(where[entry.code])}")
 
 
+def guarded(check: Callable[..., Iterable[Finding]], where: tuple[str, int, int], *args) -> list[Finding]:
+    """The findings of `check(*args)`; when the check itself fails (a bug of errkit's that some
+    catalogue text reaches), the findings it made so far and one `internal-lint-error` at `where`
+    naming it: lint reports, it never crashes."""
+    found: list[Finding] = []
+    try:
+        found.extend(check(*args))
+    except Exception as err:  # noqa: BLE001 - any failure of a check is a finding, never a crash
+        path, line, col = where
+        found.append(Finding(path, line, col, "internal-lint-error",
+                             f"lint's check {check.__name__!r} failed here ({type(err).__name__}: {err}): a bug of "
+                             "errkit's, please report it; until it is fixed, change what this file holds near here"))
+    return found
+
+
 def run(loaded: Loaded) -> list[Finding]:
     findings = list(loaded.findings)
     ctx = Context(kernels=loaded.kernels)
+    settings = loaded.settings
+    whole = (display_path(settings.positions.path) if settings and settings.positions else display_path(loaded.root), 1, 1)
     for kernel in loaded.kernels.values():
-        findings.extend(kernel_rules(kernel))
+        kernel_file = (display_path(kernel.positions.path) if kernel.positions else kernel.id, 1, 1)
+        findings.extend(guarded(kernel_rules, kernel_file, kernel))
     for entry in loaded.entries:
         for rule in ENTRY_RULES:
-            findings.extend(rule(entry, ctx))
-    findings.extend(duplicates(loaded.entries))
-    findings.extend(related(loaded.entries))
-    findings.extend(overlapping_wordings(loaded.entries))
-    if loaded.settings:
-        findings.extend(groups(loaded.settings, loaded.entries))
-        findings.extend(retired_codes(loaded.settings, loaded.entries))
+            findings.extend(guarded(rule, place(entry, ("code",)), entry, ctx))
+    findings.extend(guarded(duplicates, whole, loaded.entries))
+    findings.extend(guarded(related, whole, loaded.entries))
+    findings.extend(guarded(overlapping_wordings, whole, loaded.entries))
+    if settings:
+        findings.extend(guarded(groups, whole, settings, loaded.entries))
+        findings.extend(guarded(retired_codes, whole, settings, loaded.entries))
     return sorted(set(findings))
 
 

@@ -13,7 +13,9 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent
 
 from errkit.catalogue import spec
 from errkit.catalogue.model import DEFAULT_BRANCH, DEFAULT_SITE, Catalogue, Entry, Finding, Fix, Group, Kernel, Param, Positions, Rule, Settings, Variant
@@ -42,6 +44,32 @@ def yaml() -> YAML:
     y.preserve_quotes = True
     y.width = 4096  # never fold long lines: authors wrap prose themselves
     y.indent(mapping=2, sequence=4, offset=2)
+    return y
+
+
+class AnchorRefused(MarkedYAMLError):
+    """An anchor (`&name`) or an alias (`*name`) in a catalogue file."""
+
+
+class PlainComposer(Composer):
+    """ruamel.yaml's composer, refusing the first anchor or alias the parser meets, before any node
+    is built from it: an alias repeats a node, and aliases of aliases of a list ("billion laughs")
+    make a document of a few hundred bytes hold billions of values, which walking it (positions,
+    plain) would take minutes and all memory to expand. Catalogue files write each value out."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.parser.peek_event()
+        if isinstance(event, AliasEvent):
+            raise AnchorRefused(None, None, f"an alias (*{event.anchor})", event.start_mark)
+        if getattr(event, "anchor", None) is not None:
+            raise AnchorRefused(None, None, f"an anchor (&{event.anchor})", event.start_mark)
+        return super().compose_node(parent, index)
+
+
+def plain_yaml() -> YAML:
+    """The loader of catalogue files: yaml(), refusing anchors and aliases (PlainComposer)."""
+    y = yaml()
+    y.Composer = PlainComposer
     return y
 
 
@@ -90,7 +118,11 @@ def read_document(path: Path, display: str) -> tuple[Any, list[Finding]]:
     except OSError as err:
         return None, [Finding(display, 1, 1, "unreadable", err.strerror or str(err))]
     try:
-        data = yaml().load(text)
+        data = plain_yaml().load(text)
+    except AnchorRefused as err:
+        mark = err.problem_mark
+        return None, [Finding(display, mark.line + 1, mark.column + 1, "yaml-anchor",
+                              f"{err.problem}: catalogue files hold no anchors or aliases; write the value out where it is used")]
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -100,7 +132,33 @@ def read_document(path: Path, display: str) -> tuple[Any, list[Finding]]:
         return None, [Finding(display, 1, 1, "yaml-syntax", str(err).splitlines()[0] if str(err) else "invalid YAML")]
     if data is None:
         return None, [Finding(display, 1, 1, "missing-field", "file is empty")]
+    lone = _lone_surrogate(data, ())
+    if lone is not None:
+        key_path, text = lone
+        line, col = positions(data, path).of(key_path)
+        return None, [Finding(display, line, col, "yaml-syntax",
+                              f"{text!r} holds a lone surrogate (a \\ud800-\\udfff escape), which no UTF-8 file can hold")]
     return data, []
+
+
+def _lone_surrogate(node: Any, key_path: tuple) -> tuple[tuple, str] | None:
+    """(key path, text) of the first key or string value holding a lone surrogate (YAML's "\\ud800"
+    escape makes one), else None."""
+    if isinstance(node, dict):
+        children = [(key_path + (key,), value) for key, value in node.items()]
+        texts = [(key_path + (key,), key) for key in node] + children
+    elif isinstance(node, list):
+        children = texts = [(key_path + (i,), item) for i, item in enumerate(node)]
+    else:
+        return None
+    for where, text in texts:
+        if isinstance(text, str) and any("\ud800" <= ch <= "\udfff" for ch in text):
+            return where, text
+    for where, child in children:
+        found = _lone_surrogate(child, where)
+        if found:
+            return found
+    return None
 
 
 def positions(data: Any, path: Path) -> Positions:
@@ -326,14 +384,26 @@ def load(root: Path) -> Loaded:
         return Loaded(root, None, (), (Finding(display_path(root), 1, 1, "unreadable", "no such catalogue folder"),))
     if not root.is_dir():
         return Loaded(root, None, (), (Finding(display_path(root), 1, 1, "unreadable", "is not a folder"),))
-    settings, found = load_settings(root)
+    settings, found = _guarded(load_settings, root / SETTINGS_FILE, None, root)
     findings += found
     entries = []
     for path in entry_files(root):
-        entry, found = load_entry_file(path, path.parent.name)
+        entry, found = _guarded(load_entry_file, path, None, path, path.parent.name)
         findings += found
         if entry is not None:
             entries.append(entry)
-    kernels, found = load_kernels(root)
+    kernels, found = _guarded(load_kernels, root / KERNELS_DIR, {}, root)
     findings += found
     return Loaded(root, settings, tuple(entries), tuple(findings), MappingProxyType(kernels))
+
+
+def _guarded(read, path: Path, nothing: Any, *args) -> tuple[Any, list[Finding]]:
+    """`read(*args)`: what it loaded and its findings; when reading fails (a bug of errkit's that
+    some file reaches), `nothing` loaded and an `internal-lint-error` at the file: loading never
+    raises."""
+    try:
+        return read(*args)
+    except Exception as err:  # noqa: BLE001 - a failure to read is a finding, never a crash
+        return nothing, [Finding(display_path(path), 1, 1, "internal-lint-error",
+                                 f"reading it failed ({type(err).__name__}: {err}): a bug of errkit's, please "
+                                 "report it; until it is fixed, change what this file holds")]

@@ -238,4 +238,10 @@ class Finding:
         rules.known(self.rule)  # every rule is registered (errkit/catalogue/rules.py)
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.rule}: {self.message}"
+        return f"{_one_line(self.path)}:{self.line}:{self.col}: {self.rule}: {_one_line(self.message)}"
+
+
+def _one_line(text: str) -> str:
+    """`text` with each character that is not printable (a newline, a NUL) as its escape: a finding
+    is one line, whatever the catalogue text it quotes holds."""
+    return text if text.isprintable() else "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)

@@ -20,7 +20,9 @@ from typing import Callable
 class Rule:
     name: str
     summary: str  # Markdown: what a finding of this rule says is wrong (the README's list)
-    fixture: str  # a folder under tests/fixtures/ holding a catalogue that breaks it, and expect.txt
+    # a folder under tests/fixtures/ holding a catalogue that breaks it, and expect.txt; None for
+    # internal-lint-error alone, which no catalogue is meant to reach (tests plant a failing check)
+    fixture: str | None
     # The functions that decide this rule name, "module.function" under errkit/ (the outermost
     # function or class around it). A lint check relays some of them: `expressions` reports the
     # ExprError rules of core.expr, load the spec's Problems.
@@ -38,8 +40,12 @@ class Rule:
 
 RULES: tuple[Rule, ...] = (
     # -- reading the files ------------------------------------------------------------------------
-    Rule("yaml-syntax", "a file that is not YAML, or not UTF-8 text", "lint/yaml-syntax",
+    Rule("yaml-syntax", "a file that is not YAML, or not UTF-8 text, or holding a lone surrogate (`\\ud800`: no "
+         "UTF-8 file can hold one)", "lint/yaml-syntax",
          ("catalogue.load.read_document",)),
+    Rule("yaml-anchor", "a YAML anchor (`&name`) or alias (`*name`): refused as the file is read, before any alias "
+         "is expanded (aliases of aliases blow a small file up into billions of values); write each value out",
+         "lint/yaml-anchor", ("catalogue.load.read_document",)),
     Rule("unreadable", "a file that cannot be read: a folder where an entry file should be, a file over 1 MB, "
          "a missing catalogue folder", "lint/unreadable",
          ("catalogue.load.read_document", "catalogue.load.load", "catalogue.lint.lint_files")),
@@ -53,27 +59,34 @@ RULES: tuple[Rule, ...] = (
          "`explain_only`), `validators` when there are groups", "lint/missing-field",
          ("catalogue.spec._validate", "catalogue.load.read_document", "catalogue.load.load_settings",
           "catalogue.lint.expressions")),
-    Rule("wrong-type", "a value of the wrong type, length, pattern or choice; a validator raising an exception "
+    Rule("wrong-type", "a value of the wrong type, length, pattern or choice (a name that is not an identifier, a "
+         "newline at its end included; a settings path leaving the project); a validator raising an exception "
          "class meant for `explain_only` entries", "lint/wrong-type",
          ("catalogue.spec._wrong", "catalogue.spec._validate", "catalogue.lint.exception_kind")),
     # -- one entry ---------------------------------------------------------------------------------
     Rule("duplicate-code", "a code already used by another entry (or a kernel id declared twice)", "lint/duplicate-code",
          ("catalogue.lint.duplicates", "catalogue.load.load_kernels")),
-    Rule("duplicate-slug", "a slug already used by another entry", "lint/duplicate-slug", ("catalogue.lint.duplicates",)),
+    Rule("duplicate-slug", "a slug already used by another entry, or one making the same exception class as another "
+         "(`a-1b` and `a1b`: A1bError) or a class a Python builtin or the generated module has (`value`: ValueError)",
+         "lint/duplicate-slug", ("catalogue.lint.duplicates",)),
     Rule("retired-code", "a code listed under `retired`: retired codes are never reused", "lint/retired-code",
          ("catalogue.lint.retired_codes",)),
     Rule("code-prefix", "a code without the catalogue's `prefix`, when one is set", "lint/code-prefix",
          ("catalogue.lint.groups",)),
     Rule("bad-template", "a wording that does not parse as a template, a format spec with quotes, backslashes or "
-         "newlines, a read without a placeholder", "lint/bad-template",
-         ("catalogue.wordings._parse", "catalogue.wordings.compile_read", "catalogue.lint.own_message_fields")),
+         "newlines, one that cannot format a value of its param's type (`{x:int}`) or asks for a width over 100, "
+         "fixed text explain cannot read as it is (a NUL, a non-ASCII space, curly quotes, zero-width characters), a read "
+         "without a placeholder", "lint/bad-template",
+         ("catalogue.wordings._parse", "catalogue.wordings.compile_read", "catalogue.lint.own_message_fields",
+          "catalogue.lint.format_specs", "catalogue.lint.readable_wordings")),
     Rule("undeclared-placeholder", "a placeholder that names no declared param", "lint/undeclared-placeholder",
          ("catalogue.wordings._parse", "catalogue.lint.own_message_fields")),
     Rule("empty-message", "a wording with no fixed text and no `location` (explain recognises such a wording by the "
          "raise site of a traceback's last frame); a validator with an empty message", "lint/empty-message",
          ("catalogue.lint.empty_messages",)),
-    Rule("bad-param-name", "a param named like a Python keyword, a helper, or private", "lint/bad-param-name",
-         ("catalogue.lint.param_names",)),
+    Rule("bad-param-name", "a param, a group's argument or binding named like a Python keyword, a helper, a builtin, "
+         "a name of the generated module, or private; an argument listed twice", "lint/bad-param-name",
+         ("catalogue.lint.param_names", "catalogue.lint.groups")),
     Rule("unused-param", "a param that no wording, check or suggestion uses", "lint/unused-param",
          ("catalogue.lint.unused_params",)),
     Rule("bad-expression", "an expression that does not parse, or is too long", "lint/bad-expression",
@@ -116,6 +129,10 @@ RULES: tuple[Rule, ...] = (
     Rule("entry-in-two-groups", "an entry checked by two groups", "lint/entry-in-two-groups", ("catalogue.lint.groups",)),
     Rule("unbound-param", "a param an entry's check or message needs that its group does not bind",
          "lint/unbound-param", ("catalogue.lint.groups",)),
+    # -- lint itself -----------------------------------------------------------------------------
+    Rule("internal-lint-error", "a check of lint, or reading a file, that failed on what the file holds (a bug of "
+         "errkit's, reported as a finding: lint never crashes); no catalogue is known to reach one", None,
+         ("catalogue.lint.guarded", "catalogue.load._guarded")),
 )
 
 BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES}

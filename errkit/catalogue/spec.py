@@ -319,7 +319,10 @@ GROUP = Record(
 )
 
 PREFIX = r"^[A-Z]{2,4}$"
-PATH = r"^[^\\]*$"  # a project-relative path, written with forward slashes
+# A project-relative path, written with forward slashes: not absolute, no `.` or `..` part (what
+# generate writes stays inside the project), no backslash, control character or NUL.
+PATH = r"^(?!/)(?!(.*/)?\.\.?(/|$))[^\\\x00-\x1f\x7f]*$"
+MODULE_PATH = r"^[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*\.py$"  # a PATH naming an importable module
 
 SETTINGS = Record(
     fields=(
@@ -332,7 +335,7 @@ SETTINGS = Record(
         Field("repo_url", Str(), description="Repository URL, for edit links."),
         Field("branch", Str(max_length=200), description="Branch of the repository the edit links open (default: main)."),
         Field("prefix", Str(pattern=PREFIX), description="Code prefix of this catalogue's entries, 2-4 capital letters (default: ERR)."),
-        Field("validators", Str(pattern=PATH), description="Path of the generated validators module, relative to the project root "
+        Field("validators", Str(pattern=MODULE_PATH), description="Path of the generated validators module, relative to the project root "
               "(needed when there are groups)."),
         Field("index", Str(pattern=PATH), description="Path of the compiled index `errkit explain` reads, relative to the "
               "project root, inside the package that ships it (none: no index is written)."),
@@ -379,7 +382,7 @@ def _validate(kind: Kind, value: Any, path: tuple, out: list[Problem]) -> None:
             out.append(Problem(path, "wrong-type", "must not be empty"))
         elif len(value) > kind.max_length:
             out.append(Problem(path, "wrong-type", f"is {len(value)} characters long; at most {kind.max_length}"))
-        elif kind.pattern and not re.match(kind.pattern, value):
+        elif kind.pattern and not re.fullmatch(kind.pattern, value):  # fullmatch: `$` alone lets a final newline through
             out.append(Problem(path, "wrong-type", f"{value!r} does not match {kind.pattern}"))
     elif isinstance(kind, Bool):
         if not isinstance(value, bool):
@@ -404,7 +407,7 @@ def _validate(kind: Kind, value: Any, path: tuple, out: list[Problem]) -> None:
         if not isinstance(value, dict):
             return _wrong(path, "a mapping", value, out)
         for key, item in value.items():
-            if not isinstance(key, str) or (kind.key_pattern and not re.match(kind.key_pattern, key)):
+            if not isinstance(key, str) or (kind.key_pattern and not re.fullmatch(kind.key_pattern, key)):
                 out.append(Problem(path + (key,), "wrong-type", f"{kind.key_what} name {key!r} is not a valid identifier"))
                 continue
             _validate(kind.value, item, path + (key,), out)

@@ -54,6 +54,10 @@ def _parse(text: str, entry: Entry, aliases, hint: str = "") -> template.Templat
     unknown = [f.name for f in tpl.fields if template.resolve(f, entry.params, aliases) is None]
     if unknown:
         raise WordingError("undeclared-placeholder", f"placeholder {{{unknown[0]}}} is not a declared param" + hint)
+    for f in tpl.fields:  # an alias names a param: one that is not declared is no param to carry it
+        name = template.resolve(f, entry.params, aliases)
+        if name not in entry.params:
+            raise WordingError("undeclared-placeholder", f"placeholder {{{f.name}}} is an alias of {name!r}, which is not a declared param")
     return tpl
 
 

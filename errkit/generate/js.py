@@ -349,8 +349,10 @@ def _group(pattern: str, i: int) -> tuple[str, int]:
 
 
 def js_to_python(js: str) -> str:
-    """The translated regex read back as Python syntax (named groups and backreferences only)."""
+    """The translated regex read back as Python syntax (named groups, backreferences and the
+    `\\u{e0001}` escapes `_visible` writes for invisible characters above U+FFFF)."""
     js = re.sub(r"\(\?<([A-Za-z_][A-Za-z0-9_]*)>", r"(?P<\1>", js)
+    js = re.sub(r"(?<!\\)((?:\\\\)*)\\u\{([0-9a-fA-F]+)\}", lambda m: f"{m.group(1)}\\U{int(m.group(2), 16):08x}", js)
     return re.sub(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>", r"(?P=\1)", js)
 
 

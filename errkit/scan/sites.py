@@ -8,13 +8,13 @@ AssertionError or a class of the scanned tree deriving from one of them, or `ass
 from __future__ import annotations
 
 import ast
-import keyword
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from errkit.core import expr, helpers, runtime, template
+from errkit.core import expr, helpers, template
+from errkit.catalogue.lint import reserved_name
 from errkit.catalogue.naming import guess_type, param_name
 from errkit.scan.files import Skip, display_path, gc_paused, is_generated, parse_source, python_files, read_source
 from errkit.scan.messages import Chain, MessageBuilder, field_text, parse_template
@@ -311,7 +311,6 @@ def _numeric_names(nodes: list[ast.AST]) -> set[str]:
 
 # -- params and types -------------------------------------------------------------------------------
 
-_RESERVED = set(helpers.HELPERS) | set(runtime.BINDINGS)
 _SPEC_INT, _SPEC_FLOAT = "bcdoxXn", "eEfFgG%"
 
 
@@ -319,7 +318,7 @@ def param_for(expression: str) -> str:
     """A param name for a field expression: `self.block_q` -> block_q, `q.shape` -> q_shape."""
     m = re.fullmatch(r"(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)", expression.strip())
     name = param_name(m.group(1) if m else expression)[:60].rstrip("_") or "value"
-    if keyword.iskeyword(name) or name in _RESERVED or name.startswith("_"):
+    if reserved_name(name):  # a draft lints clean: no keyword, helper, builtin (errkit lint's bad-param-name)
         name = f"{name}_value"
     return name
 
