@@ -37,7 +37,7 @@ import sys
 
 GROUP = "errkit.catalogues"
 CACHE_ENV = "ERRKIT_CACHE_DIR"
-CACHE_FORMAT = 2  # 2: marshal (1 was JSON)
+CACHE_FORMAT = 3  # 3: code objects of guarded expressions (errkit/core/bounds.py); 2: marshal (1 was JSON)
 _HEAD = 4096  # the bytes of an index read for its "project" name
 
 
