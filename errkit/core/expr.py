@@ -105,8 +105,8 @@ def _too_deep(tree):
         here = above + isinstance(node, ast.expr)
         if here > MAX_DEPTH:
             return node
-        for name in node._fields:
-            child = getattr(node, name, None)
+        for name in node._fields:  # (a parsed tree has every field set)
+            child = getattr(node, name)
             if isinstance(child, list):
                 todo.extend((c, here) for c in child if isinstance(c, ast.AST))
             elif isinstance(child, ast.AST):
@@ -124,7 +124,7 @@ def _compounded(node) -> int:
         return power
     out = 1
     for name in node._fields:
-        child = getattr(node, name, None)
+        child = getattr(node, name)
         for part in child if isinstance(child, list) else [child]:
             if isinstance(part, ast.AST):
                 out = max(out, _compounded(part))
@@ -193,13 +193,12 @@ def guarded(tree):
     a call of its guarded operation, each helper call `_call(helper, ...)`, each comparison's
     operands and each sliced value read through `_v`, each comprehension's items through
     `_each(items, steps of one pass)` (errkit/core/bounds.py; helpers.evaluate_code provides them)."""
-    weight = 0
     if isinstance(tree, ast.ListComp):  # one pass: its element and condition, as written
         weight = 1 + sum(isinstance(n, ast.expr) for part in [tree.elt, *tree.generators[0].ifs] for n in walk(part))
     for name in tree._fields:
-        child = getattr(tree, name, None)
-        if isinstance(child, list):
-            setattr(tree, name, [guarded(c) if isinstance(c, ast.AST) else c for c in child])
+        child = getattr(tree, name)
+        if isinstance(child, list):  # (of a vetted expression, only nodes: no dict display's None keys)
+            setattr(tree, name, [guarded(c) for c in child])
         elif isinstance(child, ast.AST):
             setattr(tree, name, guarded(child))
     if isinstance(tree, ast.BinOp) and type(tree.op) in _GUARDED_OPS:

@@ -373,7 +373,7 @@ def test_a_product_is_bounded_by_its_bits_and_a_repetition_by_its_items():
     assert over("n * s", {"s": "ab", "n": 5001}) == ITEMS
     assert over("divisors(6) * 2501", {}) == ITEMS
     assert expr.evaluate("divisors(6) * 2500", {}) == [1, 2, 3, 6] * 2500
-    assert expr.evaluate("s * -1", {"s": "ab"}) == ""
+    assert expr.evaluate("s * -1", {"s": "ab"}, meter=bounds.Meter(0)) == ""  # no items: nothing charged
     assert expr.evaluate("a * 2.5", {"a": 2}) == 5.0
     meter = bounds.Meter(10)
     assert expr.evaluate("s * 5", {"s": "ab"}, meter=meter) == "ababababab" and meter.left == 0  # its items charged
@@ -387,12 +387,18 @@ def test_a_concatenation_is_bounded_by_its_items():
     meter = bounds.Meter(5)
     assert expr.evaluate("s + t", {"s": "ab", "t": "cde"}, meter=meter) == "abcde" and meter.left == 0
     assert expr.evaluate("a + 1", {"a": 2**4096}) == 2**4096 + 1  # a sum adds a bit at most: not bounded
+    with pytest.raises(TypeError, match="can only concatenate"):  # one side no sequence: Python's own error
+        expr.evaluate("s + 1", {"s": "ab"})
 
 
 def test_formatting_a_string_with_percent_is_stopped():
     assert over("'%0999999999d' % a", {"a": 1}) == "'%' formatting of a string (its width has no bound)"
     assert over("s % a", {"s": "%s", "a": 1}) == "'%' formatting of a string (its width has no bound)"
     assert expr.evaluate("a % 5", {"a": 12}) == 2
+
+
+def test_a_meter_calls_a_helper_without_costs_of_its_own():
+    assert bounds.Meter().call(len, "abc") == 3
 
 
 def test_steps_are_charged_and_bounded():
@@ -480,6 +486,9 @@ def test_a_result_to_show_is_a_value_of_bounded_size():
     assert bounds.unshowable([0] * 131_073) == "a result of more than 262144 characters"
     assert bounds.unshowable([2**30] * 21_845) is None  # each an item and 1 + 31 // 3 digits: 12
     assert bounds.unshowable([2**30] * 21_846) == "a result of more than 262144 characters"
+    assert bounds.unshowable([1.5] * 131_072) is None and bounds.unshowable([None] * 131_072) is None  # 1 each
+    assert bounds.unshowable([1.5] * 131_073) == "a result of more than 262144 characters"
+    assert bounds.unshowable([[0] * 131_072]) == "a result of more than 262144 characters"  # 1 + 131,072 x 2
     assert bounds.unshowable([[]] * 262_144) is None
     assert bounds.unshowable([[]] * 262_145) == "a result of more than 262144 characters"
 
@@ -494,6 +503,11 @@ def test_suggestions_over_a_bound_are_not_computed():
     out = suggest.suggestions(fix, {"n": 963761198400})
     assert out[0]["label"] == "fine" and len(out[0]["value"]) == 6720
     assert out[1:] == [{"label": "huge", "not_computed": "more than 2000000 steps"}, {"label": "later", "value": 963761198401}]
+    # computed, but no value to show: too big to print, or past the bits (a sum adds a bit)
+    assert suggest.suggestions({"suggest": {"x": "[s for d in divisors(n)]", "y": "a + a"}},
+                               {"s": "x" * 1000, "n": 963761198400, "a": 2**4095}) == [
+        {"label": "x", "not_computed": "a result of more than 262144 characters"},
+        {"label": "y", "not_computed": BITS}]
     # one Meter for several fixes (an answer's): what one spends the next has no more
     meter = bounds.Meter(100)
     assert suggest.suggestions({"suggest": {"a": "divisors(n)"}}, {"n": 10**6}, meter=meter) == [
