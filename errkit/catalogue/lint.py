@@ -12,7 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Callable, Iterable, Iterator, Mapping
 
-from errkit.core import expr, helpers, normalise, runtime, template, values
+from errkit.core import bounds, expr, helpers, normalise, runtime, suggest, template, values
 from errkit.catalogue import kernels, wordings, releases, spec
 from errkit.catalogue.load import Loaded, display_path, load
 from errkit.catalogue.model import Entry, Finding, Kernel, Settings
@@ -277,6 +277,10 @@ def examples(entry: Entry, ctx: Context) -> Iterator[Finding]:
                     yield at(entry, key + (name,), "example-param", f"{name} is not optional")
             try:
                 holds = bool(expr.evaluate(entry.check, env))
+            except bounds.OverBound as err:  # the check's cost on these values: the check is what to change
+                yield at(entry, ("check",), "costly-expression",
+                         f"{entry.check!r} on the {kind} example {dict(env)}: over a bound of an evaluation: {err}")
+                continue
             except Exception as err:  # the check itself fails on these values: report, never crash
                 yield at(entry, key, "example-error", f"check raised {type(err).__name__}: {err}")
                 continue
@@ -284,6 +288,31 @@ def examples(entry: Entry, ctx: Context) -> Iterator[Finding]:
                 verdict = "satisfies" if holds else "violates"
                 yield at(entry, key, "bad-example-passes" if kind == "bad" else "good-example-fails",
                          f"{kind} example {dict(env)} {verdict} the check {entry.check!r}")
+
+
+def suggestion_bounds(entry: Entry, ctx: Context) -> Iterator[Finding]:
+    """Every suggestion computes within the bounds of an evaluation (errkit/core/bounds.py) on
+    each of the entry's sample values (its bad examples, then two made up: the values the site's
+    pages compute them on), computed as explain computes them: the suggestions of all the fixes
+    share one budget, as an answer's do."""
+    fixes = [{"suggest": {label: _expanded(entry, fix, source, ctx) for label, source in fix.suggest.items()}}
+             for fix in entry.fixes]
+    if not any(fix["suggest"] for fix in fixes):
+        return
+    try:
+        samples = wordings.sample_params(entry)
+    except values.ValueTypeError:
+        return  # reported by `examples`
+    reported = set()
+    for params in samples:
+        meter = bounds.Meter()
+        for i, fix in enumerate(fixes):
+            for found in suggest.suggestions(fix, params, meter=meter):
+                if "not_computed" in found and (i, found["label"]) not in reported:
+                    reported.add((i, found["label"]))
+                    yield at(entry, ("fixes", i, "suggest", found["label"]), "costly-expression",
+                             f"{fix['suggest'][found['label']]!r} on {params}: over a bound of an evaluation: "
+                             f"{found['not_computed']} (explain would show it as not computed)")
 
 
 def release_ranges(entry: Entry, ctx: Context) -> Iterator[Finding]:
@@ -356,7 +385,7 @@ def alternatives_last(entry: Entry, ctx: Context) -> Iterator[Finding]:
 
 
 ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, readable_wordings, format_specs, param_names, exception_kind, empty_messages, unused_params, expressions,
-                                      examples, release_ranges, alternatives_last, kernel_use)
+                                      examples, suggestion_bounds, release_ranges, alternatives_last, kernel_use)
 
 
 # -- catalogue-wide rules -------------------------------------------------------------------------

@@ -104,6 +104,10 @@ RULES: tuple[Rule, ...] = (
     Rule("example-param", "an example naming an undeclared param, lacking one the check uses, or with a value of "
          "the wrong type", "lint/example-param", ("catalogue.lint.examples",)),
     Rule("example-error", "a check that raises on an example's values", "lint/example-error", ("catalogue.lint.examples",)),
+    Rule("costly-expression", "a check or suggestion going over a bound of an evaluation on an example's values "
+         "(the bits of an int, the items of a sequence, the steps: errkit/core/bounds.py); explain would show "
+         "such a suggestion as not computed", "lint/costly-expression",
+         ("catalogue.lint.examples", "catalogue.lint.suggestion_bounds")),
     Rule("bad-example-passes", "a bad example that satisfies the check", "lint/bad-example-passes",
          ("catalogue.lint.examples",)),
     Rule("good-example-fails", "a good example that violates the check", "lint/good-example-fails",

@@ -10,12 +10,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from errkit.core import values
 from errkit.core.expr import did_you_mean
 
 EXCEPTIONS = ("ValueError", "NotImplementedError", "TypeError")
 # Upstream kernels also raise these; only explain-only entries and variants may say so.
 VARIANT_EXCEPTIONS = EXCEPTIONS + ("AssertionError", "RuntimeError")
-PARAM_TYPES = ("int", "float", "bool", "str", "dtype", "shape", "bytes")
+PARAM_TYPES = values.TYPES
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 CODE = r"^[A-Z]{2,4}[0-9]{3}$"
 SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"

@@ -6,6 +6,14 @@ conditional expressions, calls of a named set of helpers, and one-level list com
 filter a list (`[b for b in divisors(n) if b % 128 == 0]`: what a kernel's rules need). Everything else is rejected with a
 reason and never executed. Checked expressions compile to Python source (for generated code) or to
 a code object (for `errkit explain`).
+
+Cost is bounded twice. Vetting refuses what is costly whatever the values: an expression nested
+deeper than MAX_DEPTH, powers of powers whose literal exponents multiply past MAX_POWER, long
+sources and constants. The code object runs every operation whose cost grows with its values
+through the guarded operations of errkit/core/bounds.py (`guarded`), which stop an evaluation
+before an int, a sequence or the work it does goes over the bounds (bounds.OverBound). Python
+source for generated validators (`to_python`) is the expression as written, unguarded: see
+`to_python`.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ MAX_POWER = 64
 MAX_CONSTANT = 2**64
 MAX_STRING = 200
 MAX_LENGTH = 2000
+MAX_DEPTH = 32  # expressions inside one another: `a` is 1 deep, `-a` 2, `f(a + 1)` 3
 
 
 class ExprError(ValueError):
@@ -83,16 +92,58 @@ def parse(source: str) -> ast.Expression:
         return compile(source.strip(), "<catalogue expression>", "eval", PyCF_ONLY_AST)
     except SyntaxError as err:
         raise ExprError("bad-expression", f"does not parse: {err.msg}", max((err.offset or 1) - 1, 0)) from None
+    except (RecursionError, MemoryError):  # the parser's own limits on nesting
+        raise ExprError("bad-expression", "does not parse: nested too deeply") from None
+
+
+def _too_deep(tree):
+    """The first expression node found deeper than MAX_DEPTH, else None (iterative: no recursion
+    before the depth is known to be small)."""
+    todo = [(tree, 0)]
+    while todo:
+        node, above = todo.pop()
+        here = above + isinstance(node, ast.expr)
+        if here > MAX_DEPTH:
+            return node
+        for name in node._fields:  # (a parsed tree has every field set)
+            child = getattr(node, name)
+            if isinstance(child, list):
+                todo.extend((c, here) for c in child if isinstance(c, ast.AST))
+            elif isinstance(child, ast.AST):
+                todo.append((child, here))
+    return None
+
+
+def _compounded(node) -> int:
+    """The power its operands may be raised to by nested '**' (the product of their literal
+    exponents along a chain of powers; 1 without any): refused above MAX_POWER."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        power = node.right.value * _compounded(node.left)
+        if power > MAX_POWER:
+            raise _forbid(node, f"a power of a power (its exponents multiply to {power}, above {MAX_POWER})")
+        return power
+    out = 1
+    for name in node._fields:
+        child = getattr(node, name)
+        for part in child if isinstance(child, list) else [child]:
+            if isinstance(part, ast.AST):
+                out = max(out, _compounded(part))
+    return out
 
 
 def check(source: str, names, functions=HELPERS) -> Checked:
     """Parse and vet `source`; names are the variables it may read, functions the helpers it may call."""
     tree = parse(source)
+    deep = _too_deep(tree)
+    if deep is not None:
+        raise _forbid(deep, f"an expression nested deeper than {MAX_DEPTH} levels")
     allowed, helpers = frozenset(names), frozenset(functions)
     local = _comprehension_names(tree, allowed, helpers)
+    callees = frozenset(id(node.func) for node in walk(tree) if isinstance(node, ast.Call))
     used: set[str] = set()
     for node in walk(tree):
-        _vet(node, allowed | local, helpers, used)
+        _vet(node, allowed | local, helpers, used, callees)
+    _compounded(tree)
     return Checked(source=source.strip(), tree=tree, names=frozenset(used - local), loops=local)
 
 
@@ -102,7 +153,7 @@ def compiled(source: str, names, functions=HELPERS) -> tuple:
     with `fixes.evaluate_code` when the values at hand include every name it reads and none of its
     loop names; otherwise `evaluate` vets it against them (the same verdict, vetted again)."""
     checked = check(source, names, functions)
-    code = compile(checked.tree, "<catalogue expression>", "eval")
+    code = compile(guarded(checked.tree), "<catalogue expression>", "eval")
     return code, tuple(sorted(checked.names)), tuple(sorted(checked.loops))
 
 
@@ -131,14 +182,59 @@ def _comprehension_names(tree, allowed: frozenset, helpers: frozenset) -> frozen
 def _vetted_code(source: str, names: frozenset, helpers: frozenset):
     """`source` vetted and compiled (once per source and names: explain computes the same
     suggestions for every match of an entry)."""
-    return compile(check(source, names, helpers).tree, "<catalogue expression>", "eval")
+    return compile(guarded(check(source, names, helpers).tree), "<catalogue expression>", "eval")
+
+
+_GUARDED_OPS = {ast.Pow: "_pow", ast.Mult: "_mul", ast.Add: "_add", ast.Mod: "_mod"}
+
+
+def guarded(tree):
+    """A vetted tree made what compiled code runs (changed in place): each `**`, `*`, `+` and `%`
+    a call of its guarded operation, each helper call `_call(helper, ...)`, each comparison's
+    operands and each sliced value read through `_v`, each comprehension's items through
+    `_each(items, steps of one pass)` (errkit/core/bounds.py; helpers.evaluate_code provides them)."""
+    if isinstance(tree, ast.ListComp):  # one pass: its element and condition, as written
+        weight = 1 + sum(isinstance(n, ast.expr) for part in [tree.elt, *tree.generators[0].ifs] for n in walk(part))
+    for name in tree._fields:
+        child = getattr(tree, name)
+        if isinstance(child, list):  # (of a vetted expression, only nodes: no dict display's None keys)
+            setattr(tree, name, [guarded(c) for c in child])
+        elif isinstance(child, ast.AST):
+            setattr(tree, name, guarded(child))
+    if isinstance(tree, ast.BinOp) and type(tree.op) in _GUARDED_OPS:
+        return _guard(_GUARDED_OPS[type(tree.op)], [tree.left, tree.right], tree)
+    if isinstance(tree, ast.Call):
+        return _guard("_call", [tree.func, *tree.args], tree)
+    if isinstance(tree, ast.Compare):
+        tree.left = _read_whole(tree.left)
+        tree.comparators = [_read_whole(c) for c in tree.comparators]
+    elif isinstance(tree, ast.Subscript) and isinstance(tree.slice, ast.Slice):
+        tree.value = _read_whole(tree.value)
+    elif isinstance(tree, ast.ListComp):
+        loop = tree.generators[0]
+        loop.iter = _guard("_each", [loop.iter, _located(ast.Constant(weight), loop.iter)], loop.iter)
+    return tree
+
+
+def _located(node, where):
+    node.lineno, node.col_offset = where.lineno, where.col_offset
+    node.end_lineno, node.end_col_offset = where.end_lineno, where.end_col_offset
+    return node
+
+
+def _guard(name: str, args: list, where):
+    return _located(ast.Call(_located(ast.Name(name, ast.Load()), where), args, []), where)
+
+
+def _read_whole(node):
+    return node if isinstance(node, ast.Constant) else _guard("_v", [node], node)
 
 
 def _forbid(node: ast.AST, what: str) -> ExprError:
     return ExprError("forbidden-expression", f"{what} is not allowed", getattr(node, "col_offset", 0))
 
 
-def _vet(node: ast.AST, allowed: frozenset, helpers: frozenset, used: set) -> None:
+def _vet(node: ast.AST, allowed: frozenset, helpers: frozenset, used: set, callees: frozenset) -> None:
     if isinstance(node, ast.Expression):
         return
     if type(node) in _DESCRIBE:
@@ -165,7 +261,9 @@ def _vet(node: ast.AST, allowed: frozenset, helpers: frozenset, used: set) -> No
             used.add(node.id)
             return
         if node.id in helpers:
-            return  # legal only as a call target; the Call branch checks that
+            if id(node) in callees:
+                return
+            raise _forbid(node, f"the helper {node.id!r} named without calling it")
         raise ExprError("unknown-name", f"unknown name {node.id!r}{did_you_mean(node.id, allowed | helpers)}", node.col_offset)
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Name) and node.func.id.startswith("_"):
@@ -225,7 +323,10 @@ def _unparse(node) -> str:
 
 
 def to_python(checked: Checked, rename: dict[str, str] | None = None) -> str:
-    """Python source of a vetted expression; `rename` maps names (params, helpers) to others."""
+    """Python source of a vetted expression; `rename` maps names (params, helpers) to others. The
+    expression as written, without the guarded operations: generated validators run it inside the
+    kernel, on the values of the kernel's own call, where a check costs microseconds; what bounds
+    it there is the vetting (depth, powers, constants) and lint's evaluation of the examples."""
     import ast as full_ast  # generate time only
 
     if not rename:
@@ -239,7 +340,8 @@ def to_python(checked: Checked, rename: dict[str, str] | None = None) -> str:
     return full_ast.unparse(tree.body)
 
 
-def evaluate(source: str, env, functions=None):
-    """Vet, then evaluate with no builtins: only `env` and the helpers are visible."""
+def evaluate(source: str, env, functions=None, meter=None):
+    """Vet, then evaluate with no builtins: only `env` and the helpers are visible; within the bounds
+    of `meter` (a new one by default: errkit/core/bounds.py), bounds.OverBound past them."""
     helpers = HELPERS if functions is None else functions
-    return evaluate_code(_vetted_code(source, frozenset(env), frozenset(helpers)), env, helpers)
+    return evaluate_code(_vetted_code(source, frozenset(env), frozenset(helpers)), env, helpers, meter)

@@ -1,8 +1,11 @@
 """Helpers that catalogue expressions (`check`, `suggest`) may call.
 
-Pure Python, no imports (not even `math`, a shared library to load): the explain path uses them. Each has a JavaScript twin in
-the site's paste page (`site/docs/assets/errkit/runtime.js`); keep the two in step (tests/site/test_site_pages.py compares them).
+Pure Python, no imports but errkit/core/bounds.py (not even `math`, a shared library to load): the explain path uses them.
+Each has a JavaScript twin in the site's paste page (`site/docs/assets/errkit/runtime.js`); keep the two in step
+(tests/site/test_site_pages.py compares them). COSTS tells the evaluation's Meter what the helpers that loop cost.
 """
+
+from errkit.core.bounds import MAX_ROUND_DIGITS, Meter, OverBound
 
 _LIMIT = 10**12  # divisors() walks up to sqrt(n); keep it bounded on hostile values
 
@@ -89,6 +92,22 @@ def clamp(x, low, high):
     return max(low, min(high, x))
 
 
+def _walk(n) -> int:
+    """The numbers divisors(n) tries: the d with d * d <= n; none past its bound (it answers [])."""
+    try:
+        n = int(n)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+    return int(n ** 0.5) if 1 <= n <= _LIMIT else 0  # (a float's square root is exact to 1 up to 10**12)
+
+
+def _round_cost(x, ndigits=None) -> int:
+    """round(x, -d) of an int computes 10**d: refused past MAX_ROUND_DIGITS digits."""
+    if isinstance(ndigits, int) and -ndigits > MAX_ROUND_DIGITS:
+        raise OverBound(f"round() to more than {MAX_ROUND_DIGITS} digits")
+    return 0
+
+
 HELPERS = {
     "divisors": divisors,
     "common_divisors": common_divisors,
@@ -113,10 +132,21 @@ HELPERS = {
 }
 
 
-def evaluate_code(code, env, helpers=None):
-    """Run a vetted expression's code object (errkit/core/expr.py) with no builtins: only `env` and the
-    helpers are visible."""
+# helper -> the steps it takes beyond reading its arguments (errkit/core/bounds.Meter.call)
+COSTS = {
+    divisors: _walk,
+    aligned_divisors: lambda n, m, at_most: _walk(n),
+    common_divisors: lambda a, b: _walk(gcd(a, b)),
+    round: _round_cost,
+}
+
+
+def evaluate_code(code, env, helpers=None, meter=None):
+    """Run a vetted expression's code object (errkit/core/expr.py) with no builtins: only `env`, the
+    helpers and the guarded operations of `meter` (a new Meter: the bounds of one evaluation) are
+    visible. bounds.OverBound when it would go over a bound."""
     scope = dict(HELPERS if helpers is None else helpers)
     scope.update(env)
+    scope.update((Meter() if meter is None else meter).guards(COSTS))
     scope["__builtins__"] = {}  # globals, not locals: a comprehension reads its names from there
     return eval(code, scope)  # noqa: S307 - vetted by expr.check, no builtins

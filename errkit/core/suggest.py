@@ -2,17 +2,29 @@
 fix evaluated (from the index cache's vetted code when it can tell the same as vetting again), and
 the results made JSON-shaped. Shared by `errkit explain` and the site's generated pages."""
 
-def suggestions(fix: dict, params: dict, vetted: dict | None = None) -> list[dict]:
+from errkit.core.bounds import Meter, OverBound, unshowable
+
+
+def suggestions(fix: dict, params: dict, vetted: dict | None = None, meter: Meter | None = None) -> list[dict]:
     """The fix's suggestions computed from `params`; `vetted`: its expressions already vetted and
-    compiled (match.Index.vetted), used when they read only names `params` has."""
+    compiled (match.Index.vetted), used when they read only names `params` has; `meter`: the bounds
+    they share (errkit/core/bounds.py; explain: one per answer), a new one for this fix by default.
+    A suggestion over a bound, or whose result is no value to show, is {"label", "not_computed": why}."""
     out = []
     sets = fix.get("sets") or {}
+    meter = Meter() if meter is None else meter
     for label, source in fix.get("suggest", {}).items():
         try:
-            found = {"label": label, "value": jsonable(evaluate(source, params, vetted))}
+            value = evaluate(source, params, vetted, meter)
+            why = unshowable(value)
+            if why is not None:
+                raise OverBound(why)
+            found = {"label": label, "value": jsonable(value)}
             if label in sets:
                 found["sets"] = sets[label]
             out.append(found)
+        except OverBound as err:
+            out.append({"label": label, "not_computed": str(err)})
         except ValueError as err:  # expr.ExprError: the expression is not for these values
             if getattr(err, "rule", None) == "unknown-name":
                 out.append({"label": label, "needs": source})
@@ -27,20 +39,21 @@ class NeedsValues(ValueError):
     rule = "unknown-name"
 
 
-def evaluate(source: str, params: dict, vetted: dict | None):
-    """`expr.evaluate(source, params)`, from the cache's vetted code when it can tell the same."""
+def evaluate(source: str, params: dict, vetted: dict | None, meter: Meter):
+    """`expr.evaluate(source, params)` within `meter`'s bounds, from the cache's vetted code when it
+    can tell the same."""
     ready = (vetted or {}).get(source)
     if ready is not None and params.keys().isdisjoint(ready[2]):  # (no loop name shadows a value)
         from errkit.core.helpers import HELPERS, evaluate_code
 
         missing = set(ready[1]) - params.keys()
         if not missing:
-            return evaluate_code(ready[0], params)
+            return evaluate_code(ready[0], params, meter=meter)
         if missing.isdisjoint(HELPERS):  # vetting again would stop at one of them: an unknown name
             raise NeedsValues(source)
     from errkit.core import expr  # vets it against these values (imports ast)
 
-    return expr.evaluate(source, params)
+    return expr.evaluate(source, params, meter=meter)
 
 
 def jsonable(value):

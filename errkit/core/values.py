@@ -6,6 +6,8 @@ engine, so they are written for both RE2 and Python's `re`).
 
 from errkit.core.regex import Lazy
 
+TYPES = ("int", "float", "bool", "str", "dtype", "shape", "bytes")  # a param's type: how its values are written and read
+
 DTYPE_NAMES = (
     "bfloat16", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
     "int4", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "complex64",

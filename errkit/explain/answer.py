@@ -1,6 +1,7 @@
 """The answer for one match: the entry, the wording matched, the values read, the fixes for the
 kernel that raised it with their suggestions computed; one dict, the shape `--json` prints."""
 
+from errkit.core.bounds import Meter
 from errkit.core.runtime import query_string
 from errkit.core.suggest import jsonable, suggestions
 from errkit.explain.match import Index, Match, told_kernel
@@ -23,6 +24,7 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
     vetted = index.vetted(match.code)
     wording = match.wording
     told = None if match.weak else told_kernel(match)  # a lookup names the entry, not who raised it
+    meter = Meter()  # the bounds of the answer's suggestions, all together (errkit/core/bounds.py)
     return {
         "code": match.code,
         "slug": entry["slug"],
@@ -42,7 +44,7 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
         "fixes": [
             {"summary": fix["summary"], "alternative": bool(fix.get("alternative")), "unverified": fix.get("unverified"),
              "kernel": _kernel_ref(index, fix.get("kernel")),
-             "suggestions": suggestions(fix, match.params, vetted) if match.exact or match.weak else [],
+             "suggestions": suggestions(fix, match.params, vetted, meter) if match.exact or match.weak else [],
              "before": fix.get("before"), "after": fix.get("after")}
             for fix in (entry["fixes"] if match.weak else offered(entry["fixes"], wording, told))
         ],

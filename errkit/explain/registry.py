@@ -37,7 +37,7 @@ import sys
 
 GROUP = "errkit.catalogues"
 CACHE_ENV = "ERRKIT_CACHE_DIR"
-CACHE_FORMAT = 2  # 2: marshal (1 was JSON)
+CACHE_FORMAT = 4  # 4: indexes screened (errkit/explain/screen.py); 3: guarded code objects; 2: marshal (1 was JSON)
 _HEAD = 4096  # the bytes of an index read for its "project" name
 
 
@@ -262,10 +262,18 @@ def catalog_source(catalog_dir, compile_catalogue) -> "Source":
 
 
 class Source:
-    __slots__ = ("name", "path", "data")
+    """A catalogue to read: its name, its index file (or the index compiled in memory, `data`), and
+    the entry point that registered it (`origin`: None for the project's own and --catalog's)."""
 
-    def __init__(self, name: str, path: str | None, data: dict | None = None):
-        self.name, self.path, self.data = name, path, data
+    __slots__ = ("name", "path", "data", "origin")
+
+    def __init__(self, name: str, path: str | None, data: dict | None = None, origin: str | None = None):
+        self.name, self.path, self.data, self.origin = name, path, data, origin
+
+    def described(self) -> str:
+        if self.origin is not None:
+            return f"registered as {self.origin!r} ({self.path})"
+        return self.path or self.name
 
 
 def sources(catalog_dir=None, registered_too: bool = True, bundled=None, compile_catalogue=None) -> list[Source]:
@@ -282,36 +290,74 @@ def sources(catalog_dir=None, registered_too: bool = True, bundled=None, compile
         if path:
             out.append(Source(name_in_index(path) or path, path))
     if registered_too:
-        candidates = [(name_in_index(path) or name, path) for name, path in registered()]
+        candidates = [(name_in_index(path) or name, path, name) for name, path in registered()]
         if bundled:  # skipped below when a registered catalogue is it
-            candidates.append((name_in_index(bundled), bundled))
+            candidates.append((name_in_index(bundled), bundled, None))
         seen = {s.name for s in out}
         paths = {os.path.realpath(s.path) for s in out if s.path}
-        for name, path in candidates:
+        for name, path, origin in candidates:
             name = name or path
             if name in seen or os.path.realpath(path) in paths:
                 continue
             seen.add(name)
             paths.add(os.path.realpath(path))
-            out.append(Source(name, path))
+            out.append(Source(name, path, origin=origin))
+    return out
+
+
+def _bundled(path: str) -> bool:
+    """Whether `path` is the index errkit ships (its own, tested with it: read without screening)."""
+    from errkit.explain.match import INDEX_FILE
+
+    return os.path.realpath(path) == os.path.realpath(INDEX_FILE)
+
+
+def _usable(found: list[Source], warn=None) -> list[tuple[Source, dict]]:
+    """Each catalogue with its index, read; an index file other than errkit's own screened first
+    (errkit/explain/screen.py): one that is unusable is left out, with one line through `warn`
+    naming it and why. UsageError when none is left."""
+    from errkit.explain import screen
+
+    out, skipped = [], []
+    for source in found:
+        if source.data is not None:
+            out.append((source, source.data))
+            continue
+        if _bundled(source.path):
+            out.append((source, _read(source.path)))
+            continue
+        try:
+            out.append((source, screen.read(source.path)))
+        except screen.Unusable as err:
+            line = f"errkit: skipped the catalogue {source.described()}: {err}"
+            skipped.append(line)
+            if warn is not None:
+                warn(line)
+    if not out:
+        from errkit.core import UsageError
+
+        raise UsageError(skipped[0].removeprefix("errkit: ") if len(skipped) == 1 else "no usable catalogue: "
+                         + "; ".join(line.removeprefix("errkit: ") for line in skipped))
     return out
 
 
 def merged(found: list[Source], warn=None) -> dict:
     """One index of several: entries and wordings of each catalogue, in order; a code already
     taken by an earlier catalogue is a clash, reported through `warn(line)`, the first one kept.
-    Each code's catalogue is in "catalogues"."""
-    if len(found) == 1:
-        data = found[0].data if found[0].data is not None else _read(found[0].path)
-        data["catalogues"] = found[0].name
+    Each code's catalogue is in "catalogues". A catalogue whose index is unusable is skipped,
+    reported through `warn` too (`_usable`)."""
+    usable = _usable(found, warn)
+    if len(usable) == 1:
+        source, data = usable[0]
+        data["catalogues"] = source.name
         return data
     entries: dict = {}
     owner: dict[str, str] = {}
     wordings: list = []
     kernels: dict = {}
+    vetted: dict = {}
     first: dict | None = None
-    for source in found:
-        data = source.data if source.data is not None else _read(source.path)
+    for source, data in usable:
         first = first or data
         clashed = set()
         for code, entry in data["entries"].items():
@@ -321,12 +367,14 @@ def merged(found: list[Source], warn=None) -> dict:
                     warn(f"errkit: code {code} is in both catalogues {owner[code]} and {source.name}; using {owner[code]}")
                 continue
             entries[code], owner[code] = entry, source.name
+            if code in (data.get("vetted") or {}):
+                vetted[code] = data["vetted"][code]
         wordings.extend(w for w in data["wordings"] if w.get("code") not in clashed)
         for kid, kernel in (data.get("kernels") or {}).items():
             kernels.setdefault(kid, kernel)
     return {"format": (first or {}).get("format"), "project": (first or {}).get("project"),
             "version": (first or {}).get("version"), "entries": entries, "wordings": wordings, "kernels": kernels,
-            "catalogues": owner}
+            "catalogues": owner, "vetted": vetted}
 
 
 def _stamp(found: list[Source]) -> list | None:
@@ -450,9 +498,11 @@ def _prepared(data: dict) -> dict:
     from errkit.core import expr
     from errkit.explain.match import numbered, plan
 
-    entries, vetted = {}, {}
+    entries, vetted = {}, dict(data.get("vetted") or {})  # (a screened index's: vetted already)
     for code, raw in data["entries"].items():
         entry = entries[code] = json.loads(raw) if isinstance(raw, str) else raw
+        if code in vetted:
+            continue
         declared = frozenset((entry.get("params") or {}))
         compiled = {}
         for fix in entry.get("fixes") or ():

@@ -62,6 +62,8 @@ def format_result(res: dict, style: Style) -> str:
                 lines.append(label("") + "  " + style.yellow(f"{s['label']}: none satisfies every constraint"))
             elif "value" in s:
                 lines.append(label("") + "  " + style.green(f"{s['label']}: {shown(s['value'])}"))
+            elif "not_computed" in s:
+                lines.append(label("") + "  " + style.yellow(f"{s['label']}: not computed: {s['not_computed']}"))
     lines.append(label("docs") + res["docs_url"])
     if res.get("catalogue"):
         lines.append(label("catalogue") + " " + res["catalogue"])
@@ -120,6 +122,8 @@ def as_html(res: dict) -> str:
     for n, fix in enumerate(res["fixes"], 1):
         found = [s for s in fix["suggestions"] if "value" in s and s["value"] not in (None, [])]
         computed = "".join(f"<br><code>{e(s['label'])}: {e(shown(s['value']))}</code>" for s in found)
+        computed += "".join(f"<br>{e(s['label'])}: not computed: {e(s['not_computed'])}" for s in fix["suggestions"]
+                            if "not_computed" in s)
         kind = "alternative" if fix.get("alternative") else "fix"
         rows.append(f"<li>{kind} {n}: {e(fix['summary'])}{computed}</li>")
     link = e(docs_link(res), quote=True)
@@ -141,6 +145,7 @@ def as_markdown(res: dict) -> str:
         kind = "alternative" if fix.get("alternative") else "fix"
         lines.append(f"- {kind} {n}: {fix['summary']}")
         lines += [f"  - {s['label']}: `{shown(s['value'])}`" for s in found]
+        lines += [f"  - {s['label']}: not computed: {s['not_computed']}" for s in fix["suggestions"] if "not_computed" in s]
     lines.append(f"- docs: <{docs_link(res)}>")
     return "\n".join(lines)
 

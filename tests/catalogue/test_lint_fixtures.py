@@ -54,6 +54,9 @@ def test_hostile_expressions_are_rejected_without_running(tmp_path, run_cli):
         "(lambda: a)() == 0",
         "[x for x in divisors(a) for y in divisors(x)] == 0",  # one level of comprehension only
         "'x' * 10**18 == a",
+        "((a ** 64) ** 64) ** 64 > a",  # powers of powers: refused before anything runs
+        "divisors == a",  # a helper named without calling it
+        "min[0] > a",
     ]
     for i, source in enumerate(hostile):
         text = base.replace("code: XX101", f"code: XX{101 + i}").replace("slug: first", f"slug: s{i}")
@@ -87,3 +90,39 @@ def test_wordings_raised_in_different_files_may_overlap(tmp_path, run_cli):
     same.write_text(same.read_text().replace("pkg/tpu/kernel.py:20 in g", "pkg/gpu/kernel.py:30 in g"))
     code, out, _ = run_cli("lint", tmp_path)
     assert code == 1 and "overlapping-wording" in out, out
+
+
+def test_costly_expressions_are_lint_findings_in_seconds(tmp_path):
+    """What once linted clean and then ran for minutes in generate and explain: powers of powers
+    (refused by vetting) and values that make a suggestion or check costly (stopped by the bounds
+    of errkit/core/bounds.py, on the examples' values). In a child process with a timeout: a
+    regression fails here instead of hanging the suite."""
+    import subprocess
+    import sys
+    import time
+
+    area = tmp_path / "area"
+    area.mkdir()
+    (tmp_path / "errkit.yaml").write_text('project: costly\nversion: "1"\ndocs_url: https://example.invalid/docs\n')
+    base = (FIXTURES / "lint" / "costly-expression" / "area" / "XX101-first.yaml").read_text()
+    costly = {
+        "pairs": ('"[divisors(a * 10**10) for d in divisors(a * 10**10)]"', "costly-expression"),
+        "power": ("((a ** 64) ** 64) ** 64", "forbidden-expression"),
+        "repeated": ("divisors(a) * 10**12", "costly-expression"),
+        "bare": ("divisors", "forbidden-expression"),
+    }
+    for i, (name, (source, _)) in enumerate(costly.items()):
+        text = base.replace("code: XX101", f"code: XX{101 + i}").replace("slug: first", f"slug: {name}")
+        text = text.replace("must be divisible by", f"must be divisible {i} by")
+        text = text.replace("divisors(a) * 10**12", source)
+        (area / f"XX{101 + i}-{name}.yaml").write_text(text)
+    for command in ("lint", "generate"):
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "errkit", "--catalog", str(tmp_path), command], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        assert time.monotonic() - started < 20 and done.returncode == 1, done.stderr
+        found = (done.stdout + done.stderr).splitlines()
+        assert "Traceback" not in done.stdout + done.stderr
+        for i, (name, (_, rule)) in enumerate(costly.items()):
+            assert any(line.startswith(f"area/XX{101 + i}-{name}.yaml:16:") and f": {rule}: " in line for line in found), found
+    assert "nothing written" in done.stderr

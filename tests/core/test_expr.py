@@ -1,13 +1,14 @@
 """The restricted expression language: what it accepts, computes, compiles and refuses, and why."""
 
 import _ast as ast
+import ast as full_ast
 import math
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errkit.core import expr
+from errkit.core import bounds, expr, suggest
 from errkit.core.helpers import HELPERS
 
 NAMES = {"a", "b", "n"}
@@ -291,3 +292,239 @@ def test_arithmetic_is_pythons(x, y):
     source = f"({x}) * ({y}) - ({x}) // max(abs({y}), 1) + ({x}) % max(abs({y}), 1)"
     assert expr.evaluate(source, {}) == eval(source)  # noqa: S307 - the reference
     assert expr.evaluate("a < b or a == b", {"a": x, "b": y}) is (x <= y)
+
+
+# -- bounded cost: what vetting refuses whatever the values, what evaluation stops (errkit/core/bounds.py)
+
+
+def test_nesting_is_bounded_at_vetting():
+    assert expr.MAX_DEPTH == 32
+    assert expr.evaluate("-" * 31 + "a", {"a": 1}) == -1  # 32 deep: the last one allowed
+    assert refusal("-" * 32 + "a", {"a"}) == ("forbidden-expression", "an expression nested deeper than 32 levels is not allowed", 32)
+    assert refusal("n + (" * 40 + "n" + ")" * 40)[0] == "forbidden-expression"
+
+
+def test_a_parser_out_of_its_depth_is_a_bad_expression(monkeypatch):
+    def deep(*args):
+        raise RecursionError
+    monkeypatch.setattr(expr, "compile", deep, raising=False)
+    assert refusal("a") == ("bad-expression", "does not parse: nested too deeply", 0)
+
+
+@pytest.mark.parametrize("source", ["(a ** 8) ** 8", "((a ** 2) ** 2) ** 16", "abs(a ** 8) ** 8", "(a ** 64) ** 1",
+                                    "(a ** 64) ** 0 + a ** 64", "(a ** 2 * b ** 32) ** 2", "a ** 64 * a ** 64"])
+def test_powers_of_powers_within_64_are_allowed(source):
+    expr.check(source, NAMES)
+
+
+@pytest.mark.parametrize("source, power, column", [
+    ("(a ** 5) ** 13", 65, 0),  # one past the bound
+    ("n + ((a ** 64) ** 64) ** 64", 4096, 5),  # the first power past the bound, the inner one
+    ("abs(a ** 8) ** 9", 72, 0),  # through a call
+    ("[x ** 8 for x in a][0] ** 9", 72, 0),
+    ("(a ** 2 * b ** 40) ** 2", 80, 0),  # through a product
+])
+def test_powers_of_powers_past_64_are_refused(source, power, column):
+    assert refusal(source) == ("forbidden-expression",
+                               f"a power of a power (its exponents multiply to {power}, above 64) is not allowed", column)
+
+
+@pytest.mark.parametrize("source, column", [("divisors", 0), ("n + min[0]", 4), ("sorted(min)", 7), ("[max for x in a]", 1),
+                                            ("(gcd, 1)", 1), ("a if a else abs", 12)])
+def test_a_helper_named_without_calling_it_is_refused(source, column):
+    name = next(h for h in HELPERS if h in source)
+    assert refusal(source) == ("forbidden-expression", f"the helper {name!r} named without calling it is not allowed", column)
+
+
+def test_a_helper_called_is_still_a_call():
+    assert expr.evaluate("min(divisors(n)) + max([a, 2])", {"n": 12, "a": 1}) == 3
+
+
+def over(source, env, meter=None) -> str:
+    """The message of the OverBound that evaluating `source` raises."""
+    with pytest.raises(bounds.OverBound) as err:
+        expr.evaluate(source, env, meter=meter)
+    return str(err.value)
+
+
+BITS = "an int of more than 4096 bits"
+ITEMS = "a sequence of more than 10000 items"
+
+
+def test_the_bounds():
+    assert (bounds.MAX_BITS, bounds.MAX_ITEMS, bounds.MAX_STEPS, bounds.MAX_ROUND_DIGITS) == (4096, 10_000, 2_000_000, 1024)
+
+
+def test_a_power_is_bounded_by_its_bits_before_it_is_computed():
+    assert expr.evaluate("a ** 64", {"a": 2**63}) == 2**4032  # 64 bits x 64: 4096, the last allowed
+    assert expr.evaluate("a ** 17", {"a": 2**239}) == 2**4063
+    assert over("a ** 17", {"a": 2**240}) == BITS  # 241 bits x 17: 4097
+    assert over("a ** 64", {"a": 2**64}) == BITS
+    assert over("-a ** 2", {"a": 2**2048}) == BITS
+    assert expr.evaluate("a ** 64", {"a": 1.5}) == 1.5**64  # a float overflows instead
+
+
+def test_a_product_is_bounded_by_its_bits_and_a_repetition_by_its_items():
+    assert expr.evaluate("a * b", {"a": 2**2047, "b": 2**2047}) == 2**4094  # 2048 + 2048 bits
+    assert over("a * b", {"a": 2**2047, "b": 2**2048}) == BITS
+    assert over("b * a", {"a": 2**2047, "b": 2**2048}) == BITS
+    assert expr.evaluate("s * n", {"s": "ab", "n": 5000}) == "ab" * 5000
+    assert over("s * n", {"s": "ab", "n": 5001}) == ITEMS
+    assert over("n * s", {"s": "ab", "n": 5001}) == ITEMS
+    assert over("divisors(6) * 2501", {}) == ITEMS
+    assert expr.evaluate("divisors(6) * 2500", {}) == [1, 2, 3, 6] * 2500
+    assert expr.evaluate("s * -1", {"s": "ab"}, meter=bounds.Meter(0)) == ""  # no items: nothing charged
+    assert expr.evaluate("a * 2.5", {"a": 2}) == 5.0
+    meter = bounds.Meter(10)
+    assert expr.evaluate("s * 5", {"s": "ab"}, meter=meter) == "ababababab" and meter.left == 0  # its items charged
+    assert over("s * 5", {"s": "abc"}, bounds.Meter(14)) == "more than 2000000 steps"
+
+
+def test_a_concatenation_is_bounded_by_its_items():
+    assert len(expr.evaluate("s + t", {"s": "a" * 5000, "t": "b" * 5000})) == 10_000
+    assert over("s + t", {"s": "a" * 5000, "t": "b" * 5001}) == ITEMS
+    assert over("divisors(12) + s", {"s": [0] * 9995}) == ITEMS
+    meter = bounds.Meter(5)
+    assert expr.evaluate("s + t", {"s": "ab", "t": "cde"}, meter=meter) == "abcde" and meter.left == 0
+    assert expr.evaluate("a + 1", {"a": 2**4096}) == 2**4096 + 1  # a sum adds a bit at most: not bounded
+    with pytest.raises(TypeError, match="can only concatenate"):  # one side no sequence: Python's own error
+        expr.evaluate("s + 1", {"s": "ab"})
+
+
+def test_formatting_a_string_with_percent_is_stopped():
+    assert over("'%0999999999d' % a", {"a": 1}) == "'%' formatting of a string (its width has no bound)"
+    assert over("s % a", {"s": "%s", "a": 1}) == "'%' formatting of a string (its width has no bound)"
+    assert expr.evaluate("a % 5", {"a": 12}) == 2
+
+
+def test_a_meter_calls_a_helper_without_costs_of_its_own():
+    assert bounds.Meter().call(len, "abc") == 3
+
+
+def test_steps_are_charged_and_bounded():
+    meter = bounds.Meter()
+    assert meter.left == bounds.MAX_STEPS
+    meter.charge(bounds.MAX_STEPS)  # every step spent: still within
+    with pytest.raises(bounds.OverBound, match="more than 2000000 steps"):
+        meter.charge(1)
+    meter = bounds.Meter(3)
+    meter.charge(3)
+    assert meter.left == 0
+
+
+def test_a_comprehension_is_charged_its_passes_before_the_first():
+    # one pass: 1 + the expression nodes of its element and condition (b; b, 2, b % 2, b % 2 == 0, 0)
+    assert expr.evaluate("[b for b in s]", {"s": "abcde"}, meter=bounds.Meter(10)) == list("abcde")  # 5 x 2
+    assert over("[b for b in s]", {"s": "abcde"}, bounds.Meter(9)) == "more than 2000000 steps"
+    assert expr.evaluate("[b for b in s if b % 2 == 0]", {"s": (1, 2)}, meter=bounds.Meter(19)) == [2]  # 2 x 7 + the compare's 2 reads
+    assert over("[b for b in s if b % 2 == 0]", {"s": (1, 2)}, bounds.Meter(13)) == "more than 2000000 steps"
+    assert len(expr.evaluate("[c for c in s]", {"s": "x" * 10_000})) == 10_000
+    assert over("[c for c in s]", {"s": "x" * 10_001}) == ITEMS
+    with pytest.raises(TypeError):  # what it loops over is no sequence: Python says so
+        expr.evaluate("[c for c in a]", {"a": 3})
+
+
+def test_comparisons_and_slices_charge_the_sequences_they_read():
+    meter = bounds.Meter(7)
+    assert expr.evaluate("s == t", {"s": "abc", "t": "abcd"}, meter=meter) is False and meter.left == 0
+    assert over("s in t", {"s": "ab", "t": "xab"}, bounds.Meter(4)) == "more than 2000000 steps"
+    meter = bounds.Meter(5)
+    assert expr.evaluate("s[1:]", {"s": (1, 2, 3, 4, 5)}, meter=meter) == (2, 3, 4, 5) and meter.left == 0
+    meter = bounds.Meter(0)
+    assert expr.evaluate("s[1]", {"s": (1, 2)}, meter=meter) == 2  # an item: no sequence read whole
+    assert expr.evaluate("a == 1", {"a": 1}, meter=meter) is True  # numbers: nothing to charge
+
+
+def test_a_helper_call_is_charged_its_arguments_and_its_own_cost():
+    meter = bounds.Meter(1 + 40 + 999_999)  # the call, n's 40 bits, the d with d * d <= 10**12 - 1
+    assert len(expr.evaluate("divisors(n)", {"n": 10**12 - 1}, meter=meter)) == 256 and meter.left == 0
+    assert over("divisors(n)", {"n": 10**12 - 1}, bounds.Meter(1_000_039)) == "more than 2000000 steps"
+    meter = bounds.Meter(41)  # past divisors' own bound: it answers [] at once
+    assert expr.evaluate("divisors(n)", {"n": 10**12 + 1}, meter=meter) == [] and meter.left == 0
+    meter = bounds.Meter(1 + 4 + 3 + 1 + 3)  # the call, three args (12: 4 bits, 4: 3, 1.5: 1), divisors(12)'s walk: 3
+    assert expr.evaluate("aligned_divisors(s, 4, 1.5)", {"s": 12}, meter=meter) == [] and meter.left == 0
+    meter = bounds.Meter(1 + 5 + 5 + 2)  # gcd(24, 16) = 8: its walk, 2
+    assert expr.evaluate("common_divisors(24, 16)", {}, meter=meter) == [1, 2, 4, 8] and meter.left == 0
+    meter = bounds.Meter(1 + 3)
+    assert expr.evaluate("sorted(s)", {"s": (3, 1, 2)}, meter=meter) == [1, 2, 3] and meter.left == 0
+    assert over("len([divisors(n) for d in divisors(n)])", {"n": 963761198400}) == "more than 2000000 steps"
+
+
+def test_a_helpers_result_is_bounded():
+    assert expr.evaluate("next_power_of_two(a)", {"a": 2**4095}) == 2**4095  # 4096 bits
+    assert over("next_power_of_two(a)", {"a": 2**4095 + 1}) == BITS
+    assert len(expr.evaluate("sorted(s)", {"s": "x" * 10_000})) == 10_000
+    assert over("sorted(s)", {"s": "x" * 10_001}) == ITEMS
+
+
+def test_round_to_a_far_power_of_ten_is_stopped():
+    assert expr.evaluate("round(a, -1024)", {"a": 5}) == 0
+    assert over("round(a, -1025)", {"a": 5}) == "round() to more than 1024 digits"
+    assert expr.evaluate("round(a, 10**18)", {"a": 1.5}) == 1.5  # digits after the point cost nothing
+    assert expr.evaluate("round(a)", {"a": 2.5}) == 2
+
+
+def test_a_helper_reads_its_arguments_by_their_size():
+    env = {"s": "abc", "t": [1, 2], "u": (), "f": 1.5, "z": None, "y": True, "n": 255}
+    source, own = "f7(s, t, u, f, z, y, n)", {"f7": lambda *args: len(args)}
+    meter = bounds.Meter(1 + 3 + 2 + 0 + 1 + 1 + 1 + 8)  # the call; items, items, items, 1, 1, a bit, 8 bits
+    assert expr.evaluate(source, env, own, meter) == 7 and meter.left == 0
+    with pytest.raises(bounds.OverBound):
+        expr.evaluate(source, env, own, bounds.Meter(16))
+
+
+def test_a_result_to_show_is_a_value_of_bounded_size():
+    assert bounds.MAX_SHOWN == 262_144
+    assert bounds.unshowable([1, (2.5, "x"), None, True]) is None
+    assert bounds.unshowable(min) == "not a value (builtin_function_or_method)"
+    assert bounds.unshowable([[1, divisors_function()]]) == "not a value (function)"
+    assert bounds.unshowable(2**4096) == BITS
+    assert bounds.unshowable(2**4096 - 1) is None
+    assert bounds.unshowable("x" * 262_144) is None
+    assert bounds.unshowable("x" * 262_145) == "a result of more than 262144 characters"
+    assert bounds.unshowable([0] * 131_072) is None  # an item and a digit each: 262,144
+    assert bounds.unshowable([0] * 131_073) == "a result of more than 262144 characters"
+    assert bounds.unshowable([2**30] * 21_845) is None  # each an item and 1 + 31 // 3 digits: 12
+    assert bounds.unshowable([2**30] * 21_846) == "a result of more than 262144 characters"
+    assert bounds.unshowable([1.5] * 131_072) is None and bounds.unshowable([None] * 131_072) is None  # 1 each
+    assert bounds.unshowable([1.5] * 131_073) == "a result of more than 262144 characters"
+    assert bounds.unshowable([[0] * 131_072]) == "a result of more than 262144 characters"  # 1 + 131,072 x 2
+    assert bounds.unshowable([[]] * 262_144) is None
+    assert bounds.unshowable([[]] * 262_145) == "a result of more than 262144 characters"
+
+
+def divisors_function():
+    return lambda: 0
+
+
+def test_suggestions_over_a_bound_are_not_computed():
+    fix = {"suggest": {"fine": "divisors(n)", "huge": "[divisors(n) for d in divisors(n)]", "bare": "divisors",
+                       "later": "n + 1"}}
+    out = suggest.suggestions(fix, {"n": 963761198400})
+    assert out[0]["label"] == "fine" and len(out[0]["value"]) == 6720
+    assert out[1:] == [{"label": "huge", "not_computed": "more than 2000000 steps"}, {"label": "later", "value": 963761198401}]
+    # computed, but no value to show: too big to print, or past the bits (a sum adds a bit)
+    assert suggest.suggestions({"suggest": {"x": "[s for d in divisors(n)]", "y": "a + a"}},
+                               {"s": "x" * 1000, "n": 963761198400, "a": 2**4095}) == [
+        {"label": "x", "not_computed": "a result of more than 262144 characters"},
+        {"label": "y", "not_computed": BITS}]
+    # one Meter for several fixes (an answer's): what one spends the next has no more
+    meter = bounds.Meter(100)
+    assert suggest.suggestions({"suggest": {"a": "divisors(n)"}}, {"n": 10**6}, meter=meter) == [
+        {"label": "a", "not_computed": "more than 2000000 steps"}]
+    assert suggest.suggestions({"suggest": {"b": "s * 1"}}, {"s": "x" * 99}, meter=bounds.Meter(99)) == [{"label": "b", "value": "x" * 99}]
+
+
+def test_compiled_code_runs_guarded_and_python_source_as_written():
+    from errkit.core.helpers import evaluate_code
+
+    code, names, _ = expr.compiled("a ** 64 * a", {"a"})
+    assert evaluate_code(code, {"a": 3}) == 3**65
+    with pytest.raises(bounds.OverBound, match=BITS):
+        evaluate_code(code, {"a": 2**64})
+    assert set(bounds.GUARDS) >= set(code.co_names) - {"a"}
+    assert expr.to_python(expr.check("a ** 64 * a", {"a"})) == "a ** 64 * a"
+    tree = expr.check("[b for b in divisors(n) if b % 2 == 0][1:] + [n * 2]", {"n"}).tree
+    guarded = full_ast.unparse(expr.guarded(tree))
+    assert guarded == "_add(_v(_each(_call(divisors, n), 7))[1:], [_mul(n, 2)])".replace(
+        "_each(_call(divisors, n), 7)", "[b for b in _each(_call(divisors, n), 7) if _v(_mod(b, 2)) == 0]")

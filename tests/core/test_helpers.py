@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from errkit.core import helpers
+from errkit.core.bounds import OverBound
 from errkit.core.helpers import (
     aligned_divisors, clamp, common_divisors, divisors, gcd, is_finite, is_power_of_two, nearest, next_multiple,
     next_power_of_two, prev_multiple, prev_power_of_two,
@@ -195,3 +196,15 @@ def test_evaluate_code_leaves_its_arguments_alone():
     helpers.evaluate_code(compile("f(n)", "<test>", "eval"), env, own)
     assert env == {"n": 4} and own == {"f": abs}
     assert "__builtins__" not in helpers.HELPERS
+
+
+def test_the_walk_divisors_takes_is_charged_before_it_runs():
+    from errkit.core.helpers import COSTS, _round_cost, _walk
+
+    assert [_walk(n) for n in (1, 3, 4, 10**12, 10**12 + 1, 0, -4, 15.9)] == [1, 1, 2, 10**6, 0, 0, 0, 3]
+    assert [_walk(n) for n in ("x", None, float("inf"))] == [0, 0, 0]  # divisors() raises on them itself
+    assert COSTS[divisors] is _walk
+    assert COSTS[aligned_divisors](100, 4, 8) == 10 and COSTS[common_divisors](36, 24) == 3
+    assert _round_cost(5, -1024) == _round_cost(5) == _round_cost(1.5, 10**18) == 0
+    with pytest.raises(OverBound, match="round\\(\\) to more than 1024 digits"):
+        _round_cost(5, -1025)

@@ -19,9 +19,9 @@ XX102 = "ValueError: length 100 is not a multiple of the block 64"  # only the f
 RA105 = "num_q_heads=12 must be divisible by and num_kv_heads=8"
 
 
-def errkit(*args, cwd, env=None):
+def errkit(*args, cwd, env=None, timeout=300):
     proc = subprocess.run([sys.executable, "-m", "errkit", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=timeout)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -197,3 +197,125 @@ def test_the_parsed_index_cache_follows_the_index_files(tmp_path, env):
         cached.write_bytes(garbage)
         code, out, err = errkit("show", "XX102", cwd=tmp_path, env=environ)
         assert (code, err) == (0, "") and "a regenerated title" in out
+
+
+# -- installed catalogues are untrusted input: one that is broken or hostile costs a warning -------
+
+
+def _hostile(index: dict, project: str, edit) -> dict:
+    """A copy of `index` under another project name, with `edit(copy)` applied to it."""
+    data = json.loads(json.dumps(index))
+    data["project"] = project
+    edit(data)
+    return data
+
+
+def _entry(data: dict, code: str) -> dict:
+    entry = data["entries"][code]
+    return json.loads(entry) if isinstance(entry, str) else entry
+
+
+def _suggest(source: str):
+    def edit(data):
+        entry = _entry(data, "XX102")
+        entry["fixes"][0]["suggest"]["padded length"] = source
+        data["entries"]["XX102"] = entry
+    return edit
+
+
+def _first_wording(**changes):
+    def edit(data):
+        data["wordings"][0].update(changes)
+    return edit
+
+
+def _set(path, value):
+    def edit(data):
+        *where, last = path
+        target = data
+        for key in where:
+            target = target[key] if not isinstance(target[key], str) else json.loads(target[key])
+        target[last] = value
+    return edit
+
+
+def _entry_title(value):
+    def edit(data):
+        entry = _entry(data, "XX101")
+        entry["title"] = value
+        data["entries"]["XX101"] = entry
+    return edit
+
+
+UNUSABLE = {  # package -> (what is wrong with its index, in the warning)
+    "nested_power": (_suggest("((n ** 64) ** 64) ** 64"), "a power of a power (its exponents multiply to 4096"),
+    "bare_helper": (_suggest("divisors"), "the helper 'divisors' named without calling it"),
+    "dunder": (_suggest("__import__('os').system('true')"), "call of \"__import__('os').system\""),
+    # RE2 takes 0.8 s to compile this one and 3 s to search a 16 KB line with it
+    "slow_regex": (_first_wording(regex="(?P<g0>1)(?P<g1>2)" + ".{0,1000}" * 16), "a regex that does not compile (pattern too large"),
+    "big_regex": (_first_wording(regex="(?P<g0>1)(?P<g1>2)" + ".{0,100}" * 10), "a regex of 9010 RE2 instructions, over 5000"),
+    "bad_regex": (_first_wording(regex="(?P<g0>[0-9]+)(?P<g1>[0-9]+"), "a regex that does not compile (missing ): (?P<g0>"),
+    "no_group": (_first_wording(regex="length [0-9]+"), "no group 'g0' in its regex"),
+    "capture_type": (_first_wording(captures=[["g0", "n", "complex"], ["g1", "block", "int"]]), "other than [group, param, type]"),
+    "wrong_type": (_entry_title(7), "entry 'XX101': 'title' is of type int"),
+    "wrong_shape": (_set(("wordings",), {"a": 1}), "the index: 'wordings' is of type dict"),
+    "stray_code": (_first_wording(code="ZZ999"), "code 'ZZ999' is no entry of the index"),
+    "old_format": (_set(("format",), 1), "index format 1; this errkit reads format 2"),
+}
+
+
+def test_unusable_installed_catalogues_are_skipped_with_one_warning_each(tmp_path, env):
+    """Malformed, huge and hostile indexes, each in a package of its own, beside a good one: one
+    line on stderr for each, naming its entry point and file, and explain answers from the good
+    one, within seconds; the next start (from the cache) warns the same and answers the same."""
+    environ, site = env
+    good = compiled()
+    install(site, "fixture-errors", "fixture_pkg", good)
+    for package, (edit, _) in UNUSABLE.items():
+        install(site, f"{package}-errors", package, _hostile(good, package, edit))
+    install(site, "not_json-errors", "not_json", {})
+    (site / "not_json" / "_index.json").write_text('{"project": "not_json", "entries": {')
+    install(site, "huge-errors", "huge", {})
+    with open(site / "huge" / "_index.json", "r+b") as handle:
+        handle.truncate((64 << 20) + 1)  # sparse: over the limit at once, read never
+    expected = {**{p: why for p, (_, why) in UNUSABLE.items()},
+                "not_json": "not JSON", "huge": "67108865 bytes, over the 64 MB an index may have"}
+    for run in ("first", "cached"):
+        started = time.monotonic()
+        code, out, err = errkit("explain", "--json", XX102, cwd=tmp_path, env=environ, timeout=60)  # a hang fails
+        assert time.monotonic() - started < 20, run
+        assert code == 0 and json.loads(out)["catalogue"] == "fixture", err
+        lines = err.splitlines()
+        assert len(lines) == len(expected), err
+        for package, why in expected.items():
+            (line,) = [line for line in lines if f"registered as '{package}-errors'" in line]
+            assert line.startswith("errkit: skipped the catalogue ") and why in line, line
+            assert str(site / package / "_index.json") in line
+        assert "Traceback" not in err
+
+
+def test_a_suggestion_over_a_bound_in_an_installed_catalogue_is_not_computed(tmp_path, env):
+    """It vets, and only these values make it costly: explain answers, saying so, in a few seconds."""
+    environ, site = env
+    install(site, "fixture-errors", "fixture_pkg",
+            _hostile(compiled(), "fixture", _suggest("[divisors(n * 10**9) for d in divisors(n * 10**9)]")))
+    started = time.monotonic()
+    code, out, err = errkit("explain", XX102, cwd=tmp_path, env=environ, timeout=60)  # a hang fails
+    assert code == 0 and err == "", err
+    assert "padded length: not computed: more than 2000000 steps" in out
+    code, out, err = errkit("explain", "--json", XX102, cwd=tmp_path, env=environ, timeout=60)
+    assert json.loads(out)["fixes"][0]["suggestions"] == [{"label": "padded length", "not_computed": "more than 2000000 steps"}]
+    assert time.monotonic() - started < 20
+
+
+def test_the_only_catalogue_unusable_is_a_usage_error(tmp_path, env):
+    environ, _ = env
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[tool.errkit]\nindex = "pkg/_index.json"\n')
+    (project / "pkg" / "_index.json").write_text(json.dumps(_hostile(compiled(), "fixture", _suggest("divisors"))))
+    from errkit.explain import registry
+    from errkit.core import UsageError
+
+    with pytest.raises(UsageError, match="skipped the catalogue .*_index.json: entry 'XX102' fix 1 suggestion 'padded length'"):
+        registry.merged([registry.Source("fixture", str(project / "pkg" / "_index.json"))])
