@@ -193,8 +193,8 @@ def guarded(tree):
     a call of its guarded operation, each helper call `_call(helper, ...)`, each comparison's
     operands and each sliced value read through `_v`, each comprehension's items through
     `_each(items, steps of one pass)` (errkit/core/bounds.py; helpers.evaluate_code provides them)."""
-    if isinstance(tree, ast.ListComp):  # one pass: its element and condition, as written
-        weight = 1 + sum(isinstance(n, ast.expr) for part in [tree.elt, *tree.generators[0].ifs] for n in walk(part))
+    if isinstance(tree, ast.ListComp):  # (counted before its parts are guarded)
+        weight = pass_steps(tree)
     for name in tree._fields:
         child = getattr(tree, name)
         if isinstance(child, list):  # (of a vetted expression, only nodes: no dict display's None keys)
@@ -214,6 +214,12 @@ def guarded(tree):
         loop = tree.generators[0]
         loop.iter = _guard("_each", [loop.iter, _located(ast.Constant(weight), loop.iter)], loop.iter)
     return tree
+
+
+def pass_steps(tree) -> int:
+    """The steps one pass of a comprehension is charged: its element and condition, as written
+    (each expression node one step, and one for the pass)."""
+    return 1 + sum(isinstance(n, ast.expr) for part in [tree.elt, *tree.generators[0].ifs] for n in walk(part))
 
 
 def _located(node, where):

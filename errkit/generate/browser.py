@@ -4,7 +4,8 @@
                       syntax, each entry with its page and raised example
   suggest.js          every `suggest` expression compiled to JavaScript (errkit/generate/js.py)
   *.js, *.css         the scripts and stylesheets of site_assets/, match.js with the index's format
-                      (errkit/core/index_format.py) written in (templates/site/format.js.j2)
+                      (errkit/core/index_format.py) written in (templates/site/format.js.j2),
+                      runtime.js with errkit/core/bounds.py's limits (templates/site/bounds.js.j2)
 
 The translating itself (expressions, regexes, literals) is errkit/generate/js.py's; this module
 says what is translated and into which file.
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from errkit.catalogue import kernels, wordings
 from errkit.catalogue.model import Catalogue
-from errkit.core import index_format
+from errkit.core import bounds, index_format
 from errkit.generate import index as index_module
 from errkit.generate import js
 from errkit.generate.examples import raised_message
@@ -30,6 +31,8 @@ SITE_ASSETS = Path(__file__).parent / "site_assets"
 
 # The line of site_assets/match.js that `errkit generate` replaces with the index's format (FORMAT).
 FORMAT_LINE = "  var FORMAT = {}; // errkit/core/index_format.py: `errkit generate` writes its names here, no copy by hand\n"
+# The line of site_assets/runtime.js that `errkit generate` replaces with errkit/core/bounds.py's limits.
+BOUNDS_LINE = "  var BOUNDS = {}; // errkit/core/bounds.py: `errkit generate` writes its limits here, no copy by hand\n"
 
 
 def assets(catalogue: Catalogue) -> dict[str, str]:
@@ -50,7 +53,16 @@ def static_assets() -> dict[str, str]:
     if out["match.js"].count(FORMAT_LINE) != 1:
         raise ValueError(f"site_assets/match.js must hold the line {FORMAT_LINE.strip()!r} once: the index format goes there")
     out["match.js"] = out["match.js"].replace(FORMAT_LINE, format_js())
+    if out["runtime.js"].count(BOUNDS_LINE) != 1:
+        raise ValueError(f"site_assets/runtime.js must hold the line {BOUNDS_LINE.strip()!r} once: the bounds go there")
+    out["runtime.js"] = out["runtime.js"].replace(BOUNDS_LINE, bounds_js())
     return out
+
+
+def bounds_js() -> str:
+    """errkit/core/bounds.py's limits as JavaScript (`var BOUNDS = {...};`), written into runtime.js."""
+    limits = [(name, getattr(bounds, name)) for name in bounds.JS_BOUNDS]
+    return _js_env().get_template("site/bounds.js.j2").render(HEADER=HEADER, limits=limits)
 
 
 def js_format() -> list[tuple[str, object]]:

@@ -70,9 +70,15 @@ def _constant(value) -> str:
     raise Unsupported(f"a {type(value).__name__} constant")
 
 
+_METERED = {ast.Pow: "pow", ast.Mult: "mul", ast.Add: "add", ast.Mod: "mod"}  # as expr.guarded's _GUARDED_OPS
+
+
 class _Compiler:
-    def __init__(self, params: frozenset[str], env: str, runtime: str):
-        self.params, self.env, self.r = params, env, runtime
+    """A vetted tree as JavaScript, guarded as errkit/core/expr.guarded guards the Python: every
+    operation Python runs through the evaluation's Meter runs through runtime.js's Meter (`meter`)."""
+
+    def __init__(self, params: frozenset[str], env: str, runtime: str, meter: str = "m"):
+        self.params, self.env, self.r, self.m = params, env, runtime, meter
 
     def __call__(self, node: ast.AST) -> str:
         method = getattr(self, "visit_" + type(node).__name__, None)
@@ -92,7 +98,12 @@ class _Compiler:
         raise Unsupported(f"the name {node.id!r} outside a call")
 
     def visit_BinOp(self, node: ast.BinOp) -> str:
-        return f"{self.r}.{_BINOPS[type(node.op)]}({self(node.left)}, {self(node.right)})"
+        through = self.m if type(node.op) in _METERED else self.r
+        return f"{through}.{_BINOPS[type(node.op)]}({self(node.left)}, {self(node.right)})"
+
+    def read_whole(self, node: ast.AST) -> str:
+        """A value a comparison or a slice reads whole: its size charged (expr._read_whole)."""
+        return self(node) if isinstance(node, ast.Constant) else f"{self.m}.v({self(node)})"
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> str:
         if isinstance(node.op, ast.Invert):
@@ -104,14 +115,16 @@ class _Compiler:
         return f"{self.r}.{name}({', '.join(self.thunk(v) for v in node.values)})"
 
     def visit_Compare(self, node: ast.Compare) -> str:
-        links = ", ".join(f"[{json_literal(_COMPARE[type(op)])}, {self.thunk(right)}]" for op, right in zip(node.ops, node.comparators))
-        return f"{self.r}.compare({self(node.left)}, [{links}])"
+        links = ", ".join(f"[{json_literal(_COMPARE[type(op)])}, function () {{ return {self.read_whole(right)}; }}]"
+                          for op, right in zip(node.ops, node.comparators))
+        return f"{self.r}.compare({self.read_whole(node.left)}, [{links}])"
 
     def visit_IfExp(self, node: ast.IfExp) -> str:
         return f"({self.r}.truthy({self(node.test)}) ? {self(node.body)} : {self(node.orelse)})"
 
     def visit_Subscript(self, node: ast.Subscript) -> str:
-        return f"{self.r}.getitem({self(node.value)}, {self(node.slice)})"
+        value = self.read_whole(node.value) if isinstance(node.slice, ast.Slice) else self(node.value)
+        return f"{self.r}.getitem({value}, {self(node.slice)})"
 
     def visit_Slice(self, node: ast.Slice) -> str:
         parts = [self(part) if part is not None else "null" for part in (node.lower, node.upper, node.step)]
@@ -126,36 +139,37 @@ class _Compiler:
     def visit_ListComp(self, node: ast.ListComp) -> str:
         """[elt for NAME in items if cond]: a loop over the items with NAME bound in a copy of the env."""
         gen = node.generators[0]
-        inner = _Compiler(self.params | {gen.target.id}, "e", self.r)
+        inner = _Compiler(self.params | {gen.target.id}, "e", self.r, self.m)
         keep = f"if (!{self.r}.truthy({inner(gen.ifs[0])})) continue; " if gen.ifs else ""
         return (f"(function (items) {{ var out = []; for (var i = 0; i < items.length; i++) {{ "
                 f"var e = Object.assign({{}}, {self.env}); e[{json_literal(gen.target.id)}] = items[i]; "
-                f"{keep}out.push({inner(node.elt)}); }} return out; }})({self.r}.iterate({self(gen.iter)}))")
+                f"{keep}out.push({inner(node.elt)}); }} return out; }})({self.r}.iterate({self.m}.each({self(gen.iter)}, {expr.pass_steps(node)})))")
 
     def visit_Call(self, node: ast.Call) -> str:
         if not isinstance(node.func, ast.Name) or node.keywords:
             raise Unsupported("a call of anything but a helper by name")
         args = ", ".join(self(a) for a in node.args)
         if node.func.id in self.params:  # a param shadows a helper: calling its value fails, as in Python
-            return f"{self.r}.call({json_literal('<' + node.func.id + '>')}, [{args}])"
-        return f"{self.r}.call({json_literal(node.func.id)}, [{args}])"
+            return f"{self.m}.call({json_literal('<' + node.func.id + '>')}, [{args}])"
+        return f"{self.m}.call({json_literal(node.func.id)}, [{args}])"
 
 
-def to_js(checked: expr.Checked, params: Iterable[str], env: str = "p", runtime: str = "R") -> str:
-    """JavaScript source of a vetted expression; params are read as env["name"]."""
+def to_js(checked: expr.Checked, params: Iterable[str], env: str = "p", runtime: str = "R", meter: str = "m") -> str:
+    """JavaScript source of a vetted expression; params are read as env["name"], the guarded
+    operations run through the runtime's Meter `meter` (the bounds the evaluation shares)."""
     called = {n.func.id for n in ast.walk(checked.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     missing = called - JS_HELPERS - set(params)
     if missing:
         raise Unsupported(f"helpers without a JavaScript twin: {', '.join(sorted(missing))}")
-    return _Compiler(frozenset(params), env, runtime)(checked.tree.body)
+    return _Compiler(frozenset(params), env, runtime, meter)(checked.tree.body)
 
 
 def compile_expression(source: str, params: Iterable[str]) -> tuple[str, tuple[str, ...]]:
-    """(JavaScript function source taking the params object, the param names it reads)."""
+    """(JavaScript function source taking the params object and a runtime Meter, the param names it reads)."""
     params = list(params)
     checked = expr.check(source, params)
     body = to_js(checked, params)
-    return f"function (p) {{ return {body}; }}", tuple(sorted(checked.names))
+    return f"function (p, m) {{ return {body}; }}", tuple(sorted(checked.names))
 
 
 # -- regexes --------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from support import FIXTURES, ROOT, bundled_catalogue
 from errkit.explain import answer, match
-from errkit.core import expr, helpers, index_format, runtime, suggest, values
+from errkit.core import bounds, expr, helpers, index_format, runtime, suggest, values
 from errkit.generate import browser, js
 from errkit.catalogue import kernels, wordings
 from errkit.generate import render_all
@@ -185,7 +185,8 @@ def _python_explain(index: match.Index, text: str) -> list[dict]:
         "shown": {k: runtime.shown(v) for k, v in res["params"].items()},
         "kernel": res["matched"]["kernel"] and res["matched"]["kernel"]["id"],
         "fix_kernels": [fix["kernel"] and fix["kernel"]["id"] for fix in res["fixes"]],
-        "suggestions": [[[s["label"], "value", runtime.shown(s["value"])] if "value" in s else [s["label"], "needs", s["needs"]]
+        "suggestions": [[[s["label"], "value", runtime.shown(s["value"])] if "value" in s
+                          else [s["label"], "not_computed", s["not_computed"]] if "not_computed" in s else [s["label"], "needs", s["needs"]]
                          for s in fix["suggestions"]] for fix in res["fixes"]],
     } for res, params in pairs]
 
@@ -335,6 +336,38 @@ def test_runtime_follows_python_semantics(node):
     bad = _disagreements(EXPRESSIONS, want, got)
     assert not bad, bad
     assert sum("error" in w for w in want) < len(want) // 4, "most chosen expressions have a value"
+
+
+BIG = list(range(bounds.MAX_ITEMS))
+# each bound of errkit/core/bounds.py, just within it and just past it: runtime.js's Meter stops where Python's does
+AT_THE_BOUNDS = [
+    ("a ** 63", {"a": 2**64 - 1}), ("a ** 64", {"a": 2**64}), ("a * b", {"a": 2**2047, "b": 2**2047}),
+    ("a * b", {"a": 2**2048, "b": 2**2048}), ("a * b", {"a": [1, 2], "b": bounds.MAX_ITEMS // 2}),
+    ("a * b", {"a": "ab", "b": bounds.MAX_ITEMS // 2 + 1}), ("a * b", {"a": -3, "b": "x"}), ("a * b", {"a": [1], "b": 2.0}),
+    ("a + b", {"a": BIG[:5000], "b": BIG[:5000]}), ("a + b", {"a": BIG[:5000], "b": tuple(BIG[:5001])}),
+    ("a + b", {"a": "x" * 5001, "b": "y" * 5000}), ("a % b", {"a": "%d", "b": 1}), ("a % b", {"a": 7, "b": 3}),
+    ("round(a, -1024)", {"a": 5}), ("round(a, -1025)", {"a": 5}), ("sorted(a)", {"a": BIG[::-1]}),
+    ("sorted(a)", {"a": BIG + [0]}), ("a[::-1]", {"a": BIG + [0]}), ("[x for x in a]", {"a": BIG + [0]}),
+    # MAX_STEPS: 10,000 passes over a tuple of 97 items fit (the pass and the tuple read whole), of 98 do not
+    ("[x for x in a if (" + "x, " * 97 + ") != ()]", {"a": BIG}), ("[x for x in a if (" + "x, " * 98 + ") != ()]", {"a": BIG}),
+    ("len([x for x in divisors(a) if x % 2])", {"a": 963761198400}), ("next_power_of_two(a)", {"a": 2**4095}),
+    ("next_power_of_two(a)", {"a": 2**4096}), ("a == b", {"a": BIG, "b": BIG}), ("gcd(a, b)", {"a": 2**4000, "b": 6}),
+]
+
+
+def test_runtime_stops_at_the_bounds_python_stops_at(node):
+    want, got = _run_sources(node, AT_THE_BOUNDS)
+    assert not _disagreements(AT_THE_BOUNDS, want, got), _disagreements(AT_THE_BOUNDS, want, got)
+    stopped = sum(w == {"error": "OverBound"} for w in want)
+    assert 10 <= stopped < len(want) - 5, "the cases reach both sides of the bounds"
+    assert node({"bounds": True})["bounds"] == {name: getattr(bounds, name) for name in bounds.JS_BOUNDS}
+
+
+def test_unshowable_results_agree_with_python(node):
+    values = [3, 2**4096, 2**4097, "x" * bounds.MAX_SHOWN, "x" * (bounds.MAX_SHOWN + 1), [["ab"] * 100] * 1400, None, 1.5,
+              (True, [None, "é"]), [2**4000] * 200, [2**4000] * 400]
+    got = node({"calls": [["unshowable", [_tag(v)]] for v in values]})["calls"]
+    assert got == [{"repr": repr(bounds.unshowable(v))} for v in values]
 
 
 PARSES = [

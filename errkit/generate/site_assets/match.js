@@ -839,11 +839,13 @@
     return Array.from(scored.values()).sort(function (x, y) { return y.score - x.score; }).slice(0, limit);
   }
 
-  // explain.suggestions: each `suggest` of a fix computed from the matched values
-  function suggestions(index, code, fixIndex, params) {
+  // errkit/core/suggest.suggestions: each `suggest` of a fix computed from the matched values,
+  // within the bounds of `meter` (R.Meter: one per answer, shared by its fixes; a new one by default)
+  function suggestions(index, code, fixIndex, params, meter) {
     var compiled = (SUGGEST && SUGGEST[code] && SUGGEST[code][fixIndex]) || [];
     var sources = index.entries[code].fixes[fixIndex].suggest;
     var out = [];
+    meter = meter || new R.Meter();
     compiled.forEach(function (item) {
       var label = item[0], names = item[1], fn = item[2];
       var missing = names.filter(function (n) { return !Object.prototype.hasOwnProperty.call(params, n); });
@@ -852,12 +854,16 @@
         return;
       }
       try {
-        var found = { label: label, value: fn(params) };
+        var value = fn(params, meter);
+        var why = R.unshowable(value);
+        if (why !== null) throw R.PyError("OverBound", why);
+        var found = { label: label, value: value };
         var sets = index.entries[code].fixes[fixIndex].sets || {};
         if (Object.prototype.hasOwnProperty.call(sets, label)) found.sets = sets[label];
         out.push(found);
       } catch (err) {
-        // a suggestion that cannot be computed for these values is left out, as by the CLI
+        // over a bound: said, as by the CLI; a suggestion that cannot be computed for these values is left out
+        if (err.pyType === "OverBound") out.push({ label: label, not_computed: err.message.slice("OverBound: ".length) });
       }
     });
     return out;
@@ -868,6 +874,7 @@
     var wording = match.wording;
     var told = match.weak ? null : toldKernel(match); // a lookup names the entry, not who raised it
     var fixes = match.weak ? entry.fixes : offered(entry.fixes, wording, told);
+    var meter = new R.Meter(); // the bounds of the answer's suggestions, all together (errkit/core/bounds.py)
     return {
       code: match.code,
       slug: entry.slug,
@@ -890,7 +897,7 @@
           alternative: Boolean(fix.alternative),
           unverified: fix.unverified || null,
           kernel: kernelRef(index, fix.kernel),
-          suggestions: match.exact || match.weak ? suggestions(index, match.code, entry.fixes.indexOf(fix), match.params) : [],
+          suggestions: match.exact || match.weak ? suggestions(index, match.code, entry.fixes.indexOf(fix), match.params, meter) : [],
           before: fix.before,
           after: fix.after,
         };

@@ -766,6 +766,157 @@
     return h[name].apply(null, args);
   }
 
+  // -- bounds: errkit/core/bounds.py's Meter ------------------------------------------------------
+  //
+  // suggest.js compiles every `**`, `*`, `+` and `%`, every helper call, every comparison's operands,
+  // every sliced value and every comprehension's items into calls of a Meter's methods, as
+  // errkit/core/expr.guarded does for Python: the same checks, in the same order, charging the same
+  // steps, so the page stops an expression with OverBound exactly where `errkit explain` does.
+
+  var BOUNDS = {}; // errkit/core/bounds.py: `errkit generate` writes its limits here, no copy by hand
+
+  function overBound(why) {
+    return PyError("OverBound", why);
+  }
+
+  function tooManyBits() { return overBound("an int of more than " + BOUNDS.MAX_BITS + " bits"); }
+  function tooManyItems() { return overBound("a sequence of more than " + BOUNDS.MAX_ITEMS + " items"); }
+
+  function isSequence(x) {
+    return typeof x === "string" || Array.isArray(x);
+  }
+
+  function seqLen(x) {
+    return typeof x === "string" ? strLen(x) : x.length;
+  }
+
+  // helpers.COSTS: the steps a helper takes beyond reading its arguments
+  function walkCost(n) { // helpers._walk: the d with d * d <= n that divisors(n) tries
+    try {
+      n = int_(n);
+    } catch (err) {
+      return 0;
+    }
+    return n >= 1n && n <= LIMIT ? Math.floor(Math.sqrt(Number(n))) : 0;
+  }
+
+  var COSTS = {
+    divisors: function (n) { return walkCost(n); },
+    aligned_divisors: function (n) { return walkCost(n); },
+    common_divisors: function (a, b) { return walkCost(gcd(a, b)); },
+    round: function (x, ndigits) { // helpers._round_cost: round(x, -d) computes 10**d
+      if (isIntLike(ndigits) && -big(ndigits) > BigInt(BOUNDS.MAX_ROUND_DIGITS)) {
+        throw overBound("round() to more than " + BOUNDS.MAX_ROUND_DIGITS + " digits");
+      }
+      return 0;
+    },
+  };
+
+  function Meter(steps) {
+    this.left = steps === undefined ? BOUNDS.MAX_STEPS : steps;
+  }
+
+  Meter.prototype.charge = function (steps) {
+    this.left -= steps;
+    if (this.left < 0) throw overBound("more than " + BOUNDS.MAX_STEPS + " steps");
+  };
+
+  Meter.prototype.pow = function (base, exponent) { // the exponent is a literal 0..64 (vetted)
+    if (isIntLike(base) && Number(bitLength(big(base))) * toFloat(exponent) > BOUNDS.MAX_BITS) throw tooManyBits();
+    return pow(base, exponent);
+  };
+
+  Meter.prototype.mul = function (a, b) {
+    if (isIntLike(a) && isIntLike(b)) {
+      if (bitLength(big(a)) + bitLength(big(b)) > BigInt(BOUNDS.MAX_BITS)) throw tooManyBits();
+    } else if (isSequence(a) || isSequence(b)) { // a repetition
+      var times = isSequence(a) ? b : a;
+      if (isIntLike(times)) {
+        var items = BigInt(seqLen(isSequence(a) ? a : b)) * big(times);
+        if (items > BigInt(BOUNDS.MAX_ITEMS)) throw tooManyItems();
+        this.charge(items > 0n ? Number(items) : 0);
+      }
+    }
+    return mul(a, b);
+  };
+
+  Meter.prototype.add = function (a, b) {
+    if (isSequence(a) && isSequence(b)) { // a concatenation
+      var items = seqLen(a) + seqLen(b);
+      if (items > BOUNDS.MAX_ITEMS) throw tooManyItems();
+      this.charge(items);
+    }
+    return add(a, b);
+  };
+
+  Meter.prototype.mod = function (a, b) {
+    if (typeof a === "string") throw overBound("'%' formatting of a string (its width has no bound)");
+    return mod(a, b);
+  };
+
+  Meter.prototype.v = function (value) { // read whole by a comparison or a slice
+    if (isSequence(value)) this.charge(seqLen(value));
+    return value;
+  };
+
+  // a helper's arguments read (a sequence's items, an int's bits, else 1 step each) and its own
+  // cost charged first; OverBound for a result past MAX_BITS or MAX_ITEMS
+  Meter.prototype.call = function (name, args) {
+    var steps = 1;
+    for (var i = 0; i < args.length; i++) {
+      var arg = args[i];
+      steps += isIntLike(arg) ? Number(bitLength(big(arg))) : isSequence(arg) ? seqLen(arg) : 1;
+    }
+    if (Object.prototype.hasOwnProperty.call(COSTS, name)) {
+      try {
+        steps += COSTS[name].apply(null, args);
+      } catch (err) { // a cost that cannot be told: the helper itself raises what Python's cost raised
+        if (err.pyType === "OverBound") throw err;
+      }
+    }
+    this.left -= steps;
+    if (this.left < 0) throw overBound("more than " + BOUNDS.MAX_STEPS + " steps");
+    var result = call(name, args);
+    if (isIntLike(result)) {
+      if (bitLength(big(result)) > BigInt(BOUNDS.MAX_BITS)) throw tooManyBits();
+    } else if (isSequence(result) && seqLen(result) > BOUNDS.MAX_ITEMS) {
+      throw tooManyItems();
+    }
+    return result;
+  };
+
+  Meter.prototype.each = function (items, weight) { // a comprehension's items; weight: the steps of one pass
+    if (isSequence(items)) {
+      if (seqLen(items) > BOUNDS.MAX_ITEMS) throw tooManyItems();
+      this.charge(seqLen(items) * weight);
+    }
+    return items;
+  };
+
+  // bounds.unshowable: why a result is no value to show (null: it is one)
+  function unshowable(value) {
+    var todo = [value], shown = 0;
+    while (todo.length) {
+      var item = todo.pop();
+      if (Array.isArray(item)) {
+        shown += item.length;
+        for (var i = 0; i < item.length; i++) todo.push(item[i]);
+      } else if (isIntLike(item)) {
+        var bits = bitLength(big(item));
+        if (bits > BigInt(BOUNDS.MAX_BITS)) return "an int of more than " + BOUNDS.MAX_BITS + " bits";
+        shown += 1 + Number(bits / 3n);
+      } else if (typeof item === "string") {
+        shown += strLen(item);
+      } else if (!(item === null || item === undefined || typeof item === "number")) {
+        return "not a value (" + kind(item) + ")";
+      } else {
+        shown += 1;
+      }
+      if (shown > BOUNDS.MAX_SHOWN) return "a result of more than " + BOUNDS.MAX_SHOWN + " characters";
+    }
+    return null;
+  }
+
   // -- str() and repr() ---------------------------------------------------------------------------
 
   function floatRepr(x) {
@@ -1014,6 +1165,9 @@
     slice: slice,
     getitem: getitem,
     call: call,
+    Meter: Meter,
+    unshowable: unshowable,
+    BOUNDS: BOUNDS,
     iterate: iterate,
     h: h,
     repr: repr,

@@ -64,18 +64,20 @@
     }
     var fixes = el("ol", { className: "errkit-fixes errkit-values__fixes" });
     var any = false;
+    var meter = new R.Meter(); // the bounds of the page's suggestions, all together, as of one answer
     data.fixes.forEach(function (fix, n) {
       var scope = [];
       if (fix.alternative) scope.push(el("em", { text: "Alternative, outside this library: " }));
       if (fix.kernel) scope.push(el("em", { text: "For " + ((data.kernels || {})[fix.kernel] || fix.kernel) + ": " }));
       var item = el("li", { "data-fix": String(n + 1) }, scope.concat(prose(fix.summary)));
-      var computed = M.suggestions(index, data.code, n, read.values).filter(function (s) { return "value" in s; });
+      var computed = M.suggestions(index, data.code, n, read.values, meter).filter(function (s) { return "value" in s || "not_computed" in s; });
       if (computed.length) {
         any = true;
         var list = el("ul", { className: "errkit-suggestions" });
         computed.forEach(function (s) {
           var none = s.value === null || (Array.isArray(s.value) && !s.value.length);
-          list.appendChild(el("li", { className: "errkit-suggestion", "data-label": s.label }, none ? [s.label + ": none satisfies every constraint"]
+          list.appendChild(el("li", { className: "errkit-suggestion", "data-label": s.label }, "not_computed" in s ? [s.label + ": not computed: " + s.not_computed]
+            : none ? [s.label + ": none satisfies every constraint"]
             : [s.label + ": ", el("code", { className: "errkit-value", text: R.show(s.value) })]));
         });
         item.appendChild(list);

@@ -114,12 +114,13 @@
     result.fixes.forEach(function (fix) {
       var scope = fix.kernel && !result.matched.kernel ? [el("em", { text: "For " + fix.kernel.title + ": " })] : [];
       var item = el("li", {}, (fix.alternative ? [el("em", { text: "Alternative, outside this library: " })] : []).concat(scope, prose(fix.summary)));
-      var computed = fix.suggestions.filter(function (s) { return "value" in s; });
+      var computed = fix.suggestions.filter(function (s) { return "value" in s || "not_computed" in s; });
       if (computed.length) {
         var list = el("ul", { className: "errkit-suggestions" });
         computed.forEach(function (s) {
           var none = s.value === null || (Array.isArray(s.value) && !s.value.length);
-          list.appendChild(el("li", { className: "errkit-suggestion" }, none ? [s.label + ": none satisfies every constraint"]
+          list.appendChild(el("li", { className: "errkit-suggestion" }, "not_computed" in s ? [s.label + ": not computed: " + s.not_computed]
+            : none ? [s.label + ": none satisfies every constraint"]
             : [s.label + ": ", el("code", { text: R.show(s.value) })]));
         });
         item.appendChild(list);

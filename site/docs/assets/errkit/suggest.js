@@ -24,8 +24,8 @@
     ],
     "RA102": [
       [
-        ["k shape that fits q", ["k_shape", "q_shape"], function (p) { return R.tuple([R.getitem(p["q_shape"], 0n), R.getitem(p["k_shape"], 1n), R.getitem(p["k_shape"], 2n), R.getitem(p["q_shape"], 3n)]); }],
-        ["k shape the upstream kernel expects", ["kv_shape"], function (p) { return p["kv_shape"]; }],
+        ["k shape that fits q", ["k_shape", "q_shape"], function (p, m) { return R.tuple([R.getitem(p["q_shape"], 0n), R.getitem(p["k_shape"], 1n), R.getitem(p["k_shape"], 2n), R.getitem(p["q_shape"], 3n)]); }],
+        ["k shape the upstream kernel expects", ["kv_shape"], function (p, m) { return p["kv_shape"]; }],
       ],
       [
       ],
@@ -34,33 +34,33 @@
     ],
     "RA103": [
       [
-        ["v shape the kernel expects", ["k_shape"], function (p) { return p["k_shape"]; }],
-        ["v shape the upstream kernel expects", ["kv_shape"], function (p) { return p["kv_shape"]; }],
+        ["v shape the kernel expects", ["k_shape"], function (p, m) { return p["k_shape"]; }],
+        ["v shape the upstream kernel expects", ["kv_shape"], function (p, m) { return p["kv_shape"]; }],
       ],
       [
       ],
     ],
     "RA104": [
       [
-        ["dtype to cast k to (none: k agrees with q or v does not)", ["k_dtype", "q_dtype", "v_dtype"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["q_dtype"], [["==", function () { return p["v_dtype"]; }]]); }, function () { return R.compare(p["k_dtype"], [["!=", function () { return p["q_dtype"]; }]]); })) ? p["q_dtype"] : null); }],
-        ["dtype to cast v to (none: v agrees with q or k does not)", ["k_dtype", "q_dtype", "v_dtype"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["q_dtype"], [["==", function () { return p["k_dtype"]; }]]); }, function () { return R.compare(p["v_dtype"], [["!=", function () { return p["q_dtype"]; }]]); })) ? p["q_dtype"] : null); }],
-        ["dtype to cast q to (none: q agrees with k or k and v differ)", ["k_dtype", "q_dtype", "v_dtype"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["k_dtype"], [["==", function () { return p["v_dtype"]; }]]); }, function () { return R.compare(p["q_dtype"], [["!=", function () { return p["k_dtype"]; }]]); })) ? p["k_dtype"] : null); }],
+        ["dtype to cast k to (none: k agrees with q or v does not)", ["k_dtype", "q_dtype", "v_dtype"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["q_dtype"]), [["==", function () { return m.v(p["v_dtype"]); }]]); }, function () { return R.compare(m.v(p["k_dtype"]), [["!=", function () { return m.v(p["q_dtype"]); }]]); })) ? p["q_dtype"] : null); }],
+        ["dtype to cast v to (none: v agrees with q or k does not)", ["k_dtype", "q_dtype", "v_dtype"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["q_dtype"]), [["==", function () { return m.v(p["k_dtype"]); }]]); }, function () { return R.compare(m.v(p["v_dtype"]), [["!=", function () { return m.v(p["q_dtype"]); }]]); })) ? p["q_dtype"] : null); }],
+        ["dtype to cast q to (none: q agrees with k or k and v differ)", ["k_dtype", "q_dtype", "v_dtype"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["k_dtype"]), [["==", function () { return m.v(p["v_dtype"]); }]]); }, function () { return R.compare(m.v(p["q_dtype"]), [["!=", function () { return m.v(p["k_dtype"]); }]]); })) ? p["k_dtype"] : null); }],
       ],
       [
       ],
     ],
     "RA105": [
       [
-        ["valid num_kv_heads", ["num_q_heads"], function (p) { return R.call("divisors", [p["num_q_heads"]]); }],
-        ["nearest valid num_kv_heads", ["num_kv_heads", "num_q_heads"], function (p) { return R.call("nearest", [R.call("divisors", [p["num_q_heads"]]), p["num_kv_heads"]]); }],
+        ["valid num_kv_heads", ["num_q_heads"], function (p, m) { return m.call("divisors", [p["num_q_heads"]]); }],
+        ["nearest valid num_kv_heads", ["num_kv_heads", "num_q_heads"], function (p, m) { return m.call("nearest", [m.call("divisors", [p["num_q_heads"]]), p["num_kv_heads"]]); }],
       ],
       [
-        ["nearest valid num_q_heads", ["num_kv_heads", "num_q_heads"], function (p) { return R.call("nearest", [[R.call("prev_multiple", [p["num_q_heads"], p["num_kv_heads"]]), R.call("next_multiple", [p["num_q_heads"], p["num_kv_heads"]])], p["num_q_heads"]]); }],
+        ["nearest valid num_q_heads", ["num_kv_heads", "num_q_heads"], function (p, m) { return m.call("nearest", [[m.call("prev_multiple", [p["num_q_heads"], p["num_kv_heads"]]), m.call("next_multiple", [p["num_q_heads"], p["num_kv_heads"]])], p["num_q_heads"]]); }],
       ],
     ],
     "RA106": [
       [
-        ["supported dtypes", ["implementation"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.or_(function () { return R.compare(e["candidate_"], [["in", function () { return R.tuple(["float32", "bfloat16", "float16"]); }]]); }, function () { return R.and_(function () { return R.compare(e["implementation"], [["==", function () { return "xla"; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return "float64"; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(["float32", "bfloat16", "float16", "float64"])); }],
+        ["supported dtypes", ["implementation"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.or_(function () { return R.compare(m.v(e["candidate_"]), [["in", function () { return m.v(R.tuple(["float32", "bfloat16", "float16"])); }]]); }, function () { return R.and_(function () { return R.compare(m.v(e["implementation"]), [["==", function () { return "xla"; }]]); }, function () { return R.compare(m.v(e["candidate_"]), [["==", function () { return "float64"; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(["float32", "bfloat16", "float16", "float64"], 16))); }],
       ],
       [
       ],
@@ -69,10 +69,10 @@
     ],
     "RA107": [
       [
-        ["head sizes d that fill the Pallas kernel's tiles (none: use implementation='xla')", ["head_dim"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; if (!R.truthy(R.compare(e["d"], [[">=", function () { return 16n; }]]))) continue; out.push(e["d"]); } return out; })(R.iterate(R.call("common_divisors", [p["head_dim"], 256n]))); }],
+        ["head sizes d that fill the Pallas kernel's tiles (none: use implementation='xla')", ["head_dim"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; if (!R.truthy(R.compare(m.v(e["d"]), [[">=", function () { return 16n; }]]))) continue; out.push(e["d"]); } return out; })(R.iterate(m.each(m.call("common_divisors", [p["head_dim"], 256n]), 5))); }],
       ],
       [
-        ["implementation that takes this head_dim", ["head_dim"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.compare(e["candidate_"], [["in", function () { return R.tuple(["pallas", "xla"]); }]]); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["!=", function () { return "pallas"; }]]); }, function () { return R.compare(e["head_dim"], [["<=", function () { return 256n; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(["pallas", "xla"])); }],
+        ["implementation that takes this head_dim", ["head_dim"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]]); }, function () { return R.compare(m.v(e["candidate_"]), [["in", function () { return m.v(R.tuple(["pallas", "xla"])); }]]); }); }, function () { return R.or_(function () { return R.compare(m.v(e["candidate_"]), [["!=", function () { return "pallas"; }]]); }, function () { return R.compare(m.v(e["head_dim"]), [["<=", function () { return 256n; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(["pallas", "xla"], 19))); }],
       ],
     ],
     "RA108": [
@@ -85,14 +85,14 @@
     ],
     "RA109": [
       [
-        ["padded head_dim", ["head_dim"], function (p) { return R.call("next_multiple", [p["head_dim"], 64n]); }],
+        ["padded head_dim", ["head_dim"], function (p, m) { return m.call("next_multiple", [p["head_dim"], 64n]); }],
       ],
       [
       ],
     ],
     "RA201": [
       [
-        ["closest valid implementation (none: choose 'pallas' or 'xla')", ["implementation"], function (p) { return (R.truthy(R.compare(p["implementation"], [["in", function () { return R.tuple(["Pallas", "PALLAS", "triton", "Triton", "gpu", "GPU", "cuda", "cudnn", "mosaic", "mosaic_gpu", "flash"]); }]])) ? "pallas" : (R.truthy(R.compare(p["implementation"], [["in", function () { return R.tuple(["XLA", "Xla", "jax", "jnp", "cpu", "CPU", "reference", "ref", "naive"]); }]])) ? "xla" : null)); }],
+        ["closest valid implementation (none: choose 'pallas' or 'xla')", ["implementation"], function (p, m) { return (R.truthy(R.compare(m.v(p["implementation"]), [["in", function () { return m.v(R.tuple(["Pallas", "PALLAS", "triton", "Triton", "gpu", "GPU", "cuda", "cudnn", "mosaic", "mosaic_gpu", "flash"])); }]])) ? "pallas" : (R.truthy(R.compare(m.v(p["implementation"]), [["in", function () { return m.v(R.tuple(["XLA", "Xla", "jax", "jnp", "cpu", "CPU", "reference", "ref", "naive"])); }]])) ? "xla" : null)); }],
       ],
       [
       ],
@@ -111,7 +111,7 @@
     ],
     "RA204": [
       [
-        ["closest valid cap_method", ["cap_method"], function (p) { return (R.truthy(R.compare(p["cap_method"], [["in", function () { return R.tuple(["softsign", "soft-sign", "SoftSign", "soft_sign_cap", "softsign_cap"]); }]])) ? "soft_sign" : (R.truthy(R.compare(p["cap_method"], [["in", function () { return R.tuple([null, "None", "", "off", "no", "false", "identity", "linear"]); }]])) ? "none" : "tanh")); }],
+        ["closest valid cap_method", ["cap_method"], function (p, m) { return (R.truthy(R.compare(m.v(p["cap_method"]), [["in", function () { return m.v(R.tuple(["softsign", "soft-sign", "SoftSign", "soft_sign_cap", "softsign_cap"])); }]])) ? "soft_sign" : (R.truthy(R.compare(m.v(p["cap_method"]), [["in", function () { return m.v(R.tuple([null, "None", "", "off", "no", "false", "identity", "linear"])); }]])) ? "none" : "tanh")); }],
       ],
       [
       ],
@@ -134,18 +134,18 @@
     ],
     "RA211": [
       [
-        ["nearest valid block_q (none: block_q is valid)", ["block_q", "has_config"], function (p) { return (R.truthy(R.and_(function () { return R.call("is_power_of_two", [p["block_q"]]); }, function () { return R.compare(p["block_q"], [["in", function () { return [16n, 32n, 64n, 128n, 256n, 512n, 1024n]; }]]); })) ? [] : R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.and_(function () { return R.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return e["candidate_"]; }], ["<=", function () { return 1024n; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), (R.truthy(R.call("is_finite", [p["block_q"]])) ? R.call("int", [p["block_q"]]) : 128n)])); }],
-        ["nearest valid block_kv (none: block_kv is valid)", ["block_kv", "has_config"], function (p) { return (R.truthy(R.and_(function () { return R.call("is_power_of_two", [p["block_kv"]]); }, function () { return R.compare(p["block_kv"], [["in", function () { return [16n, 32n, 64n, 128n, 256n, 512n, 1024n]; }]]); })) ? [] : R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.and_(function () { return R.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return e["candidate_"]; }], ["<=", function () { return 1024n; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), (R.truthy(R.call("is_finite", [p["block_kv"]])) ? R.call("int", [p["block_kv"]]) : 128n)])); }],
+        ["nearest valid block_q (none: block_q is valid)", ["block_q", "has_config"], function (p, m) { return (R.truthy(R.and_(function () { return m.call("is_power_of_two", [p["block_q"]]); }, function () { return R.compare(m.v(p["block_q"]), [["in", function () { return m.v([16n, 32n, 64n, 128n, 256n, 512n, 1024n]); }]]); })) ? [] : m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.and_(function () { return m.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return m.v(e["candidate_"]); }], ["<=", function () { return 1024n; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([16n, 32n, 64n, 128n, 256n, 512n, 1024n], 13))), (R.truthy(m.call("is_finite", [p["block_q"]])) ? m.call("int", [p["block_q"]]) : 128n)])); }],
+        ["nearest valid block_kv (none: block_kv is valid)", ["block_kv", "has_config"], function (p, m) { return (R.truthy(R.and_(function () { return m.call("is_power_of_two", [p["block_kv"]]); }, function () { return R.compare(m.v(p["block_kv"]), [["in", function () { return m.v([16n, 32n, 64n, 128n, 256n, 512n, 1024n]); }]]); })) ? [] : m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.and_(function () { return m.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return m.v(e["candidate_"]); }], ["<=", function () { return 1024n; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([16n, 32n, 64n, 128n, 256n, 512n, 1024n], 13))), (R.truthy(m.call("is_finite", [p["block_kv"]])) ? m.call("int", [p["block_kv"]]) : 128n)])); }],
       ],
       [
       ],
     ],
     "RA212": [
       [
-        ["nearest valid block_q_dkv (none: block_q_dkv is valid)", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq", "has_config"], function (p) { return (R.truthy(R.and_(function () { return R.call("is_power_of_two", [p["block_q_dkv"]]); }, function () { return R.compare(p["block_q_dkv"], [["in", function () { return [16n, 32n, 64n, 128n, 256n, 512n, 1024n]; }]]); })) ? [] : R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.compare(R.compare(e["candidate_"], [["is", function () { return null; }]]), [["==", function () { return R.compare(e["block_kv_dkv"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["block_q_dq"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["block_kv_dq"], [["is", function () { return null; }]]); }]]); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return e["candidate_"]; }], ["<=", function () { return 1024n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), (R.truthy(R.call("is_finite", [p["block_q_dkv"]])) ? R.call("int", [p["block_q_dkv"]]) : 128n)])); }],
-        ["nearest valid block_kv_dkv (none: block_kv_dkv is valid)", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq", "has_config"], function (p) { return (R.truthy(R.and_(function () { return R.call("is_power_of_two", [p["block_kv_dkv"]]); }, function () { return R.compare(p["block_kv_dkv"], [["in", function () { return [16n, 32n, 64n, 128n, 256n, 512n, 1024n]; }]]); })) ? [] : R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.compare(R.compare(e["block_q_dkv"], [["is", function () { return null; }]]), [["==", function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["block_q_dq"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["block_kv_dq"], [["is", function () { return null; }]]); }]]); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return e["candidate_"]; }], ["<=", function () { return 1024n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), (R.truthy(R.call("is_finite", [p["block_kv_dkv"]])) ? R.call("int", [p["block_kv_dkv"]]) : 128n)])); }],
-        ["nearest valid block_q_dq (none: block_q_dq is valid)", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq", "has_config"], function (p) { return (R.truthy(R.and_(function () { return R.call("is_power_of_two", [p["block_q_dq"]]); }, function () { return R.compare(p["block_q_dq"], [["in", function () { return [16n, 32n, 64n, 128n, 256n, 512n, 1024n]; }]]); })) ? [] : R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.compare(R.compare(e["block_q_dkv"], [["is", function () { return null; }]]), [["==", function () { return R.compare(e["block_kv_dkv"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["block_kv_dq"], [["is", function () { return null; }]]); }]]); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return e["candidate_"]; }], ["<=", function () { return 1024n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), (R.truthy(R.call("is_finite", [p["block_q_dq"]])) ? R.call("int", [p["block_q_dq"]]) : 128n)])); }],
-        ["nearest valid block_kv_dq (none: block_kv_dq is valid)", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq", "has_config"], function (p) { return (R.truthy(R.and_(function () { return R.call("is_power_of_two", [p["block_kv_dq"]]); }, function () { return R.compare(p["block_kv_dq"], [["in", function () { return [16n, 32n, 64n, 128n, 256n, 512n, 1024n]; }]]); })) ? [] : R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.compare(R.compare(e["block_q_dkv"], [["is", function () { return null; }]]), [["==", function () { return R.compare(e["block_kv_dkv"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["block_q_dq"], [["is", function () { return null; }]]); }], ["==", function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }]]); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return e["candidate_"]; }], ["<=", function () { return 1024n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), (R.truthy(R.call("is_finite", [p["block_kv_dq"]])) ? R.call("int", [p["block_kv_dq"]]) : 128n)])); }],
+        ["nearest valid block_q_dkv (none: block_q_dkv is valid)", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq", "has_config"], function (p, m) { return (R.truthy(R.and_(function () { return m.call("is_power_of_two", [p["block_q_dkv"]]); }, function () { return R.compare(m.v(p["block_q_dkv"]), [["in", function () { return m.v([16n, 32n, 64n, 128n, 256n, 512n, 1024n]); }]]); })) ? [] : m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.compare(m.v(R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]])), [["==", function () { return m.v(R.compare(m.v(e["block_kv_dkv"]), [["is", function () { return null; }]])); }], ["==", function () { return m.v(R.compare(m.v(e["block_q_dq"]), [["is", function () { return null; }]])); }], ["==", function () { return m.v(R.compare(m.v(e["block_kv_dq"]), [["is", function () { return null; }]])); }]]); }); }, function () { return R.or_(function () { return R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]]); }, function () { return R.and_(function () { return m.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return m.v(e["candidate_"]); }], ["<=", function () { return 1024n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([16n, 32n, 64n, 128n, 256n, 512n, 1024n], 31))), (R.truthy(m.call("is_finite", [p["block_q_dkv"]])) ? m.call("int", [p["block_q_dkv"]]) : 128n)])); }],
+        ["nearest valid block_kv_dkv (none: block_kv_dkv is valid)", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq", "has_config"], function (p, m) { return (R.truthy(R.and_(function () { return m.call("is_power_of_two", [p["block_kv_dkv"]]); }, function () { return R.compare(m.v(p["block_kv_dkv"]), [["in", function () { return m.v([16n, 32n, 64n, 128n, 256n, 512n, 1024n]); }]]); })) ? [] : m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.compare(m.v(R.compare(m.v(e["block_q_dkv"]), [["is", function () { return null; }]])), [["==", function () { return m.v(R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]])); }], ["==", function () { return m.v(R.compare(m.v(e["block_q_dq"]), [["is", function () { return null; }]])); }], ["==", function () { return m.v(R.compare(m.v(e["block_kv_dq"]), [["is", function () { return null; }]])); }]]); }); }, function () { return R.or_(function () { return R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]]); }, function () { return R.and_(function () { return m.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return m.v(e["candidate_"]); }], ["<=", function () { return 1024n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([16n, 32n, 64n, 128n, 256n, 512n, 1024n], 31))), (R.truthy(m.call("is_finite", [p["block_kv_dkv"]])) ? m.call("int", [p["block_kv_dkv"]]) : 128n)])); }],
+        ["nearest valid block_q_dq (none: block_q_dq is valid)", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq", "has_config"], function (p, m) { return (R.truthy(R.and_(function () { return m.call("is_power_of_two", [p["block_q_dq"]]); }, function () { return R.compare(m.v(p["block_q_dq"]), [["in", function () { return m.v([16n, 32n, 64n, 128n, 256n, 512n, 1024n]); }]]); })) ? [] : m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.compare(m.v(R.compare(m.v(e["block_q_dkv"]), [["is", function () { return null; }]])), [["==", function () { return m.v(R.compare(m.v(e["block_kv_dkv"]), [["is", function () { return null; }]])); }], ["==", function () { return m.v(R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]])); }], ["==", function () { return m.v(R.compare(m.v(e["block_kv_dq"]), [["is", function () { return null; }]])); }]]); }); }, function () { return R.or_(function () { return R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]]); }, function () { return R.and_(function () { return m.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return m.v(e["candidate_"]); }], ["<=", function () { return 1024n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([16n, 32n, 64n, 128n, 256n, 512n, 1024n], 31))), (R.truthy(m.call("is_finite", [p["block_q_dq"]])) ? m.call("int", [p["block_q_dq"]]) : 128n)])); }],
+        ["nearest valid block_kv_dq (none: block_kv_dq is valid)", ["block_kv_dkv", "block_kv_dq", "block_q_dkv", "block_q_dq", "has_config"], function (p, m) { return (R.truthy(R.and_(function () { return m.call("is_power_of_two", [p["block_kv_dq"]]); }, function () { return R.compare(m.v(p["block_kv_dq"]), [["in", function () { return m.v([16n, 32n, 64n, 128n, 256n, 512n, 1024n]); }]]); })) ? [] : m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.not_(e["has_config"]); }, function () { return R.compare(m.v(R.compare(m.v(e["block_q_dkv"]), [["is", function () { return null; }]])), [["==", function () { return m.v(R.compare(m.v(e["block_kv_dkv"]), [["is", function () { return null; }]])); }], ["==", function () { return m.v(R.compare(m.v(e["block_q_dq"]), [["is", function () { return null; }]])); }], ["==", function () { return m.v(R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]])); }]]); }); }, function () { return R.or_(function () { return R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]]); }, function () { return R.and_(function () { return m.call("is_power_of_two", [e["candidate_"]]); }, function () { return R.compare(16n, [["<=", function () { return m.v(e["candidate_"]); }], ["<=", function () { return 1024n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([16n, 32n, 64n, 128n, 256n, 512n, 1024n], 31))), (R.truthy(m.call("is_finite", [p["block_kv_dq"]])) ? m.call("int", [p["block_kv_dq"]]) : 128n)])); }],
       ],
       [
       ],
@@ -158,20 +158,20 @@
     ],
     "RA220": [
       [
-        ["nearest valid block_q", ["block_q"], function (p) { return (R.truthy(R.compare(p["block_q"], [["is not", function () { return null; }]])) ? R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 64n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 64n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([R.call("prev_multiple", [p["block_q"], 64n]), R.call("next_multiple", [p["block_q"], 64n])])), p["block_q"]]) : null); }],
-        ["nearest valid block_kv", ["block_kv"], function (p) { return (R.truthy(R.compare(p["block_kv"], [["is not", function () { return null; }]])) ? R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 64n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 64n), [["==", function () { return 0n; }]]); }); }, function () { return R.compare(e["candidate_"], [["<=", function () { return 256n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([R.call("prev_multiple", [p["block_kv"], 64n]), R.call("next_multiple", [p["block_kv"], 64n])])), p["block_kv"]]) : null); }],
+        ["nearest valid block_q", ["block_q"], function (p, m) { return (R.truthy(R.compare(m.v(p["block_q"]), [["is not", function () { return null; }]])) ? m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(e["candidate_"]), [[">=", function () { return 64n; }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 64n)), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([m.call("prev_multiple", [p["block_q"], 64n]), m.call("next_multiple", [p["block_q"], 64n])], 11))), p["block_q"]]) : null); }],
+        ["nearest valid block_kv", ["block_kv"], function (p, m) { return (R.truthy(R.compare(m.v(p["block_kv"]), [["is not", function () { return null; }]])) ? m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [[">=", function () { return 64n; }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 64n)), [["==", function () { return 0n; }]]); }); }, function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return 256n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([m.call("prev_multiple", [p["block_kv"], 64n]), m.call("next_multiple", [p["block_kv"], 64n])], 15))), p["block_kv"]]) : null); }],
       ],
       [
       ],
     ],
     "RA221": [
       [
-        ["smallest valid max_concurrent_steps", ["max_concurrent_steps"], function (p) { return R.call("max", [2n, p["max_concurrent_steps"]]); }],
+        ["smallest valid max_concurrent_steps", ["max_concurrent_steps"], function (p, m) { return m.call("max", [2n, p["max_concurrent_steps"]]); }],
       ],
     ],
     "RA222": [
       [
-        ["closest valid backward_pass_impl", ["backward_pass_impl"], function (p) { return (R.truthy(R.compare(p["backward_pass_impl"], [["in", function () { return R.tuple(["XLA", "Xla", "jax", "reference", "ref", "autodiff"]); }]])) ? "xla" : "triton"); }],
+        ["closest valid backward_pass_impl", ["backward_pass_impl"], function (p, m) { return (R.truthy(R.compare(m.v(p["backward_pass_impl"]), [["in", function () { return m.v(R.tuple(["XLA", "Xla", "jax", "reference", "ref", "autodiff"])); }]])) ? "xla" : "triton"); }],
       ],
       [
       ],
@@ -200,42 +200,42 @@
     ],
     "RA230": [
       [
-        ["nearest power-of-two block_q (16 to 512) dividing q_seq_len (none: pad instead)", ["block_q", "q_seq_len"], function (p) { return (R.truthy(R.compare(p["block_q"], [["is not", function () { return null; }]])) ? R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["q_seq_len"], R.call("min", [e["candidate_"], e["q_seq_len"]])), [["==", function () { return 0n; }]]); }, function () { return R.call("is_power_of_two", [R.call("min", [e["candidate_"], e["q_seq_len"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n])), p["block_q"]]) : null); }],
+        ["nearest power-of-two block_q (16 to 512) dividing q_seq_len (none: pad instead)", ["block_q", "q_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["block_q"]), [["is not", function () { return null; }]])) ? m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(m.mod(e["q_seq_len"], m.call("min", [e["candidate_"], e["q_seq_len"]]))), [["==", function () { return 0n; }]]); }, function () { return m.call("is_power_of_two", [m.call("min", [e["candidate_"], e["q_seq_len"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([16n, 32n, 64n, 128n, 256n, 512n], 17))), p["block_q"]]) : null); }],
       ],
       [
-        ["q_seq_len padded for block_q (none: block_q is not a power of two, pick one first)", ["block_q", "q_seq_len"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["block_q"], [["is not", function () { return null; }]]); }, function () { return R.call("is_power_of_two", [p["block_q"]]); })) ? R.call("next_multiple", [p["q_seq_len"], p["block_q"]]) : null); }],
+        ["q_seq_len padded for block_q (none: block_q is not a power of two, pick one first)", ["block_q", "q_seq_len"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["block_q"]), [["is not", function () { return null; }]]); }, function () { return m.call("is_power_of_two", [p["block_q"]]); })) ? m.call("next_multiple", [p["q_seq_len"], p["block_q"]]) : null); }],
       ],
       [
-        ["q_seq_len padded for block_q * 2", ["block", "q_seq_len"], function (p) { return (R.truthy(R.compare(p["block"], [["is not", function () { return null; }]])) ? R.call("next_multiple", [p["q_seq_len"], p["block"]]) : null); }],
-        ["q_seq_len padded for block_q_dq * compute_wgs (keep it a multiple of 2 * block_q and of block_q_dkv too)", ["block_q_dq", "compute_wgs", "q_seq_len"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["block_q_dq"], [["is not", function () { return null; }]]); }, function () { return R.compare(p["compute_wgs"], [["is not", function () { return null; }]]); })) ? R.call("next_multiple", [p["q_seq_len"], R.mul(p["block_q_dq"], p["compute_wgs"])]) : null); }],
-        ["q_seq_len padded for block_q_dkv (keep it a multiple of 2 * block_q and of block_q_dq * compute_wgs too)", ["block_q_dkv", "q_seq_len"], function (p) { return (R.truthy(R.compare(p["block_q_dkv"], [["is not", function () { return null; }]])) ? R.call("next_multiple", [p["q_seq_len"], p["block_q_dkv"]]) : null); }],
+        ["q_seq_len padded for block_q * 2", ["block", "q_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["block"]), [["is not", function () { return null; }]])) ? m.call("next_multiple", [p["q_seq_len"], p["block"]]) : null); }],
+        ["q_seq_len padded for block_q_dq * compute_wgs (keep it a multiple of 2 * block_q and of block_q_dkv too)", ["block_q_dq", "compute_wgs", "q_seq_len"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["block_q_dq"]), [["is not", function () { return null; }]]); }, function () { return R.compare(m.v(p["compute_wgs"]), [["is not", function () { return null; }]]); })) ? m.call("next_multiple", [p["q_seq_len"], m.mul(p["block_q_dq"], p["compute_wgs"])]) : null); }],
+        ["q_seq_len padded for block_q_dkv (keep it a multiple of 2 * block_q and of block_q_dq * compute_wgs too)", ["block_q_dkv", "q_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["block_q_dkv"]), [["is not", function () { return null; }]])) ? m.call("next_multiple", [p["q_seq_len"], p["block_q_dkv"]]) : null); }],
       ],
       [
-        ["block_q * 2 dividing q_seq_len (set block_q to half of it; none: pad instead)", ["block", "q_seq_len"], function (p) { return (R.truthy(R.compare(p["block"], [["is not", function () { return null; }]])) ? R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 128n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(R.mod(e["q_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["q_seq_len"]]))), p["block"]]) : null); }],
-        ["block_q_dq (a multiple of 64) with block_q_dq * compute_wgs dividing q_seq_len (none: pad instead)", ["block_q_dq", "compute_wgs", "q_seq_len"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["block_q_dq"], [["is not", function () { return null; }]]); }, function () { return R.compare(p["compute_wgs"], [["is not", function () { return null; }]]); })) ? R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["q_seq_len"], R.mul(e["candidate_"], e["compute_wgs"])), [["==", function () { return 0n; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 64n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 64n), [["==", function () { return 0n; }]]); }); }, function () { return R.compare(e["candidate_"], [["<=", function () { return 256n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["q_seq_len"]]))), p["block_q_dq"]]) : null); }],
-        ["block_q_dkv (a multiple of 64) dividing q_seq_len (none: pad instead)", ["block_q_dkv", "q_seq_len"], function (p) { return (R.truthy(R.compare(p["block_q_dkv"], [["is not", function () { return null; }]])) ? R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["q_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 64n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 64n), [["==", function () { return 0n; }]]); }); }, function () { return R.compare(e["candidate_"], [["<=", function () { return 256n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["q_seq_len"]]))), p["block_q_dkv"]]) : null); }],
+        ["block_q * 2 dividing q_seq_len (set block_q to half of it; none: pad instead)", ["block", "q_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["block"]), [["is not", function () { return null; }]])) ? m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(e["candidate_"]), [[">=", function () { return 128n; }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 128n)), [["==", function () { return 0n; }]]); }, function () { return R.compare(m.v(m.mod(e["q_seq_len"], e["candidate_"])), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["q_seq_len"]]), 16))), p["block"]]) : null); }],
+        ["block_q_dq (a multiple of 64) with block_q_dq * compute_wgs dividing q_seq_len (none: pad instead)", ["block_q_dq", "compute_wgs", "q_seq_len"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["block_q_dq"]), [["is not", function () { return null; }]]); }, function () { return R.compare(m.v(p["compute_wgs"]), [["is not", function () { return null; }]]); })) ? m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(m.mod(e["q_seq_len"], m.mul(e["candidate_"], e["compute_wgs"]))), [["==", function () { return 0n; }]]); }, function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [[">=", function () { return 64n; }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 64n)), [["==", function () { return 0n; }]]); }); }, function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return 256n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["q_seq_len"]]), 22))), p["block_q_dq"]]) : null); }],
+        ["block_q_dkv (a multiple of 64) dividing q_seq_len (none: pad instead)", ["block_q_dkv", "q_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["block_q_dkv"]), [["is not", function () { return null; }]])) ? m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(m.mod(e["q_seq_len"], e["candidate_"])), [["==", function () { return 0n; }]]); }, function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [[">=", function () { return 64n; }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 64n)), [["==", function () { return 0n; }]]); }); }, function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return 256n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["q_seq_len"]]), 20))), p["block_q_dkv"]]) : null); }],
       ],
       [
       ],
     ],
     "RA231": [
       [
-        ["block_kv dividing kv_seq_len (none: no multiple of 64 does, use another kernel)", ["block_kv", "kv_seq_len"], function (p) { return (R.truthy(R.compare(p["block_kv"], [["is not", function () { return null; }]])) ? R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 64n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 64n), [["==", function () { return 0n; }]]); }); }, function () { return R.compare(e["candidate_"], [["<=", function () { return 256n; }]]); }, function () { return R.compare(R.mod(e["kv_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))), p["block_kv"]]) : null); }],
-        ["block_kv_dkv with block_kv_dkv * compute_wgs dividing kv_seq_len (none: no multiple of 64 does)", ["block_kv_dkv", "compute_wgs", "kv_seq_len"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["block_kv_dkv"], [["is not", function () { return null; }]]); }, function () { return R.compare(p["compute_wgs"], [["is not", function () { return null; }]]); })) ? R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["kv_seq_len"], R.mul(e["candidate_"], e["compute_wgs"])), [["==", function () { return 0n; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 64n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 64n), [["==", function () { return 0n; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))), p["block_kv_dkv"]]) : null); }],
-        ["block_kv_dq dividing kv_seq_len (none: no multiple of 64 does)", ["block_kv_dq", "kv_seq_len"], function (p) { return (R.truthy(R.compare(p["block_kv_dq"], [["is not", function () { return null; }]])) ? R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["kv_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 64n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 64n), [["==", function () { return 0n; }]]); }); }, function () { return R.compare(e["candidate_"], [["<=", function () { return 256n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))), p["block_kv_dq"]]) : null); }],
+        ["block_kv dividing kv_seq_len (none: no multiple of 64 does, use another kernel)", ["block_kv", "kv_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["block_kv"]), [["is not", function () { return null; }]])) ? m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [[">=", function () { return 64n; }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 64n)), [["==", function () { return 0n; }]]); }); }, function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return 256n; }]]); }, function () { return R.compare(m.v(m.mod(e["kv_seq_len"], e["candidate_"])), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["kv_seq_len"]]), 20))), p["block_kv"]]) : null); }],
+        ["block_kv_dkv with block_kv_dkv * compute_wgs dividing kv_seq_len (none: no multiple of 64 does)", ["block_kv_dkv", "compute_wgs", "kv_seq_len"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["block_kv_dkv"]), [["is not", function () { return null; }]]); }, function () { return R.compare(m.v(p["compute_wgs"]), [["is not", function () { return null; }]]); })) ? m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(m.mod(e["kv_seq_len"], m.mul(e["candidate_"], e["compute_wgs"]))), [["==", function () { return 0n; }]]); }, function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [[">=", function () { return 64n; }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 64n)), [["==", function () { return 0n; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["kv_seq_len"]]), 19))), p["block_kv_dkv"]]) : null); }],
+        ["block_kv_dq dividing kv_seq_len (none: no multiple of 64 does)", ["block_kv_dq", "kv_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["block_kv_dq"]), [["is not", function () { return null; }]])) ? m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(m.mod(e["kv_seq_len"], e["candidate_"])), [["==", function () { return 0n; }]]); }, function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [[">=", function () { return 64n; }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 64n)), [["==", function () { return 0n; }]]); }); }, function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return 256n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["kv_seq_len"]]), 20))), p["block_kv_dq"]]) : null); }],
       ],
       [
-        ["nearest power-of-two block_k (16 to 512) dividing kv_seq_len (none: pad instead)", ["block_k", "kv_seq_len"], function (p) { return (R.truthy(R.compare(p["block_k"], [["is not", function () { return null; }]])) ? R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["kv_seq_len"], R.call("min", [e["candidate_"], e["kv_seq_len"]])), [["==", function () { return 0n; }]]); }, function () { return R.call("is_power_of_two", [R.call("min", [e["candidate_"], e["kv_seq_len"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n])), p["block_k"]]) : null); }],
+        ["nearest power-of-two block_k (16 to 512) dividing kv_seq_len (none: pad instead)", ["block_k", "kv_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["block_k"]), [["is not", function () { return null; }]])) ? m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(m.mod(e["kv_seq_len"], m.call("min", [e["candidate_"], e["kv_seq_len"]]))), [["==", function () { return 0n; }]]); }, function () { return m.call("is_power_of_two", [m.call("min", [e["candidate_"], e["kv_seq_len"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([16n, 32n, 64n, 128n, 256n, 512n], 17))), p["block_k"]]) : null); }],
       ],
       [
-        ["kv_seq_len padded for block_k (none: block_k is not a power of two, pick one first)", ["block_k", "kv_seq_len"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["block_k"], [["is not", function () { return null; }]]); }, function () { return R.call("is_power_of_two", [p["block_k"]]); })) ? R.call("next_multiple", [p["kv_seq_len"], p["block_k"]]) : null); }],
+        ["kv_seq_len padded for block_k (none: block_k is not a power of two, pick one first)", ["block_k", "kv_seq_len"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["block_k"]), [["is not", function () { return null; }]]); }, function () { return m.call("is_power_of_two", [p["block_k"]]); })) ? m.call("next_multiple", [p["kv_seq_len"], p["block_k"]]) : null); }],
       ],
       [
       ],
     ],
     "RA301": [
       [
-        ["bound shape to pass", ["batch"], function (p) { return R.tuple([p["batch"]]); }],
+        ["bound shape to pass", ["batch"], function (p, m) { return R.tuple([p["batch"]]); }],
       ],
       [
       ],
@@ -252,7 +252,7 @@
     ],
     "RA303": [
       [
-        ["q_seq_len that matches k", ["kv_seq_len"], function (p) { return p["kv_seq_len"]; }],
+        ["q_seq_len that matches k", ["kv_seq_len"], function (p, m) { return p["kv_seq_len"]; }],
       ],
       [
       ],
@@ -263,7 +263,7 @@
       [
       ],
       [
-        ["q_seq_len of the full-length causal call", ["kv_seq_len"], function (p) { return p["kv_seq_len"]; }],
+        ["q_seq_len of the full-length causal call", ["kv_seq_len"], function (p, m) { return p["kv_seq_len"]; }],
       ],
     ],
     "RA305": [
@@ -274,7 +274,7 @@
     ],
     "RA306": [
       [
-        ["largest bound int32 holds (from kv_seq_len up every key is context)", [], function (p) { return 2147483647n; }],
+        ["largest bound int32 holds (from kv_seq_len up every key is context)", [], function (p, m) { return 2147483647n; }],
       ],
       [
       ],
@@ -287,17 +287,17 @@
     ],
     "RA321": [
       [
-        ["padded hist_len", ["hist_len"], function (p) { return R.call("next_multiple", [p["hist_len"], 128n]); }],
-        ["padded cand_len", ["cand_len"], function (p) { return R.call("next_multiple", [p["cand_len"], 128n]); }],
-        ["padded seq_len", ["cand_len", "hist_len"], function (p) { return R.add(R.call("next_multiple", [p["hist_len"], 128n]), R.call("next_multiple", [p["cand_len"], 128n])); }],
+        ["padded hist_len", ["hist_len"], function (p, m) { return m.call("next_multiple", [p["hist_len"], 128n]); }],
+        ["padded cand_len", ["cand_len"], function (p, m) { return m.call("next_multiple", [p["cand_len"], 128n]); }],
+        ["padded seq_len", ["cand_len", "hist_len"], function (p, m) { return m.add(m.call("next_multiple", [p["hist_len"], 128n]), m.call("next_multiple", [p["cand_len"], 128n])); }],
       ],
       [
       ],
     ],
     "RA322": [
       [
-        ["seq_len the layout was built for", ["n_blocks"], function (p) { return R.mul(p["n_blocks"], 128n); }],
-        ["q's seq_len rounded up to whole tiles", ["seq_len"], function (p) { return R.call("next_multiple", [p["seq_len"], 128n]); }],
+        ["seq_len the layout was built for", ["n_blocks"], function (p, m) { return m.mul(p["n_blocks"], 128n); }],
+        ["q's seq_len rounded up to whole tiles", ["seq_len"], function (p, m) { return m.call("next_multiple", [p["seq_len"], 128n]); }],
       ],
       [
       ],
@@ -322,20 +322,20 @@
     ],
     "RA403": [
       [
-        ["padded batch", ["batch", "batch_axis_size"], function (p) { return R.call("next_multiple", [p["batch"], p["batch_axis_size"]]); }],
-        ["nearest valid batch sizes", ["batch", "batch_axis_size"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["batch_axis_size"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["candidate_"], e["batch_axis_size"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([R.call("prev_multiple", [p["batch"], p["batch_axis_size"]]), R.call("next_multiple", [p["batch"], p["batch_axis_size"]])])), p["batch"]]); }],
+        ["padded batch", ["batch", "batch_axis_size"], function (p, m) { return m.call("next_multiple", [p["batch"], p["batch_axis_size"]]); }],
+        ["nearest valid batch sizes", ["batch", "batch_axis_size"], function (p, m) { return m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(e["batch_axis_size"]), [[">=", function () { return 1n; }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], e["batch_axis_size"])), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([m.call("prev_multiple", [p["batch"], p["batch_axis_size"]]), m.call("next_multiple", [p["batch"], p["batch_axis_size"]])], 11))), p["batch"]]); }],
       ],
       [
-        ["batch-axis sizes dividing both batch and the current axis size", ["batch", "batch_axis_size"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["batch"], e["candidate_"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("common_divisors", [p["batch"], p["batch_axis_size"]]))); }],
+        ["batch-axis sizes dividing both batch and the current axis size", ["batch", "batch_axis_size"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(e["candidate_"]), [[">=", function () { return 1n; }]]); }, function () { return R.compare(m.v(m.mod(e["batch"], e["candidate_"])), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("common_divisors", [p["batch"], p["batch_axis_size"]]), 11))); }],
       ],
     ],
     "RA404": [
       [
-        ["valid head-axis sizes", ["num_kv_heads"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 1n; }]]); }, function () { return R.compare(R.mod(e["num_kv_heads"], e["candidate_"]), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["num_kv_heads"]]))); }],
-        ["valid head-axis sizes that fit on the current axis' devices", ["head_axis_size", "num_kv_heads"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; if (!R.truthy(R.compare(e["d"], [["<=", function () { return e["head_axis_size"]; }]]))) continue; out.push(e["d"]); } return out; })(R.iterate(R.call("divisors", [p["num_kv_heads"]]))); }],
+        ["valid head-axis sizes", ["num_kv_heads"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(e["candidate_"]), [[">=", function () { return 1n; }]]); }, function () { return R.compare(m.v(m.mod(e["num_kv_heads"], e["candidate_"])), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["num_kv_heads"]]), 11))); }],
+        ["valid head-axis sizes that fit on the current axis' devices", ["head_axis_size", "num_kv_heads"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; if (!R.truthy(R.compare(m.v(e["d"]), [["<=", function () { return m.v(e["head_axis_size"]); }]]))) continue; out.push(e["d"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["num_kv_heads"]]), 5))); }],
       ],
       [
-        ["num_kv_heads after repeating each head r = head_axis_size \/\/ gcd(num_kv_heads, head_axis_size) times", ["head_axis_size", "num_kv_heads"], function (p) { return R.mul(p["num_kv_heads"], R.floordiv(p["head_axis_size"], R.call("gcd", [p["num_kv_heads"], p["head_axis_size"]]))); }],
+        ["num_kv_heads after repeating each head r = head_axis_size \/\/ gcd(num_kv_heads, head_axis_size) times", ["head_axis_size", "num_kv_heads"], function (p, m) { return m.mul(p["num_kv_heads"], R.floordiv(p["head_axis_size"], m.call("gcd", [p["num_kv_heads"], p["head_axis_size"]]))); }],
       ],
     ],
     "RA405": [
@@ -360,8 +360,8 @@
     ],
     "RA501": [
       [
-        ["nearest power-of-two block_kv_dkv (16 to 1024) giving as many blocks as block_q_dq (none: change block_q_dq)", ["block_kv_dkv", "block_q_dq", "kv_seq_len", "q_seq_len"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.floordiv(e["q_seq_len"], R.call("min", [e["block_q_dq"], e["q_seq_len"]])), [["==", function () { return R.floordiv(e["kv_seq_len"], R.call("min", [e["candidate_"], e["kv_seq_len"]])); }]]); }, function () { return R.call("is_power_of_two", [R.call("min", [e["candidate_"], e["kv_seq_len"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), p["block_kv_dkv"]]); }],
-        ["nearest power-of-two block_q_dq (16 to 1024) giving as many blocks as block_kv_dkv (none: change block_kv_dkv)", ["block_kv_dkv", "block_q_dq", "kv_seq_len", "q_seq_len"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.floordiv(e["q_seq_len"], R.call("min", [e["candidate_"], e["q_seq_len"]])), [["==", function () { return R.floordiv(e["kv_seq_len"], R.call("min", [e["block_kv_dkv"], e["kv_seq_len"]])); }]]); }, function () { return R.call("is_power_of_two", [R.call("min", [e["candidate_"], e["q_seq_len"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n, 512n, 1024n])), p["block_q_dq"]]); }],
+        ["nearest power-of-two block_kv_dkv (16 to 1024) giving as many blocks as block_q_dq (none: change block_q_dq)", ["block_kv_dkv", "block_q_dq", "kv_seq_len", "q_seq_len"], function (p, m) { return m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(R.floordiv(e["q_seq_len"], m.call("min", [e["block_q_dq"], e["q_seq_len"]]))), [["==", function () { return m.v(R.floordiv(e["kv_seq_len"], m.call("min", [e["candidate_"], e["kv_seq_len"]]))); }]]); }, function () { return m.call("is_power_of_two", [m.call("min", [e["candidate_"], e["kv_seq_len"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([16n, 32n, 64n, 128n, 256n, 512n, 1024n], 22))), p["block_kv_dkv"]]); }],
+        ["nearest power-of-two block_q_dq (16 to 1024) giving as many blocks as block_kv_dkv (none: change block_kv_dkv)", ["block_kv_dkv", "block_q_dq", "kv_seq_len", "q_seq_len"], function (p, m) { return m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(R.floordiv(e["q_seq_len"], m.call("min", [e["candidate_"], e["q_seq_len"]]))), [["==", function () { return m.v(R.floordiv(e["kv_seq_len"], m.call("min", [e["block_kv_dkv"], e["kv_seq_len"]]))); }]]); }, function () { return m.call("is_power_of_two", [m.call("min", [e["candidate_"], e["q_seq_len"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([16n, 32n, 64n, 128n, 256n, 512n, 1024n], 22))), p["block_q_dq"]]); }],
       ],
       [
       ],
@@ -396,24 +396,24 @@
     ],
     "RA510": [
       [
-        ["k_splits giving power-of-two splits of >= 16 keys (none: pad k_seq_len)", ["k_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["s"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.floordiv(e["k_seq_len"], e["s"]), [[">=", function () { return 16n; }]]); }, function () { return R.call("is_power_of_two", [R.floordiv(e["k_seq_len"], e["s"])]); }))) continue; out.push(e["s"]); } return out; })(R.iterate(R.call("divisors", [p["k_seq_len"]]))); }],
+        ["k_splits giving power-of-two splits of >= 16 keys (none: pad k_seq_len)", ["k_seq_len"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["s"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(R.floordiv(e["k_seq_len"], e["s"])), [[">=", function () { return 16n; }]]); }, function () { return m.call("is_power_of_two", [R.floordiv(e["k_seq_len"], e["s"])]); }))) continue; out.push(e["s"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["k_seq_len"]]), 13))); }],
       ],
       [
-        ["k_splits giving a power-of-two number of pages per partition", ["pages_per_sequence"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["s"] = items[i]; if (!R.truthy(R.call("is_power_of_two", [R.floordiv(e["pages_per_sequence"], e["s"])]))) continue; out.push(e["s"]); } return out; })(R.iterate(R.call("divisors", [p["pages_per_sequence"]]))); }],
+        ["k_splits giving a power-of-two number of pages per partition", ["pages_per_sequence"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["s"] = items[i]; if (!R.truthy(m.call("is_power_of_two", [R.floordiv(e["pages_per_sequence"], e["s"])]))) continue; out.push(e["s"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["pages_per_sequence"]]), 7))); }],
       ],
       [
-        ["k_seq_len padded to k_splits power-of-two splits", ["k_seq_len", "k_splits"], function (p) { return R.mul(p["k_splits"], R.call("next_power_of_two", [R.call("max", [16n, R.floordiv(R.call("next_multiple", [p["k_seq_len"], p["k_splits"]]), p["k_splits"])])])); }],
+        ["k_seq_len padded to k_splits power-of-two splits", ["k_seq_len", "k_splits"], function (p, m) { return m.mul(p["k_splits"], m.call("next_power_of_two", [m.call("max", [16n, R.floordiv(m.call("next_multiple", [p["k_seq_len"], p["k_splits"]]), p["k_splits"])])])); }],
       ],
       [
-        ["pages_per_sequence padded to k_splits power-of-two partitions", ["k_splits", "pages_per_sequence"], function (p) { return R.mul(p["k_splits"], R.call("next_power_of_two", [R.floordiv(R.call("next_multiple", [p["pages_per_sequence"], p["k_splits"]]), p["k_splits"])])); }],
+        ["pages_per_sequence padded to k_splits power-of-two partitions", ["k_splits", "pages_per_sequence"], function (p, m) { return m.mul(p["k_splits"], m.call("next_power_of_two", [R.floordiv(m.call("next_multiple", [p["pages_per_sequence"], p["k_splits"]]), p["k_splits"])])); }],
       ],
     ],
     "RA511": [
       [
-        ["k_splits giving power-of-two splits of >= 16 keys (none: pad k_seq_len)", ["k_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["s"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.floordiv(e["k_seq_len"], e["s"]), [[">=", function () { return 16n; }]]); }, function () { return R.call("is_power_of_two", [R.floordiv(e["k_seq_len"], e["s"])]); }))) continue; out.push(e["s"]); } return out; })(R.iterate(R.call("divisors", [p["k_seq_len"]]))); }],
+        ["k_splits giving power-of-two splits of >= 16 keys (none: pad k_seq_len)", ["k_seq_len"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["s"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(R.floordiv(e["k_seq_len"], e["s"])), [[">=", function () { return 16n; }]]); }, function () { return m.call("is_power_of_two", [R.floordiv(e["k_seq_len"], e["s"])]); }))) continue; out.push(e["s"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["k_seq_len"]]), 13))); }],
       ],
       [
-        ["k_seq_len padded to k_splits power-of-two splits", ["k_seq_len", "k_splits"], function (p) { return R.mul(p["k_splits"], R.call("next_power_of_two", [R.call("max", [16n, R.floordiv(R.call("next_multiple", [p["k_seq_len"], p["k_splits"]]), p["k_splits"])])])); }],
+        ["k_seq_len padded to k_splits power-of-two splits", ["k_seq_len", "k_splits"], function (p, m) { return m.mul(p["k_splits"], m.call("next_power_of_two", [m.call("max", [16n, R.floordiv(m.call("next_multiple", [p["k_seq_len"], p["k_splits"]]), p["k_splits"])])])); }],
       ],
     ],
     "RA512": [
@@ -422,17 +422,17 @@
     ],
     "RA513": [
       [
-        ["block_k values that tile a split (none: pad k_seq_len)", ["k_seq_len", "k_splits"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [[">=", function () { return 16n; }]]); }, function () { return R.and_(function () { return R.compare(R.floordiv(e["k_seq_len"], e["k_splits"]), [[">=", function () { return 16n; }]]); }, function () { return R.compare(R.mod(R.floordiv(e["k_seq_len"], e["k_splits"]), R.call("min", [e["candidate_"], R.floordiv(e["k_seq_len"], e["k_splits"])])), [["==", function () { return 0n; }]]); }); }, function () { return R.call("is_power_of_two", [R.call("min", [e["candidate_"], R.floordiv(e["k_seq_len"], e["k_splits"])])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [R.floordiv(p["k_seq_len"], p["k_splits"])]))); }],
-        ["k_splits values that block_k tiles (none: pad k_seq_len)", ["block_k", "k_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["k_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }, function () { return R.compare(R.floordiv(e["k_seq_len"], e["candidate_"]), [[">=", function () { return 16n; }]]); }, function () { return R.and_(function () { return R.compare(R.floordiv(e["k_seq_len"], e["candidate_"]), [[">=", function () { return 16n; }]]); }, function () { return R.compare(R.mod(R.floordiv(e["k_seq_len"], e["candidate_"]), R.call("min", [e["block_k"], R.floordiv(e["k_seq_len"], e["candidate_"])])), [["==", function () { return 0n; }]]); }); }, function () { return R.call("is_power_of_two", [R.call("min", [e["block_k"], R.floordiv(e["k_seq_len"], e["candidate_"])])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["k_seq_len"]]))); }],
+        ["block_k values that tile a split (none: pad k_seq_len)", ["k_seq_len", "k_splits"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(e["candidate_"]), [[">=", function () { return 16n; }]]); }, function () { return R.and_(function () { return R.compare(m.v(R.floordiv(e["k_seq_len"], e["k_splits"])), [[">=", function () { return 16n; }]]); }, function () { return R.compare(m.v(m.mod(R.floordiv(e["k_seq_len"], e["k_splits"]), m.call("min", [e["candidate_"], R.floordiv(e["k_seq_len"], e["k_splits"])]))), [["==", function () { return 0n; }]]); }); }, function () { return m.call("is_power_of_two", [m.call("min", [e["candidate_"], R.floordiv(e["k_seq_len"], e["k_splits"])])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [R.floordiv(p["k_seq_len"], p["k_splits"])]), 32))); }],
+        ["k_splits values that block_k tiles (none: pad k_seq_len)", ["block_k", "k_seq_len"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(m.mod(e["k_seq_len"], e["candidate_"])), [["==", function () { return 0n; }]]); }, function () { return R.compare(m.v(R.floordiv(e["k_seq_len"], e["candidate_"])), [[">=", function () { return 16n; }]]); }, function () { return R.and_(function () { return R.compare(m.v(R.floordiv(e["k_seq_len"], e["candidate_"])), [[">=", function () { return 16n; }]]); }, function () { return R.compare(m.v(m.mod(R.floordiv(e["k_seq_len"], e["candidate_"]), m.call("min", [e["block_k"], R.floordiv(e["k_seq_len"], e["candidate_"])]))), [["==", function () { return 0n; }]]); }); }, function () { return m.call("is_power_of_two", [m.call("min", [e["block_k"], R.floordiv(e["k_seq_len"], e["candidate_"])])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["k_seq_len"]]), 39))); }],
       ],
       [
-        ["pages_per_compute_block values that tile a partition", ["pages_per_partition"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["pages_per_partition"], R.call("min", [e["candidate_"], e["pages_per_partition"]])), [["==", function () { return 0n; }]]); }, function () { return R.call("is_power_of_two", [R.call("min", [e["candidate_"], e["pages_per_partition"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["pages_per_partition"]]))); }],
+        ["pages_per_compute_block values that tile a partition", ["pages_per_partition"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(m.mod(e["pages_per_partition"], m.call("min", [e["candidate_"], e["pages_per_partition"]]))), [["==", function () { return 0n; }]]); }, function () { return m.call("is_power_of_two", [m.call("min", [e["candidate_"], e["pages_per_partition"]])]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["pages_per_partition"]]), 17))); }],
       ],
       [
-        ["k_seq_len padded to a multiple of k_splits * block_k (none: make block_k a power of two)", ["block_k", "k_seq_len", "k_splits"], function (p) { return (R.truthy(R.call("is_power_of_two", [p["block_k"]])) ? R.call("next_multiple", [p["k_seq_len"], R.mul(p["k_splits"], p["block_k"])]) : null); }],
+        ["k_seq_len padded to a multiple of k_splits * block_k (none: make block_k a power of two)", ["block_k", "k_seq_len", "k_splits"], function (p, m) { return (R.truthy(m.call("is_power_of_two", [p["block_k"]])) ? m.call("next_multiple", [p["k_seq_len"], m.mul(p["k_splits"], p["block_k"])]) : null); }],
       ],
       [
-        ["pages_per_partition padded to a multiple of pages_per_compute_block (none: make it a power of two)", ["pages_per_compute_block", "pages_per_partition"], function (p) { return (R.truthy(R.call("is_power_of_two", [p["pages_per_compute_block"]])) ? R.call("next_multiple", [p["pages_per_partition"], p["pages_per_compute_block"]]) : null); }],
+        ["pages_per_partition padded to a multiple of pages_per_compute_block (none: make it a power of two)", ["pages_per_compute_block", "pages_per_partition"], function (p, m) { return (R.truthy(m.call("is_power_of_two", [p["pages_per_compute_block"]])) ? m.call("next_multiple", [p["pages_per_partition"], p["pages_per_compute_block"]]) : null); }],
       ],
     ],
     "RA514": [
@@ -471,7 +471,7 @@
     ],
     "RA523": [
       [
-        ["nearest valid block_h", ["block_h"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["candidate_"], 16n), [["==", function () { return 0n; }]]); }, function () { return R.call("is_power_of_two", [e["candidate_"]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([16n, 32n, 64n, 128n, 256n])), p["block_h"]]); }],
+        ["nearest valid block_h", ["block_h"], function (p, m) { return m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(m.mod(e["candidate_"], 16n)), [["==", function () { return 0n; }]]); }, function () { return m.call("is_power_of_two", [e["candidate_"]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([16n, 32n, 64n, 128n, 256n], 11))), p["block_h"]]); }],
       ],
     ],
     "RA524": [
@@ -488,7 +488,7 @@
     ],
     "RA531": [
       [
-        ["dtype to cast the input to", ["expected_dtype"], function (p) { return p["expected_dtype"]; }],
+        ["dtype to cast the input to", ["expected_dtype"], function (p, m) { return p["expected_dtype"]; }],
       ],
       [
       ],
@@ -497,7 +497,7 @@
     ],
     "RA532": [
       [
-        ["shape to give the input (-1 = any size)", ["expected_shape"], function (p) { return p["expected_shape"]; }],
+        ["shape to give the input (-1 = any size)", ["expected_shape"], function (p, m) { return p["expected_shape"]; }],
       ],
       [
       ],
@@ -506,7 +506,7 @@
     ],
     "RA533": [
       [
-        ["closest valid implementation ('cudnn' needs an NVIDIA GPU with cuDNN and float16\/bfloat16 inputs)", ["implementation"], function (p) { return (R.truthy(R.compare(p["implementation"], [["in", function () { return R.tuple(["CUDNN", "cuDNN", "Cudnn", "flash", "flash_attention", "cuda", "gpu"]); }]])) ? "cudnn" : "xla"); }],
+        ["closest valid implementation ('cudnn' needs an NVIDIA GPU with cuDNN and float16\/bfloat16 inputs)", ["implementation"], function (p, m) { return (R.truthy(R.compare(m.v(p["implementation"]), [["in", function () { return m.v(R.tuple(["CUDNN", "cuDNN", "Cudnn", "flash", "flash_attention", "cuda", "gpu"])); }]])) ? "cudnn" : "xla"); }],
       ],
       [
       ],
@@ -547,11 +547,11 @@
     ],
     "RA539": [
       [
-        ["head dim padded to a multiple of 8 (none: above 128, use implementation='xla')", ["H"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["h"] = items[i]; if (!R.truthy(R.compare(e["h"], [["<=", function () { return 128n; }]]))) continue; out.push(e["h"]); } return out; })(R.iterate([R.call("next_multiple", [p["H"], 8n])])); }],
+        ["head dim padded to a multiple of 8 (none: above 128, use implementation='xla')", ["H"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["h"] = items[i]; if (!R.truthy(R.compare(m.v(e["h"]), [["<=", function () { return 128n; }]]))) continue; out.push(e["h"]); } return out; })(R.iterate(m.each([m.call("next_multiple", [p["H"], 8n])], 5))); }],
       ],
       [
-        ["T padded to even (none: T is already even)", ["T"], function (p) { return (R.truthy(R.mod(p["T"], 2n)) ? [R.add(p["T"], 1n)] : []); }],
-        ["S padded to even (none: S is already even)", ["S"], function (p) { return (R.truthy(R.mod(p["S"], 2n)) ? [R.add(p["S"], 1n)] : []); }],
+        ["T padded to even (none: T is already even)", ["T"], function (p, m) { return (R.truthy(m.mod(p["T"], 2n)) ? [m.add(p["T"], 1n)] : []); }],
+        ["S padded to even (none: S is already even)", ["S"], function (p, m) { return (R.truthy(m.mod(p["S"], 2n)) ? [m.add(p["S"], 1n)] : []); }],
       ],
       [
       ],
@@ -572,10 +572,10 @@
     ],
     "RA542": [
       [
-        ["head dim padded to a multiple of 8 (none: above the limit, split heads or use implementation='xla')", ["H_max", "qH"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["H_max"]; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 8n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate([R.call("next_multiple", [p["qH"], 8n])])); }],
+        ["head dim padded to a multiple of 8 (none: above the limit, split heads or use implementation='xla')", ["H_max", "qH"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return m.v(e["H_max"]); }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 8n)), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([m.call("next_multiple", [p["qH"], 8n])], 11))); }],
       ],
       [
-        ["head dim after splitting each head (the largest divisor of qH cuDNN accepts; none: use implementation='xla')", ["H_max", "qH"], function (p) { return R.getitem((function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["H_max"]; }]]); }, function () { return R.compare(R.mod(e["candidate_"], 8n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["qH"]]))), R.slice(R.neg(1n), null, null)); }],
+        ["head dim after splitting each head (the largest divisor of qH cuDNN accepts; none: use implementation='xla')", ["H_max", "qH"], function (p, m) { return R.getitem(m.v((function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return m.v(e["H_max"]); }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 8n)), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["qH"]]), 11)))), R.slice(R.neg(1n), null, null)); }],
       ],
       [
       ],
@@ -590,8 +590,8 @@
     ],
     "RA544": [
       [
-        ["T padded to even (none: T is already even)", ["T"], function (p) { return (R.truthy(R.mod(p["T"], 2n)) ? [R.add(p["T"], 1n)] : []); }],
-        ["S padded to even (none: S is already even)", ["S"], function (p) { return (R.truthy(R.mod(p["S"], 2n)) ? [R.add(p["S"], 1n)] : []); }],
+        ["T padded to even (none: T is already even)", ["T"], function (p, m) { return (R.truthy(m.mod(p["T"], 2n)) ? [m.add(p["T"], 1n)] : []); }],
+        ["S padded to even (none: S is already even)", ["S"], function (p, m) { return (R.truthy(m.mod(p["S"], 2n)) ? [m.add(p["S"], 1n)] : []); }],
       ],
       [
       ],
@@ -650,10 +650,10 @@
     ],
     "RA556": [
       [
-        ["T padded to a multiple of 128 (training; none: T already is one)", ["T", "is_training"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["is_training"], [["!=", function () { return false; }]]); }, function () { return R.mod(p["T"], 128n); })) ? [R.call("next_multiple", [p["T"], 128n])] : []); }],
-        ["S padded to a multiple of 128 (training; none: S already is one)", ["S", "is_training"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["is_training"], [["!=", function () { return false; }]]); }, function () { return R.mod(p["S"], 128n); })) ? [R.call("next_multiple", [p["S"], 128n])] : []); }],
-        ["head dim for FP8 training (none: it already is 128)", ["is_training", "qH"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["is_training"], [["!=", function () { return false; }]]); }, function () { return R.compare(p["qH"], [["!=", function () { return 128n; }]]); })) ? [128n] : []); }],
-        ["head dim for FP8 inference (none: above 256, use bfloat16)", ["is_training", "qH"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["is_training"], [["!=", function () { return true; }]]); }, function () { return R.mod(p["qH"], 16n); }, function () { return R.compare(R.call("next_multiple", [p["qH"], 16n]), [["<=", function () { return 256n; }]]); })) ? [R.call("next_multiple", [p["qH"], 16n])] : []); }],
+        ["T padded to a multiple of 128 (training; none: T already is one)", ["T", "is_training"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["is_training"]), [["!=", function () { return false; }]]); }, function () { return m.mod(p["T"], 128n); })) ? [m.call("next_multiple", [p["T"], 128n])] : []); }],
+        ["S padded to a multiple of 128 (training; none: S already is one)", ["S", "is_training"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["is_training"]), [["!=", function () { return false; }]]); }, function () { return m.mod(p["S"], 128n); })) ? [m.call("next_multiple", [p["S"], 128n])] : []); }],
+        ["head dim for FP8 training (none: it already is 128)", ["is_training", "qH"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["is_training"]), [["!=", function () { return false; }]]); }, function () { return R.compare(m.v(p["qH"]), [["!=", function () { return 128n; }]]); })) ? [128n] : []); }],
+        ["head dim for FP8 inference (none: above 256, use bfloat16)", ["is_training", "qH"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["is_training"]), [["!=", function () { return true; }]]); }, function () { return m.mod(p["qH"], 16n); }, function () { return R.compare(m.v(m.call("next_multiple", [p["qH"], 16n])), [["<=", function () { return 256n; }]]); })) ? [m.call("next_multiple", [p["qH"], 16n])] : []); }],
       ],
     ],
     "RA557": [
@@ -678,11 +678,11 @@
     ],
     "RA600": [
       [
-        ["valid minor blocks (multiples of 128 dividing the major block; none: grow the major block instead)", ["major"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.compare(R.mod(e["b"], 128n), [["==", function () { return 0n; }]]))) continue; out.push(e["b"]); } return out; })(R.iterate(R.call("divisors", [p["major"]]))); }],
-        ["nearest valid minor block", ["major", "minor"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.compare(R.mod(e["b"], 128n), [["==", function () { return 0n; }]]))) continue; out.push(e["b"]); } return out; })(R.iterate(R.call("divisors", [p["major"]]))), p["minor"]]); }],
+        ["valid minor blocks (multiples of 128 dividing the major block; none: grow the major block instead)", ["major"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.compare(m.v(m.mod(e["b"], 128n)), [["==", function () { return 0n; }]]))) continue; out.push(e["b"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["major"]]), 7))); }],
+        ["nearest valid minor block", ["major", "minor"], function (p, m) { return m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.compare(m.v(m.mod(e["b"], 128n)), [["==", function () { return 0n; }]]))) continue; out.push(e["b"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["major"]]), 7))), p["minor"]]); }],
       ],
       [
-        ["valid major blocks (divide kv_seq_len, multiples of the minor block; none: use the fix above)", ["kv_seq_len", "minor"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["m"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["m"], e["minor"]), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["m"], [[">=", function () { return e["minor"]; }]]); }, function () { return R.compare(R.mod(e["minor"], 128n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["m"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))); }],
+        ["valid major blocks (divide kv_seq_len, multiples of the minor block; none: use the fix above)", ["kv_seq_len", "minor"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["m"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(m.mod(e["m"], e["minor"])), [["==", function () { return 0n; }]]); }, function () { return R.compare(m.v(e["m"]), [[">=", function () { return m.v(e["minor"]); }]]); }, function () { return R.compare(m.v(m.mod(e["minor"], 128n)), [["==", function () { return 0n; }]]); }))) continue; out.push(e["m"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["kv_seq_len"]]), 16))); }],
       ],
     ],
     "RA601": [
@@ -709,14 +709,14 @@
     ],
     "RA605": [
       [
-        ["required ab shape", ["batch_size", "kv_seq_len", "num_heads", "q_seq_len"], function (p) { return R.tuple([p["batch_size"], p["num_heads"], p["q_seq_len"], p["kv_seq_len"]]); }],
+        ["required ab shape", ["batch_size", "kv_seq_len", "num_heads", "q_seq_len"], function (p, m) { return R.tuple([p["batch_size"], p["num_heads"], p["q_seq_len"], p["kv_seq_len"]]); }],
       ],
       [
       ],
     ],
     "RA606": [
       [
-        ["required shape", ["batch_size", "kv_seq_len", "q_seq_len"], function (p) { return (R.truthy(R.compare(p["q_seq_len"], [["is not", function () { return null; }]])) ? R.tuple([p["batch_size"], p["q_seq_len"]]) : R.tuple([p["batch_size"], p["kv_seq_len"]])); }],
+        ["required shape", ["batch_size", "kv_seq_len", "q_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["q_seq_len"]), [["is not", function () { return null; }]])) ? R.tuple([p["batch_size"], p["q_seq_len"]]) : R.tuple([p["batch_size"], p["kv_seq_len"]])); }],
       ],
     ],
     "RA607": [
@@ -733,15 +733,15 @@
     ],
     "RA609": [
       [
-        ["valid block_k (divides block_k_major; multiple of 128 or kv_seq_len itself)", ["block_k_major", "head_dim", "kv_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["block_k_major"]; }]]); }, function () { return R.compare(R.mod(e["block_k_major"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }, function () { return R.or_(function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return e["kv_seq_len"]; }]]); }); }, function () { return R.or_(function () { return R.compare(e["head_dim"], [["<=", function () { return 128n; }]]); }, function () { return R.compare(R.mod(e["head_dim"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return e["kv_seq_len"]; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["block_k_major"]]))); }],
-        ["nearest valid block_k", ["block_k", "block_k_major", "head_dim", "kv_seq_len"], function (p) { return R.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["block_k_major"]; }]]); }, function () { return R.compare(R.mod(e["block_k_major"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }, function () { return R.or_(function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return e["kv_seq_len"]; }]]); }); }, function () { return R.or_(function () { return R.compare(e["head_dim"], [["<=", function () { return 128n; }]]); }, function () { return R.compare(R.mod(e["head_dim"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["candidate_"], [["==", function () { return e["kv_seq_len"]; }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["block_k_major"]]))), p["block_k"]]); }],
+        ["valid block_k (divides block_k_major; multiple of 128 or kv_seq_len itself)", ["block_k_major", "head_dim", "kv_seq_len"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return m.v(e["block_k_major"]); }]]); }, function () { return R.compare(m.v(m.mod(e["block_k_major"], e["candidate_"])), [["==", function () { return 0n; }]]); }); }, function () { return R.or_(function () { return R.compare(m.v(m.mod(e["candidate_"], 128n)), [["==", function () { return 0n; }]]); }, function () { return R.compare(m.v(e["candidate_"]), [["==", function () { return m.v(e["kv_seq_len"]); }]]); }); }, function () { return R.or_(function () { return R.compare(m.v(e["head_dim"]), [["<=", function () { return 128n; }]]); }, function () { return R.compare(m.v(m.mod(e["head_dim"], 128n)), [["==", function () { return 0n; }]]); }, function () { return R.compare(m.v(e["candidate_"]), [["==", function () { return m.v(e["kv_seq_len"]); }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["block_k_major"]]), 33))); }],
+        ["nearest valid block_k", ["block_k", "block_k_major", "head_dim", "kv_seq_len"], function (p, m) { return m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return m.v(e["block_k_major"]); }]]); }, function () { return R.compare(m.v(m.mod(e["block_k_major"], e["candidate_"])), [["==", function () { return 0n; }]]); }); }, function () { return R.or_(function () { return R.compare(m.v(m.mod(e["candidate_"], 128n)), [["==", function () { return 0n; }]]); }, function () { return R.compare(m.v(e["candidate_"]), [["==", function () { return m.v(e["kv_seq_len"]); }]]); }); }, function () { return R.or_(function () { return R.compare(m.v(e["head_dim"]), [["<=", function () { return 128n; }]]); }, function () { return R.compare(m.v(m.mod(e["head_dim"], 128n)), [["==", function () { return 0n; }]]); }, function () { return R.compare(m.v(e["candidate_"]), [["==", function () { return m.v(e["kv_seq_len"]); }]]); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["block_k_major"]]), 33))), p["block_k"]]); }],
       ],
       [
       ],
     ],
     "RA610": [
       [
-        ["padded head_dim", ["head_dim"], function (p) { return R.call("next_multiple", [p["head_dim"], 128n]); }],
+        ["padded head_dim", ["head_dim"], function (p, m) { return m.call("next_multiple", [p["head_dim"], 128n]); }],
       ],
       [
       ],
@@ -750,10 +750,10 @@
     ],
     "RA611": [
       [
-        ["largest valid block, at most the one asked for (none: pad, or one block over all keys)", ["block", "block_name", "dim_size"], function (p) { return (R.truthy(R.compare(p["block_name"], [["in", function () { return R.tuple(["block_q", "block_b"]); }]])) ? [R.call("min", [p["block"], p["dim_size"]])] : R.getitem(R.call("aligned_divisors", [p["dim_size"], 128n, p["block"]]), R.slice(R.neg(1n), null, null))); }],
+        ["largest valid block, at most the one asked for (none: pad, or one block over all keys)", ["block", "block_name", "dim_size"], function (p, m) { return (R.truthy(R.compare(m.v(p["block_name"]), [["in", function () { return m.v(R.tuple(["block_q", "block_b"])); }]])) ? [m.call("min", [p["block"], p["dim_size"]])] : R.getitem(m.v(m.call("aligned_divisors", [p["dim_size"], 128n, p["block"]])), R.slice(R.neg(1n), null, null))); }],
       ],
       [
-        ["dimension padded to a multiple of the block", ["block", "dim_size"], function (p) { return R.call("next_multiple", [p["dim_size"], p["block"]]); }],
+        ["dimension padded to a multiple of the block", ["block", "dim_size"], function (p, m) { return m.call("next_multiple", [p["dim_size"], p["block"]]); }],
       ],
       [
       ],
@@ -770,11 +770,11 @@
     ],
     "RA650": [
       [
-        ["valid pages_per_compute_block", ["pages_per_sequence"], function (p) { return R.call("divisors", [p["pages_per_sequence"]]); }],
-        ["nearest valid pages_per_compute_block", ["pages_per_compute_block", "pages_per_sequence"], function (p) { return R.call("nearest", [R.call("divisors", [p["pages_per_sequence"]]), p["pages_per_compute_block"]]); }],
+        ["valid pages_per_compute_block", ["pages_per_sequence"], function (p, m) { return m.call("divisors", [p["pages_per_sequence"]]); }],
+        ["nearest valid pages_per_compute_block", ["pages_per_compute_block", "pages_per_sequence"], function (p, m) { return m.call("nearest", [m.call("divisors", [p["pages_per_sequence"]]), p["pages_per_compute_block"]]); }],
       ],
       [
-        ["padded pages_per_sequence", ["pages_per_compute_block", "pages_per_sequence"], function (p) { return R.call("next_multiple", [p["pages_per_sequence"], p["pages_per_compute_block"]]); }],
+        ["padded pages_per_sequence", ["pages_per_compute_block", "pages_per_sequence"], function (p, m) { return m.call("next_multiple", [p["pages_per_sequence"], p["pages_per_compute_block"]]); }],
       ],
     ],
     "RA651": [
@@ -787,14 +787,14 @@
     ],
     "RA653": [
       [
-        ["usable megacore_mode (none: pass megacore_mode=None, or pad the batch)", ["batch_size", "megacore_mode", "num_kv_heads"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["megacore_mode"], [["==", function () { return "kv_head"; }]]); }, function () { return R.compare(p["batch_size"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["batch_size"], 2n), [["==", function () { return 0n; }]]); })) ? "batch" : (R.truthy(R.and_(function () { return R.compare(p["megacore_mode"], [["==", function () { return "batch"; }]]); }, function () { return R.compare(p["num_kv_heads"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["num_kv_heads"], 2n), [["==", function () { return 0n; }]]); })) ? "kv_head" : null)); }],
+        ["usable megacore_mode (none: pass megacore_mode=None, or pad the batch)", ["batch_size", "megacore_mode", "num_kv_heads"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["megacore_mode"]), [["==", function () { return "kv_head"; }]]); }, function () { return R.compare(m.v(p["batch_size"]), [["is not", function () { return null; }]]); }, function () { return R.compare(m.v(m.mod(p["batch_size"], 2n)), [["==", function () { return 0n; }]]); })) ? "batch" : (R.truthy(R.and_(function () { return R.compare(m.v(p["megacore_mode"]), [["==", function () { return "batch"; }]]); }, function () { return R.compare(m.v(p["num_kv_heads"]), [["is not", function () { return null; }]]); }, function () { return R.compare(m.v(m.mod(p["num_kv_heads"], 2n)), [["==", function () { return 0n; }]]); })) ? "kv_head" : null)); }],
       ],
       [
       ],
     ],
     "RA654": [
       [
-        ["closest valid megacore_mode (none: pass megacore_mode=None)", ["megacore_mode"], function (p) { return (R.truthy(R.compare(p["megacore_mode"], [["in", function () { return R.tuple(["kv_heads", "heads", "head", "KV_HEAD", "kvhead"]); }]])) ? "kv_head" : (R.truthy(R.compare(p["megacore_mode"], [["in", function () { return R.tuple(["BATCH", "batches", "Batch"]); }]])) ? "batch" : null)); }],
+        ["closest valid megacore_mode (none: pass megacore_mode=None)", ["megacore_mode"], function (p, m) { return (R.truthy(R.compare(m.v(p["megacore_mode"]), [["in", function () { return m.v(R.tuple(["kv_heads", "heads", "head", "KV_HEAD", "kvhead"])); }]])) ? "kv_head" : (R.truthy(R.compare(m.v(p["megacore_mode"]), [["in", function () { return m.v(R.tuple(["BATCH", "batches", "Batch"])); }]])) ? "batch" : null)); }],
       ],
     ],
     "RA668": [
@@ -815,13 +815,13 @@
     ],
     "RA671": [
       [
-        ["pages_per_seq the longest sequence needs", ["min_pages_per_seq"], function (p) { return p["min_pages_per_seq"]; }],
-        ["longest kv length the page table can hold", ["page_size", "pages_per_seq"], function (p) { return R.mul(p["pages_per_seq"], p["page_size"]); }],
+        ["pages_per_seq the longest sequence needs", ["min_pages_per_seq"], function (p, m) { return p["min_pages_per_seq"]; }],
+        ["longest kv length the page table can hold", ["page_size", "pages_per_seq"], function (p, m) { return m.mul(p["pages_per_seq"], p["page_size"]); }],
       ],
     ],
     "RA672": [
       [
-        ["query rows needed", ["total_q_tokens"], function (p) { return p["total_q_tokens"]; }],
+        ["query rows needed", ["total_q_tokens"], function (p, m) { return p["total_q_tokens"]; }],
       ],
     ],
     "RA673": [
@@ -838,8 +838,8 @@
     ],
     "RA676": [
       [
-        ["required kv_lens shape", ["max_num_seqs"], function (p) { return (R.truthy(R.compare(p["max_num_seqs"], [["is not", function () { return null; }]])) ? R.tuple([p["max_num_seqs"]]) : null); }],
-        ["required cu_q_lens shape", ["num_cu_q_lens"], function (p) { return (R.truthy(R.compare(p["num_cu_q_lens"], [["is not", function () { return null; }]])) ? R.tuple([p["num_cu_q_lens"]]) : null); }],
+        ["required kv_lens shape", ["max_num_seqs"], function (p, m) { return (R.truthy(R.compare(m.v(p["max_num_seqs"]), [["is not", function () { return null; }]])) ? R.tuple([p["max_num_seqs"]]) : null); }],
+        ["required cu_q_lens shape", ["num_cu_q_lens"], function (p, m) { return (R.truthy(R.compare(m.v(p["num_cu_q_lens"]), [["is not", function () { return null; }]])) ? R.tuple([p["num_cu_q_lens"]]) : null); }],
       ],
     ],
     "RA677": [
@@ -856,9 +856,9 @@
     ],
     "RA680": [
       [
-        ["largest valid num_kv_pages_per_block", ["num_kv_pages_per_block", "pages_per_seq"], function (p) { return (R.truthy(R.not_(R.compare(0n, [["<", function () { return p["num_kv_pages_per_block"]; }], ["<=", function () { return p["pages_per_seq"]; }]]))) ? p["pages_per_seq"] : null); }],
-        ["clamped num_kv_pages_per_block", ["num_kv_pages_per_block", "pages_per_seq"], function (p) { return (R.truthy(R.not_(R.compare(0n, [["<", function () { return p["num_kv_pages_per_block"]; }], ["<=", function () { return p["pages_per_seq"]; }]]))) ? R.call("clamp", [p["num_kv_pages_per_block"], 1n, p["pages_per_seq"]]) : null); }],
-        ["a positive num_queries_per_block (tuned values are powers of two such as 32)", ["num_queries_per_block"], function (p) { return (R.truthy(R.compare(p["num_queries_per_block"], [["<=", function () { return 0n; }]])) ? 32n : null); }],
+        ["largest valid num_kv_pages_per_block", ["num_kv_pages_per_block", "pages_per_seq"], function (p, m) { return (R.truthy(R.not_(R.compare(0n, [["<", function () { return m.v(p["num_kv_pages_per_block"]); }], ["<=", function () { return m.v(p["pages_per_seq"]); }]]))) ? p["pages_per_seq"] : null); }],
+        ["clamped num_kv_pages_per_block", ["num_kv_pages_per_block", "pages_per_seq"], function (p, m) { return (R.truthy(R.not_(R.compare(0n, [["<", function () { return m.v(p["num_kv_pages_per_block"]); }], ["<=", function () { return m.v(p["pages_per_seq"]); }]]))) ? m.call("clamp", [p["num_kv_pages_per_block"], 1n, p["pages_per_seq"]]) : null); }],
+        ["a positive num_queries_per_block (tuned values are powers of two such as 32)", ["num_queries_per_block"], function (p, m) { return (R.truthy(R.compare(m.v(p["num_queries_per_block"]), [["<=", function () { return 0n; }]])) ? 32n : null); }],
       ],
     ],
     "RA681": [
@@ -867,7 +867,7 @@
     ],
     "RA682": [
       [
-        ["tileable num_combined_kv_heads for every kv dtype (>= this one)", ["num_combined_kv_heads"], function (p) { return R.call("min", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["c"] = items[i]; if (!R.truthy(R.compare(e["c"], [[">=", function () { return e["num_combined_kv_heads"]; }]]))) continue; out.push(e["c"]); } return out; })(R.iterate([4n, 8n, 16n, 32n, R.call("next_multiple", [p["num_combined_kv_heads"], 32n])]))]); }],
+        ["tileable num_combined_kv_heads for every kv dtype (>= this one)", ["num_combined_kv_heads"], function (p, m) { return m.call("min", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["c"] = items[i]; if (!R.truthy(R.compare(m.v(e["c"]), [[">=", function () { return m.v(e["num_combined_kv_heads"]); }]]))) continue; out.push(e["c"]); } return out; })(R.iterate(m.each([4n, 8n, 16n, 32n, m.call("next_multiple", [p["num_combined_kv_heads"], 32n])], 5)))]); }],
       ],
       [
       ],
@@ -904,73 +904,73 @@
     ],
     "RA702": [
       [
-        ["block_kv (block_kv_compute) for the forward wording: multiples of 128 dividing kv_seq_len (none: pad the keys)", ["bkv_compute", "kv_seq_len"], function (p) { return (R.truthy(R.compare(p["bkv_compute"], [["is not", function () { return null; }]])) ? (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(e["kv_seq_len"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["kv_seq_len"]; }]]); }, function () { return R.compare(R.mod(e["kv_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }); }, function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))) : []); }],
-        ["block_kv_dq for the dQ wording: multiples of 128 dividing kv_seq_len (none: pad the keys)", ["bkv", "kv_seq_len"], function (p) { return (R.truthy(R.compare(p["bkv"], [["is not", function () { return null; }]])) ? (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(e["kv_seq_len"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["kv_seq_len"]; }]]); }, function () { return R.compare(R.mod(e["kv_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }); }, function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))) : []); }],
+        ["block_kv (block_kv_compute) for the forward wording: multiples of 128 dividing kv_seq_len (none: pad the keys)", ["bkv_compute", "kv_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["bkv_compute"]), [["is not", function () { return null; }]])) ? (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(m.v(e["kv_seq_len"]), [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return m.v(e["kv_seq_len"]); }]]); }, function () { return R.compare(m.v(m.mod(e["kv_seq_len"], e["candidate_"])), [["==", function () { return 0n; }]]); }); }); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 128n)), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["kv_seq_len"]]), 21))) : []); }],
+        ["block_kv_dq for the dQ wording: multiples of 128 dividing kv_seq_len (none: pad the keys)", ["bkv", "kv_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["bkv"]), [["is not", function () { return null; }]])) ? (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(m.v(e["kv_seq_len"]), [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return m.v(e["kv_seq_len"]); }]]); }, function () { return R.compare(m.v(m.mod(e["kv_seq_len"], e["candidate_"])), [["==", function () { return 0n; }]]); }); }); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 128n)), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["kv_seq_len"]]), 21))) : []); }],
       ],
       [
       ],
     ],
     "RA703": [
       [
-        ["valid block_q_dkv (multiples of 128 dividing q_seq_len; none: pad the queries to a multiple of 128)", ["q_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.compare(R.mod(e["b"], 128n), [["==", function () { return 0n; }]]))) continue; out.push(e["b"]); } return out; })(R.iterate(R.call("divisors", [p["q_seq_len"]]))); }],
+        ["valid block_q_dkv (multiples of 128 dividing q_seq_len; none: pad the queries to a multiple of 128)", ["q_seq_len"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.compare(m.v(m.mod(e["b"], 128n)), [["==", function () { return 0n; }]]))) continue; out.push(e["b"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["q_seq_len"]]), 7))); }],
       ],
     ],
     "RA704": [
       [
-        ["key rank to build the kernel for (2: make_splash_mqa, 3: make_splash_mha; none: vmap the batch axis away)", ["k_rank"], function (p) { return (R.truthy(R.compare(p["k_rank"], [["in", function () { return R.tuple([2n, 3n]); }]])) ? p["k_rank"] : null); }],
-        ["key rank this kernel takes", ["expected_kv_rank"], function (p) { return p["expected_kv_rank"]; }],
+        ["key rank to build the kernel for (2: make_splash_mqa, 3: make_splash_mha; none: vmap the batch axis away)", ["k_rank"], function (p, m) { return (R.truthy(R.compare(m.v(p["k_rank"]), [["in", function () { return m.v(R.tuple([2n, 3n])); }]])) ? p["k_rank"] : null); }],
+        ["key rank this kernel takes", ["expected_kv_rank"], function (p, m) { return p["expected_kv_rank"]; }],
       ],
     ],
     "RA705": [
       [
-        ["key head dimension", ["head_dim_qk"], function (p) { return p["head_dim_qk"]; }],
+        ["key head dimension", ["head_dim_qk"], function (p, m) { return p["head_dim_qk"]; }],
       ],
     ],
     "RA706": [
       [
-        ["valid num_kv_heads", ["num_q_heads"], function (p) { return R.call("divisors", [p["num_q_heads"]]); }],
+        ["valid num_kv_heads", ["num_q_heads"], function (p, m) { return m.call("divisors", [p["num_q_heads"]]); }],
       ],
     ],
     "RA707": [
       [
-        ["v shape with k's leading dimensions", ["k_shape", "v_shape"], function (p) { return R.add(R.getitem(p["k_shape"], R.slice(null, R.neg(1n), null)), R.getitem(p["v_shape"], R.slice(R.neg(1n), null, null))); }],
+        ["v shape with k's leading dimensions", ["k_shape", "v_shape"], function (p, m) { return m.add(R.getitem(m.v(p["k_shape"]), R.slice(null, R.neg(1n), null)), R.getitem(m.v(p["v_shape"]), R.slice(R.neg(1n), null, null))); }],
       ],
     ],
     "RA708": [
       [
-        ["valid compute blocks (multiples of 128 dividing bkv; none: change bkv)", ["bkv"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.or_(function () { return R.compare(e["bkv"], [["is", function () { return null; }]]); }, function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["bkv"]; }]]); }, function () { return R.compare(R.mod(e["bkv"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["bkv"]]))); }],
-        ["largest valid compute block", ["bkv"], function (p) { return R.getitem((function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.or_(function () { return R.compare(e["bkv"], [["is", function () { return null; }]]); }, function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["bkv"]; }]]); }, function () { return R.compare(R.mod(e["bkv"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["bkv"]]))), R.slice(R.neg(1n), null, null)); }],
+        ["valid compute blocks (multiples of 128 dividing bkv; none: change bkv)", ["bkv"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(m.mod(e["candidate_"], 128n)), [["==", function () { return 0n; }]]); }, function () { return R.or_(function () { return R.compare(m.v(e["bkv"]), [["is", function () { return null; }]]); }, function () { return R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return m.v(e["bkv"]); }]]); }, function () { return R.compare(m.v(m.mod(e["bkv"], e["candidate_"])), [["==", function () { return 0n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["bkv"]]), 24))); }],
+        ["largest valid compute block", ["bkv"], function (p, m) { return R.getitem(m.v((function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(m.mod(e["candidate_"], 128n)), [["==", function () { return 0n; }]]); }, function () { return R.or_(function () { return R.compare(m.v(e["bkv"]), [["is", function () { return null; }]]); }, function () { return R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return m.v(e["bkv"]); }]]); }, function () { return R.compare(m.v(m.mod(e["bkv"], e["candidate_"])), [["==", function () { return 0n; }]]); }); }); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["bkv"]]), 24)))), R.slice(R.neg(1n), null, null)); }],
       ],
       [
-        ["valid key blocks for this compute block (when kv_seq_len is given)", ["bkv_compute", "kv_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(e["kv_seq_len"], [["is", function () { return null; }]]); }, function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["kv_seq_len"]; }]]); }, function () { return R.compare(R.mod(e["kv_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }); }, function () { return R.or_(function () { return R.compare(e["candidate_"], [["is", function () { return null; }]]); }, function () { return R.compare(e["bkv_compute"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["bkv_compute"], [["<=", function () { return e["candidate_"]; }]]); }, function () { return R.compare(R.mod(e["candidate_"], e["bkv_compute"]), [["==", function () { return 0n; }]]); }); }); }, function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))); }],
+        ["valid key blocks for this compute block (when kv_seq_len is given)", ["bkv_compute", "kv_seq_len"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(m.v(e["kv_seq_len"]), [["is", function () { return null; }]]); }, function () { return R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return m.v(e["kv_seq_len"]); }]]); }, function () { return R.compare(m.v(m.mod(e["kv_seq_len"], e["candidate_"])), [["==", function () { return 0n; }]]); }); }); }, function () { return R.or_(function () { return R.compare(m.v(e["candidate_"]), [["is", function () { return null; }]]); }, function () { return R.compare(m.v(e["bkv_compute"]), [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(m.v(e["bkv_compute"]), [["<=", function () { return m.v(e["candidate_"]); }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], e["bkv_compute"])), [["==", function () { return 0n; }]]); }); }); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 128n)), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["kv_seq_len"]]), 40))); }],
       ],
     ],
     "RA709": [
       [
-        ["required shape", ["expected_shape"], function (p) { return p["expected_shape"]; }],
+        ["required shape", ["expected_shape"], function (p, m) { return p["expected_shape"]; }],
       ],
     ],
     "RA710": [
       [
-        ["valid query blocks (multiples of 128 or all of q_seq_len; none: pad the queries)", ["q_seq_len"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.or_(function () { return R.compare(R.mod(e["b"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["b"], [["==", function () { return e["q_seq_len"]; }]]); }))) continue; out.push(e["b"]); } return out; })(R.iterate(R.call("divisors", [p["q_seq_len"]]))); }],
-        ["valid query blocks for each shard (multiples of 128 or the whole shard; none: pad the queries)", ["q_seq_len_per_shard"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.or_(function () { return R.compare(R.mod(e["b"], 128n), [["==", function () { return 0n; }]]); }, function () { return R.compare(e["b"], [["==", function () { return e["q_seq_len_per_shard"]; }]]); }))) continue; out.push(e["b"]); } return out; })(R.iterate(R.call("divisors", [p["q_seq_len_per_shard"]]))); }],
+        ["valid query blocks (multiples of 128 or all of q_seq_len; none: pad the queries)", ["q_seq_len"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.or_(function () { return R.compare(m.v(m.mod(e["b"], 128n)), [["==", function () { return 0n; }]]); }, function () { return R.compare(m.v(e["b"]), [["==", function () { return m.v(e["q_seq_len"]); }]]); }))) continue; out.push(e["b"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["q_seq_len"]]), 11))); }],
+        ["valid query blocks for each shard (multiples of 128 or the whole shard; none: pad the queries)", ["q_seq_len_per_shard"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.or_(function () { return R.compare(m.v(m.mod(e["b"], 128n)), [["==", function () { return 0n; }]]); }, function () { return R.compare(m.v(e["b"]), [["==", function () { return m.v(e["q_seq_len_per_shard"]); }]]); }))) continue; out.push(e["b"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["q_seq_len_per_shard"]]), 11))); }],
       ],
       [
-        ["q_seq_len padded to a multiple of the block (none: the block is not a multiple of 128, change it)", ["q_block_size", "q_seq_len"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["q_seq_len"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["q_block_size"], 128n), [["==", function () { return 0n; }]]); })) ? R.call("next_multiple", [p["q_seq_len"], p["q_block_size"]]) : null); }],
+        ["q_seq_len padded to a multiple of the block (none: the block is not a multiple of 128, change it)", ["q_block_size", "q_seq_len"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["q_seq_len"]), [["is not", function () { return null; }]]); }, function () { return R.compare(m.v(m.mod(p["q_block_size"], 128n)), [["==", function () { return 0n; }]]); })) ? m.call("next_multiple", [p["q_seq_len"], p["q_block_size"]]) : null); }],
       ],
     ],
     "RA711": [
       [
-        ["valid key blocks (multiples of 128 dividing kv_seq_len; none: pad the keys to a multiple of 128)", ["kv_block_size", "kv_seq_len"], function (p) { return (R.truthy(R.compare(p["kv_block_size"], [["is not", function () { return null; }]])) ? (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(e["kv_seq_len"], [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(e["candidate_"], [["<=", function () { return e["kv_seq_len"]; }]]); }, function () { return R.compare(R.mod(e["kv_seq_len"], e["candidate_"]), [["==", function () { return 0n; }]]); }); }); }, function () { return R.compare(R.mod(e["candidate_"], 128n), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(R.call("divisors", [p["kv_seq_len"]]))) : []); }],
+        ["valid key blocks (multiples of 128 dividing kv_seq_len; none: pad the keys to a multiple of 128)", ["kv_block_size", "kv_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["kv_block_size"]), [["is not", function () { return null; }]])) ? (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.or_(function () { return R.compare(m.v(e["kv_seq_len"]), [["is", function () { return null; }]]); }, function () { return R.and_(function () { return R.compare(m.v(e["candidate_"]), [["<=", function () { return m.v(e["kv_seq_len"]); }]]); }, function () { return R.compare(m.v(m.mod(e["kv_seq_len"], e["candidate_"])), [["==", function () { return 0n; }]]); }); }); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 128n)), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["kv_seq_len"]]), 21))) : []); }],
       ],
       [
-        ["kv_seq_len padded to a multiple of the block (none: the block is not a multiple of 128, change it)", ["kv_block_size", "kv_seq_len"], function (p) { return (R.truthy(R.and_(function () { return R.compare(p["kv_block_size"], [["is not", function () { return null; }]]); }, function () { return R.compare(R.mod(p["kv_block_size"], 128n), [["==", function () { return 0n; }]]); })) ? R.call("next_multiple", [p["kv_seq_len"], p["kv_block_size"]]) : null); }],
+        ["kv_seq_len padded to a multiple of the block (none: the block is not a multiple of 128, change it)", ["kv_block_size", "kv_seq_len"], function (p, m) { return (R.truthy(R.and_(function () { return R.compare(m.v(p["kv_block_size"]), [["is not", function () { return null; }]]); }, function () { return R.compare(m.v(m.mod(p["kv_block_size"], 128n)), [["==", function () { return 0n; }]]); })) ? m.call("next_multiple", [p["kv_seq_len"], p["kv_block_size"]]) : null); }],
       ],
     ],
     "RA712": [
       [
-        ["valid q_seq_shards with 128-query blocks (the default)", ["q_seq_len"], function (p) { return (R.truthy(R.compare(p["q_seq_len"], [["is not", function () { return null; }]])) ? (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["n"] = items[i]; if (!R.truthy(R.compare(R.mod(R.floordiv(e["q_seq_len"], e["n"]), 128n), [["==", function () { return 0n; }]]))) continue; out.push(e["n"]); } return out; })(R.iterate(R.call("divisors", [p["q_seq_len"]]))) : []); }],
-        ["valid head_shards", ["head_count"], function (p) { return (R.truthy(R.compare(p["head_count"], [["is not", function () { return null; }]])) ? R.call("divisors", [p["head_count"]]) : []); }],
+        ["valid q_seq_shards with 128-query blocks (the default)", ["q_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(p["q_seq_len"]), [["is not", function () { return null; }]])) ? (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["n"] = items[i]; if (!R.truthy(R.compare(m.v(m.mod(R.floordiv(e["q_seq_len"], e["n"]), 128n)), [["==", function () { return 0n; }]]))) continue; out.push(e["n"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["q_seq_len"]]), 9))) : []); }],
+        ["valid head_shards", ["head_count"], function (p, m) { return (R.truthy(R.compare(m.v(p["head_count"]), [["is not", function () { return null; }]])) ? m.call("divisors", [p["head_count"]]) : []); }],
       ],
     ],
     "RA713": [
@@ -983,12 +983,12 @@
     ],
     "RA715": [
       [
-        ["a 3-D mask shape (heads, q_seq_len, kv_seq_len)", ["mask_shape"], function (p) { return (R.truthy(R.compare(R.call("len", [p["mask_shape"]]), [["==", function () { return 2n; }]])) ? R.add(R.tuple([1n]), p["mask_shape"]) : R.getitem(p["mask_shape"], R.slice(R.neg(3n), null, null))); }],
+        ["a 3-D mask shape (heads, q_seq_len, kv_seq_len)", ["mask_shape"], function (p, m) { return (R.truthy(R.compare(m.v(m.call("len", [p["mask_shape"]])), [["==", function () { return 2n; }]])) ? m.add(R.tuple([1n]), p["mask_shape"]) : R.getitem(m.v(p["mask_shape"]), R.slice(R.neg(3n), null, null))); }],
       ],
     ],
     "RA716": [
       [
-        ["padded head_dim", ["head_dim"], function (p) { return R.call("next_multiple", [p["head_dim"], 128n]); }],
+        ["padded head_dim", ["head_dim"], function (p, m) { return m.call("next_multiple", [p["head_dim"], 128n]); }],
       ],
       [
       ],
@@ -999,7 +999,7 @@
     ],
     "RA721": [
       [
-        ["shape every mask must have", ["self_shape"], function (p) { return p["self_shape"]; }],
+        ["shape every mask must have", ["self_shape"], function (p, m) { return p["self_shape"]; }],
       ],
     ],
     "RA722": [
@@ -1016,7 +1016,7 @@
     ],
     "RA725": [
       [
-        ["q_seq_len padded to a multiple of shard_count squared", ["q_seq_len", "shard_count_squared"], function (p) { return R.call("next_multiple", [p["q_seq_len"], p["shard_count_squared"]]); }],
+        ["q_seq_len padded to a multiple of shard_count squared", ["q_seq_len", "shard_count_squared"], function (p, m) { return m.call("next_multiple", [p["q_seq_len"], p["shard_count_squared"]]); }],
       ],
     ],
     "RA726": [
@@ -1095,7 +1095,7 @@
     ],
     "RA806": [
       [
-        ["slice size", ["size", "tiling"], function (p) { return R.call("next_multiple", [p["size"], p["tiling"]]); }],
+        ["slice size", ["size", "tiling"], function (p, m) { return m.call("next_multiple", [p["size"], p["tiling"]]); }],
       ],
     ],
     "RA807": [
@@ -1114,73 +1114,73 @@
     ],
     "RA810": [
       [
-        ["vmem_limit_bytes at least", ["used"], function (p) { return R.call("next_multiple", [p["used"], R.pow(2n, 20n)]); }],
+        ["vmem_limit_bytes at least", ["used"], function (p, m) { return m.call("next_multiple", [p["used"], m.pow(2n, 20n)]); }],
       ],
       [
-        ["--xla_tpu_scoped_vmem_limit_kib at least", ["used"], function (p) { return R.floordiv(R.call("next_multiple", [p["used"], R.pow(2n, 20n)]), 1024n); }],
+        ["--xla_tpu_scoped_vmem_limit_kib at least", ["used"], function (p, m) { return R.floordiv(m.call("next_multiple", [p["used"], m.pow(2n, 20n)]), 1024n); }],
       ],
       [
-        ["vmem_limit_bytes at least", ["used"], function (p) { return R.call("next_multiple", [p["used"], R.pow(2n, 20n)]); }],
-        ["shrink num_queries_per_block \/ num_kv_pages_per_block by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
+        ["vmem_limit_bytes at least", ["used"], function (p, m) { return m.call("next_multiple", [p["used"], m.pow(2n, 20n)]); }],
+        ["shrink num_queries_per_block \/ num_kv_pages_per_block by", ["limit", "used"], function (p, m) { return R.truediv(R.floordiv(m.call("next_multiple", [m.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
       ],
       [
-        ["shrink block_q \/ block_kv by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
+        ["shrink block_q \/ block_kv by", ["limit", "used"], function (p, m) { return R.truediv(R.floordiv(m.call("next_multiple", [m.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
       ],
       [
-        ["shrink block_q \/ block_k_major \/ block_k by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
+        ["shrink block_q \/ block_k_major \/ block_k by", ["limit", "used"], function (p, m) { return R.truediv(R.floordiv(m.call("next_multiple", [m.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
       ],
       [
-        ["shrink pages_per_compute_block by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
+        ["shrink pages_per_compute_block by", ["limit", "used"], function (p, m) { return R.truediv(R.floordiv(m.call("next_multiple", [m.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
       ],
     ],
     "RA811": [
       [
-        ["grow block_q \/ block_kv by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
+        ["grow block_q \/ block_kv by", ["limit", "used"], function (p, m) { return R.truediv(R.floordiv(m.call("next_multiple", [m.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
       ],
       [
-        ["shrink max sequences x pages per sequence by", ["limit", "used"], function (p) { return R.truediv(R.floordiv(R.call("next_multiple", [R.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
+        ["shrink max sequences x pages per sequence by", ["limit", "used"], function (p, m) { return R.truediv(R.floordiv(m.call("next_multiple", [m.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
       ],
     ],
     "RA820": [
       [
-        ["shrink factor needed", ["hardware_limit", "required"], function (p) { return R.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
-        ["divide the tile area by", ["hardware_limit", "required"], function (p) { return R.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
-        ["bytes over the limit", ["hardware_limit", "required"], function (p) { return R.sub(p["required"], p["hardware_limit"]); }],
+        ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
+        ["divide the tile area by", ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
+        ["bytes over the limit", ["hardware_limit", "required"], function (p, m) { return R.sub(p["required"], p["hardware_limit"]); }],
       ],
       [
       ],
       [
-        ["shrink factor needed", ["hardware_limit", "required"], function (p) { return R.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
-        ["divide block_k by", ["hardware_limit", "required"], function (p) { return R.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
+        ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
+        ["divide block_k by", ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
       ],
       [
-        ["divide pages_per_compute_block by", ["hardware_limit", "required"], function (p) { return R.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
+        ["divide pages_per_compute_block by", ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
       ],
       [
-        ["shrink factor needed", ["hardware_limit", "required"], function (p) { return R.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
-        ["divide block_q x block_kv by", ["hardware_limit", "required"], function (p) { return R.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
+        ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
+        ["divide block_q x block_kv by", ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
       ],
       [
       ],
     ],
     "RA821": [
       [
-        ["operand to cast", ["lhs_dtype", "rhs_dtype"], function (p) { return (R.truthy(R.compare(p["lhs_dtype"], [["in", function () { return R.tuple(["fp32", "fp64"]); }]])) ? R.add(R.add("first (", p["lhs_dtype"]), ")") : R.add(R.add("second (", p["rhs_dtype"]), ")")); }],
-        ["cast it to", ["lhs_dtype", "rhs_dtype"], function (p) { return (R.truthy(R.compare(p["lhs_dtype"], [["in", function () { return R.tuple(["fp32", "fp64"]); }]])) ? p["rhs_dtype"] : p["lhs_dtype"]); }],
+        ["operand to cast", ["lhs_dtype", "rhs_dtype"], function (p, m) { return (R.truthy(R.compare(m.v(p["lhs_dtype"]), [["in", function () { return m.v(R.tuple(["fp32", "fp64"])); }]])) ? m.add(m.add("first (", p["lhs_dtype"]), ")") : m.add(m.add("second (", p["rhs_dtype"]), ")")); }],
+        ["cast it to", ["lhs_dtype", "rhs_dtype"], function (p, m) { return (R.truthy(R.compare(m.v(p["lhs_dtype"]), [["in", function () { return m.v(R.tuple(["fp32", "fp64"])); }]])) ? p["rhs_dtype"] : p["lhs_dtype"]); }],
       ],
       [
       ],
     ],
     "RA822": [
       [
-        ["cast the value to", ["block_dtype"], function (p) { return p["block_dtype"]; }],
+        ["cast the value to", ["block_dtype"], function (p, m) { return p["block_dtype"]; }],
       ],
       [
       ],
     ],
     "RA823": [
       [
-        ["smallest block size", [], function (p) { return 16n; }],
+        ["smallest block size", [], function (p, m) { return 16n; }],
       ],
       [
       ],
@@ -1193,7 +1193,7 @@
       [
       ],
       [
-        ["missing library", ["library"], function (p) { return p["library"]; }],
+        ["missing library", ["library"], function (p, m) { return p["library"]; }],
       ],
     ],
     "RA826": [
@@ -1216,11 +1216,11 @@
     ],
     "RA829": [
       [
-        ["pad the axis to", ["array_size", "mesh_size"], function (p) { return R.call("next_multiple", [p["array_size"], p["mesh_size"]]); }],
-        ["padding to add", ["array_size", "mesh_size"], function (p) { return R.sub(R.call("next_multiple", [p["array_size"], p["mesh_size"]]), p["array_size"]); }],
+        ["pad the axis to", ["array_size", "mesh_size"], function (p, m) { return m.call("next_multiple", [p["array_size"], p["mesh_size"]]); }],
+        ["padding to add", ["array_size", "mesh_size"], function (p, m) { return R.sub(m.call("next_multiple", [p["array_size"], p["mesh_size"]]), p["array_size"]); }],
       ],
       [
-        ["mesh axis sizes that divide the axis", ["array_size"], function (p) { return R.call("divisors", [p["array_size"]]); }],
+        ["mesh axis sizes that divide the axis", ["array_size"], function (p, m) { return m.call("divisors", [p["array_size"]]); }],
       ],
       [
       ],
@@ -1233,16 +1233,16 @@
     ],
     "RA831": [
       [
-        ["block last dim, next that works", ["block_last_dim", "elements", "warpgroup_size"], function (p) { return (R.truthy(p["block_last_dim"]) ? R.call("next_multiple", [p["block_last_dim"], R.floordiv(p["warpgroup_size"], R.call("gcd", [p["warpgroup_size"], R.floordiv(p["elements"], p["block_last_dim"])]))]) : null); }],
-        ["block last dim, previous that works", ["block_last_dim", "elements", "warpgroup_size"], function (p) { return (R.truthy(p["block_last_dim"]) ? R.call("prev_multiple", [p["block_last_dim"], R.floordiv(p["warpgroup_size"], R.call("gcd", [p["warpgroup_size"], R.floordiv(p["elements"], p["block_last_dim"])]))]) : null); }],
+        ["block last dim, next that works", ["block_last_dim", "elements", "warpgroup_size"], function (p, m) { return (R.truthy(p["block_last_dim"]) ? m.call("next_multiple", [p["block_last_dim"], R.floordiv(p["warpgroup_size"], m.call("gcd", [p["warpgroup_size"], R.floordiv(p["elements"], p["block_last_dim"])]))]) : null); }],
+        ["block last dim, previous that works", ["block_last_dim", "elements", "warpgroup_size"], function (p, m) { return (R.truthy(p["block_last_dim"]) ? m.call("prev_multiple", [p["block_last_dim"], R.floordiv(p["warpgroup_size"], m.call("gcd", [p["warpgroup_size"], R.floordiv(p["elements"], p["block_last_dim"])]))]) : null); }],
       ],
       [
       ],
     ],
     "RA832": [
       [
-        ["block shape with power-of-two dims", ["array_shape"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; out.push(R.call("next_power_of_two", [e["d"]])); } return out; })(R.iterate(p["array_shape"])); }],
-        ["smaller block shape with power-of-two dims", ["array_shape"], function (p) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; out.push(R.call("prev_power_of_two", [e["d"]])); } return out; })(R.iterate(p["array_shape"])); }],
+        ["block shape with power-of-two dims", ["array_shape"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; out.push(m.call("next_power_of_two", [e["d"]])); } return out; })(R.iterate(m.each(p["array_shape"], 4))); }],
+        ["smaller block shape with power-of-two dims", ["array_shape"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; out.push(m.call("prev_power_of_two", [e["d"]])); } return out; })(R.iterate(m.each(p["array_shape"], 4))); }],
       ],
       [
       ],
