@@ -426,21 +426,25 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_USAGE
+    status = EXIT_OK
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a reader that left shows here, not as Python's exit 120 after main
+        return status
     except UsageError as err:
         print(f"errkit: {err}", file=sys.stderr)
         return EXIT_USAGE
     except LintFailed:  # the catalogue's lint errors are printed
         return EXIT_FINDINGS
-    except BrokenPipeError:
-        # The reader went away (`errkit ... | head -1`): not an error worth a traceback.
+    except BrokenPipeError as closed:
+        # The reader went away (`errkit ... | head -1`): not an error worth a traceback, and the
+        # exit status the command had without the pipe (explain's answer sets it before writing).
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
         except OSError:
             pass
-        return EXIT_OK
+        return getattr(closed, "exit_status", status)
     except KeyboardInterrupt:
         print("errkit: interrupted", file=sys.stderr)
         return 130

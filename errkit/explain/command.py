@@ -61,14 +61,20 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
             print("errkit: JAX filtered this traceback; rerun with JAX_TRACEBACK_FILTERING=off and paste it again",
                   file=err)
         return 1
-    for res in results:
-        if as_json:
-            out.write(to_json(res) + "\n")
-        elif fmt == "markdown":
-            out.write(as_markdown(res) + "\n\n")
-        else:
-            out.write(format_result(res, style) + "\n\n")
+    status = 0 if results[0]["confidence"] in ("exact", "lookup") else 1
+    try:
+        for res in results:
+            if as_json:
+                out.write(to_json(res) + "\n")
+            elif fmt == "markdown":
+                out.write(as_markdown(res) + "\n\n")
+            else:
+                out.write(format_result(res, style) + "\n\n")
+        out.flush()  # a reader that left (`| head`) shows here, while the status is known
+    except BrokenPipeError as closed:
+        closed.exit_status = status  # the answer's status, whether or not the reader read it all
+        raise
     if open_page:
         _open(docs_link(results[0]), err)
-    return 0 if results[0]["confidence"] in ("exact", "lookup") else 1
+    return status
 

@@ -266,6 +266,28 @@ def test_closed_stdout(tmp_path):
     assert proc.returncode == 0 and len(proc.stdout) == 1, (proc.returncode, proc.stderr[-2000:])
 
 
+def test_a_reader_that_left_keeps_the_answers_exit_status():
+    """`errkit explain ... | head`: exit 1 for an approximate answer (0 for an exact one), as without
+    the pipe, whether the reader left before errkit wrote or after (stdout's reading end is closed
+    before errkit starts here: every write fails)."""
+    import os
+    import subprocess
+    import sys
+
+    approximate = "the query heads must be divisible by the number of kv heads in grouped attention"
+    for text, want in ((approximate, 1), ("num_q_heads=12 must be divisible by and num_kv_heads=8", 0)):
+        for extra in ([], ["--json"]):
+            read, write = os.pipe()
+            os.close(read)
+            try:
+                proc = subprocess.run([sys.executable, "-m", "errkit.cli", "explain", *extra, text], stdout=write,
+                                      stderr=subprocess.PIPE, cwd=ROOT, timeout=60)
+            finally:
+                os.close(write)
+            assert proc.returncode == want, (text, extra, proc.returncode, proc.stderr[-2000:])
+            assert b"Traceback" not in proc.stderr and b"BrokenPipe" not in proc.stderr, proc.stderr[-2000:]
+
+
 def test_no_arguments_on_a_terminal_is_a_usage_error():
     out, err = io.StringIO(), io.StringIO()
 
