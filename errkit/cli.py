@@ -30,6 +30,15 @@ def _catalog_dir(args):
         raise UsageError(str(err)) from None
 
 
+def _existing_catalog_dir(args):
+    """_catalog_dir, which must exist: a missing catalogue is a usage error (exit 2) for every
+    command that reads one, as for fmt and new."""
+    root = _catalog_dir(args)
+    if not root.is_dir():
+        raise UsageError(f"{root}: no such catalogue folder (`errkit init` makes one; --catalog DIR names another)")
+    return root
+
+
 def _index(args, registered_too: bool = True):
     """The matcher index the command reads: `--catalog`'s catalogue (else the current project's
     index) merged with the registered ones (errkit/explain/registry.py); clashes reported on stderr."""
@@ -59,7 +68,7 @@ def cmd_lint(args) -> int:
         loaded_all, findings = lint_files(paths)
         count = sum(len(loaded.entries) for loaded in loaded_all)
     else:
-        root = _catalog_dir(args)
+        root = _existing_catalog_dir(args)
         loaded, findings = lint(root)
         count = len(loaded.entries)
     if args.json:
@@ -117,7 +126,7 @@ def cmd_import(args) -> int:
 def cmd_generate(args) -> int:
     from errkit.generate import run as generate_run
 
-    return generate_run(_catalog_dir(args), check=args.check)
+    return generate_run(_existing_catalog_dir(args), check=args.check)
 
 
 def cmd_init(args) -> int:
@@ -182,7 +191,7 @@ def cmd_scan(args) -> int:
 def cmd_docs(args) -> int:
     from errkit.generate.docs import run
 
-    return run(_catalog_dir(args), check=args.check)
+    return run(_existing_catalog_dir(args), check=args.check)
 
 
 def _explain_args(p):

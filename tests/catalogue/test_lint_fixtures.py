@@ -70,10 +70,13 @@ def test_hostile_expressions_are_rejected_without_running(tmp_path, run_cli):
     assert len({line.split(":")[0] for line in flagged}) == len(hostile), out
 
 
-def test_missing_folder_is_a_clear_error(run_cli, tmp_path):
-    code, out, _ = run_cli("lint", tmp_path / "nope")
-    assert code == 1
-    assert "no such catalogue folder" in out
+@pytest.mark.parametrize("command", [["lint"], ["generate"], ["generate", "--check"], ["docs", "--check"], ["fmt", "--check"]])
+def test_missing_folder_is_a_usage_error(run_cli, tmp_path, command):
+    """One rule for every command that reads a catalogue: a missing folder is exit 2, one line."""
+    code, out, err = run_cli(*command, "--catalog", tmp_path / "nope")
+    assert code == 2, (out, err)
+    assert err.strip().count("\n") == 0 and "nope: no such catalogue folder" in err, err
+    assert not (tmp_path / "nope").exists()
 
 
 def test_wordings_raised_in_different_files_may_overlap(tmp_path, run_cli):
