@@ -191,6 +191,28 @@ def empty_messages(entry: Entry, ctx: Context) -> Iterator[Finding]:
         yield at(entry, ("message",), "empty-message", "a validator must raise a message")
 
 
+def _prose(entry: Entry) -> Iterator[tuple[tuple, str]]:
+    """(key path, text) of every prose field a reader sees on the entry's page."""
+    yield ("title",), entry.title
+    yield ("explanation",), entry.explanation
+    for name, param in entry.params.items():
+        yield ("params", name, "description"), param.description
+    for field_name in ("triggers", "situations", "prevention"):
+        for i, text in enumerate(getattr(entry, field_name)):
+            yield (field_name, i), text
+    for i, fix in enumerate(entry.fixes):
+        yield ("fixes", i, "summary"), fix.summary
+
+
+def unfinished_drafts(entry: Entry, ctx: Context) -> Iterator[Finding]:
+    """A draft (`errkit scan --emit`) marks the prose a reviewer writes with TODO: it cannot be
+    published until each is written."""
+    for key, text in _prose(entry):
+        if isinstance(text, str) and text.lstrip().upper().startswith("TODO"):
+            yield at(entry, key, "unfinished-draft",
+                     f"{'.'.join(map(str, key))} is still a draft's TODO: write it before the entry is published")
+
+
 # Names of the generated validators module (errkit/generate/templates/validators.py.j2) besides its
 # exception classes, its check_ and validate_ functions and its private `_rt_`, `_fx_`, `_tr_` ones.
 MODULE_NAMES = frozenset({"CatalogueError", "ERRORS", "CHECKS", "DOCS_BASE", "DOCS_VERSION", "DOCS_URL_ENV"})
@@ -385,7 +407,7 @@ def alternatives_last(entry: Entry, ctx: Context) -> Iterator[Finding]:
 
 
 ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, readable_wordings, format_specs, param_names, exception_kind, empty_messages, unused_params, expressions,
-                                      examples, suggestion_bounds, release_ranges, alternatives_last, kernel_use)
+                                      examples, suggestion_bounds, release_ranges, alternatives_last, kernel_use, unfinished_drafts)
 
 
 # -- catalogue-wide rules -------------------------------------------------------------------------

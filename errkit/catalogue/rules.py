@@ -89,6 +89,9 @@ RULES: tuple[Rule, ...] = (
          ("catalogue.lint.param_names", "catalogue.lint.groups")),
     Rule("unused-param", "a param that no wording, check or suggestion uses", "lint/unused-param",
          ("catalogue.lint.unused_params",)),
+    Rule("unfinished-draft", "prose a draft of `errkit scan --emit` left as `TODO: ...` (a title, an explanation, a "
+         "param's description, a trigger, situation, prevention tip or fix): a draft is not published until it is written",
+         "lint/unfinished-draft", ("catalogue.lint.unfinished_drafts",)),
     Rule("bad-expression", "an expression that does not parse, or is too long", "lint/bad-expression",
          ("core.expr.parse", "catalogue.kernels.expand")),
     Rule("forbidden-expression", "an expression outside the allowed subset of Python (attribute access, other "

@@ -598,7 +598,9 @@ def test_drafts_for_the_jax_attention_kernels_lint_clean(run_cli, tmp_path, empt
     assert all("# DRAFT: review before merging" in t and "explain_only: true" in t for t in texts)
     assert f"errkit scan: {len(texts)} draft(s) written" in err and "no free code" not in err
     code, out, err = run_cli("lint", out_dir)
-    assert code == 0, out  # the drafts lint clean even before review
+    assert code == 1, out  # a draft cannot be published before review: its TODOs are findings, nothing else
+    rules = {line.split(": ")[1] for line in out.splitlines() if ": " in line}
+    assert rules == {"unfinished-draft"}, out
     assert fill_prose(out_dir) == len(texts)
     code, out, err = run_cli("lint", out_dir)
     assert code == 0, out
@@ -642,7 +644,7 @@ def test_overlapping_wordings_merge_into_one_draft(run_cli, tmp_path, empty_inde
     assert len(files) == 2
     merged = yaml().load(files[0].read_text(encoding="utf-8"))
     assert [v["message"] for v in merged["variants"]] == ["{a} must be positive", "{name}={b} must be positive"]
-    assert run_cli("lint", tmp_path / "out")[0] == 0
+    assert fill_prose(tmp_path / "out") == 2 and run_cli("lint", tmp_path / "out")[0] == 0
 
 
 def test_emitting_twice_drafts_nothing_new(run_cli, tmp_path, empty_index):
@@ -653,4 +655,4 @@ def test_emitting_twice_drafts_nothing_new(run_cli, tmp_path, empty_index):
     assert "errkit scan: 0 draft(s) written" in err
     assert "already drafted as RA900" in err
     assert sorted(p.name for p in (tmp_path / "out" / "drafts").glob("*.yaml")) == first
-    assert run_cli("lint", tmp_path / "out")[0] == 0
+    assert fill_prose(tmp_path / "out") == len(first) and run_cli("lint", tmp_path / "out")[0] == 0
