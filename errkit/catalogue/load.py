@@ -281,7 +281,7 @@ def build_kernel(raw: dict, pos: Positions) -> Kernel:
 
 def build_settings(raw: dict, pos: Positions, project_root: Path | None = None) -> Settings:
     groups = {
-        name: Group(name, g["description"], tuple(g["args"]), MappingProxyType(dict(g["bindings"])), tuple(g["checks"]))
+        name: Group(name, g["description"], tuple(g["args"]), MappingProxyType(dict(g.get("bindings") or {})), tuple(g["checks"]))
         for name, g in (raw.get("groups") or {}).items()
     }
     return Settings(

@@ -314,7 +314,8 @@ GROUP = Record(
     fields=(
         Field("description", Str(max_length=500), True),
         Field("args", ListOf(item=Str(pattern=IDENTIFIER), min_items=1), True, "Arguments of the generated validate function."),
-        Field("bindings", MapOf(value=Str(max_length=500), key_pattern=IDENTIFIER, key_what="param"), True, "Param -> expression over the args."),
+        Field("bindings", MapOf(value=Str(max_length=500), key_pattern=IDENTIFIER, key_what="param"),
+              description="Param -> expression over the args (none needed when the checks read the args alone)."),
         Field("checks", ListOf(item=Str(pattern=CODE), min_items=1), True, "Entry codes, in the order they run."),
     )
 )

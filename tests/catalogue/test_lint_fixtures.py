@@ -129,3 +129,12 @@ def test_costly_expressions_are_lint_findings_in_seconds(tmp_path):
         for i, (name, (_, rule)) in enumerate(costly.items()):
             assert any(line.startswith(f"area/XX{101 + i}-{name}.yaml:16:") and f": {rule}: " in line for line in found), found
     assert "nothing written" in done.stderr
+
+
+def test_a_group_needs_no_bindings(run_cli):
+    """`bindings:` is optional: a group whose checks read its args alone lints clean (tests/fixtures/gate
+    has such a group; tests/generate/test_lint_is_the_gate.py generates and imports its validators)."""
+    settings = (FIXTURES / "gate" / "catalog" / "errkit.yaml").read_text(encoding="utf-8")
+    assert "groups:" in settings and "bindings" not in settings
+    code, out, err = run_cli("lint", FIXTURES / "gate" / "catalog")
+    assert code == 0, out + err
