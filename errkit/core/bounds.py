@@ -152,9 +152,7 @@ class Meter:
         cost = self.costs.get(helper)
         if cost is not None:
             steps += cost(*args)
-        self.left -= steps
-        if self.left < 0:
-            raise _steps()
+        self.charge(steps)
         result = helper(*args)
         if isinstance(result, int):
             if result.bit_length() > MAX_BITS:

@@ -185,7 +185,7 @@ def _vetted_code(source: str, names: frozenset, helpers: frozenset):
     return compile(guarded(check(source, names, helpers).tree), "<catalogue expression>", "eval")
 
 
-_GUARDED_OPS = {ast.Pow: "_pow", ast.Mult: "_mul", ast.Add: "_add", ast.Mod: "_mod"}
+GUARDED_OPS = {ast.Pow: "_pow", ast.Mult: "_mul", ast.Add: "_add", ast.Mod: "_mod"}
 
 
 def guarded(tree):
@@ -201,8 +201,8 @@ def guarded(tree):
             setattr(tree, name, [guarded(c) for c in child])
         elif isinstance(child, ast.AST):
             setattr(tree, name, guarded(child))
-    if isinstance(tree, ast.BinOp) and type(tree.op) in _GUARDED_OPS:
-        return _guard(_GUARDED_OPS[type(tree.op)], [tree.left, tree.right], tree)
+    if isinstance(tree, ast.BinOp) and type(tree.op) in GUARDED_OPS:
+        return _guard(GUARDED_OPS[type(tree.op)], [tree.left, tree.right], tree)
     if isinstance(tree, ast.Call):
         return _guard("_call", [tree.func, *tree.args], tree)
     if isinstance(tree, ast.Compare):

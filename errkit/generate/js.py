@@ -70,9 +70,6 @@ def _constant(value) -> str:
     raise Unsupported(f"a {type(value).__name__} constant")
 
 
-_METERED = {ast.Pow: "pow", ast.Mult: "mul", ast.Add: "add", ast.Mod: "mod"}  # as expr.guarded's _GUARDED_OPS
-
-
 class _Compiler:
     """A vetted tree as JavaScript, guarded as errkit/core/expr.guarded guards the Python: every
     operation Python runs through the evaluation's Meter runs through runtime.js's Meter (`meter`)."""
@@ -98,7 +95,7 @@ class _Compiler:
         raise Unsupported(f"the name {node.id!r} outside a call")
 
     def visit_BinOp(self, node: ast.BinOp) -> str:
-        through = self.m if type(node.op) in _METERED else self.r
+        through = self.m if type(node.op) in expr.GUARDED_OPS else self.r  # the Meter's as in Python
         return f"{through}.{_BINOPS[type(node.op)]}({self(node.left)}, {self(node.right)})"
 
     def read_whole(self, node: ast.AST) -> str:

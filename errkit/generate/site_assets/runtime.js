@@ -779,7 +779,8 @@
     return PyError("OverBound", why);
   }
 
-  function tooManyBits() { return overBound("an int of more than " + BOUNDS.MAX_BITS + " bits"); }
+  function bitsWhy() { return "an int of more than " + BOUNDS.MAX_BITS + " bits"; }
+  function tooManyBits() { return overBound(bitsWhy()); }
   function tooManyItems() { return overBound("a sequence of more than " + BOUNDS.MAX_ITEMS + " items"); }
 
   function isSequence(x) {
@@ -874,8 +875,7 @@
         if (err.pyType === "OverBound") throw err;
       }
     }
-    this.left -= steps;
-    if (this.left < 0) throw overBound("more than " + BOUNDS.MAX_STEPS + " steps");
+    this.charge(steps);
     var result = call(name, args);
     if (isIntLike(result)) {
       if (bitLength(big(result)) > BigInt(BOUNDS.MAX_BITS)) throw tooManyBits();
@@ -903,7 +903,7 @@
         for (var i = 0; i < item.length; i++) todo.push(item[i]);
       } else if (isIntLike(item)) {
         var bits = bitLength(big(item));
-        if (bits > BigInt(BOUNDS.MAX_BITS)) return "an int of more than " + BOUNDS.MAX_BITS + " bits";
+        if (bits > BigInt(BOUNDS.MAX_BITS)) return bitsWhy();
         shown += 1 + Number(bits / 3n);
       } else if (typeof item === "string") {
         shown += strLen(item);
