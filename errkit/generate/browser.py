@@ -3,6 +3,8 @@
   index.json          errkit/_index.json's data for the paste page's matcher, regexes in JavaScript
                       syntax, each entry with its page and raised example
   suggest.js          every `suggest` expression compiled to JavaScript (errkit/generate/js.py)
+  values.bundle.js    an entry page's "For your values" in one file (BUNDLE: runtime, suggest,
+                      match, dom and values_box.js), which values.js loads when the address has values
   *.js, *.css         the scripts and stylesheets of site_assets/, match.js with the index's format
                       (errkit/core/index_format.py) written in (templates/site/format.js.j2),
                       runtime.js with errkit/core/bounds.py's limits (templates/site/bounds.js.j2)
@@ -35,11 +37,18 @@ FORMAT_LINE = "  var FORMAT = {}; // errkit/core/index_format.py: `errkit genera
 BOUNDS_LINE = "  var BOUNDS = {}; // errkit/core/bounds.py: `errkit generate` writes its limits here, no copy by hand\n"
 
 
+# values.bundle.js, in order (suggest.js and match.js use runtime.js; values_box.js uses them all):
+# one parser-blocking file, so an entry page's box is filled before the rest of the page is laid out.
+BUNDLE = ("runtime.js", "suggest.js", "match.js", "dom.js", "values_box.js")
+
+
 def assets(catalogue: Catalogue) -> dict[str, str]:
     """File name -> text of every file of the site's assets folder."""
     out = {"index.json": json.dumps(site_index(catalogue), indent=1, ensure_ascii=False) + "\n"}
     out.update(static_assets())
     out["suggest.js"] = _js_env().get_template("site/suggest.js.j2").render(HEADER=HEADER, table=suggest_table(catalogue))
+    out["values.bundle.js"] = "".join(out[name].rstrip("\n") + "\n;\n" for name in BUNDLE)
+    del out["values_box.js"]  # only in the bundle
     return out
 
 

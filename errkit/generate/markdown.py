@@ -168,12 +168,17 @@ def _finalize(value):
 
 
 @lru_cache(maxsize=1)
+def attribute(value) -> Md:
+    """Any text as the value of a double-quoted HTML attribute (whitespace collapsed)."""
+    return Md(html.escape(" ".join(str(value).split()), quote=True))
+
+
 def environment():
     """errkit's template environment (errkit/generate/render.py) for markdown: every `{{ }}`
     escaped as text unless it is `Md`; the filters text, code, prose, fence, yaml, url, comment
-    and md (a string already markdown)."""
+    attr (an HTML attribute's value) and md (a string already markdown)."""
     env = render.environment().overlay(finalize=_finalize)
     env.filters = dict(env.filters)
     env.filters.update(text=text, code=code, prose=prose, fence=fence, yaml=yaml_string, url=url, comment=comment,
-                       md=lambda v: Md(v))
+                       attr=attribute, md=lambda v: Md(v))
     return env

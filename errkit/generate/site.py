@@ -154,6 +154,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry], rel
         "meaning": prose(first_sentence(entry.explanation), link),
         "reproduce": reproduce(entry, catalogue),
         "example_values": example_params(entry) if entry.bad_examples else None,
+        "example_values_shown": ", ".join(f"{name}={value}" for name, value in (example_params(entry) or {}).items()),
         "data": Md(page_data(entry, indexed, {k: v.title for k, v in catalogue.kernels.items()})) if indexed else None,
         "tag_links": [(tag, anchor(tag)) for tag in entry.tags],
         "explanation": prose(entry.explanation, link),

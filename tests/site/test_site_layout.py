@@ -30,9 +30,9 @@ NPM_REGISTRY = os.environ.get("ERRKIT_NPM_REGISTRY", "https://registry.npmjs.org
 PHONE = {"width": 390, "height": 844}
 PASTE_SCRIPTS = {"runtime.js", "suggest.js", "match.js", "dom.js", "paste.js"}
 EVERY_PAGE = {"site.css", "values.css", "site.js", "search.js"}  # values.css: the values box; search.js: the search box on every page
-# What an entry page may load: "For your values" runs the suggestion code (runtime, suggest, match and
-# values.js); never the paste page's own script, and never the 900 KB matcher index without values.
-ENTRY_SCRIPTS = EVERY_PAGE | {"runtime.js", "suggest.js", "match.js", "dom.js", "values.js"}
+# What an entry page loads: the gate of "For your values" (values.js), and only with values in the
+# address the suggestion code in one bundle; never the paste page's scripts, never the 900 KB matcher index.
+ENTRY_SCRIPTS = EVERY_PAGE | {"values.js"}
 INDEX_PAGES = ("errors/", "by-area/", "by-tag/", "by-exception/", "contributing/")
 
 
@@ -280,6 +280,6 @@ def test_pages_load_only_the_errkit_scripts_they_use(browser, served):
     on_home = _errkit_assets(requests[""])
     assert on_home <= EVERY_PAGE | PASTE_SCRIPTS | {"values.js"}, sorted(on_home)
     on_entry = _errkit_assets(requests[f"errors/{entry}/"])
-    assert on_entry <= ENTRY_SCRIPTS, f"a plain entry page loads {sorted(on_entry - ENTRY_SCRIPTS)}"
+    assert on_entry == ENTRY_SCRIPTS, f"a plain entry page loads {sorted(on_entry ^ ENTRY_SCRIPTS)}"
     for path in INDEX_PAGES:
         assert _errkit_assets(requests[path]) == EVERY_PAGE, path

@@ -179,3 +179,101 @@ def test_values_from_the_address_are_text_on_the_evil_catalogue(browser, evil_si
         assert "<img src=x onerror=alert(1)>" in box.inner_text(), "an unknown name is reported as text"
         assert not dialogs
         context.close()
+
+
+# -- the page never contradicts the reader's values (issue 29 item 1) ------------------------------
+
+# The visible text of the article: innerText leaves out what is not rendered (display: none, a
+# closed <details>' content).
+VISIBLE = "document.querySelector('article').innerText"
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390", "1280"])
+def test_the_entry_example_never_recommends_the_readers_failing_value(browser, served, errors_seen, viewport):
+    context, page, _ = _page(browser, errors_seen, viewport=viewport)
+    page.goto(served + "errors/RA105/?num_q_heads=14&num_kv_heads=4")
+    page.wait_for_selector("#errkit-values[data-ready=yes][data-folded=yes]", timeout=15000)
+    assert _suggestions(page)[0][0] == "valid num_kv_heads: 1, 2, 7, 14"
+    shown = page.evaluate(VISIBLE)
+    # the example (12 query heads) suggests 4 kv heads, the reader's failing value for 14
+    for example in ("12, 4", "1, 2, 3, 4, 6, 12", "With the example's values"):
+        assert example not in shown, example
+    assert not page.locator(".errkit-example--first").is_visible()
+    # under Fixes: each fix's suggestions for the reader's values, its worked example folded and labelled
+    yours = page.locator(".errkit-example-yours[data-fix='1']")
+    assert "valid num_kv_heads: 1, 2, 7, 14" in yours.inner_text()
+    folds = page.locator("details.errkit-example-fold")
+    assert folds.count() == 2
+    for n in range(2):
+        assert folds.nth(n).locator("summary").inner_text() == "The entry's example (num_q_heads=12, num_kv_heads=8), not your values"
+        assert folds.nth(n).get_attribute("open") is None
+    folds.first.locator("summary").click()  # the reader may still open it
+    assert "num_q_heads, num_kv_heads = 12, 4" in folds.first.inner_text()
+
+    # without values: the example as it was, nothing folded
+    page.goto(served + "errors/RA105/")
+    page.wait_for_selector("#errkit-values[data-ready=no-values]", state="attached")
+    shown = page.evaluate(VISIBLE)
+    assert "+num_q_heads, num_kv_heads = 12, 4" in shown and "With the example's values" in shown
+    assert page.locator("details.errkit-example-fold").count() == 0
+    context.close()
+
+
+# -- no layout shift (issue 29 item 2) -------------------------------------------------------------
+
+# Every layout shift of the page, without recent input, summed (the Layout Instability API): installed
+# before the page's own scripts run, read once the box is filled and two frames are drawn.
+SHIFTS = """window.__shift = 0;
+new PerformanceObserver(list => list.getEntries().forEach(e => { if (!e.hadRecentInput) window.__shift += e.value; }))
+  .observe({ type: "layout-shift", buffered: true });"""
+TWO_FRAMES = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(window.__shift))))"
+
+
+@pytest.mark.parametrize("address", ["errors/RA105/?num_q_heads=14&num_kv_heads=4",
+                                     "errors/RA102/?q_shape=8,64,8,128&k_shape=1,512,2,128",
+                                     "errors/RA810/?used=31415337&limit=16777216"])
+def test_values_box_is_in_the_first_paint_no_layout_shift(browser, served, errors_seen, address):
+    context, page, requests = _page(browser, errors_seen, viewport=PHONE)
+    page.add_init_script(SHIFTS)
+    page.goto(served + address)
+    page.wait_for_selector("#errkit-values[data-ready=yes][data-folded=yes]", timeout=15000)
+    shift = page.evaluate(TWO_FRAMES)
+    assert shift <= 0.1, f"cumulative layout shift {shift:.3f} at 390 px"
+    assert shift < 0.01, f"cumulative layout shift {shift:.3f}: the box should be laid out in the first paint"
+    loaded = [u.rsplit("/", 1)[1] for u in requests if "/assets/errkit/" in u and u.endswith(".js")]
+    assert "values.bundle.js" in loaded and not {"runtime.js", "match.js", "suggest.js"} & set(loaded), loaded
+    context.close()
+
+
+# -- values read or not, with the reason (issue 29 item 6) -----------------------------------------
+
+
+def test_values_not_read_say_why_and_sizes_read_in_binary_units(browser, served, errors_seen):
+    context, page, _ = _page(browser, errors_seen)
+    box = page.locator("#errkit-values")
+
+    page.goto(served + "errors/RA105/?num_q_heads=%EF%BC%91%EF%BC%94&num_kv_heads=4")  # full-width 14
+    page.wait_for_selector("#errkit-values[data-ready=yes]", timeout=15000)
+    assert "Not read: num_q_heads=１４ (not ASCII digits (write it as 0-9))" in box.inner_text()
+    assert page.locator("#errkit-values code[data-param=num_kv_heads]").inner_text() == "num_kv_heads=4"
+
+    page.goto(served + "errors/RA105/?num_q_heads=%EF%BC%91%EF%BC%94")  # nothing else: still said, not dropped
+    page.wait_for_selector("#errkit-values[data-ready=unread]")
+    assert box.is_visible() and "Not read: num_q_heads=１４" in box.inner_text()
+    assert "+num_q_heads, num_kv_heads = 12, 4" in page.evaluate(VISIBLE), "nothing read: the example stays"
+
+    page.goto(served + "errors/RA105/?num_q_heads=0&num_kv_heads=4")
+    page.wait_for_selector("#errkit-values[data-ready=yes]")
+    assert _suggestions(page)[0][0] == "valid num_kv_heads: none computed: num_q_heads=0 is below 1"
+
+    page.goto(served + "errors/RA105/?num_q_heads=10000000000000&num_kv_heads=8")
+    page.wait_for_selector("#errkit-values[data-ready=yes]")
+    assert _suggestions(page)[0][0] == ("valid num_kv_heads: none computed: num_q_heads=10000000000000 is over 10^12, "
+                                        "the largest value the fixes compute with")
+    assert _suggestions(page)[1] == ["nearest valid num_q_heads: 10000000000000"], "what can be computed still is"
+
+    page.goto(served + "errors/RA810/?used=31415337&limit=16777216")
+    page.wait_for_selector("#errkit-values[data-ready=yes]")
+    assert page.locator("#errkit-values code[data-param=used]").inner_text() == "used=31415337 bytes (29.96 MiB)"
+    assert _suggestions(page)[0] == ["vmem_limit_bytes at least: 31457280 bytes (30.00 MiB)"]
+    context.close()

@@ -1143,6 +1143,7 @@
   }
 
   return {
+    LIMIT: LIMIT,
     PyError: PyError,
     tuple: tuple,
     isTuple: isTuple,

@@ -2,7 +2,8 @@
 /* The DOM helpers of the paste page and the entry pages' "For your values": elements built with
  * textContent (catalogue text and pasted text are never parsed as HTML), and catalogue prose as
  * nodes: `code spans` become <code>, *x* <em> and **x** <strong>, as site.py's prose() renders
- * them on the entry pages; everything else stays text.
+ * them on the entry pages; everything else stays text. And a size as a reader reads it: bytes with
+ * binary units beside them (31415337 bytes (29.96 MiB)).
  */
 (function (root, factory) {
   if (typeof module === "object" && module.exports) module.exports = factory();
@@ -48,5 +49,20 @@
     return nodes;
   }
 
-  return { el: el, prose: prose };
+  // A count of bytes in binary units (KiB, MiB, ... with two decimals); under 1 KiB, as bytes.
+  function binary(n) {
+    var units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"], x = Number(n), u = 0;
+    while (Math.abs(x) >= 1024 && u < units.length - 1) { x /= 1024; u++; }
+    return u ? x.toFixed(2) + " " + units[u] : String(n) + " bytes";
+  }
+
+  // A value as R.show writes it, and a size (a bytes param, or a suggestion labelled with bytes)
+  // as "31415337 bytes (29.96 MiB)".
+  function sized(shown, value, isBytes) {
+    if (!isBytes || typeof value !== "bigint") return shown;
+    var units = binary(value);
+    return /bytes$/.test(units) ? units : shown + " bytes (" + units + ")";
+  }
+
+  return { el: el, prose: prose, binary: binary, sized: sized };
 });

@@ -1153,6 +1153,7 @@
   }
 
   return {
+    LIMIT: LIMIT,
     PyError: PyError,
     tuple: tuple,
     isTuple: isTuple,
