@@ -277,3 +277,63 @@ def test_values_not_read_say_why_and_sizes_read_in_binary_units(browser, served,
     assert page.locator("#errkit-values code[data-param=used]").inner_text() == "used=31415337 bytes (29.96 MiB)"
     assert _suggestions(page)[0] == ["vmem_limit_bytes at least: 31457280 bytes (30.00 MiB)"]
     context.close()
+
+
+# -- paste results come first (issue 29 item 3) ----------------------------------------------------
+
+RA105_PASTE = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+               "ValueError: num_q_heads=14 must be divisible by num_kv_heads=4")
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390", "1280"])
+def test_paste_result_comes_first_and_the_view_moves_to_it(browser, served, errors_seen, viewport):
+    context, page, _ = _page(browser, errors_seen, viewport=viewport)
+    page.goto(served + "paste/")
+    page.wait_for_selector("#errkit-paste[data-ready=yes]", timeout=15000)
+    page.fill("#errkit-input", RA105_PASTE)
+    page.click("#errkit-explain")
+    card = page.locator(".errkit-result--primary[data-code=RA105]")
+    card.wait_for()
+    assert page.evaluate("document.activeElement.matches('.errkit-result--primary')"), "the result has the focus"
+    assert _within_first_screen(page, card.locator(".errkit-result__title")), card.bounding_box()
+    assert _within_first_screen(page, card.locator(".errkit-suggestion").first)
+    # the card's parts, top to bottom: the fixes with their values, then what was read, then the rest
+    order = card.evaluate("""card => Array.from(card.querySelectorAll(
+        '.errkit-fixes, table[data-errkit=values], .errkit-result__facts, .errkit-result__means')).map(e => e.className || 'values')""")
+    assert order == ["errkit-fixes", "values", "errkit-result__facts", "errkit-result__means"], order
+    assert card.locator(".errkit-suggestion").first.inner_text() == "valid num_kv_heads: 1, 2, 7, 14"
+
+    # typing leaves the caret where it is
+    page.fill("#errkit-input", "")
+    page.locator("#errkit-input").press_sequentially("ValueError: num_q_heads=12 must be divisible by num_kv_heads=8")
+    page.locator(".errkit-result--primary[data-code=RA105] .errkit-suggestion", has_text="1, 2, 3, 4, 6, 12").wait_for()
+    assert page.evaluate("document.activeElement.id") == "errkit-input"
+    context.close()
+
+
+def test_a_long_paste_is_not_written_into_the_address_until_asked(browser, served, errors_seen):
+    context, page, _ = _page(browser, errors_seen)
+    page.goto(served + "paste/")
+    page.wait_for_selector("#errkit-paste[data-ready=yes]", timeout=15000)
+    log = "\n".join(f"step {n}: loss={n / 7:.6f} lr=0.0003 tokens/s=123456" for n in range(400)) + "\n" + RA105_PASTE
+    page.fill("#errkit-input", log)
+    page.click("#errkit-explain")
+    page.locator(".errkit-result--primary[data-code=RA105]").wait_for()
+    assert "#text=" not in page.url, "over the limit: not copied into the address"
+    assert len(page.url) < 200
+    share = page.locator(".errkit-share__button")
+    assert "Make a share link" in share.inner_text()
+    share.click()
+    assert "#text=" in page.url
+    assert page.locator(".errkit-share__link").input_value() == page.url
+    # that link gives the same paste and result
+    other, fresh, _ = _page(browser, errors_seen)
+    fresh.goto(page.url)
+    fresh.locator(".errkit-result--primary[data-code=RA105]").wait_for(timeout=15000)
+    assert fresh.input_value("#errkit-input") == log
+    other.close()
+    # a short paste is still kept in the address (Back restores it)
+    page.fill("#errkit-input", RA105_PASTE)
+    page.click("#errkit-explain")
+    assert "#text=" in page.url and page.locator(".errkit-share__button").count() == 0
+    context.close()

@@ -60,11 +60,45 @@
     }
   }
 
-  function keepInAddress(text) {
-    var want = R.strip(text) ? FRAGMENT + encodeURIComponent(text) : "";
+  // A paste longer than this (as the address writes it) is not copied into the address on its own
+  // (the address is kept in history and synced): a "Make a share link" button puts it there on request.
+  var ADDRESS_LIMIT = 8192;
+  var shared = null; // the long paste the reader made a share link for
+
+  function setFragment(want) {
     if (window.location.hash === want || (!want && !window.location.hash)) return;
     var url = window.location.pathname + window.location.search + want;
     window.history.replaceState(window.history.state, "", url);
+  }
+
+  // The paste into the address; false (and the address cleared of an older paste) when it is over the limit.
+  function keepInAddress(text) {
+    var want = R.strip(text) ? FRAGMENT + encodeURIComponent(text) : "";
+    if (want.length > ADDRESS_LIMIT && text !== shared) {
+      setFragment("");
+      return false;
+    }
+    setFragment(want);
+    return true;
+  }
+
+  function shareButton(text) {
+    var box = el("p", { className: "errkit-share" });
+    var size = Math.ceil((FRAGMENT + encodeURIComponent(text)).length / 1024);
+    var button = el("button", { type: "button", className: "md-button errkit-share__button",
+      text: "Make a share link (" + size + " KB in the address)" });
+    button.addEventListener("click", function () {
+      shared = text;
+      setFragment(FRAGMENT + encodeURIComponent(text));
+      var link = el("input", { type: "text", readonly: "", className: "errkit-share__link", "aria-label": "Share link", value: window.location.href });
+      box.textContent = "";
+      box.appendChild(el("span", { text: "The address now holds the paste; the link: " }));
+      box.appendChild(link);
+      link.select();
+    });
+    box.appendChild(el("span", { text: "This paste is too long to keep in the address on its own. " }));
+    box.appendChild(button);
+    return box;
   }
 
   function renderResult(result, index, primary) {
@@ -78,6 +112,44 @@
     else if (result.confidence === "exact") badge += " · line " + result.line;
     card.appendChild(el("p", { className: "errkit-result__badge errkit-result__badge--" + result.confidence, text: badge }));
 
+    var names = Object.keys(result.params);
+    var fixes = el("ol", { className: "errkit-fixes" });
+    result.fixes.forEach(function (fix) {
+      var scope = fix.kernel && !result.matched.kernel ? [el("em", { text: "For " + fix.kernel.title + ": " })] : [];
+      var item = el("li", {}, (fix.alternative ? [el("em", { text: "Alternative, outside this library: " })] : []).concat(scope, prose(fix.summary)));
+      var computed = fix.suggestions.filter(function (s) { return "value" in s || "not_computed" in s; });
+      if (computed.length) {
+        var list = el("ul", { className: "errkit-suggestions" });
+        computed.forEach(function (s) {
+          var none = s.value === null || (Array.isArray(s.value) && !s.value.length);
+          list.appendChild(el("li", { className: "errkit-suggestion" }, "not_computed" in s ? [s.label + ": not computed: " + s.not_computed]
+            : none ? [s.label + ": none satisfies every constraint"]
+            : [s.label + ": ", el("code", { text: window.ErrkitDom.sized(R.show(s.value), s.value, /bytes\b/i.test(s.label)) })]));
+        });
+        item.appendChild(list);
+      }
+      if (fix.unverified) item.appendChild(el("p", { className: "errkit-unverified", text: "Unverified: " + fix.unverified }));
+      fixes.appendChild(item);
+    });
+    card.appendChild(el("p", { className: "errkit-result__fixes-title" }, [el("strong", { text: "Fixes" + (names.length ? " for your values" : "") })]));
+    card.appendChild(fixes);
+
+    if (names.length) {
+      var table = el("table", { "data-errkit": "values" });
+      table.appendChild(el("thead", {}, [el("tr", {}, [el("th", { text: "Value" }), el("th", { text: "Read from the message" }), el("th", { text: "Meaning" })])]));
+      var body = el("tbody");
+      names.forEach(function (name) {
+        var param = entry.params[name] || { description: "" };
+        body.appendChild(el("tr", { "data-param": name }, [
+          el("td", {}, [el("code", { text: name })]),
+          el("td", {}, [el("code", { className: "errkit-value", text: window.ErrkitDom.sized(R.show(result.params[name]), result.params[name], param.type === "bytes") })]),
+          el("td", { text: param.description }),
+        ]));
+      });
+      table.appendChild(body);
+      card.appendChild(el("div", { className: "md-typeset__table" }, [table]));
+    }
+
     var facts = el("dl", { className: "errkit-result__facts" });
     facts.appendChild(el("dt", { text: "Wording" }));
     facts.appendChild(el("dd", {}, [el("code", { text: result.matched.wording || "(empty message)" })]));
@@ -90,45 +162,7 @@
     }
     card.appendChild(facts);
 
-    var names = Object.keys(result.params);
-    if (names.length) {
-      var table = el("table", { "data-errkit": "values" });
-      table.appendChild(el("thead", {}, [el("tr", {}, [el("th", { text: "Value" }), el("th", { text: "Read from the message" }), el("th", { text: "Meaning" })])]));
-      var body = el("tbody");
-      names.forEach(function (name) {
-        var param = entry.params[name] || { description: "" };
-        body.appendChild(el("tr", { "data-param": name }, [
-          el("td", {}, [el("code", { text: name })]),
-          el("td", {}, [el("code", { className: "errkit-value", text: R.show(result.params[name]) })]),
-          el("td", { text: param.description }),
-        ]));
-      });
-      table.appendChild(body);
-      card.appendChild(el("div", { className: "md-typeset__table" }, [table]));
-    }
-
     card.appendChild(el("p", { className: "errkit-result__means" }, [el("strong", { text: "What it means: " })].concat(prose(M.firstParagraph(result.explanation)))));
-
-    var fixes = el("ol", { className: "errkit-fixes" });
-    result.fixes.forEach(function (fix) {
-      var scope = fix.kernel && !result.matched.kernel ? [el("em", { text: "For " + fix.kernel.title + ": " })] : [];
-      var item = el("li", {}, (fix.alternative ? [el("em", { text: "Alternative, outside this library: " })] : []).concat(scope, prose(fix.summary)));
-      var computed = fix.suggestions.filter(function (s) { return "value" in s || "not_computed" in s; });
-      if (computed.length) {
-        var list = el("ul", { className: "errkit-suggestions" });
-        computed.forEach(function (s) {
-          var none = s.value === null || (Array.isArray(s.value) && !s.value.length);
-          list.appendChild(el("li", { className: "errkit-suggestion" }, "not_computed" in s ? [s.label + ": not computed: " + s.not_computed]
-            : none ? [s.label + ": none satisfies every constraint"]
-            : [s.label + ": ", el("code", { text: R.show(s.value) })]));
-        });
-        item.appendChild(list);
-      }
-      if (fix.unverified) item.appendChild(el("p", { className: "errkit-unverified", text: "Unverified: " + fix.unverified }));
-      fixes.appendChild(item);
-    });
-    card.appendChild(el("p", {}, [el("strong", { text: "Fixes" })]));
-    card.appendChild(fixes);
 
     card.appendChild(el("p", { className: "errkit-result__links" }, [
       el("a", { href: pageUrl(entry, result.params), className: "md-button md-button--primary errkit-open", text: "Open " + result.code }),
@@ -149,13 +183,32 @@
     return card;
   }
 
-  function explainInto(root, index) {
+  // The view moves to the first result: focused ("focus": after Explain, Ctrl+Enter or an
+  // example; a screen reader reads it) or scrolled to ("scroll": after a paste, or a paste from the
+  // address, the caret left where it was); while the reader types, it stays put.
+  function reveal(results, how) {
+    var first = results.firstElementChild;
+    if (!how || !first) return;
+    if (how === "focus") {
+      first.setAttribute("tabindex", "-1");
+      first.focus({ preventScroll: true });
+    }
+    first.scrollIntoView({ block: "start" });
+  }
+
+  function explainInto(root, index, how) {
     var input = root.querySelector("#errkit-input");
     var status = root.querySelector("#errkit-status");
     var results = root.querySelector("#errkit-results");
     var text = input.value;
-    keepInAddress(text);
+    var kept = keepInAddress(text);
     results.textContent = "";
+    explainText(index, text, status, results);
+    if (!kept) results.appendChild(shareButton(text)); // after the results: they come first
+    reveal(results, how);
+  }
+
+  function explainText(index, text, status, results) {
     if (!R.strip(text)) {
       status.textContent = "Paste an error message, a traceback or a log above.";
       return;
@@ -206,19 +259,27 @@
       root.setAttribute("data-entries", String(Object.keys(index.entries).length));
       status.textContent = Object.keys(index.entries).length + " errors in the catalogue. Paste yours above.";
       fillExamples(root, index);
-      var run = function () { explainInto(root, index); };
-      root.querySelector("#errkit-explain").addEventListener("click", run);
+      var pasted = false;
+      var run = function (how) {
+        clearTimeout(timer); // an Explain, Ctrl+Enter or example replaces the run typing had scheduled
+        explainInto(root, index, typeof how === "string" ? how : undefined);
+      };
+      root.querySelector("#errkit-explain").addEventListener("click", function () { run("focus"); });
       root.querySelector("#errkit-clear").addEventListener("click", function () {
         input.value = "";
         run();
         input.focus();
       });
+      input.addEventListener("paste", function () { pasted = true; });
       input.addEventListener("input", function () {
         clearTimeout(timer);
-        timer = setTimeout(run, 300);
+        timer = setTimeout(function () {
+          run(pasted ? "scroll" : undefined);
+          pasted = false;
+        }, 300);
       });
       input.addEventListener("keydown", function (event) {
-        if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) run();
+        if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) run("focus");
       });
       var select = root.querySelector("#errkit-example");
       if (select) {
@@ -226,13 +287,18 @@
           var entry = index.entries[select.value];
           if (entry && entry.example) {
             input.value = entry.example;
-            run();
+            run("focus");
           }
         });
       }
       var kept = textFromAddress();
-      if (kept !== null && R.strip(kept)) input.value = kept;
-      if (R.strip(input.value)) run();
+      if (kept !== null && R.strip(kept)) {
+        input.value = kept;
+        shared = kept; // a share link's paste stays in its address, however long
+        run("scroll");
+      } else if (R.strip(input.value)) {
+        run();
+      }
     }, function (err) {
       root.setAttribute("data-ready", "failed");
       status.textContent = "Could not load the catalogue index (" + err.message + "). Use `errkit explain` instead.";
