@@ -3,6 +3,7 @@
   index.json          errkit/_index.json's data for the paste page's matcher, regexes in JavaScript
                       syntax, each entry with its page and raised example
   suggest.js          every `suggest` expression compiled to JavaScript (errkit/generate/js.py)
+  codes.json          every entry's code and title, for the 404 page's "did you mean" (notfound.js)
   values.bundle.js    an entry page's "For your values" in one file (BUNDLE: runtime, suggest,
                       match, dom and values_box.js), which values.js loads when the address has values
   *.js, *.css         the scripts and stylesheets of site_assets/, match.js with the index's format
@@ -45,6 +46,8 @@ BUNDLE = ("runtime.js", "suggest.js", "match.js", "dom.js", "values_box.js")
 def assets(catalogue: Catalogue) -> dict[str, str]:
     """File name -> text of every file of the site's assets folder."""
     out = {"index.json": json.dumps(site_index(catalogue), indent=1, ensure_ascii=False) + "\n"}
+    codes = {e.code: e.title for e in sorted(catalogue.entries, key=lambda e: e.code)}
+    out["codes.json"] = json.dumps({"$comment": HEADER, "codes": codes}, indent=0, ensure_ascii=False) + "\n"
     out.update(static_assets())
     out["suggest.js"] = _js_env().get_template("site/suggest.js.j2").render(HEADER=HEADER, table=suggest_table(catalogue))
     out["values.bundle.js"] = "".join(out[name].rstrip("\n") + "\n;\n" for name in BUNDLE)

@@ -279,6 +279,78 @@ def test_a_mistyped_address_shows_the_sites_own_404_page(context, host, address)
     page.close()
 
 
+# -- versions and codes the site does not have (issue 29 item 5) ---------------------------------
+
+
+@pytest.mark.parametrize("address", [f"0.2/errors/{SAMPLE[0]}/?num_q_heads=14&num_kv_heads=4#fixes",
+                                     f"v9.9/errors/{SAMPLE[-1]}/", "1.0rc1/paste/"])
+def test_an_unknown_version_reaches_the_same_page_of_the_latest(context, host, address):
+    context, requests = context
+    page = context.new_page()
+    requests.clear()
+    page.goto(host + address)
+    rest = address.split("/", 1)[1]
+    page.wait_for_url(f"{host}{VERSION}/{rest}")
+    page.wait_for_load_state("networkidle")
+    assert [status for _, status in requests.documents()] == [404, 200]
+    assert page.locator("article h1").inner_text() != "Page not found"
+    page.close()
+
+
+@pytest.mark.parametrize("typed, meant", [("ra105", ["RA105"]), ("RA1055", ["RA105"]), ("Ra-105", ["RA105"]),
+                                          ("RA10", ["RA100", "RA101", "RA102", "RA103", "RA104"])])
+def test_a_mistyped_code_offers_the_nearest_and_keeps_the_values(context, host, typed, meant):
+    context, requests = context
+    page = context.new_page()
+    query = "?num_q_heads=14&num_kv_heads=4"
+    for address in (f"{VERSION}/errors/{typed}/{query}", f"errors/{typed}/{query}"):  # the latter goes to the latest first
+        page.goto(host + address)
+        page.wait_for_url(f"{host}{VERSION}/errors/{typed}/{query}")
+        box = page.locator("#errkit-did-you-mean[data-ready=yes]")
+        box.wait_for(timeout=15000)
+        assert page.locator("article h1").inner_text() == "Page not found"
+        assert "Did you mean" in box.inner_text() and "keeps the values" in box.inner_text()
+        links = box.locator("a").evaluate_all("links => links.map(a => [a.textContent, a.href])")
+        assert [code for code, _ in links] == meant
+        assert [href for _, href in links] == [f"{host}{VERSION}/errors/{code}/{query}" for code in meant]
+    if meant == ["RA105"]:
+        page.locator("#errkit-did-you-mean a").first.click()
+        page.wait_for_selector("#errkit-values[data-ready=yes]", timeout=15000)
+        assert "valid num_kv_heads: 1, 2, 7, 14" in page.locator("#errkit-values").inner_text()
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def two_releases(published, tmp_path_factory):
+    """The published branch as it reads once a newer release (9.9) took `latest`: VERSION is old."""
+    pages = tmp_path_factory.mktemp("two-releases") / "pages"
+    shutil.copytree(published, pages, ignore=shutil.ignore_patterns(".git"))
+    shutil.copytree(pages / VERSION, pages / "9.9")
+    (pages / "versions.json").write_text(json.dumps([{"version": "9.9", "title": "9.9", "aliases": ["latest"]},
+                                                     {"version": VERSION, "title": VERSION, "aliases": []}]))
+    for base in serve(pages, _Pages):
+        yield base.rstrip("/") + PREFIX
+
+
+def test_an_old_release_says_so_and_the_selector_lists_the_versions(browser, two_releases):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{two_releases}{VERSION}/errors/{SAMPLE[0]}/")
+    banner = page.locator("[data-md-component=outdated]")
+    banner.wait_for(state="visible", timeout=15000)
+    assert "older release" in banner.inner_text()
+    page.locator(".md-version__current").first.wait_for()
+    versions = page.locator(".md-version__link").evaluate_all("links => links.map(a => a.textContent.trim())")
+    assert "9.9" in versions and VERSION in versions
+    page.goto(f"{two_releases}9.9/errors/{SAMPLE[0]}/")
+    page.locator(".md-version__current").first.wait_for()
+    assert not page.locator("[data-md-component=outdated]").is_visible()
+    assert not errors, errors  # Material's banner script, overridden: its URL of a relative base threw
+    context.close()
+
+
 # -- other projects' sites ------------------------------------------------------------------------
 
 
@@ -302,7 +374,9 @@ def test_the_skeleton_publishes_the_same_way():
     def mike(config):
         return [p["mike"] for p in config["plugins"] if isinstance(p, dict) and "mike" in p]
 
-    expected = {"canonical_version": None, "alias_type": "redirect", "version_selector": False}
+    expected = {"canonical_version": None, "alias_type": "redirect", "version_selector": True}
     assert mike(skeleton) == mike(ours) == [expected]
     assert skeleton["theme"]["custom_dir"] == ours["theme"]["custom_dir"] == "overrides"
-    assert skeleton["extra"]["version"] == ours["extra"]["version"] == {"provider": "mike"}
+    assert skeleton["extra"]["version"]["provider"] == ours["extra"]["version"]["provider"] == "mike"
+    # ours alone names the default version, for the old-version banner of its overrides/main.html
+    assert ours["extra"]["version"]["default"] == "latest"
