@@ -98,9 +98,24 @@ def description(entry: Entry) -> str:
     return f"{entry.title.rstrip('.')}: {message}" if message else entry.title
 
 
+# Words a title may start with that an index of titles does not sort on ("A TPU kernel ..." under T).
+_ARTICLES = re.compile(r"^(?:(?:a|an|the)\s+)?", re.I)
+
+
 def az(entries) -> list[Entry]:
-    """Entries A-Z by title (case and leading punctuation ignored), ties by code."""
-    return sorted(entries, key=lambda e: (re.sub(r"^[^A-Za-z0-9]+", "", e.title).casefold(), e.code))
+    """Entries A-Z by title (case, leading punctuation and a leading "A", "An" or "The" ignored),
+    ties by code."""
+    def key(e):
+        title = re.sub(r"^[^A-Za-z0-9]+", "", e.title)
+        return (_ARTICLES.sub("", title, count=1).casefold(), e.code)
+
+    return sorted(entries, key=key)
+
+
+def in_sentence(title: str) -> str:
+    """A title as it reads inside a sentence or heading: a leading capitalised "This", "The", "A",
+    "An" or "Our" lowercased ("What this project's ranker kernel requires"); else as it is."""
+    return re.sub(r"^(This|The|An?|Our)(?=\s)", lambda m: m.group(1).lower(), title, count=1)
 
 
 def change(before: str | None, after: str | None) -> str | None:
@@ -141,7 +156,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry], rel
     kernels = [catalogue.kernels[k] for k in used if k in catalogue.kernels]
     return {
         "entry": entry,
-        "kernels": [{"kernel": k, "file": kernel_url(catalogue, k)} for k in kernels],
+        "kernels": [{"kernel": k, "title": in_sentence(k.title), "file": kernel_url(catalogue, k)} for k in kernels],
         "page_url": http_or_none(catalogue.settings.page_url(entry.code)),
         "source": source_path(catalogue, entry),
         "edit_url": edit_url(catalogue, entry),
@@ -155,7 +170,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry], rel
         "reproduce": reproduce(entry, catalogue),
         "example_values": example_params(entry) if entry.bad_examples else None,
         "example_values_shown": ", ".join(f"{name}={value}" for name, value in (example_params(entry) or {}).items()),
-        "data": Md(page_data(entry, indexed, {k: v.title for k, v in catalogue.kernels.items()})) if indexed else None,
+        "data": Md(page_data(entry, indexed, {k: in_sentence(v.title) for k, v in catalogue.kernels.items()})) if indexed else None,
         "tag_links": [(tag, anchor(tag)) for tag in entry.tags],
         "explanation": prose(entry.explanation, link),
         "triggers": [prose(t, link) for t in entry.triggers],
@@ -171,7 +186,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry], rel
                 "after": fence(f.after, "python") if f.after else None,
                 "alternative": f.alternative,
                 "unverified": prose(f.unverified, link) if f.unverified else None,
-                "kernel": catalogue.kernels[f.kernel].title if f.kernel in catalogue.kernels else f.kernel,
+                "kernel": in_sentence(catalogue.kernels[f.kernel].title) if f.kernel in catalogue.kernels else f.kernel,
             }
             for f, computed in zip(entry.fixes, example_suggestions(entry, catalogue))
         ],

@@ -67,6 +67,22 @@ def test_one_page_per_entry_at_its_stable_address(files):
         assert HEADER in head[:400], f"{rel} carries the generated-file header"
 
 
+def test_az_index_sorts_past_a_leading_article_and_headings_read_mid_sentence(files):
+    rows = re.findall(r"^\| \[(.+?)\]\((RA\d+)\.md\)", files["site/docs/errors/index.md"], re.M)
+    titles = [title.replace("\\", "") for title, _ in rows]
+    assert len(titles) == len(ENTRIES)
+
+    def key(title):
+        return re.sub(r"^(a|an|the) ", "", title.lstrip("`'\"(["), flags=re.I).casefold()
+
+    assert [key(t) for t in titles] == sorted(key(t) for t in titles), "A-Z on the words after A, An or The"
+    vmem = titles.index("A TPU kernel needs more VMEM than its scoped limit (upstream)")
+    assert key(titles[vmem - 1]) < "tpu kernel" < key(titles[vmem + 1]), titles[vmem - 1: vmem + 2]
+    for rel, text in files.items():
+        if rel.endswith(".md"):
+            assert not re.search(r"^#+ .*\b(What|for) (This|The|A|An|Our) ", text, re.M), rel
+
+
 def test_generated_site_is_committed_and_has_no_orphans(files):
     stale = [rel for rel, text in files.items() if not (ROOT / rel).exists() or (ROOT / rel).read_text("utf-8") != text]
     assert stale == [], "run `errkit docs` (or `errkit generate`) and commit the site"
@@ -194,8 +210,9 @@ def test_a_to_z_is_sorted_by_title_with_codes_beside(files):
     rows = [line for line in files["site/docs/errors/index.md"].splitlines() if line.startswith("| [")]
     codes = [re.search(r"\| \[([A-Z]+[0-9]+)\]\(\1\.md\) \|", row).group(1) for row in rows]
     assert sorted(codes) == sorted(e.code for e in ENTRIES)
-    titles = [re.sub(r"^[^A-Za-z0-9]+", "", CATALOGUE.get(code).title).casefold() for code in codes]
-    assert titles == sorted(titles), "A-Z by title"
+    titles = [re.sub(r"^(a|an|the) ", "", re.sub(r"^[^A-Za-z0-9]+", "", CATALOGUE.get(code).title), flags=re.I).casefold()
+              for code in codes]
+    assert titles == sorted(titles), "A-Z by title, past a leading A, An or The"
     assert codes != sorted(codes)
     first = CATALOGUE.get(codes[0])
     assert rows[0].startswith(f"| [{markdown.prose(first.title, None, True)}]({first.code}.md) | [{first.code}]({first.code}.md) |")

@@ -337,3 +337,27 @@ def test_a_long_paste_is_not_written_into_the_address_until_asked(browser, serve
     page.click("#errkit-explain")
     assert "#text=" in page.url and page.locator(".errkit-share__button").count() == 0
     context.close()
+
+
+def _longest_first_changes(n: int = 3) -> list[str]:
+    """The entries whose first fix's diff (shown at the top of the page) has the longest lines."""
+    from errkit.generate import site
+
+    ranked = []
+    for entry in CATALOGUE.entries:
+        fix = next((f for f in entry.fixes if not f.alternative), entry.fixes[0] if entry.fixes else None)
+        diff = site.change(fix.before, fix.after) if fix else None
+        if diff:
+            ranked.append((-max(len(line) for line in diff.splitlines()), entry.code))
+    return [code for _, code in sorted(ranked)[:n]]
+
+
+@pytest.mark.parametrize("code", _longest_first_changes())
+def test_the_first_fix_diff_wraps_on_a_phone(browser, served, errors_seen, code):
+    context, page, _ = _page(browser, errors_seen, viewport=PHONE)
+    page.goto(served + f"errors/{code}/")
+    diff = page.locator(".errkit-example--first .language-diff pre > code")
+    assert diff.count() == 1, code
+    widths = diff.evaluate("code => [code.scrollWidth, code.clientWidth]")
+    assert widths[0] <= widths[1] + 1, f"{code}: the diff scrolls sideways ({widths})"
+    context.close()
