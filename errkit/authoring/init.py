@@ -15,6 +15,7 @@ from pathlib import Path
 
 from errkit.catalogue import spec
 from errkit.core.atomic import write_all
+from errkit.generate.files import JOURNAL
 from errkit.core import UsageError
 from errkit.core.settings import PYPROJECT
 
@@ -153,5 +154,5 @@ def init(root: Path, **options) -> list[Path]:
         files[p.root / p.site / rel] = text.encode()
     if p.pyproject is not None:
         files[p.root / PYPROJECT] = (_raw_pyproject(p).rstrip("\n") + "\n" + pyproject_tables(p)).encode()
-    write_all(files)
+    write_all(files, journal=p.root / JOURNAL)
     return sorted(files)
