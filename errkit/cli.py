@@ -132,10 +132,13 @@ def cmd_generate(args) -> int:
 def cmd_init(args) -> int:
     from errkit.authoring.init import init
 
-    written = init(_path("."), project=args.project, name=args.name, prefix=args.prefix, package=args.package,
-                   docs_url=args.docs_url, repo_url=args.repo_url, catalog=args.catalog or "catalog", site=args.site)
+    written, by_hand = init(_path("."), project=args.project, name=args.name, prefix=args.prefix, package=args.package,
+                            docs_url=args.docs_url, repo_url=args.repo_url, catalog=args.catalog or "catalog",
+                            site=args.site)
     for path in written:
         print(path)
+    if by_hand:
+        print(f"errkit init: to do by hand: {by_hand}", file=sys.stderr)
     print("errkit init: done. Next: `errkit new <area> <slug>` to add an entry, `errkit lint`, `errkit generate`.",
           file=sys.stderr)
     return EXIT_OK
