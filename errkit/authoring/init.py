@@ -105,7 +105,7 @@ def pyproject_tables(p: Plan) -> str:
     index = f"{p.package_dir}/{INDEX_FILE}"
     lines = [
         "",
-        "# errkit: the error catalogue's settings (every key: errkit's README, \"Use errkit in your own project\").",
+        "# errkit: the error catalogue's settings (every key: errkit's site, \"Adopt errkit\", its reference page).",
         "[tool.errkit]",
         f"catalog = {_toml_string(p.catalog)}",
         f"index = {_toml_string(index)}",
