@@ -19,27 +19,11 @@ from kernel.pallas_attention import pallas_attention
 from kernel.reference import attention_reference
 
 
-# implementation=None on a CPU host, for inputs the Pallas kernel takes: XLA where it runs on the
-# CPU, the Pallas kernel where the same function is lowered for a GPU or a TPU (chosen at lowering
-# by lax.platform_dependent, so that exporting for CUDA from a CPU host holds the kernel).
-PORTABLE = "portable"
-
-
 def resolve_implementation(implementation: str | None) -> str:
-    """None -> "pallas" when the default backend is a GPU or a TPU, "xla" otherwise."""
+    """None -> "pallas" when the default backend is a GPU, "xla" otherwise."""
     if implementation is not None:
         return implementation
-    return "pallas" if jax.default_backend() in ("gpu", "tpu") else "xla"
-
-
-def _pallas_takes(q, k, v, config) -> bool:
-    """Whether the Pallas kernel's validators accept these inputs (they raise when not)."""
-    try:
-        _validators.validate_qkv(q, k, v, "pallas")
-        _validators.validate_config(config, "pallas")
-    except _validators.CatalogueError:
-        return False
-    return True
+    return "pallas" if jax.default_backend() == "gpu" else "xla"
 
 
 def as_number(x):
@@ -89,8 +73,6 @@ def validate(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
     _validators.validate_mask(bound, causal, q, k)
     _validators.checkify_mask(bound, causal, q, k)
     _validators.validate_config(config, impl)
-    if implementation is None and impl == "xla" and _pallas_takes(q, k, v, config):
-        return PORTABLE
     return impl
 
 
@@ -106,7 +88,7 @@ def dispatch(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
         bound = jnp.clip(bound, 0, k.shape[1]).astype(jnp.int32)
     # The architecture whose table row (kernel/tuning.py) the kernel takes: a static argument,
     # read outside the jit so that tuning.target() is never hidden by its trace cache.
-    arch = tuning.current_arch() if impl in ("pallas", PORTABLE) else None
+    arch = tuning.current_arch() if impl == "pallas" else None
     return _run(q, k, v, bound, causal=bool(causal), sm_scale=float(sm_scale),
                 cap=None if cap is None else float(cap), cap_method=cap_method,
                 config=config, impl=impl, arch=arch)
@@ -115,24 +97,16 @@ def dispatch(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
 @functools.partial(jax.jit, static_argnames=(
     "causal", "sm_scale", "cap", "cap_method", "config", "impl", "arch"))
 def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl, arch):
-    def xla():
+    if impl == "xla":
         return attention_reference(q, k, v, bound=bound, causal=causal,
                                    sm_scale=sm_scale, cap=cap,
                                    cap_method=cap_method)
-
-    def pallas():
-        return pallas_attention(
-            q, k, v, bound=bound, causal=causal, sm_scale=sm_scale, cap=cap,
-            cap_method=cap_method, config=config,
-            # Interpret mode on CPU, Triton on GPU, Mosaic on TPU: chosen when the call is
-            # lowered, not traced, so a function exported for CUDA from a CPU host holds the kernel.
-            interpret=None, arch=arch)
-
-    if impl == "xla":
-        return xla()
-    if impl == PORTABLE:
-        return jax.lax.platform_dependent(cpu=xla, default=pallas)
-    return pallas()
+    return pallas_attention(
+        q, k, v, bound=bound, causal=causal, sm_scale=sm_scale, cap=cap,
+        cap_method=cap_method, config=config,
+        # Interpret mode on CPU, Triton on GPU: chosen when the call is lowered, not
+        # traced, so a function exported for CUDA from a CPU host holds the kernel.
+        interpret=None, arch=arch)
 
 
 def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
@@ -168,10 +142,7 @@ def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
         architecture, head_dim, dtype and pass, from kernel/tuning.py's table (whose
         every row a compile check proves to fit its GPU); NumPy / JAX integer sizes
         (BlockSizes(np.int64(64), 64)) count as ints.
-      implementation: "pallas", "xla", or None: pallas when jax's default backend is a GPU or
-        a TPU; on a CPU host, xla where the function runs on the CPU and pallas where it is
-        lowered for a GPU or a TPU (decided at lowering), for inputs the kernel takes (else xla
-        everywhere, e.g. float64).
+      implementation: "pallas", "xla", or None (pallas on GPU, xla otherwise).
         "pallas" is lowered as Triton kernels for a GPU, as Mosaic kernels for
         a TPU, and run in Pallas' interpret mode on the CPU; which one is decided when the function is
         lowered, not traced, so `jax.jit(f).trace(...).lower(

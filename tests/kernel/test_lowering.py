@@ -125,36 +125,6 @@ def test_default_implementation_on_a_gpu_lowers(monkeypatch):
                           args), calls=1)
 
 
-def test_default_implementation_on_a_cpu_host_holds_the_kernel_where_it_is_lowered():
-    """implementation=None traced on a CPU host: XLA when lowered for the CPU, the Triton kernels
-    for CUDA and the Mosaic kernels for a TPU (issue: the default was decided at trace time, so an
-    export for CUDA from a CPU host held no kernel and TPU users got XLA)."""
-    assert jax.default_backend() == "cpu"
-    args = _args("bfloat16", 64, "gqa")
-    f = _attention("causal", "tanh", "default", implementation=None)
-    traced = jax.jit(f).trace(*args)
-    cpu = traced.lower(lowering_platforms=("cpu",)).as_text()
-    assert TRITON_CALL not in cpu and "tpu_custom_call" not in cpu and INTERPRETER_LOOP not in cpu
-    _assert_triton(traced.lower(lowering_platforms=("cuda",)).as_text(), calls=1)
-    assert traced.lower(lowering_platforms=("tpu",)).as_text().count("tpu_custom_call") == 1
-    _assert_triton(_lower(jax.grad(_loss(f), argnums=(0, 1, 2)), args), calls=3)
-
-
-def test_default_implementation_keeps_xla_for_inputs_the_kernel_refuses():
-    """float64 (the kernel takes 16- and 32-bit floats only): XLA everywhere, not a lowering error."""
-    with jax.enable_x64(True):
-        args = _args("float64", 64, "gqa")
-        text = _lower(_attention("causal", "nocap", "default", implementation=None), args)
-    assert TRITON_CALL not in text
-
-
-def test_default_implementation_on_a_tpu_is_the_kernel(monkeypatch):
-    monkeypatch.setattr(jax, "default_backend", lambda: "tpu")
-    args = _args("bfloat16", 128, "gqa")
-    text = _lower(_attention("causal", "nocap", "default", implementation=None), args, platform="tpu")
-    assert text.count("tpu_custom_call") == 1
-
-
 def _dots(jaxpr):
     """Operand dtypes of every dot_general inside the pallas_call kernels of a jaxpr."""
     return [tuple(str(x.aval.dtype) for x in eqn.invars) for eqn in kernel_equations(jaxpr)
