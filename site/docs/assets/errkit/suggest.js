@@ -1141,6 +1141,15 @@
         ["shrink max sequences x pages per sequence by", ["limit", "used"], function (p, m) { return R.truediv(R.floordiv(m.call("next_multiple", [m.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
       ],
     ],
+    "RA812": [
+      [
+        ["block (last two dims) that works", ["array_shape", "block_cols", "block_rows", "pallas_call"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["r"] = items[i]; out.push([e["r"], R.getitem(m.call("nearest", [m.add(m.call("aligned_divisors", [R.getitem(e["array_shape"], R.neg(1n)), 128n, R.getitem(e["array_shape"], R.neg(1n))]), [R.getitem(e["array_shape"], R.neg(1n))]), e["block_cols"]]), 0n)]); } return out; })(R.iterate(m.each(m.call("nearest", [m.add(m.call("aligned_divisors", [R.getitem(p["array_shape"], R.neg(2n)), (R.truthy(R.and_(function () { return R.compare("splash_m", [["in", function () { return m.v(R.or_(function () { return p["pallas_call"]; }, function () { return ""; })); }]]); }, function () { return R.or_(function () { return R.compare("_dkv_", [["in", function () { return m.v(p["pallas_call"]); }]]); }, function () { return R.compare("_dq_", [["in", function () { return m.v(p["pallas_call"]); }]]); }); })) ? 128n : 8n), R.getitem(p["array_shape"], R.neg(2n))]), [R.getitem(p["array_shape"], R.neg(2n))]), R.or_(function () { return p["block_rows"]; }, function () { return 1n; })]), 25))); }],
+      ],
+      [
+      ],
+      [
+      ],
+    ],
     "RA820": [
       [
         ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
