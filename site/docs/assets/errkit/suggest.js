@@ -1150,6 +1150,14 @@
       [
       ],
     ],
+    "RA813": [
+      [
+      ],
+      [
+      ],
+      [
+      ],
+    ],
     "RA820": [
       [
         ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
