@@ -1264,5 +1264,14 @@
       [
       ],
     ],
+    "RA833": [
+      [
+        ["shrink factor needed", ["max_smem_bytes", "smem_bytes"], function (p, m) { return m.call("round", [R.truediv(p["smem_bytes"], p["max_smem_bytes"]), 2n]); }],
+        ["bytes to save, at least", ["max_smem_bytes", "smem_bytes"], function (p, m) { return R.sub(p["smem_bytes"], p["max_smem_bytes"]); }],
+        ["divide the block area by", ["max_smem_bytes", "smem_bytes"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["smem_bytes"]), p["max_smem_bytes"]))]); }],
+      ],
+      [
+      ],
+    ],
   };
 });
