@@ -1273,5 +1273,11 @@
       [
       ],
     ],
+    "RA834": [
+      [
+        ["cast the rhs to (keeping the lhs)", ["lhs_dtype"], function (p, m) { return (R.truthy(R.compare(m.v(p["lhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16", "bfloat16", "bf16"])); }]])) ? (R.truthy(R.compare(m.v(p["lhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16"])); }]])) ? "float16" : "bfloat16") : null); }],
+        ["cast the lhs to (keeping the rhs)", ["rhs_dtype"], function (p, m) { return (R.truthy(R.compare(m.v(p["rhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16", "bfloat16", "bf16"])); }]])) ? (R.truthy(R.compare(m.v(p["rhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16"])); }]])) ? "float16" : "bfloat16") : null); }],
+      ],
+    ],
   };
 });
