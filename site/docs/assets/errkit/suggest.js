@@ -1221,6 +1221,7 @@
     ],
     "RA827": [
       [
+        ["cuDNN to load, at least (same major version)", ["compiled_cudnn"], function (p, m) { return p["compiled_cudnn"]; }],
       ],
       [
       ],
