@@ -89,3 +89,20 @@ def tpu_block(p: dict):
             q_seq_len, block = (shape[-1], cols) if stats else (shape[-2], rows)
             return lower_splash(q_seq_len, 128, backward=True, **{f"block_q_{phase}": block})
     return lower_copy(rows, cols, shape[-2:])
+
+
+BIT_DTYPES = {32: jnp.float32, 16: jnp.bfloat16, 8: jnp.int8}
+
+
+@register("RA814")
+def tpu_rank1_block(p: dict):
+    """A copy kernel with a 1-D block over the 1-D array, its dtype from the bit width, lowered under an
+    abstract mesh naming a TPU v5e (from jax 0.9.2 the check asks for the chip's sublanes and lanes)."""
+    n, block = p["array_shape"][0], p["block_size"]
+    dtype = BIT_DTYPES[p["bitwidth"]]
+    spec = pl.BlockSpec((block,), lambda i: (i,))
+    f = pl.pallas_call(_copy, grid=(-(-n // block),), in_specs=[spec], out_specs=spec,
+                       out_shape=jax.ShapeDtypeStruct((n,), dtype))
+    tpu = jax.sharding.AbstractDevice(device_kind="TPU v5 lite", num_cores=1, platform="tpu")
+    with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((1,), ("x",), abstract_device=tpu)):
+        return _lower(f, jnp.zeros((n,), dtype))

@@ -1158,6 +1158,11 @@
       [
       ],
     ],
+    "RA814": [
+      [
+        ["block size that works", ["array_shape", "block_size", "min_tiling"], function (p, m) { return m.call("nearest", [m.add((function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; if (!R.truthy(R.or_(function () { return R.compare(m.v(m.mod(e["d"], 1024n)), [["==", function () { return 0n; }]]); }, function () { return R.and_(function () { return m.call("is_power_of_two", [e["d"]]); }, function () { return R.compare(m.v(e["d"]), [[">=", function () { return m.v(e["min_tiling"]); }]]); }); }))) continue; out.push(e["d"]); } return out; })(R.iterate(m.each(m.call("divisors", [R.getitem(p["array_shape"], 0n)]), 15))), [R.getitem(p["array_shape"], 0n)]), p["block_size"]]); }],
+      ],
+    ],
     "RA820": [
       [
         ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
