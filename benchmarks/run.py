@@ -1,7 +1,7 @@
 """Run every benchmark in this folder, one after the other, and print one table of their results.
 
     python benchmarks/run.py [name ...]          # e.g. `validators explain` for bench_validators/bench_explain
-    python benchmarks/run.py --readme            # also write the table into README.md (between its markers)
+    python benchmarks/run.py --page              # also write the table into site/docs/contributing/benchmarks.md
 
 Each benchmark compares ours with a baseline in the same run (see benchmarks/_timing.py). The exit
 code is 1 when a target is missed or a benchmark fails, and the table says which.
@@ -23,22 +23,22 @@ sys.path.insert(0, str(HERE.parent))
 
 from benchmarks._timing import HEADER, load_results  # noqa: E402
 
-README = HERE.parent / "README.md"
-START, END = "<!-- benchmarks:start (python benchmarks/run.py --readme) -->", "<!-- benchmarks:end -->"
+PAGE = HERE.parent / "site" / "docs" / "contributing" / "benchmarks.md"
+START, END = "<!-- benchmarks:start (python benchmarks/run.py --page) -->", "<!-- benchmarks:end -->"
 
 
-def write_readme(table: str, readme: Path = README) -> None:
-    text = readme.read_text(encoding="utf-8")
+def write_page(table: str, page: Path = PAGE) -> None:
+    text = page.read_text(encoding="utf-8")
     pattern = re.compile(re.escape(START) + r".*?" + re.escape(END), re.S)
     if not pattern.search(text):
-        raise SystemExit(f"run.py: {readme} has no {START} ... {END} markers")
-    readme.write_text(pattern.sub(lambda _: f"{START}\n{table}\n{END}", text), encoding="utf-8")
+        raise SystemExit(f"run.py: {page} has no {START} ... {END} markers")
+    page.write_text(pattern.sub(lambda _: f"{START}\n{table}\n{END}", text), encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="benchmarks to run (bench_NAME.py); all by default")
-    parser.add_argument("--readme", action="store_true", help="write the table into README.md")
+    parser.add_argument("--page", action="store_true", help="write the table into the site's benchmarks page")
     args = parser.parse_args(argv)
     scripts = sorted(HERE.glob("bench_*.py"))
     unknown = set(args.names) - {s.stem.removeprefix("bench_") for s in scripts}
@@ -66,8 +66,8 @@ def main(argv: list[str]) -> int:
         print(f"MISSED: {name}")
     for name in failed:
         print(f"FAILED: {name} did not finish")
-    if args.readme and not failed:
-        write_readme(table)
+    if args.page and not failed:
+        write_page(table)
     return 1 if missed or failed else 0
 
 

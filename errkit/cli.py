@@ -39,12 +39,13 @@ def _existing_catalog_dir(args):
     return root
 
 
-def _index(args, registered_too: bool = True):
-    """The matcher index the command reads: `--catalog`'s catalogue (else the current project's
-    index) merged with the registered ones (errkit/explain/registry.py); clashes reported on stderr."""
+def _index(args):
+    """The matcher index the command reads: `--catalog DIR`'s catalogue alone (as every command
+    reads it), else the current project's index merged with the registered ones
+    (errkit/explain/registry.py); clashes reported on stderr."""
     from errkit.explain import registry
 
-    return registry.load(_catalog_dir(args) if args.catalog else None, registered_too, warn=registry.stderr_warn,
+    return registry.load(_catalog_dir(args) if args.catalog else None, not args.catalog, warn=registry.stderr_warn,
                          compile_catalogue=_compile_catalogue)
 
 
@@ -132,10 +133,13 @@ def cmd_generate(args) -> int:
 def cmd_init(args) -> int:
     from errkit.authoring.init import init
 
-    written = init(_path("."), project=args.project, name=args.name, prefix=args.prefix, package=args.package,
-                   docs_url=args.docs_url, repo_url=args.repo_url, catalog=args.catalog or "catalog", site=args.site)
+    written, by_hand = init(_path("."), project=args.project, name=args.name, prefix=args.prefix, package=args.package,
+                            docs_url=args.docs_url, repo_url=args.repo_url, catalog=args.catalog or "catalog",
+                            site=args.site)
     for path in written:
         print(path)
+    if by_hand:
+        print(f"errkit init: to do by hand: {by_hand}", file=sys.stderr)
     print("errkit init: done. Next: `errkit new <area> <slug>` to add an entry, `errkit lint`, `errkit generate`.",
           file=sys.stderr)
     return EXIT_OK
@@ -185,7 +189,7 @@ def cmd_scan(args) -> int:
     from errkit.scan import run
 
     # `--catalog X`: audited against X's catalogue alone, not the registered ones
-    return run(args, index_loader=lambda: _index(args, registered_too=not args.catalog))
+    return run(args, index_loader=lambda: _index(args))
 
 
 def cmd_docs(args) -> int:

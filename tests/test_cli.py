@@ -40,6 +40,16 @@ def test_catalog_is_accepted_after_the_command(cache):
     assert code == 0 and out.startswith("XX102")
 
 
+def test_catalog_means_that_catalogue_alone_in_every_command(cache):
+    """`--catalog DIR` reads that catalogue and nothing else: list, show and explain as scan and lint."""
+    code, out, _ = errkit("--catalog", SMALL, "list", cache=cache)
+    assert code == 0 and {line.split()[0][:2] for line in out.splitlines()} == {"XX"}, out
+    assert errkit("--catalog", SMALL, "show", "RA105", cache=cache)[0] == 2
+    code, out, err = errkit("--catalog", SMALL, "explain", "--json", RA105, cache=cache)
+    assert (code, out) == (1, "") and "no catalogued error found" in err
+    assert json.loads(errkit("explain", "--json", RA105, cache=cache)[1])["code"] == "RA105"  # without it: every catalogue
+
+
 def test_version_and_python_m():
     code, out, err = errkit("--version")
     assert code == 0, err
@@ -172,10 +182,12 @@ def test_explain_reads_its_arguments_as_argparse_does(cache):
     through argparse: both must read the command line alike."""
     through_argparse = errkit("explain", "--js", RA105, cache=cache)
     assert through_argparse[0] == 0 and json.loads(through_argparse[1])["code"] == "RA105"
-    for args in (("explain", "--json", RA105), ("explain", RA105, "--json"), ("--catalog", SMALL, "explain", "--json", RA105),
-                 ("explain", "--catalog", SMALL, RA105, "--json"), ("explain", "--json", "--", RA105)):
+    for args in (("explain", "--json", RA105), ("explain", RA105, "--json"), ("explain", "--json", "--", RA105)):
         code, out, _ = errkit(*args, cache=cache)
         assert (code, json.loads(out)["code"]) == (0, "RA105"), args
+    for args in (("--catalog", SMALL, "explain", "--json", "XX102"), ("explain", "--catalog", SMALL, "XX102", "--json")):
+        code, out, _ = errkit(*args, cache=cache)
+        assert (code, json.loads(out)["code"]) == (0, "XX102"), args
     assert errkit("explain", "--json", "XX102", cache=cache)[0] == 2  # no such entry in the bundled catalogue
     assert json.loads(errkit("explain", "--catalog", SMALL, "--json", "XX102", cache=cache)[1])["catalogue"] == "fixture"
     code, _, err = errkit("explain", "num_q_heads=12", "--json", "more", cache=cache)

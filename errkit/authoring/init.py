@@ -15,6 +15,8 @@ from pathlib import Path
 
 from errkit.catalogue import spec
 from errkit.core.atomic import write_all
+from errkit.generate.files import JOURNAL
+from errkit.authoring.packaging import Packaging, packaging, toml_string as _toml_string
 from errkit.core import UsageError
 from errkit.core.settings import PYPROJECT
 
@@ -22,6 +24,7 @@ INDEX_FILE = "_errkit_index.json"
 VALIDATORS_FILE = "_errkit_errors.py"
 LOCAL_DOCS = "http://127.0.0.1:8000"  # where `mkdocs serve` shows the site until it is published
 SKELETON_PAGES = ("index.md", "paste.md", "contributing.md")
+VERSION = "0.1"  # the first version a new catalogue publishes (errkit.yaml's version:)
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,14 @@ def _read_pyproject(root: Path) -> dict | None:
         return tomllib.loads(path.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise UsageError(f"{path}: cannot read it: {err}") from None
+
+
+def distribution_name(pyproject: dict | None) -> str | None:
+    """The name pip installs the project by: [project]'s, or Poetry 1's [tool.poetry]'s."""
+    for table in ((pyproject or {}).get("project"), ((pyproject or {}).get("tool") or {}).get("poetry")):
+        if isinstance(table, dict) and isinstance(table.get("name"), str):
+            return table["name"]
+    return None
 
 
 def _find_package(root: Path, wanted: str | None, project: str) -> Path:
@@ -76,7 +87,7 @@ def plan(root: Path, *, project: str | None, name: str | None, prefix: str | Non
     data = _read_pyproject(root)
     if data is not None and isinstance(data.get("tool"), dict) and "errkit" in data["tool"]:
         raise UsageError(f"{root / PYPROJECT} already has [tool.errkit]: this project is set up")
-    project = project or (data or {}).get("project", {}).get("name") or root.name
+    project = project or distribution_name(data) or root.name
     prefix = prefix or _default_prefix(project)
     if not re.fullmatch(spec.PREFIX, prefix):
         raise UsageError(f"prefix {prefix!r} must be 2-4 capital letters (codes are the prefix and three digits)")
@@ -89,16 +100,12 @@ def plan(root: Path, *, project: str | None, name: str | None, prefix: str | Non
                 catalog, site, docs_url or LOCAL_DOCS, repo_url, data)
 
 
-def _toml_string(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def pyproject_tables(p: Plan) -> str:
     """What init appends to pyproject.toml: the settings, the index's registration, its packaging."""
     index = f"{p.package_dir}/{INDEX_FILE}"
     lines = [
         "",
-        "# errkit: the error catalogue's settings (every key: errkit's README, \"Use errkit in your own project\").",
+        "# errkit: the error catalogue's settings (every key: errkit's site, \"Adopt errkit\", its reference page).",
         "[tool.errkit]",
         f"catalog = {_toml_string(p.catalog)}",
         f"index = {_toml_string(index)}",
@@ -106,15 +113,20 @@ def pyproject_tables(p: Plan) -> str:
         f"site = {_toml_string(p.site)}",
         f"prefix = {_toml_string(p.prefix)}",
     ]
-    text = _raw_pyproject(p)
-    if "errkit.catalogues" not in text:
-        lines += ["", "# `errkit explain` finds the installed catalogue through this entry point.",
-                  '[project.entry-points."errkit.catalogues"]',
-                  f"{_toml_string(p.project)} = {_toml_string(f'{p.package}:{INDEX_FILE}')}"]
-    backend = ((p.pyproject or {}).get("build-system") or {}).get("build-backend", "")
-    if backend.startswith("setuptools") and "[tool.setuptools.package-data]" not in text:
-        lines += ["", "[tool.setuptools.package-data]", f"{p.package} = [{_toml_string(INDEX_FILE)}]"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _packaging(p).tables) + "\n"
+
+
+def _packaging(p: Plan) -> Packaging:
+    return packaging(p.pyproject or {}, _raw_pyproject(p), project=p.project, package=p.package,
+                     package_dir=p.package_dir, index_file=INDEX_FILE)
+
+
+def by_hand(p: Plan) -> str | None:
+    """What init could not write and the author must add, or None."""
+    if p.pyproject is None:
+        return (f"this project has no pyproject.toml: make its build ship {p.package_dir}/{INDEX_FILE} as package "
+                f"data and register it with the entry point errkit.catalogues: {p.project} = {p.package}:{INDEX_FILE}")
+    return _packaging(p).by_hand
 
 
 def _raw_pyproject(p: Plan) -> str:
@@ -125,9 +137,18 @@ def _raw_pyproject(p: Plan) -> str:
 def settings_yaml(p: Plan) -> str:
     from errkit.generate.render import environment
 
-    return environment().get_template("skeleton/errkit.yaml.j2").render(p=p, in_pyproject=p.pyproject is not None,
+    return environment().get_template("skeleton/errkit.yaml.j2").render(p=p, version=VERSION, in_pyproject=p.pyproject is not None,
                                                                           index=f"{p.package_dir}/{INDEX_FILE}",
                                                                           validators=f"{p.package_dir}/{VALIDATORS_FILE}")
+
+
+def site_url(docs_url: str, version: str) -> str:
+    """mkdocs' site_url for pages at `docs_url`'s addresses: the version's folder, which is also where
+    `mkdocs serve` mounts the preview, so that a note's link to <docs_url>/<version>/errors/<CODE>/
+    opens the page there too."""
+    if "{" in docs_url:  # a pattern: everything before its first placeholder
+        return docs_url.split("{", 1)[0].rstrip("/") + "/"
+    return f"{docs_url.rstrip('/')}/{version}/"
 
 
 def skeleton(p: Plan) -> dict[str, str]:
@@ -136,8 +157,8 @@ def skeleton(p: Plan) -> dict[str, str]:
 
     env = environment()
     context = {"project": p.project, "name": p.name, "prefix": p.prefix, "catalog": p.catalog, "site": p.site,
-               "repo_url": p.repo_url, "site_url": p.docs_url.rstrip("/") + "/",
-               "distribution": (p.pyproject or {}).get("project", {}).get("name") or p.project}
+               "repo_url": p.repo_url, "site_url": site_url(p.docs_url, VERSION),
+               "distribution": distribution_name(p.pyproject) or p.project}
     out = {"mkdocs.yml": env.get_template("skeleton/mkdocs.yml.j2").render(**context)}
     for page in SKELETON_PAGES:
         out[f"docs/{page}"] = env.get_template(f"skeleton/docs/{page}.j2").render(**context)
@@ -145,13 +166,14 @@ def skeleton(p: Plan) -> dict[str, str]:
     return out
 
 
-def init(root: Path, **options) -> list[Path]:
-    """Write the catalogue's settings, an empty catalogue and the site skeleton; the written paths."""
+def init(root: Path, **options) -> tuple[list[Path], str | None]:
+    """Write the catalogue's settings, an empty catalogue and the site skeleton; the written paths,
+    and what the author must still add by hand (None when nothing)."""
     p = plan(root, **options)
     files: dict[Path, bytes] = {p.root / p.catalog / "errkit.yaml": settings_yaml(p).encode()}
     for rel, text in skeleton(p).items():
         files[p.root / p.site / rel] = text.encode()
     if p.pyproject is not None:
         files[p.root / PYPROJECT] = (_raw_pyproject(p).rstrip("\n") + "\n" + pyproject_tables(p)).encode()
-    write_all(files)
-    return sorted(files)
+    write_all(files, journal=p.root / JOURNAL)
+    return sorted(files), by_hand(p)

@@ -21,6 +21,7 @@ from errkit.core import UsageError
 from errkit.catalogue.codes import code_prefix, next_code, used_codes
 from errkit.authoring.new import check_names
 from errkit.catalogue.load import load
+from errkit.catalogue.lint import has_fixed_text
 from errkit.catalogue.model import Entry, Param, Variant
 from errkit.catalogue.writing import entry_document, entry_text
 from errkit.catalogue.naming import guess_type, param_name
@@ -251,6 +252,8 @@ def _covered_by(root: Path, message: str) -> str | None:
     renderings = [wording.render(p) for p in wordings.sample_params(probe)]
     for entry in load(root).entries:
         for other in wordings.wordings(entry):
+            if not has_fixed_text(other.variant.message):
+                continue  # recognised by where it is raised (an empty message): it covers no wording
             regex = re.compile(other.pattern)
             if any(regex.fullmatch(text) for text in renderings):
                 return entry.code

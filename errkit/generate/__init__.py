@@ -33,7 +33,7 @@ def run(root: Path, check: bool) -> int:
     catalogue = linted_catalogue(root, "generate")
     if catalogue is None:
         return 1
-    files = render_all(catalogue) | readme.blocks(catalogue.project_root)  # and the README's generated block, if it has one
+    files = render_all(catalogue) | readme.blocks(catalogue.project_root, site.docs_folder(catalogue))  # hand-written pages' generated blocks
     for rel in orphans(catalogue.project_root, site.docs_folder(catalogue), files):
         print(f"errkit: {rel} was generated for an entry that no longer exists; `errkit docs` deletes it", file=sys.stderr)
     return write_or_check("generate", catalogue.project_root, files, check)

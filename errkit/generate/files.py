@@ -6,11 +6,13 @@ the same way."""
 import sys
 from pathlib import Path
 
-from errkit.core.atomic import write_all
+from errkit.core.atomic import JournalError, interrupted, recover, write_all
 from errkit.core import UsageError
 from errkit.catalogue.lint import lint
 from errkit.catalogue.model import Catalogue
 from errkit.generate.render import HEADER
+
+JOURNAL = ".errkit-journal.json"  # beside the catalogue's project: what an interrupted write was switching
 
 
 def linted_catalogue(root: Path, command: str) -> Catalogue | None:
@@ -72,6 +74,22 @@ def write_or_check(command: str, project: Path, files: dict[Path, bytes], check:
                    orphans: list[Path] | None = None) -> int:
     """Write the stale `files` under `project` all at once (and delete `orphans`: generated files no
     longer produced), or with `check` report them and exit 1; the exit code."""
+    if check and interrupted(project / JOURNAL):
+        print(f"errkit {command} --check: an interrupted generation was found ({project / JOURNAL}): "
+              f"run `errkit {command}` to finish it", file=sys.stderr)
+        return 1
+    if not check:
+        try:
+            settled = recover(project / JOURNAL)
+        except JournalError as err:
+            print(f"errkit {command}: {err}", file=sys.stderr)
+            return 1
+        except OSError as err:
+            print(f"errkit {command}: cannot settle the interrupted generation in {project / JOURNAL}: "
+                  f"{err.strerror or err}", file=sys.stderr)
+            return 1
+        if settled:
+            print(f"errkit {command}: an interrupted generation was {settled} first", file=sys.stderr)
     stale = stale_files(project, files)
     extra = orphans or []
     if check:
@@ -88,9 +106,11 @@ def write_or_check(command: str, project: Path, files: dict[Path, bytes], check:
         print(f"errkit {command} --check: {len(files)} {kind} up to date", file=sys.stderr)
         return 0
     try:
-        write_all({project / rel: files[rel] for rel in stale})
-        for rel in extra:
-            (project / rel).unlink()
+        write_all({project / rel: files[rel] for rel in stale}, journal=project / JOURNAL,
+                  delete=[project / rel for rel in extra])
+    except JournalError as err:
+        print(f"errkit {command}: {err}", file=sys.stderr)
+        return 1
     except OSError as err:
         print(f"errkit {command}: cannot write {getattr(err, 'filename', '') or ''}: {err.strerror or err}; "
               "previous files left intact", file=sys.stderr)

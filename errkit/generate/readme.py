@@ -1,6 +1,6 @@
-"""Blocks that `errkit generate` keeps in a project's hand-written README.md: the list of lint
-rules, from errkit/catalogue/rules.py, between two marker comments (the rest of the file is the
-author's). A README without the markers is left alone."""
+"""Blocks that `errkit generate` keeps in a project's hand-written pages (its README.md and the
+site's hand-written pages): the list of lint rules, from errkit/catalogue/rules.py, between two
+marker comments (the rest of the file is the author's). A page without the markers is left alone."""
 
 from __future__ import annotations
 
@@ -32,13 +32,22 @@ def with_block(text: str, block: str, where: str = README) -> str:
     return f"{head}{START}\n{block}\n{END}{tail}"
 
 
-def blocks(project: Path) -> dict[Path, bytes]:
-    """{README.md: its text with the generated block brought up to date}, when it has the markers."""
-    path = Path(project) / README
-    try:
-        text = path.read_bytes().decode("utf-8")  # as it is: its line endings kept
-    except (OSError, UnicodeDecodeError):
-        return {}
-    if START not in text:
-        return {}
-    return {Path(README): with_block(text, lint_rules(), str(path)).encode("utf-8")}
+def blocks(project: Path, docs_folder: str | None = None) -> dict[Path, bytes]:
+    """{page: its text with the generated block brought up to date} for README.md and every
+    hand-written page under `docs_folder` (project-relative) that has the markers."""
+    from errkit.generate.render import HEADER
+
+    project = Path(project)
+    pages = [Path(README)]
+    if docs_folder and (project / docs_folder).is_dir():
+        pages += sorted(p.relative_to(project) for p in (project / docs_folder).rglob("*.md") if p.is_file())
+    out = {}
+    for rel in pages:
+        try:
+            text = (project / rel).read_bytes().decode("utf-8")  # as it is: its line endings kept
+        except (OSError, UnicodeDecodeError):
+            continue
+        if START not in text or HEADER in text[:2000]:
+            continue
+        out[rel] = with_block(text, lint_rules(), str(project / rel)).encode("utf-8")
+    return out

@@ -131,7 +131,8 @@ class DraftWriter:
     """Draft entries for uncatalogued sites, under DIR/drafts, lint-shaped and marked for review."""
 
     AREA = "drafts"
-    HEADER = "DRAFT: review before merging. Written by `errkit scan --emit`; fill in the TODOs, then move it into the catalogue."
+    HEADER = ("DRAFT written by `errkit scan --emit` into this catalogue's drafts/ folder: `errkit lint` refuses it "
+              "(unfinished-draft) until every TODO is written; then keep it here or move it to its area's folder.")
 
     def __init__(self, root: Path, report, prefix: str | None = None) -> None:
         from errkit.catalogue.codes import code_prefix
@@ -199,23 +200,36 @@ class DraftWriter:
         return list(by_key.values())
 
     def number(self, drafts: list[Draft]) -> None:
-        from errkit.catalogue.codes import used_codes
+        from errkit.catalogue.codes import next_code, used_codes
+        from errkit.core import UsageError
 
         taken = used_codes(self.root) if self.root.is_dir() else set()
         slugs = {e.slug for e in self.existing}
-        prefix = self.prefix
-        codes = (f"{prefix}{n}" for n in range(900, 1000) if f"{prefix}{n}" not in taken)
+        previous = None
         for i, draft in enumerate(drafts):
-            draft.code = next(codes, "")
-            if not draft.code:
-                self.report(f"{self.root}: no free code left in {prefix}900-{prefix}999; {len(drafts) - i} draft(s) not written")
+            try:  # as `errkit new drafts ...` numbers: after the area's highest, else the first free hundred
+                draft.code = (next_code(self.root, self.AREA, self.prefix, taken) if previous is None
+                              else self._after(previous, taken))
+            except UsageError as err:
+                self.report(f"{self.root}: {err}; {len(drafts) - i} draft(s) not written")
+                draft.code = ""
                 return
+            taken.add(draft.code)
+            previous = draft.code
             base = slug_for(draft.first)
             slug, n = base, 2
             while slug in slugs:
                 slug, n = f"{base}-{n}", n + 1
             slugs.add(slug)
             draft.slug = slug
+
+    def _after(self, code: str, taken: set[str]) -> str:
+        from errkit.core import UsageError
+
+        for number in range(int(code[len(self.prefix):]) + 1, 1000):
+            if f"{self.prefix}{number:03d}" not in taken:
+                return f"{self.prefix}{number:03d}"
+        raise UsageError(f"no free code left after {code}")
 
     # -- one entry --
 

@@ -92,6 +92,19 @@ def test_import_skips_a_wording_the_catalogue_already_covers(tmp_path, run_cli):
     assert "already covered by RA105" in err
 
 
+@pytest.mark.skipif(not SEED.exists(), reason="shared seeds not present")
+def test_import_takes_a_new_wording_not_covered_by_a_message_less_entry(tmp_path, run_cli):
+    """An entry recognised only by where it is raised (RA699: an empty message) covers no wording."""
+    shutil.copytree(CATALOG, tmp_path / "catalog")
+    seed = json.loads(SEED.read_text())
+    seed["record"]["errorMessage"] = "page_size={page_size} does not divide pages_per_sequence={pages_per_sequence}"
+    path = tmp_path / "seed.json"
+    path.write_text(json.dumps(seed))
+    code, out, err = run_cli("--catalog", tmp_path / "catalog", "import", path)
+    assert "already covered" not in err
+    assert code == 0 and Path(out.strip()).is_file(), err
+
+
 @pytest.mark.parametrize("content, message", [("{not json", "invalid JSON"), ('{"x": 1}', "expected dataset records")])
 def test_import_bad_input(tmp_path, run_cli, content, message):
     path = tmp_path / "r.json"

@@ -173,8 +173,8 @@ def test_entry_rules_read_the_kernels_they_are_given():
 
 # -- the README's list -----------------------------------------------------------------------------
 
-def test_the_readmes_list_of_rules_is_the_registry():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_sites_list_of_rules_is_the_registry():
+    text = (ROOT / "site" / "docs" / "guide" / "writing-entries.md").read_text(encoding="utf-8")
     assert text.count(readme.START) == text.count(readme.END) == 1
     block = text.partition(readme.START)[2].partition(readme.END)[0]
     assert block == "\n" + readme.lint_rules() + "\n", "run `errkit generate`"
@@ -192,6 +192,19 @@ def test_only_a_readme_with_the_markers_gets_the_block(tmp_path):
     (tmp_path / "README.md").write_text(f"{readme.START}\nno end\n")
     with pytest.raises(UsageError, match="lint-rules:end"):
         readme.blocks(tmp_path)
+
+
+def test_a_hand_written_site_page_gets_the_block_and_a_generated_one_never(tmp_path):
+    from errkit.generate.render import HEADER
+
+    docs = tmp_path / "site" / "docs"
+    (docs / "guide").mkdir(parents=True)
+    (docs / "guide" / "rules.md").write_text(f"# Rules\n\n{readme.START}\nold\n{readme.END}\n")
+    (docs / "generated.md").write_text(f"<!-- {HEADER} -->\n{readme.START}\nold\n{readme.END}\n")
+    written = readme.blocks(tmp_path, "site/docs")
+    assert set(written) == {Path("site/docs/guide/rules.md")}
+    assert readme.lint_rules() in written[Path("site/docs/guide/rules.md")].decode()
+    assert readme.blocks(tmp_path) == {}, "without a site folder only README.md is looked at"
 
 
 def test_generate_check_reports_a_stale_readme_block(tmp_path, run_cli):

@@ -153,7 +153,8 @@ def _project_copy(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("failure", [errno.ENOSPC, errno.EROFS, errno.EACCES])
-def test_full_or_read_only_output_folder_leaves_files_intact(tmp_path, run_cli, monkeypatch, failure):
+@pytest.mark.parametrize("failing", ["journal", "target"])
+def test_full_or_read_only_output_folder_leaves_files_intact(tmp_path, run_cli, monkeypatch, failure, failing):
     project = _project_copy(tmp_path)
     entry = project / "catalog" / "inputs" / "RA105-gqa-head-count.yaml"
     entry.write_text(entry.read_text().replace("title: Query heads", "title: Changed query heads"))
@@ -162,8 +163,9 @@ def test_full_or_read_only_output_folder_leaves_files_intact(tmp_path, run_cli, 
     calls = []
 
     def failing_replace(src, dst):
-        calls.append(dst)
-        if len(calls) == 2:  # the second file: a failure halfway through
+        if (failing == "journal") == str(dst).endswith(".errkit-journal.json"):
+            calls.append(dst)
+        if len(calls) == 2:  # the journal's second state, or the second file: a failure halfway through
             raise OSError(failure, os.strerror(failure), str(dst))
         return real_replace(src, dst)
 

@@ -222,6 +222,22 @@ def test_the_environment_variable_explains_a_script_one_cannot_edit(errkit_venv,
     assert quiet.stdout.strip() == "False", "without the variable nothing of errkit is imported at start-up"
 
 
+@pytest.mark.slow
+def test_the_environment_variable_works_in_an_editable_install_too(tmp_path):
+    """The README's test command installs errkit editable into the venv the first command made:
+    the switch must survive that (setup.py puts errkit-hook.pth into the editable wheel)."""
+    from wheelhouse import _not_source, fresh_venv
+
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=_not_source)
+    venv = fresh_venv(tmp_path / "venv", "-e", source)
+    script = tmp_path / "script.py"
+    script.write_text(f"raise ValueError({RA105!r})\n")
+    on = subprocess.run([venv.python, script], capture_output=True, text=True, cwd=tmp_path,
+                        env={**os.environ, "NO_COLOR": "1", "ERRKIT_EXPLAIN": "1"}, timeout=120)
+    assert on.returncode == 1 and "valid num_kv_heads: 1, 2, 3, 4, 6, 12" in on.stderr, on.stderr
+
+
 # -- explain --format markdown, --open --------------------------------------------------------------
 
 RA105_PAGE = "https://errkit.github.io/errkit/0.1/errors/RA105/?num_q_heads=12&num_kv_heads=8"

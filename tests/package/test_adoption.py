@@ -32,11 +32,34 @@ def errkit(*args, cwd):
     return done.stdout.decode()
 
 
-@pytest.fixture(scope="module")
-def adopted(tmp_path_factory) -> Path:
-    """The fixture package after its author followed the README: init, new, fill in, lint, generate."""
-    project = tmp_path_factory.mktemp("adopt") / "tinyattn"
-    shutil.copytree(ADOPT / "tinyattn", project)
+HATCHLING = """[build-system]
+requires = ["hatchling>=1.26"]
+build-backend = "hatchling.build"
+"""
+
+# How an adopter's project may be laid out: the package under src/ or at the top, built by
+# setuptools or hatchling (flit, pdm and poetry: test_init_packaging_for_every_backend).
+LAYOUTS = {"src-setuptools": ("src", None), "flat-setuptools": ("flat", None), "src-hatchling": ("src", HATCHLING)}
+
+
+def new_project(where: Path, layout: str) -> Path:
+    """tinyattn written into an empty folder in `layout`: its pyproject.toml and its package."""
+    tree, build_system = LAYOUTS[layout]
+    project = where / "tinyattn"
+    project.mkdir()
+    pyproject = (ADOPT / "tinyattn" / "pyproject.toml").read_text()
+    if build_system:
+        pyproject = build_system + pyproject[pyproject.index("[project]"):]
+    (project / "pyproject.toml").write_text(pyproject)
+    package = project / ("src" if tree == "src" else "") / "tinyattn"
+    shutil.copytree(ADOPT / "tinyattn" / "src" / "tinyattn", package)
+    return project
+
+
+@pytest.fixture(scope="module", params=list(LAYOUTS))
+def adopted(request, tmp_path_factory) -> Path:
+    """The fixture package after its author followed the tutorial: init, new, fill in, lint, generate."""
+    project = new_project(tmp_path_factory.mktemp(request.param), request.param)
     errkit("init", "--prefix", "TA", "--name", "tinyattn's head grouping", cwd=project)
     created = errkit("new", "inputs", "heads-not-grouped", cwd=project).strip()
     assert created.endswith("TA100-heads-not-grouped.yaml"), created
@@ -58,7 +81,7 @@ def test_init_writes_settings_catalogue_and_site_and_refuses_a_second_time(adopt
 
 
 def test_generate_writes_into_the_package_not_into_errkit(adopted):
-    package = adopted / "src" / "tinyattn"
+    package = next(p.parent for p in adopted.rglob("tinyattn/__init__.py"))
     assert (package / "_errkit_index.json").is_file() and (package / "_errkit_errors.py").is_file()
     assert not (adopted / "errkit").exists(), "nothing may shadow the installed errkit package"
     index = json.loads((package / "_errkit_index.json").read_text())
@@ -123,3 +146,42 @@ def test_installed_explain_recognises_the_package_catalogue(installed, tmp_path)
     bundled = subprocess.run([installed.bin / "errkit", "explain", "--json", "num_q_heads=12 must be divisible by and num_kv_heads=8"],
                              capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert json.loads(bundled.stdout.splitlines()[0])["code"] == "RA105"
+
+
+def test_the_notes_link_opens_in_mkdocs_serve(adopted, tmp_path):
+    """init's default docs_url is the preview's address: the link every note prints
+    (<docs_url>/<version>/errors/<CODE>/) answers under `mkdocs serve`, and so does its home."""
+    import socket
+    import time
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    package = next(p.parent for p in adopted.rglob("tinyattn/__init__.py"))
+    link = json.loads(json.loads((package / "_errkit_index.json").read_text())["entries"]["TA100"])["docs_url"]
+    assert link.startswith("http://127.0.0.1:8000/"), link
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or "mkdocs"
+    server = subprocess.Popen([mkdocs, "serve", "--no-livereload", "-a", f"127.0.0.1:{port}", "-f",
+                               str(adopted / "site" / "mkdocs.yml")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        def get(path):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
+                return response.status, response.read().decode()
+
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                get("/")
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, server.stderr.read().decode()[-2000:]
+                time.sleep(0.5)
+        status, page = get(urlsplit(link).path)
+        assert status == 200 and "TA100" in page and "Page not found" not in page
+        status, home = get("/")
+        assert status == 200 and "tinyattn" in home
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

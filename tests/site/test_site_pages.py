@@ -397,9 +397,18 @@ def test_mkdocs_config_matches_the_catalogue():
     assert config["docs_dir"] == "docs" and config["site_dir"] == "build"
     for script in config["extra_javascript"] + config["extra_css"]:
         assert (SITE / "docs" / script).is_file(), script
-    nav_files = [next(iter(item.values())) for item in config["nav"]]
+    def pages(items):  # a nav item is {title: page} or {section: [items]}
+        for item in items:
+            value = next(iter(item.values()))
+            yield from pages(value) if isinstance(value, list) else [value]
+
+    nav_files = list(pages(config["nav"]))
+    assert "adopt.md" in nav_files and "guide/explain.md" in nav_files
     for page in nav_files:
         assert (SITE / "docs" / page).is_file(), page
+    hand_written = {str(p.relative_to(SITE / "docs")) for p in (SITE / "docs").rglob("*.md")
+                    if not p.relative_to(SITE / "docs").parts[0] == "errors" and not p.name.startswith("by-")}
+    assert hand_written <= set(nav_files), hand_written - set(nav_files)  # no hand-written page left out of the nav
 
 
 def _check_built(out: Path):

@@ -1141,6 +1141,28 @@
         ["shrink max sequences x pages per sequence by", ["limit", "used"], function (p, m) { return R.truediv(R.floordiv(m.call("next_multiple", [m.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
       ],
     ],
+    "RA812": [
+      [
+        ["block (last two dims) that works", ["array_shape", "block_cols", "block_rows", "pallas_call"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["r"] = items[i]; out.push([e["r"], R.getitem(m.call("nearest", [m.add(m.call("aligned_divisors", [R.getitem(e["array_shape"], R.neg(1n)), 128n, R.getitem(e["array_shape"], R.neg(1n))]), [R.getitem(e["array_shape"], R.neg(1n))]), e["block_cols"]]), 0n)]); } return out; })(R.iterate(m.each(m.call("nearest", [m.add(m.call("aligned_divisors", [R.getitem(p["array_shape"], R.neg(2n)), (R.truthy(R.and_(function () { return R.compare("splash_m", [["in", function () { return m.v(R.or_(function () { return p["pallas_call"]; }, function () { return ""; })); }]]); }, function () { return R.or_(function () { return R.compare("_dkv_", [["in", function () { return m.v(p["pallas_call"]); }]]); }, function () { return R.compare("_dq_", [["in", function () { return m.v(p["pallas_call"]); }]]); }); })) ? 128n : 8n), R.getitem(p["array_shape"], R.neg(2n))]), [R.getitem(p["array_shape"], R.neg(2n))]), R.or_(function () { return p["block_rows"]; }, function () { return 1n; })]), 25))); }],
+      ],
+      [
+      ],
+      [
+      ],
+    ],
+    "RA813": [
+      [
+      ],
+      [
+      ],
+      [
+      ],
+    ],
+    "RA814": [
+      [
+        ["block size that works", ["array_shape", "block_size", "min_tiling"], function (p, m) { return m.call("nearest", [m.add((function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; if (!R.truthy(R.or_(function () { return R.compare(m.v(m.mod(e["d"], 1024n)), [["==", function () { return 0n; }]]); }, function () { return R.and_(function () { return m.call("is_power_of_two", [e["d"]]); }, function () { return R.compare(m.v(e["d"]), [[">=", function () { return m.v(e["min_tiling"]); }]]); }); }))) continue; out.push(e["d"]); } return out; })(R.iterate(m.each(m.call("divisors", [R.getitem(p["array_shape"], 0n)]), 15))), [R.getitem(p["array_shape"], 0n)]), p["block_size"]]); }],
+      ],
+    ],
     "RA820": [
       [
         ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
@@ -1204,6 +1226,7 @@
     ],
     "RA827": [
       [
+        ["cuDNN to load, at least (same major version)", ["compiled_cudnn"], function (p, m) { return p["compiled_cudnn"]; }],
       ],
       [
       ],
@@ -1245,6 +1268,21 @@
         ["smaller block shape with power-of-two dims", ["array_shape"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; out.push(m.call("prev_power_of_two", [e["d"]])); } return out; })(R.iterate(m.each(p["array_shape"], 4))); }],
       ],
       [
+      ],
+    ],
+    "RA833": [
+      [
+        ["shrink factor needed", ["max_smem_bytes", "smem_bytes"], function (p, m) { return m.call("round", [R.truediv(p["smem_bytes"], p["max_smem_bytes"]), 2n]); }],
+        ["bytes to save, at least", ["max_smem_bytes", "smem_bytes"], function (p, m) { return R.sub(p["smem_bytes"], p["max_smem_bytes"]); }],
+        ["divide the block area by", ["max_smem_bytes", "smem_bytes"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["smem_bytes"]), p["max_smem_bytes"]))]); }],
+      ],
+      [
+      ],
+    ],
+    "RA834": [
+      [
+        ["cast the rhs to (keeping the lhs)", ["lhs_dtype"], function (p, m) { return (R.truthy(R.compare(m.v(p["lhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16", "bfloat16", "bf16"])); }]])) ? (R.truthy(R.compare(m.v(p["lhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16"])); }]])) ? "float16" : "bfloat16") : null); }],
+        ["cast the lhs to (keeping the rhs)", ["rhs_dtype"], function (p, m) { return (R.truthy(R.compare(m.v(p["rhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16", "bfloat16", "bf16"])); }]])) ? (R.truthy(R.compare(m.v(p["rhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16"])); }]])) ? "float16" : "bfloat16") : null); }],
       ],
     ],
   };
