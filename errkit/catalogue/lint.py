@@ -147,6 +147,12 @@ def format_specs(entry: Entry, ctx: Context) -> Iterator[Finding]:
                          f"{shown}: a width or precision above {MAX_SPEC_NUMBER} in a format spec")
                 continue
             param = entry.params[wording.param_of(field)]
+            kind = field.spec[-1:]
+            if param.type in ("int", "bool") and (kind == "c" or (kind in "bBoxX" and "#" not in field.spec)):
+                yield at(entry, wording.key_path, "bad-template",
+                         f"{shown}: explain cannot read the value back from this format spec (10 is written "
+                         f"{format(10, field.spec)!r}): write a base with its prefix ('#x', '#b', '#o')")
+                continue
             samples = list(SPEC_SAMPLES.get(param.type, ()))
             for raw in (*entry.bad_examples, *entry.good_examples):
                 try:

@@ -15,7 +15,7 @@ DTYPE_NAMES = (
 
 _NAME = r"[A-Za-z][A-Za-z0-9_]*"
 _STR_REPR = r"""'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*\""""
-_FORMATTED_NUMBER = r"[-+ ]?(?:[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|0*inf|0*nan)%?"  # format(x, spec), x an int or float
+_FORMATTED_NUMBER = r"[-+ ]?(?:0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|0*inf|0*nan)%?"  # format(x, spec), x an int or float
 
 _INT = r"-?[0-9]+"
 _INT_TEXT = Lazy(_INT)
@@ -166,7 +166,16 @@ def parse(type_: str, text: str) -> object:
     if type_ == "int":
         digits = text.replace(",", "").replace("_", "")
         # written with a spec before a full stop ("{n:>4}." -> "   0."): the stop is the wording's
-        return int(digits[:-1] if digits.endswith(".") else digits)
+        digits = digits[:-1] if digits.endswith(".") else digits
+        if digits.lstrip("+-").isdigit():
+            return int(digits)
+        if digits.lstrip("+-")[:2].lower() in ("0x", "0b", "0o"):
+            return int(digits, 0)  # format(255, "#x") is "0xff"
+        # written with a float spec: format(3, "e") is "3.000000e+00", format(3, "%") "300.000000%"
+        number = float(_number(text)) / (100 if text.endswith("%") else 1)
+        if not number.is_integer():
+            raise ValueError(f"{text!r} is not an int")
+        return int(number)
     if type_ == "float":
         return float(_number(text))
     if type_ == "bool":

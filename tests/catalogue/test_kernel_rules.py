@@ -57,7 +57,7 @@ def test_explain_computes_values_within_the_kernels_rules():
 
 def test_the_page_states_the_kernels_rules_and_unverified_fixes():
     page = site.pages(fixture_catalogue())["site/docs/errors/XX101.md"]
-    assert "What A tiling kernel requires" in page
+    assert "What a tiling kernel requires" in page
     assert "block is a multiple of 8\\. (`block % 8 == 0`, enforced at lowering)" in page
     assert '!!! warning "Unverified"' in page and "needs a TPU\\." in page
 
@@ -145,8 +145,8 @@ def test_a_lookup_offers_every_fix():
 
 def test_the_page_says_which_kernel_a_fix_is_for_and_states_each_kernels_rules():
     page = site.pages(fixture_catalogue())["site/docs/errors/XX102.md"]
-    assert "### Fix 2: for A tiling kernel\n" in page and "### Fix 3: for A lane\\-tiled kernel\n" in page
-    assert "What A tiling kernel requires" in page and "What A lane\\-tiled kernel requires" in page
+    assert "### Fix 2: for a tiling kernel\n" in page and "### Fix 3: for a lane\\-tiled kernel\n" in page
+    assert "What a tiling kernel requires" in page and "What a lane\\-tiled kernel requires" in page
 
 
 def test_the_paste_page_tells_the_kernel_as_explain_does(tmp_path):

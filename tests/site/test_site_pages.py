@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from errkit.catalogue import wordings
 from errkit.generate import js
 from errkit.explain import answer, match
 from errkit.core import runtime
@@ -550,10 +551,10 @@ def test_browser_entry_page_search_and_paste(browser, served):
 
 
 def _message_words(entry) -> str:
-    """Three words of the entry's message (its literal text, not the values)."""
-    literal = " ".join(part for part in re.split(r"\{[^}]*\}", entry.message))
-    words = [w for w in re.findall(r"[A-Za-z_]{3,}", literal)]
-    return " ".join(words[:3])
+    """The entry's message as a reader types it into search: its first bad example rendered, values
+    and all (three of its words alone, "must multiple", match a dozen entries equally)."""
+    wording = next(w for w in wordings.wordings(entry) if w.index == 0)
+    return wording.render(entry.typed(entry.bad_examples[0]))
 
 
 def test_browser_paste_page_on_the_zensical_build(browser, zensical_site):
