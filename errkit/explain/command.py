@@ -61,9 +61,11 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
         from errkit.explain.matcher import Matcher
 
         matcher = Matcher()
-    warn = lambda line: print(line, file=err)  # noqa: E731
+    warnings: list[str] = []
     with Progress(err, names, quiet) as progress:
-        summaries = fleet.summaries(matcher, names, workers, stdin=stdin, warn=warn, done=progress.done)
+        summaries = fleet.summaries(matcher, names, workers, stdin=stdin, warn=warnings.append, done=progress.done)
+    for line in warnings:  # once the bar is gone: a line printed under it would be drawn over
+        print(line, file=err)
     doc = report.report(matcher.index, summaries)
     if fmt == "json":
         text = report.to_json(doc)

@@ -56,6 +56,7 @@ class Progress:
         rate = self.lines / elapsed if elapsed > 0 else 0.0
         self._bar.update(self._task, completed=self.bytes, files=f"{self.files}/{self.total_files} files",
                          rate=f"{rate:,.0f} lines/s")
+        self._bar.refresh()  # each file done is drawn, not only at the next tick
 
     def _start(self) -> bool:
         try:
