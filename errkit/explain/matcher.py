@@ -1,8 +1,9 @@
 """`errkit.Matcher`: errkit's matcher as a Python object, for a program or a map step of Dask or
 Apache Beam. It loads the merged index of every installed catalogue once (the project's and
 `catalog`'s first, as `errkit explain` does); it pickles small (where to read the index again:
-explain's index cache file, else the index itself when it was compiled in memory), so each worker
-of an engine reads the index once; its methods may be called from several threads at once.
+explain's index cache file, else the index itself when it was compiled in memory), and the
+Matchers a process unpickles from one cache share one index, so each worker of an engine reads the
+index once however many tasks carry it; its methods may be called from several threads at once.
 
     from errkit import Matcher
 
@@ -18,6 +19,10 @@ recent first; a file's summary is what `errkit explain --all PATH...` merges int
 import threading
 
 from errkit.explain.match import Index
+
+
+_UNPICKLED: dict = {}  # (cache file, stamp) -> (Index, its lock): what this process has unpickled
+_UNPICKLED_LOCK = threading.Lock()
 
 
 class Matcher:
@@ -42,19 +47,21 @@ class Matcher:
         return {"data": self.index.data}
 
     def __setstate__(self, state: dict) -> None:
-        if "cache" in state:
-            from errkit.explain.registry import CacheFile
+        if "data" in state:
+            self.index, self._lock = Index(state["data"]), threading.Lock()
+            return
+        key = repr(state["cache"])
+        with _UNPICKLED_LOCK:  # one index per process and cache: an engine unpickles a Matcher per task
+            if key not in _UNPICKLED:
+                from errkit.explain.registry import CacheFile
 
-            path, stamp = state["cache"]
-            saved = CacheFile.open(path, stamp)
-            if saved is None:
-                raise RuntimeError(f"errkit's index cache {path} changed or went away since the Matcher was made; "
-                                   "make a new errkit.Matcher()")
-            data = saved[0]
-        else:
-            data = state["data"]
-        self.index = Index(data)
-        self._lock = threading.Lock()
+                path, stamp = state["cache"]
+                saved = CacheFile.open(path, stamp)
+                if saved is None:
+                    raise RuntimeError(f"errkit's index cache {path} changed or went away since the Matcher was made; "
+                                       "make a new errkit.Matcher()")
+                _UNPICKLED[key] = (Index(saved[0]), threading.Lock())
+            self.index, self._lock = _UNPICKLED[key]  # the lock with the index: they are shared together
 
     # -- answers -------------------------------------------------------------------------------------
 
