@@ -1,6 +1,6 @@
-"""The Dask recipe of site/docs/triage.md, run as the page writes it, on a dask.distributed
-LocalCluster of two worker processes: the same report as `errkit explain --all --json` on the same
-folder of generated logs."""
+"""The Dask and Apache Beam recipes of site/docs/triage.md, run as the page writes them (Dask on a
+dask.distributed LocalCluster of two worker processes, Beam on its DirectRunner): the same report
+as `errkit explain --all --json` on the same folder of generated logs."""
 
 import json
 import re
@@ -26,17 +26,25 @@ def recipe(name: str) -> str:
     return block
 
 
-def test_the_dask_recipe_gives_the_commands_report(tmp_path):
-    distributed = pytest.importorskip("distributed")
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> tuple[Path, dict]:
+    """A folder of four generated logs (one in a sub-folder) and a binary file; the command's report."""
+    root = tmp_path_factory.mktemp("fleet")
     for n in range(4):
         text, _ = logs.make_log(("english", "tracebacks")[n % 2], 1200, error_every=30, seed=n)
-        (tmp_path / ("old" if n == 3 else "") / f"host-{n:03d}.log").parent.mkdir(exist_ok=True)
-        (tmp_path / ("old" if n == 3 else "") / f"host-{n:03d}.log").write_text(text)
-    (tmp_path / "core.bin").write_bytes(b"\x00" * 4096)
-    done = subprocess.run([str(ERRKIT), "explain", "--all", "--json", str(tmp_path)], capture_output=True, text=True,
+        (root / ("old" if n == 3 else "") / f"host-{n:03d}.log").parent.mkdir(exist_ok=True)
+        (root / ("old" if n == 3 else "") / f"host-{n:03d}.log").write_text(text)
+    (root / "core.bin").write_bytes(b"\x00" * 4096)
+    done = subprocess.run([str(ERRKIT), "explain", "--all", "--json", str(root)], capture_output=True, text=True,
                           timeout=120)
     expected = json.loads(done.stdout)
     assert expected["totals"]["files"] == 4 and expected["totals"]["skipped"] == 1
+    return root, expected
+
+
+def test_the_dask_recipe_gives_the_commands_report(folder):
+    distributed = pytest.importorskip("distributed")
+    tmp_path, expected = folder
     namespace = {"__name__": "errkit_dask_recipe"}
     exec(compile(recipe("dask"), str(PAGE), "exec"), namespace)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
@@ -45,3 +53,13 @@ def test_the_dask_recipe_gives_the_commands_report(tmp_path):
         workers = len(client.scheduler_info()["workers"])
     assert workers == 2
     assert doc == expected
+
+
+def test_the_beam_recipe_gives_the_commands_report(folder, tmp_path):
+    pytest.importorskip("apache_beam")
+    root, expected = folder
+    namespace = {"__name__": "errkit_beam_recipe"}
+    exec(compile(recipe("beam"), str(PAGE), "exec"), namespace)
+    out = tmp_path / "report.json"
+    namespace["triage_with_beam"]([str(root)], str(out))  # DirectRunner: Beam's default
+    assert json.loads(out.read_text()) == expected
