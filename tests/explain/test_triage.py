@@ -51,15 +51,28 @@ def fleet(tmp_path_factory) -> dict:
     return {"root": root, "expected": expected}
 
 
-def alone(path) -> Counter:
-    """Per code, the count `errkit explain --all --json FILE` gives for one file on its own."""
+def answers(path) -> list[dict]:
+    """What `errkit explain --all --json FILE` answers for one file on its own."""
     code, out, err = errkit("explain", "--all", "--json", path)
     assert code == 0, err
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def alone(path) -> Counter:
+    """Per code, the count `errkit explain --all --json FILE` gives for one file on its own."""
     counts: Counter = Counter()
-    for line in out.splitlines():
-        answer = json.loads(line)
+    for answer in answers(path):
         counts[answer["code"]] += answer["count"]
     return counts
+
+
+def values_of(answers_: list[dict]) -> dict[str, dict[str, set]]:
+    """code -> param -> the distinct values (as JSON) of the answers."""
+    out: dict = {}
+    for answer in answers_:
+        for param, value in answer["params"].items():
+            out.setdefault(answer["code"], {}).setdefault(param, set()).add(json.dumps(value))
+    return out
 
 
 def per_file(doc: dict) -> dict[str, Counter]:
@@ -102,6 +115,9 @@ def test_folder_files_globs_and_stdin_give_each_file_alone_answers(fleet):
     piped, _ = report("-", *sorted(expected)[1:], input=Path(first).read_bytes())
     assert per_file(piped) == {("-" if n == first else n): c for n, c in singles.items()}
     assert by_folder["totals"]["matches"] == sum(sum(c.values()) for c in singles.values())
+    every = values_of([a for name in sorted(expected) for a in answers(name)])
+    reported = {e["code"]: {p: {json.dumps(v) for v in r["seen"]} for p, r in e["values"].items()} for e in by_folder["errors"]}
+    assert {c: p for c, p in reported.items() if p} == every  # the values too, not only the counts
 
 
 def test_the_report_is_the_same_whatever_the_number_of_workers(fleet):
