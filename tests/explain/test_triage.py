@@ -206,3 +206,17 @@ def test_no_catalogued_error_in_any_file_is_exit_1(tmp_path):
     (tmp_path / "b.log").write_text("still fine\n")
     code, out, err = errkit("explain", "--all", tmp_path / "a.log", tmp_path / "b.log")
     assert code == 1 and "no catalogued error found in 2 file(s)" in err
+
+
+def test_bad_options_are_one_line_and_exit_2(fleet):
+    root = fleet["root"]
+    for args, says in ((["--workers", "0", root], "--workers 0"), (["--workers", "x", root], "invalid int value"),
+                       (["--json", "--format", "html", root], "--json and --format"), (["--open", root], "--open")):
+        code, out, err = errkit("explain", "--all", *args)
+        assert code == 2 and out == "" and says in err and "Traceback" not in err, (args, err)
+    blocked = ("import sys; sys.modules['matplotlib'] = None; from errkit.cli import main; "
+               "sys.exit(main(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", blocked, "explain", "--all", "--format", "html", str(root)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == "" and "errkit[report]" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1  # refused before any file is read: no "skipped" warning
