@@ -75,10 +75,6 @@ def host_field(line: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _value_key(value) -> str:
-    return repr(value)
-
-
 def _occurrence(file: str, line: int, when, text: str) -> dict:
     return {"file": file, "line": line, "time": when[0] if when else None, "text": text[:MAX_TEXT],
             "_key": when[1] if when else None}
@@ -110,8 +106,8 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
     for code, group in weak.items():
         if code not in codes:
             codes[code] = group
-    return {"file": name, "host": host, "lines": reading.line - 1 + (0 if reading.tail.endswith(b"\n") or not reading.tail else 1),
-            "bytes": size[0], "matches": sum(g["count"] for g in codes.values()), "skipped": None, "codes": codes}
+    unended = bool(reading.tail) and not reading.tail.endswith(b"\n")  # a last line without its newline counts
+    return {"file": name, "host": host, "lines": reading.line - 1 + unended, "bytes": size[0], "matches": sum(g["count"] for g in codes.values()), "skipped": None, "codes": codes}
 
 
 def _add(codes: dict, match, where: dict, host: str) -> None:
@@ -139,7 +135,7 @@ def _seen(values: dict, param: str, new: list, keys_new=None) -> None:
         record = values[param] = {"seen": [], "keys": [], "more": False}
     keys = set(record["keys"])
     for value in new:
-        key = _value_key(value)
+        key = repr(value)  # jsonable values: repr tells 1 from 1.0 and '1'
         if key in keys:
             continue
         if len(record["seen"]) < MAX_VALUES:
