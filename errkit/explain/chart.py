@@ -45,7 +45,10 @@ def chart_svg(doc: dict) -> str:
             bottom = [b + h for b, h in zip(bottom, heights)]
         ax.set_xticks(range(len(hosts)), hosts, rotation=60 if len(hosts) > 6 else 0, ha="right" if len(hosts) > 6 else "center")
         ax.set_ylabel("occurrences")
-        ax.set_title("catalogued errors per host")
+        ax.yaxis.get_major_locator().set_params(integer=True)  # counts: no 0.5 of an error
+        cut = f" (the {len(hosts)} of {len(totals)} hosts with most errors)" if len(hosts) < len(totals) else ""
+        codes = f", the {len(errors)} most frequent codes" if len(doc["errors"]) > len(errors) else ""
+        ax.set_title(f"catalogued errors per host{cut}{codes}")
         if errors:
             ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
         out = io.StringIO()
