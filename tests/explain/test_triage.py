@@ -220,3 +220,37 @@ def test_bad_options_are_one_line_and_exit_2(fleet):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stdout == "" and "errkit[report]" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1  # refused before any file is read: no "skipped" warning
+
+
+@pytest.mark.parametrize("name, host", [
+    ("logs/host-017.log.gz", "host-017"), ("host-017.log", "host-017"), ("tpu-v5.worker-3.txt.zst", "tpu-v5.worker-3"),
+    ("old/node7", "node7"), ("-", "stdin"), (".log", ".log"), ("x.LOG.BZ2", "x"),
+])
+def test_the_host_of_a_file_name(name, host):
+    from errkit.explain.fleet import host_of
+
+    assert host_of(name) == host
+
+
+@pytest.mark.parametrize("line, shown, key", [
+    ("2026-11-29 10:00:05,120 ERROR x", "2026-11-29 10:00:05,120", "2026-11-29T10:00:05.120000"),
+    ("[2026-11-29T10:00:05.5Z] x", "2026-11-29T10:00:05.5Z", "2026-11-29T10:00:05.500000"),
+    ("2026-11-29T11:00:05+0100 x", "2026-11-29T11:00:05+0100", "2026-11-29T10:00:05.000000"),
+    ("2026-11-29T03:00:05-07:00 x", "2026-11-29T03:00:05-07:00", "2026-11-29T10:00:05.000000"),
+    ("2026-13-29 10:00:05 not a date", None, None), ("step 2026-11-29 only a date", None, None),
+    (" " * 90 + "2026-11-29 10:00:05 too far in the line", None, None),
+])
+def test_timestamps_are_read_and_compared_in_utc(line, shown, key):
+    from errkit.explain.fleet import timestamp
+
+    assert timestamp(line) == ((shown, key) if shown else None)
+
+
+@pytest.mark.parametrize("line, host", [
+    ("2026 host=tpu-a ERROR x", "tpu-a"), ('{"host": "tpu-b", "msg": "x"}', "tpu-b"), ("hostname=n1 x", "n1"),
+    ("ghost=spooky x", None), ("no host here", None),
+])
+def test_a_host_field(line, host):
+    from errkit.explain.fleet import host_field
+
+    assert host_field(line) == host
