@@ -32,7 +32,7 @@ class Matcher:
         if index is None:
             from errkit.explain import registry
 
-            index = registry.load(catalog, registered, warn=warn, compile_catalogue=compile_catalogue)
+            index = registry.load(catalog, registered, warn=warn, compile_catalogue=compile_catalogue or _stale)
         self.index = index
         self._lock = threading.Lock()
 
@@ -92,6 +92,15 @@ class Matcher:
             blocks = stream_blocks(blocks, name)
         with self._lock:
             return fleet.triage(self.index, blocks, name, host, warn)
+
+
+def _stale(folder):
+    """`catalog` has no compiled index as new as its files, and no compiler was given (the explain
+    side never compiles a catalogue: errkit/cli.py hands it errkit.generate's)."""
+    from errkit.core import UsageError
+
+    raise UsageError(f"{folder}: no compiled index as new as the catalogue (run `errkit generate` in its project, "
+                     "or pass compile_catalogue=errkit.generate.compiled_index)")
 
 
 def _blocks(lines, size: int = 4 * 1024 * 1024):

@@ -122,3 +122,23 @@ def test_memory_is_flat_in_the_files_size(matcher, tmp_path):
         tracemalloc.stop()
         assert summary["codes"]["RA105"]["count"] == path.stat().st_size // len(block)
     assert peaks[1] < peaks[0] + 2**20 and peaks[1] < large.stat().st_size / 1.5, peaks
+
+
+def test_a_catalogue_folder(tmp_path):
+    """`Matcher(catalog=DIR)` reads DIR's compiled index when it is up to date; a copy of the
+    catalogue without one is a usage error saying what to do, unless a compiler is handed in."""
+    import shutil
+
+    from errkit.core import UsageError
+    from support import CATALOG
+
+    assert errkit.Matcher(catalog=CATALOG).explain_text(MESSAGE)[0]["code"] == "RA105"
+    copy = tmp_path / "catalog"
+    shutil.copytree(CATALOG, copy)
+    with pytest.raises(UsageError, match="errkit generate"):
+        errkit.Matcher(catalog=copy)
+    from errkit.generate import compiled_index
+
+    compiled = errkit.Matcher(catalog=copy, compile_catalogue=compiled_index)
+    assert compiled.explain_text(MESSAGE)[0]["code"] == "RA105"
+    assert pickle.loads(pickle.dumps(compiled)).explain_text(MESSAGE) == compiled.explain_text(MESSAGE)  # pickled whole
