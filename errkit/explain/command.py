@@ -63,7 +63,8 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
         matcher = Matcher()
     warnings: list[str] = []
     with Progress(err, names, quiet) as progress:
-        summaries = fleet.summaries(matcher, names, workers, stdin=stdin, warn=warnings.append, done=progress.done)
+        summaries = fleet.summaries(matcher, names, workers, stdin=stdin, warn=warnings.append, done=progress.done,
+                                    reading=progress.read if progress.on else None)
     for line in warnings:  # once the bar is gone: a line printed under it would be drawn over
         print(line, file=err)
     doc = report.report(matcher.index, summaries)

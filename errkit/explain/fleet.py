@@ -219,68 +219,101 @@ def _context():
     return multiprocessing.get_context("spawn")
 
 
-def summarise(matcher, name: str, stdin=None, warn=None) -> dict:
+def summarise(matcher, name: str, stdin=None, warn=None, reading=None) -> dict:
     """The summary of one file (or `-`), read with `matcher`'s index; a file that is not a log is a
-    skipped summary, told through `warn`."""
+    skipped summary, told through `warn`. `reading(name, bytes, lines)` hears of each block read
+    (progress inside a file)."""
     from errkit.explain.inputs import Skipped, text_blocks
 
     told = None if warn is None else (lambda line: warn(f"{line} ({name})"))  # noqa: E731
     try:
-        return matcher.triage(text_blocks(name, stdin), name, warn=told)
+        blocks = text_blocks(name, stdin)
+        return matcher.triage(blocks if reading is None else _told(blocks, name, reading), name, warn=told)
     except Skipped as why:
         if warn is not None:
             warn(f"errkit: skipped {why}")
         return skipped(name, str(why))
 
 
+def _told(blocks, name: str, reading):
+    for block in blocks:
+        reading(name, len(block), block.count(b"\n"))
+        yield block
+
+
 _WORKER: dict = {}
 
 
-def _start_worker(matcher) -> None:
-    """A worker's start: the matcher arrives pickled, and its index is read once, from the cache."""
-    _WORKER["matcher"] = matcher
+def _start_worker(matcher, queue=None) -> None:
+    """A worker's start: the matcher arrives pickled, and its index is read once, from the cache;
+    `queue` carries (name, bytes, lines) of each block read back to the progress bar."""
+    _WORKER["matcher"], _WORKER["queue"] = matcher, queue
 
 
 def _in_worker(name: str) -> tuple[dict, list[str]]:
     warnings: list[str] = []
-    return summarise(_WORKER["matcher"], name, warn=warnings.append), warnings
+    queue = _WORKER["queue"]
+    reading = None if queue is None else (lambda *read: queue.put(read))  # noqa: E731
+    return summarise(_WORKER["matcher"], name, warn=warnings.append, reading=reading), warnings
 
 
-def summaries(matcher, names: list[str], workers: int | None = None, stdin=None, warn=None, done=None) -> list[dict]:
+def _drain(queue, reading) -> None:
+    from queue import Empty
+
+    while True:
+        try:
+            read = queue.get_nowait()
+        except Empty:
+            return
+        reading(*read)
+
+
+def summaries(matcher, names: list[str], workers: int | None = None, stdin=None, warn=None, done=None,
+              reading=None) -> list[dict]:
     """Every file's summary, in the order of `names`. `done(name, summary)` hears of each file as it
-    is finished (progress); warnings are told in the order of the files, whatever the workers do.
-    Standard input is read here, the files by `workers` processes (forkserver or spawn: no thread of
-    this process is copied into them; see _context)."""
+    is finished and `reading(name, bytes, lines)` of each block read (progress); warnings are told in
+    the order of the files, whatever the workers do. Standard input is read here, the files by
+    `workers` processes (forkserver or spawn: no thread of this process is copied into them; see
+    _context)."""
     count = workers_for(names, workers)
     results: list = [None] * len(names)
     told: list = [None] * len(names)
     local = [i for i, name in enumerate(names) if name == "-" or count == 1]
     remote = [i for i in range(len(names)) if i not in set(local)]
-    pool = None
+    pool = queue = None
     try:
         if remote:
             from concurrent.futures import ProcessPoolExecutor
 
-            pool = ProcessPoolExecutor(max_workers=min(count, len(remote)), mp_context=_context(),
-                                       initializer=_start_worker, initargs=(matcher,))
+            context = _context()
+            queue = context.Queue() if reading is not None else None
+            pool = ProcessPoolExecutor(max_workers=min(count, len(remote)), mp_context=context,
+                                       initializer=_start_worker, initargs=(matcher, queue))
             pending = {pool.submit(_in_worker, names[i]): i for i in remote}
         for i in local:
             warnings: list[str] = []
-            results[i] = summarise(matcher, names[i], stdin, warnings.append)
+            results[i] = summarise(matcher, names[i], stdin, warnings.append, reading)
             told[i] = warnings
             if done is not None:
                 done(names[i], results[i])
         if pool is not None:
-            from concurrent.futures import as_completed
+            from concurrent.futures import FIRST_COMPLETED, wait
 
-            for future in as_completed(pending):
-                i = pending[future]
-                results[i], told[i] = future.result()
-                if done is not None:
-                    done(names[i], results[i])
+            waiting = set(pending)
+            while waiting:
+                finished, waiting = wait(waiting, timeout=None if queue is None else 0.25, return_when=FIRST_COMPLETED)
+                if queue is not None:
+                    _drain(queue, reading)  # before the files finished: their blocks are counted first
+                for future in sorted(finished, key=pending.get):
+                    i = pending[future]
+                    results[i], told[i] = future.result()
+                    if done is not None:
+                        done(names[i], results[i])
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        if queue is not None:
+            queue.close()
     if warn is not None:
         for warnings in told:
             for line in warnings or ():

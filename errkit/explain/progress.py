@@ -17,14 +17,18 @@ def wanted(stream, quiet: bool) -> bool:
 
 
 class Progress:
-    """Told of each file as it is done (`done(name, summary)`); draws once AFTER seconds have passed."""
+    """Told of each block read (`read(name, bytes, lines)`) and each file done (`done(name,
+    summary)`); draws once AFTER seconds have passed. Bytes are counted on disk (a compressed file's
+    decompressed blocks count up to its size on disk, the rest when it is done)."""
 
     def __init__(self, stream, files: list[str], quiet: bool = False):
         self.on = wanted(stream, quiet)
         self.stream = stream
-        self.total_files = len(files)
-        self.total_bytes = sum(_size(f) for f in files)
+        self.sizes = {name: _size(name) for name in files}
+        self.total_files, self.total_bytes = len(files), sum(self.sizes.values())
         self.files = self.bytes = self.lines = 0
+        self.reading: dict[str, list[int]] = {}  # file being read -> [bytes, lines] so far
+        self.finished: set[str] = set()
         self.started = time.monotonic()
         try:
             self.after = float(os.environ.get(AFTER_ENV, AFTER))
@@ -41,10 +45,23 @@ class Progress:
             self._bar.stop()
         return False
 
+    def read(self, name: str, size: int, lines: int) -> None:
+        if name in self.finished:  # a worker's last blocks, heard after its file was done
+            return
+        so_far = self.reading.setdefault(name, [0, 0])
+        so_far[0] += size
+        so_far[1] += lines
+        self._draw()
+
     def done(self, name: str, summary: dict) -> None:
+        self.finished.add(name)
+        self.reading.pop(name, None)
         self.files += 1
-        self.bytes += _size(name)
+        self.bytes += self.sizes.get(name, 0)
         self.lines += summary.get("lines", 0)
+        self._draw()
+
+    def _draw(self) -> None:
         if not self.on:
             return
         elapsed = time.monotonic() - self.started
@@ -53,10 +70,12 @@ class Progress:
                 return
             if not self._start():
                 return
-        rate = self.lines / elapsed if elapsed > 0 else 0.0
-        self._bar.update(self._task, completed=self.bytes, files=f"{self.files}/{self.total_files} files",
+        reading = sum(min(n, self.sizes.get(name, 0)) for name, (n, _) in self.reading.items())
+        lines = self.lines + sum(n for _, n in self.reading.values())
+        rate = lines / elapsed if elapsed > 0 else 0.0
+        self._bar.update(self._task, completed=self.bytes + reading, files=f"{self.files}/{self.total_files} files",
                          rate=f"{rate:,.0f} lines/s")
-        self._bar.refresh()  # each file done is drawn, not only at the next tick
+        self._bar.refresh()  # each step drawn, not only at the next tick
 
     def _start(self) -> bool:
         try:

@@ -4,6 +4,7 @@ first file done (a real run waits a second), so no test depends on how long a ru
 
 import os
 import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ def folder(tmp_path_factory) -> Path:
 def run(folder: Path, tmp_path: Path, terminal: bool, *options, env=None) -> tuple[int, str, str]:
     """(exit status, stdout, what standard error showed): a pseudo-terminal's output, or a pipe's."""
     env = {**os.environ, "ERRKIT_PROGRESS_AFTER": "0", "NO_COLOR": "", "TERM": "xterm-256color", **(env or {})}
-    args = [str(ERRKIT), "explain", "--all", "--workers", "1", *options, str(folder)]
+    args = [str(ERRKIT), "explain", "--all", *(() if "--workers" in options else ("--workers", "1")), *options, str(folder)]
     out_file = tmp_path / "stdout.txt"
     with open(out_file, "wb") as out:
         if not terminal:
@@ -60,3 +61,22 @@ def test_no_progress_in_a_pipe_with_no_color_or_quiet(folder, tmp_path):
         code, out, err = run(folder, tmp_path, terminal, *options, env=env)
         assert code == 0 and out.startswith("errkit triage: 6 catalogued error(s)")
         assert err == "", (terminal, options, env, err)
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory) -> Path:
+    """Two files of three 4 MB blocks each: progress is drawn inside each file, not only after it."""
+    root = tmp_path_factory.mktemp("large")
+    for n in range(2):
+        (root / f"host-{n:03d}.log").write_bytes((b"INFO step done, nothing to see here at all\n" * 300_000) + MESSAGE.encode())
+    return root
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_progress_moves_inside_a_file(large, tmp_path, workers):
+    code, out, err = run(large, tmp_path, True, "--workers", workers)
+    assert code == 0 and out.startswith("errkit triage: 2 catalogued error(s)")
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", err)  # the bar's text, without its colours and cursor moves
+    assert "2/2 files" in shown
+    inside = [float(mb) for mb in re.findall(r"0/2 files ([0-9.]+)/[0-9.]+ MB", shown)]
+    assert inside and max(inside) > 0, shown  # bytes counted while no file was done yet
