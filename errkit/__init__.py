@@ -1,6 +1,7 @@
 """errkit: a declarative error catalogue. The command is `errkit` (errkit/cli.py); from Python,
 `errkit.install()` explains uncaught exceptions under their traceback, `%load_ext errkit` does it
 in IPython and Jupyter, and `pytest -p errkit` adds an "errkit" section to failing tests' reports.
+`errkit.Matcher` is the matcher for a program or a map step of Dask or Beam (errkit/explain/matcher.py).
 Nothing here imports more than the standard library until it is used."""
 
 
@@ -28,3 +29,12 @@ def unload_ipython_extension(ipython) -> None:
     from errkit.integrations.ipython import unload
 
     unload(ipython)
+
+
+def __getattr__(name: str):
+    """`errkit.Matcher` (errkit/explain/matcher.py), imported when first asked for."""
+    if name == "Matcher":
+        from errkit.explain.matcher import Matcher
+
+        return Matcher
+    raise AttributeError(f"module 'errkit' has no attribute {name!r}")

@@ -146,11 +146,27 @@ def cmd_init(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    from errkit.explain.command import run
+    from errkit.explain.command import run, run_report, wants_report
 
     if args.json and args.format != "text":
         raise UsageError("--json and --format are two ways to say the output's form: give one")
-    return run(args.text, as_json=args.json, show_all=args.all, index=_index(args), fmt=args.format, open_page=args.open)
+    include, exclude = getattr(args, "include", None) or [], getattr(args, "exclude", None) or []
+    as_text = getattr(args, "as_text", False)
+    if as_text:
+        sources = [" ".join(args.text)] if args.text else []
+    else:
+        sources = args.text
+    if wants_report(sources, args.format, as_text, asked=getattr(args, "report", False) or bool(include or exclude)):
+        if args.open:
+            raise UsageError("--open opens one answer's page: it has no meaning for a report of several files")
+        from errkit.explain.matcher import Matcher
+
+        workers = getattr(args, "workers", None)
+        if workers is not None and workers < 1:
+            raise UsageError(f"--workers {workers}: give 1 or more")
+        return run_report(sources, fmt="json" if args.json else args.format, matcher=Matcher(index=_index(args)),
+                          include=include, exclude=exclude, workers=workers, quiet=getattr(args, "quiet", False))
+    return run(sources, as_json=args.json, show_all=args.all, index=_index(args), fmt=args.format, open_page=args.open)
 
 
 def cmd_list(args) -> int:
@@ -198,13 +214,31 @@ def cmd_docs(args) -> int:
     return run(_existing_catalog_dir(args), check=args.check)
 
 
+EXPLAIN_EPILOG = """\
+Every argument that names an existing file or folder is read as one (gzip, bz2 and zstd logs are
+decompressed as they are read); to explain text that happens to name a file, give --text, or pipe
+it in: `echo "..." | errkit explain -`. Several paths or a folder (walked recursively) give one
+grouped report: per code, its count, the files and hosts it appeared in, first and last
+occurrence, the values that varied (--json: one JSON document, shape in site/docs/triage.md)."""
+
+
 def _explain_args(p):
-    p.add_argument("text", nargs="*", help="error text, a file path, '-' for standard input, or a code/slug")
-    p.add_argument("--json", action="store_true", help="one JSON object per match (JSON Lines)")
+    p.epilog = EXPLAIN_EPILOG
+    p.add_argument("text", nargs="*", help="error text, files or folders, '-' for standard input, or a code/slug")
+    p.add_argument("--json", action="store_true", help="one JSON object per match (JSON Lines); with several files, the report as one JSON document")
     p.add_argument("--all", action="store_true", help="every distinct match in the input, with counts")
-    p.add_argument("--format", choices=("text", "markdown"), default="text",
-                   help="markdown: a snippet for a bug report (message, code, values, fix, link)")
+    p.add_argument("--format", choices=("text", "markdown", "html"), default="text",
+                   help="markdown: a snippet for a bug report (message, code, values, fix, link), or the report as a table; "
+                        "html: the report of log files as a page with a chart per host (needs errkit[report])")
     p.add_argument("--open", action="store_true", help="open the matched entry's page, with the values, in the browser")
+    p.add_argument("--text", dest="as_text", action="store_true",
+                   help="read the arguments as the error's text, even where they name files")
+    p.add_argument("--report", action="store_true", help="the grouped report even for a single file or '-'")
+    p.add_argument("--include", action="append", metavar="GLOB",
+                   help="in folders, read only files whose name or path under the folder matches GLOB (repeatable)")
+    p.add_argument("--exclude", action="append", metavar="GLOB", help="in folders, skip files matching GLOB (repeatable)")
+    p.add_argument("--workers", type=int, metavar="N", help="processes reading files at once (default: one per core)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on standard error")
     p.set_defaults(func=cmd_explain)
 
 

@@ -5,6 +5,7 @@ runs vulture over errkit/ with this file; an entry may only go when its reason d
 # fmt: off
 load_ipython_extension  # errkit/__init__.py: IPython calls it by name (`%load_ext errkit`)
 unload_ipython_extension  # errkit/__init__.py: IPython calls it by name
+__getattr__  # errkit/__init__.py: Python calls a module's __getattr__ for `errkit.Matcher` (PEP 562)
 pytest_addoption  # errkit/integrations/pytest_plugin.py: a pytest hook, called by name
 pytest_runtest_makereport  # errkit/integrations/pytest_plugin.py: a pytest hook, called by name
 preserve_quotes  # errkit/catalogue/load.py: ruamel.yaml reads the attribute (round trip keeps quotes)

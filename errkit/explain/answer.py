@@ -4,7 +4,7 @@ kernel that raised it with their suggestions computed; one dict, the shape `--js
 from errkit.core.bounds import Meter
 from errkit.core.runtime import query_string
 from errkit.core.suggest import jsonable, suggestions
-from errkit.explain.match import Index, Match, told_kernel
+from errkit.explain.match import Index, Match, approximate, explain_chunks, told_kernel
 
 def offered(fixes: list[dict], wording: dict, told: str | None) -> list[dict]:
     """The fixes for the kernel that raised the error: a fix for another kernel is left out when the
@@ -62,3 +62,14 @@ def docs_link(res: dict) -> str:
     query = query_string(res.get("params") or {})
     return res["docs_url"] + ("?" + query if query else "")
 
+
+
+def answers(index: Index, chunks, every: bool = True, warn=None) -> tuple[list[dict], str, bool]:
+    """(the answers for a whole input: every distinct exact match, most recent first, or only the
+    last with `every` False; when none matched, the closest wordings; the input's tail; whether it
+    held any text)."""
+    found, tail, seen_text = explain_chunks(index, chunks, warn=warn)
+    results = [result(index, f.match, f.count, f.last_line) for f in (found if every else found[:1])]
+    if not results:
+        results = [result(index, m) for m in approximate(index, tail)]
+    return results, tail, seen_text

@@ -6,8 +6,8 @@ import os
 import sys
 
 from errkit.core import UsageError
-from errkit.explain.answer import docs_link, result
-from errkit.explain.match import Index, approximate, explain_chunks
+from errkit.explain.answer import answers, docs_link, result
+from errkit.explain.match import Index
 from errkit.explain.reading import line_chunks, looks_like_code, looks_like_path, open_input
 from errkit.explain.render import Style, as_markdown, to_json, format_entry, format_result
 
@@ -22,6 +22,72 @@ def _open(url: str, err) -> None:
         print(f"errkit: no browser to open {url}", file=err)
 
 
+def wants_report(sources: list[str], fmt: str = "text", as_text: bool = False, asked: bool = False) -> bool:
+    """Whether the arguments are log files for the grouped report (errkit/explain/report.py) rather
+    than one input to answer. They are paths when one of them names an existing file or folder, or
+    each is one word shaped like a path (`logs/*.log` that the shell did not expand: then a usage
+    error names it); `--text` reads them as a message, whatever files they name. Several paths or a
+    folder make the report; a single file or `-` is answered as before unless the report is `asked`
+    (--report, --include/--exclude) or `--format html` is."""
+    from errkit.explain.inputs import STDIN, is_path
+
+    if as_text or not sources:
+        return False
+    shaped = all(s == STDIN or is_path(s) or (looks_like_path(s) and not s.split()[1:]) for s in sources)
+    if not shaped and not any(is_path(s) for s in sources):
+        return False
+    if asked or fmt == "html":
+        return True
+    return len(sources) > 1 or os.path.isdir(sources[0])
+
+
+def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=None, matcher=None,
+               include=(), exclude=(), workers: int | None = None, quiet: bool = False) -> int:
+    """`errkit explain --all PATH...`: every file's catalogued errors in one grouped report (text,
+    JSON, markdown or HTML); 0 when some were found, 1 when none."""
+    from errkit.explain import fleet, inputs, report
+    from errkit.explain.progress import Progress
+
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    if fmt == "html":
+        from errkit.explain import chart
+
+        chart.require()
+    names = inputs.expand(sources, list(include), list(exclude))
+    if not names:
+        raise UsageError(f"no file to read in {', '.join(sources)}" + (" (see --include/--exclude)" if include or exclude else ""))
+    if matcher is None:
+        from errkit.explain.matcher import Matcher
+
+        matcher = Matcher()
+    warnings: list[str] = []
+    with Progress(err, names, quiet) as progress:
+        summaries = fleet.summaries(matcher, names, workers, stdin=stdin, warn=warnings.append, done=progress.done,
+                                    reading=progress.read if progress.on else None)
+    for line in warnings:  # once the bar is gone: a line printed under it would be drawn over
+        print(line, file=err)
+    doc = report.report(matcher.index, summaries)
+    if fmt == "json":
+        text = report.to_json(doc)
+    elif fmt == "markdown":
+        text = report.as_markdown(doc)
+    elif fmt == "html":
+        text = chart.as_html(doc)
+    else:
+        text = report.as_text(doc)
+    status = 0 if doc["errors"] else 1
+    if not doc["errors"]:
+        print(f"errkit: no catalogued error found in {doc['totals']['files']} file(s)", file=err)
+    try:
+        out.write(text + "\n")
+        out.flush()
+    except BrokenPipeError as closed:
+        closed.exit_status = status
+        raise
+    return status
+
+
 def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None, err=None, index: Index | None = None,
         fmt: str = "text", open_page: bool = False) -> int:
     stdin = sys.stdin if stdin is None else stdin
@@ -29,6 +95,8 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
     err = sys.stderr if err is None else err
     style = Style(out)
     index = Index.load() if index is None else index
+    if fmt == "html":
+        raise UsageError("--format html is the report of log files: give files or folders with --all")
     if len(sources) == 1 and "\n" not in sources[0] and " " not in sources[0].strip() and not os.path.exists(sources[0]):
         word = sources[0].strip()
         code = index.lookup(word)
@@ -48,12 +116,9 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
         if looks_like_path(word):
             raise UsageError(f"no such file: {word}")
     chunks = line_chunks(open_input(sources, stdin))
-    found, tail, seen_text = explain_chunks(index, chunks, warn=lambda msg: print(msg, file=err))
+    results, tail, seen_text = answers(index, chunks, show_all, warn=lambda msg: print(msg, file=err))
     if not seen_text:
         raise UsageError("the input is empty: nothing to explain")
-    results = [result(index, f.match, f.count, f.last_line) for f in (found if show_all else found[:1])]
-    if not results:
-        results = [result(index, m) for m in approximate(index, tail)]
     if not results:
         print("errkit: no catalogued error found in the input", file=err)
         if "JAX_TRACEBACK_FILTERING" in tail:

@@ -855,16 +855,22 @@ class Found:
         self.match, self.count, self.last_line = match, 0, match.line
 
 
-def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, bool]:
-    """(distinct exact matches, most recent first; the input's tail; whether any text was seen).
+class Reading:
+    """What reading a whole input saw besides its matches: the lines read so far, its tail (what
+    the approximate pass reads) and whether it held any text."""
 
-    `chunks` are bytes cut on line boundaries (or str); `warn(message)` hears once of input that
-    is not UTF-8 where it mattered: in the first 8 KB or on a line read further.
-    """
-    found: dict = {}
-    line = 1
-    tail = b""
-    seen_text = False
+    __slots__ = ("line", "tail", "seen_text")
+
+    def __init__(self):
+        self.line, self.tail, self.seen_text = 1, b"", False
+
+
+def scan_chunks(index: Index, chunks, warn=None, reading: Reading | None = None):
+    """Every match of a whole input, in order, with the chunk holding it (`match.offset`: where its
+    line starts there). `chunks` are bytes cut on line boundaries (or str); `warn(message)` hears
+    once of input that is not UTF-8 where it mattered: in the first 8 KB or on a line read
+    further; `reading` keeps the line count, tail and whether text was seen."""
+    reading = Reading() if reading is None else reading
     warned = []
 
     def undecodable():
@@ -886,26 +892,35 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
             except UnicodeDecodeError as err:
                 if err.start < 8192 - 4:  # not a character cut at the 8 KB boundary
                     undecodable()
-        if not seen_text and not chunk.isspace() and chunk:
-            seen_text = True
+        if not reading.seen_text and not chunk.isspace() and chunk:
+            reading.seen_text = True
         counted = 0  # the scan counted the lines up to its last match; count the rest once
-        for match in index.scan(chunk, first_line=line, undecodable=undecodable, paste=paste):
-            key = match.key()
-            item = found.get(key)
-            if item is None:
-                item = found[key] = Found(match)
-            item.count += 1
-            item.last_line = match.line
-            line, counted = match.line, match.offset
-        line += chunk.count(b"\n", counted)
-        tail = (tail + chunk[-TAIL:])[-TAIL:]
+        for match in index.scan(chunk, first_line=reading.line, undecodable=undecodable, paste=paste):
+            reading.line, counted = match.line, match.offset
+            yield match, chunk
+        reading.line += chunk.count(b"\n", counted)
+        reading.tail = (reading.tail + chunk[-TAIL:])[-TAIL:]
+
+
+def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, bool]:
+    """(distinct exact matches, most recent first; the input's tail; whether any text was seen),
+    of the matches `scan_chunks` finds."""
+    found: dict = {}
+    reading = Reading()
+    for match, _ in scan_chunks(index, chunks, warn, reading):
+        key = match.key()
+        item = found.get(key)
+        if item is None:
+            item = found[key] = Found(match)
+        item.count += 1
+        item.last_line = match.line
     strong = {f.match.code for f in found.values() if not f.match.weak}
     # a note line or a page link under a message that matched says nothing more
     ordered = sorted((f for f in found.values() if not (f.match.weak and f.match.code in strong)),
                      key=lambda f: f.last_line, reverse=True)
-    text = Tail(tail.decode("utf-8", "replace"))
-    text.first_line = line - text.count("\n")
-    return ordered, text, seen_text
+    text = Tail(reading.tail.decode("utf-8", "replace"))
+    text.first_line = reading.line - text.count("\n")
+    return ordered, text, reading.seen_text
 
 
 def approximate(index: Index, tail: str, limit: int = 3) -> list[Match]:

@@ -1,6 +1,7 @@
 """What to explain, as byte chunks cut on line boundaries: the arguments, a file or standard input,
 decoded one line at a time later (text saved as UTF-16 or with a byte-order mark is re-encoded as
-UTF-8 here); and what a single word names (an entry code or a file path)."""
+UTF-8 here; a gzip, bz2 or zstd stream is decompressed as it is read, never whole); and what a
+single word names (an entry code or a file path)."""
 
 import os
 
@@ -66,16 +67,12 @@ def open_input(sources: list[str], stdin):
     if sources in ([], ["-"]):
         if sources == [] and (stdin is None or stdin.isatty()):
             raise UsageError("nothing to explain: pass an error text, a file, or '-' for standard input")
-        return _binary_chunks(stdin.buffer if hasattr(stdin, "buffer") else stdin)
+        return stream_blocks(stdin.buffer if hasattr(stdin, "buffer") else stdin, "standard input")
     if len(sources) == 1 and "\n" not in sources[0] and len(sources[0]) < 4096 and os.path.exists(sources[0]):
         path = sources[0]
         if os.path.isdir(path):
             raise UsageError(f"{path} is a directory; pass a file, an error text, or '-'")
-        try:
-            handle = open(path, "rb")
-        except OSError as err:
-            raise UsageError(f"cannot read {path}: {err.strerror}") from None
-        return _file_chunks(handle)
+        return file_blocks(path)
     return iter([" ".join(sources).encode("utf-8", errors="replace")])
 
 
@@ -97,7 +94,85 @@ def looks_like_path(word: str) -> bool:
     return "/" in word or "\\" in word or word.lower().endswith(PATH_SUFFIXES)
 
 
-def _file_chunks(handle):
+# The first bytes of each compressed format read (a file's name is not trusted: `x.log` may be gzip).
+COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\x28\xb5\x2f\xfd", "zstd"))
+
+
+def compression(head: bytes) -> str | None:
+    """The compressed format whose magic number `head` starts with, else None."""
+    return next((name for magic, name in COMPRESSED if head.startswith(magic)), None)
+
+
+def file_blocks(path: str):
+    """The bytes of the file `path` in blocks, decompressed when it is gzip, bz2 or zstd. An
+    unreadable file is a usage error (raised here, before any block is read)."""
+    try:
+        handle = open(path, "rb")
+    except OSError as err:
+        raise UsageError(f"cannot read {path}: {err.strerror}") from None
+    return _closing(handle, stream_blocks(handle, path))
+
+
+def stream_blocks(stream, name: str):
+    """The blocks of a binary stream (a file, standard input), decompressed when its first bytes
+    are a compressed format's (`peek` where the stream has it, else one block read ahead)."""
+    peek = getattr(stream, "peek", None)
+    head = peek(4)[:4] if peek is not None else b""
+    if peek is None:
+        first = stream.read(CHUNK)
+        head, stream = first[:4], _Replay(first, stream)
+    kind = compression(head)
+    if kind is None:
+        return _binary_chunks(stream)
+    return _checked(kind, _decompressing(kind, stream, name), name)
+
+
+def _checked(kind: str, stream, name: str):
+    """The decompressed blocks; corrupt or cut-short data is a usage error naming the input."""
+    done = 0
+    while True:
+        try:
+            block = stream.read(CHUNK)
+        except Exception as err:  # noqa: BLE001 - each library's own error (zlib.error, EOFError, ZstdError, OSError)
+            raise UsageError(f"{name}: corrupt {kind} data after {done:,} bytes ({type(err).__name__}: {err})") from None
+        if not block:
+            return
+        done += len(block)
+        yield block
+
+
+class _Replay:
+    """A stream whose first block was read already (to see its magic number)."""
+
+    def __init__(self, first: bytes, rest):
+        self.first, self.rest = first, rest
+
+    def read(self, size: int = -1) -> bytes:
+        if self.first:
+            cut = len(self.first) if size is None or size < 0 else size
+            block, self.first = self.first[:cut], self.first[cut:]
+            return block
+        return self.rest.read(size)
+
+
+def _decompressing(kind: str, stream, name: str):
+    if kind == "gzip":
+        import gzip
+
+        return gzip.GzipFile(fileobj=stream, mode="rb")
+    if kind == "bz2":
+        import bz2
+
+        return bz2.BZ2File(stream, mode="rb")
+    try:
+        import zstandard
+    except ImportError:
+        raise UsageError(f"{name} is zstd-compressed: reading it needs the zstandard package "
+                         "(pip install 'errkit[zstd]'), or decompress it first (zstd -dc)") from None
+    return zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
+
+
+def _closing(handle, blocks):
     with handle:
-        yield from _binary_chunks(handle)
+        yield from blocks
 

@@ -430,8 +430,8 @@ class CacheFile:
 
     PIECES = 16  # values read one by one; past that (a log: hundreds), the rest is read at once
 
-    def __init__(self, handle, base: int):
-        self.handle, self.base = handle, base
+    def __init__(self, handle, base: int, stamp=None):
+        self.handle, self.base, self.stamp = handle, base, stamp
         self.pieces, self.whole = 0, None
 
     def __del__(self):
@@ -464,7 +464,7 @@ class CacheFile:
                         and isinstance(saved.get("data"), dict) and isinstance(saved.get("blob"), int)
                         and os.fstat(handle.fileno()).st_size == len(head) + size + saved["blob"]):  # not cut short
                     data = saved["data"]
-                    data["blob"] = cls(handle, len(head) + size)
+                    data["blob"] = cls(handle, len(head) + size, stamp)
                     return data, list(saved.get("warnings") or ())
         except (OSError, ValueError, EOFError, TypeError):
             pass

@@ -221,8 +221,10 @@ def test_non_utf8_input_still_matches():
     assert json.loads(proc.stdout)["code"] == "RA105"
 
 
-def test_directory_instead_of_file(tmp_path):
-    _assert_clean(errkit_subprocess("explain", tmp_path), 2, "is a directory")
+def test_an_empty_directory(tmp_path):
+    """A folder is read as a fleet's logs (issue 30, tests/explain/test_triage.py); one with no file
+    in it is a usage error naming it."""
+    _assert_clean(errkit_subprocess("explain", tmp_path), 2, f"no file to read in {tmp_path}")
 
 
 def test_one_megabyte_single_line():

@@ -1,0 +1,89 @@
+"""A fleet's logs, side by side in one run: `errkit explain --all` over 8 generated files
+(benchmarks/logs.py, English-prose noise, 1% errors, one seed per file) on 1 worker vs 2 workers,
+and each vs `grep -c Error` over the same files (GNU grep reads every line of every file).
+
+Whole processes timed with `hyperfine -N` (bench_explain.hyperfine, commands' order reversed each
+round), errkit as this checkout's venv runs it (`errkit` beside the interpreter). The three runs'
+reports are checked to be the same document before anything is timed.
+
+    python benchmarks/bench_triage.py                 # 8 x 1,000,000 lines (issue 30's size)
+    python benchmarks/bench_triage.py --lines 100000  # a short run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import logs  # noqa: E402
+from benchmarks._timing import Result, Target, fmt_time, report  # noqa: E402
+from benchmarks.bench_explain import hyperfine  # noqa: E402
+
+ERRKIT = Path(sys.executable).with_name("errkit")
+FILES = 8
+
+
+def write_fleet(folder: Path, lines: int) -> int:
+    """FILES logs of `lines` lines each in `folder`; the errors the generator wrote in all."""
+    written = 0
+    for n in range(FILES):
+        text, expected = logs.make_log("english", lines, seed=n)
+        (folder / f"host-{n:03d}.log").write_text(text, encoding="utf-8")
+        written += sum(expected.values())
+    return written
+
+
+def same_reports(folder: Path) -> int:
+    """The matches of the report, the same document on 1 and 2 workers (else the benchmark stops)."""
+    docs = set()
+    for workers in ("1", "2"):
+        done = subprocess.run([str(ERRKIT), "explain", "--all", "--json", "--quiet", "--workers", workers, str(folder)],
+                              capture_output=True, text=True, check=True)
+        docs.add(done.stdout)
+    if len(docs) != 1:
+        raise SystemExit("bench_triage: the reports of 1 and 2 workers differ")
+    import json
+
+    return json.loads(docs.pop())["totals"]["matches"]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=1_000_000, help="lines of each of the 8 logs")
+    parser.add_argument("--runs", type=int, default=3, help="hyperfine runs of each command")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        fleet = tmp / "fleet"
+        fleet.mkdir()
+        written = write_fleet(fleet, args.lines)
+        load = os.getloadavg()[0]
+        size = sum(p.stat().st_size for p in fleet.iterdir())
+        found = same_reports(fleet)
+        files = sorted(str(p) for p in fleet.iterdir())
+        ours = lambda workers: [str(ERRKIT), "explain", "--all", "--quiet", "--workers", str(workers), str(fleet)]  # noqa: E731
+        one, two, grep = hyperfine([ours(1), ours(2), ["grep", "-c", "Error", *files]], tmp, runs=args.runs, warmup=1,
+                                   rounds=2)
+    # `load`: the machine's other work, before timing (2 workers cannot beat 1 without a free core)
+    what = (f"{FILES} logs x {args.lines:,} lines ({size / 1e6:.0f} MB, 1% errors; found {found:,} of {written:,}), "
+            f"{len(os.sched_getaffinity(0))} cores, load {load:.1f} before")
+    rows = [
+        Result(f"fleet, {what}: `explain --all` on 2 workers vs 1 worker", fmt_time(two), fmt_time(one), two / one,
+               Target("<=", 0.6)),
+        Result("same fleet: `explain --all` on 1 worker vs `grep -c Error` over the 8 files", fmt_time(one), fmt_time(grep),
+               one / grep),
+        Result("same fleet: `explain --all` on 2 workers vs `grep -c Error` over the 8 files", fmt_time(two), fmt_time(grep),
+               two / grep),
+    ]
+    return report(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

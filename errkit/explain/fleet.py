@@ -1,0 +1,321 @@
+"""Triage of many log files: each file's catalogued errors summed per code (count, hosts, first and
+last occurrence, the values seen), files read in parallel by worker processes that each load the
+matcher index once, the per-file summaries merged in the order the files were given (the same
+answer whatever the number of workers), and memory flat in a file's size (blocks stream through).
+
+A file's summary is a plain dict (picklable, JSON-able): the same for the command's workers, for
+`errkit.Matcher.triage` and for a map step of Dask or Beam (site/docs/triage.md)."""
+
+import os
+
+from errkit.core.suggest import jsonable
+from errkit.explain.match import Index, Reading, scan_chunks
+
+MAX_VALUES = 20  # distinct values of a param kept per code (the report shows them)
+MAX_DISTINCT = 1000  # distinct values counted per param and code, past which "1000+" is said
+MAX_TEXT = 300  # characters of a first or last occurrence's text kept
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".zst", ".zstd")
+LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".stderr", ".stdout", ".jsonl", ".json")
+
+
+def host_of(name: str) -> str:
+    """A file's host: its name without folder, compression and log suffixes (`logs/host-017.log.gz`
+    -> `host-017`); standard input is `stdin`."""
+    if name == "-":
+        return "stdin"
+    base = os.path.basename(name)
+    for suffixes in (COMPRESSED_SUFFIXES, LOG_SUFFIXES):
+        for suffix in suffixes:
+            if base.lower().endswith(suffix) and len(base) > len(suffix):
+                base = base[:-len(suffix)]
+                break
+    return base
+
+
+_PATTERNS: dict = {}
+
+
+def _patterns():
+    """(ISO timestamp, host field) regexes, compiled on first use (Python's re: a log run only)."""
+    if not _PATTERNS:
+        import re
+
+        _PATTERNS["time"] = re.compile(
+            r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?(?![\d])")
+        _PATTERNS["host"] = re.compile(r"(?:\bhost(?:name)?=|\"host(?:name)?\"\s*:\s*\")([A-Za-z0-9_.:\-]+)")
+    return _PATTERNS
+
+
+def timestamp(line: str) -> tuple[str, str] | None:
+    """(the ISO timestamp as written, its sort key: UTC when it names a zone) of the first one in
+    the line's first 80 characters, or None."""
+    m = _patterns()["time"].search(line, 0, 80)
+    if m is None:
+        return None
+    from datetime import datetime, timezone
+
+    date, clock, fraction, zone = m.groups()
+    text = f"{date}T{clock}" + (f".{(fraction + '000000')[:6]}" if fraction else "")
+    if zone:
+        text += "+00:00" if zone == "Z" else (zone if ":" in zone else f"{zone[:3]}:{zone[3:]}")
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    return m.group(0), when.isoformat(timespec="microseconds")
+
+
+def host_field(line: str) -> str | None:
+    """The host a log line names (`host=host-017`, or a JSON line's `"host": "host-017"`), or None."""
+    if "host" not in line:
+        return None
+    m = _patterns()["host"].search(line)
+    return m.group(1) if m else None
+
+
+def _occurrence(file: str, line: int, when, text: str) -> dict:
+    return {"file": file, "line": line, "time": when[0] if when else None, "text": text[:MAX_TEXT],
+            "_key": when[1] if when else None}
+
+
+def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) -> dict:
+    """One file's summary: {"file", "host", "lines", "bytes", "matches", "skipped", "codes": {code:
+    {"count", "hosts", "first", "last", "earliest", "latest", "values"}}}. `blocks` are its bytes
+    (errkit/explain/inputs.py); weak matches (a note line, a page link) of a code that also
+    matched in full are left out, as `errkit explain --all` leaves them out of one file."""
+    from errkit.explain.reading import line_chunks
+
+    host = host_of(name) if host is None else host
+    reading = Reading()
+    size = [0]
+
+    def counted(stream):
+        for block in stream:
+            size[0] += len(block)
+            yield block
+
+    codes: dict[str, dict] = {}
+    weak: dict[str, dict] = {}
+    for match, chunk in scan_chunks(index, line_chunks(counted(blocks)), warn, reading):
+        end = chunk.find(b"\n", match.offset)
+        raw = chunk[match.offset:end if end >= 0 else len(chunk)][:4096].decode("utf-8", "replace")
+        where = _occurrence(name, match.line, timestamp(raw), match.text or raw.strip())
+        _add(weak if match.weak else codes, match, where, host_field(raw) or host)
+    for code, group in weak.items():
+        if code not in codes:
+            codes[code] = group
+    unended = bool(reading.tail) and not reading.tail.endswith(b"\n")  # a last line without its newline counts
+    return {"file": name, "host": host, "lines": reading.line - 1 + unended, "bytes": size[0], "matches": sum(g["count"] for g in codes.values()), "skipped": None, "codes": codes}
+
+
+def _add(codes: dict, match, where: dict, host: str) -> None:
+    group = codes.get(match.code)
+    if group is None:
+        group = codes[match.code] = {"count": 0, "hosts": {}, "first": where, "last": where, "earliest": None,
+                                     "latest": None, "values": {}}
+    group["count"] += 1
+    group["hosts"][host] = group["hosts"].get(host, 0) + 1
+    group["last"] = where
+    if where["_key"] is not None:
+        if group["earliest"] is None or where["_key"] < group["earliest"]["_key"]:
+            group["earliest"] = where
+        if group["latest"] is None or where["_key"] >= group["latest"]["_key"]:
+            group["latest"] = where
+    for param, value in match.params.items():
+        _seen(group["values"], param, [jsonable(value)])
+
+
+def _seen(values: dict, param: str, new: list, keys_new=None) -> None:
+    """Add values to a param's record ({"seen": first MAX_VALUES distinct values, "keys": up to
+    MAX_DISTINCT keys of distinct values, "more": whether more were seen than counted})."""
+    record = values.get(param)
+    if record is None:
+        record = values[param] = {"seen": [], "keys": [], "more": False}
+    keys = set(record["keys"])
+    for value in new:
+        key = repr(value)  # jsonable values: repr tells 1 from 1.0 and '1'
+        if key in keys:
+            continue
+        if len(record["seen"]) < MAX_VALUES:
+            record["seen"].append(value)
+        if len(keys) < MAX_DISTINCT:
+            keys.add(key)
+            record["keys"].append(key)
+        else:
+            record["more"] = True
+    for key in keys_new or ():
+        if key not in keys:
+            if len(keys) < MAX_DISTINCT:
+                keys.add(key)
+                record["keys"].append(key)
+            else:
+                record["more"] = True
+
+
+def skipped(name: str, reason: str) -> dict:
+    """The summary of a file that was not read (binary, unreadable, corrupt)."""
+    return {"file": name, "host": host_of(name), "lines": 0, "bytes": 0, "matches": 0, "skipped": reason, "codes": {}}
+
+
+def merged(summaries: list[dict]) -> dict:
+    """The per-file summaries summed per code, in the order given: {code: {"count", "files": {file:
+    count}, "hosts": {host: count}, "first", "last", "earliest", "latest", "values"}}. Only the
+    order of `summaries` matters, never the order the workers finished in."""
+    out: dict[str, dict] = {}
+    for summary in summaries:
+        for code, group in summary["codes"].items():
+            into = out.get(code)
+            if into is None:
+                into = out[code] = {"count": 0, "files": {}, "hosts": {}, "first": group["first"], "last": None,
+                                    "earliest": None, "latest": None, "values": {}}
+            into["count"] += group["count"]
+            into["files"][summary["file"]] = into["files"].get(summary["file"], 0) + group["count"]
+            for host, n in group["hosts"].items():
+                into["hosts"][host] = into["hosts"].get(host, 0) + n
+            into["last"] = group["last"]
+            if group["earliest"] is not None and (into["earliest"] is None
+                                                  or group["earliest"]["_key"] < into["earliest"]["_key"]):
+                into["earliest"] = group["earliest"]
+            if group["latest"] is not None and (into["latest"] is None
+                                                or group["latest"]["_key"] >= into["latest"]["_key"]):
+                into["latest"] = group["latest"]
+            for param, record in group["values"].items():
+                _seen(into["values"], param, record["seen"], record["keys"])
+                if record["more"]:
+                    into["values"][param]["more"] = True
+    return out
+
+
+# -- many files, on several processes ------------------------------------------------------------
+
+
+PER_WORKER = 8 * 1024 * 1024  # bytes on disk worth a worker process of their own (its start costs ~0.1 s)
+
+
+def workers_for(names: list[str], asked: int | None) -> int:
+    """How many worker processes: as asked, else one per core this process may run on and per
+    PER_WORKER bytes of input; never more than the files (1: read here, without a pool)."""
+    if asked is None:
+        try:
+            asked = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            asked = os.cpu_count() or 1
+        size = sum(os.path.getsize(n) for n in names if n != "-" and os.path.isfile(n))
+        asked = min(asked, max(1, size // PER_WORKER))
+    return max(1, min(asked, len(names)))
+
+
+def _context():
+    """forkserver where the platform has it (a fresh server process forks each worker with errkit's
+    matcher imported already: no thread of this process is copied), else spawn."""
+    import multiprocessing
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["errkit.explain.fleet", "errkit.explain.matcher", "errkit.explain.inputs"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def summarise(matcher, name: str, stdin=None, warn=None, reading=None) -> dict:
+    """The summary of one file (or `-`), read with `matcher`'s index; a file that is not a log is a
+    skipped summary, told through `warn`. `reading(name, bytes, lines)` hears of each block read
+    (progress inside a file)."""
+    from errkit.explain.inputs import Skipped, text_blocks
+
+    told = None if warn is None else (lambda line: warn(f"{line} ({name})"))  # noqa: E731
+    try:
+        blocks = text_blocks(name, stdin)
+        return matcher.triage(blocks if reading is None else _told(blocks, name, reading), name, warn=told)
+    except Skipped as why:
+        if warn is not None:
+            warn(f"errkit: skipped {why}")
+        return skipped(name, str(why))
+
+
+def _told(blocks, name: str, reading):
+    for block in blocks:
+        reading(name, len(block), block.count(b"\n"))
+        yield block
+
+
+_WORKER: dict = {}
+
+
+def _start_worker(matcher, queue=None) -> None:
+    """A worker's start: the matcher arrives pickled, and its index is read once, from the cache;
+    `queue` carries (name, bytes, lines) of each block read back to the progress bar."""
+    _WORKER["matcher"], _WORKER["queue"] = matcher, queue
+
+
+def _in_worker(name: str) -> tuple[dict, list[str]]:
+    warnings: list[str] = []
+    queue = _WORKER["queue"]
+    reading = None if queue is None else (lambda *read: queue.put(read))  # noqa: E731
+    return summarise(_WORKER["matcher"], name, warn=warnings.append, reading=reading), warnings
+
+
+def _drain(queue, reading) -> None:
+    from queue import Empty
+
+    while True:
+        try:
+            read = queue.get_nowait()
+        except Empty:
+            return
+        reading(*read)
+
+
+def summaries(matcher, names: list[str], workers: int | None = None, stdin=None, warn=None, done=None,
+              reading=None) -> list[dict]:
+    """Every file's summary, in the order of `names`. `done(name, summary)` hears of each file as it
+    is finished and `reading(name, bytes, lines)` of each block read (progress); warnings are told in
+    the order of the files, whatever the workers do. Standard input is read here, the files by
+    `workers` processes (forkserver or spawn: no thread of this process is copied into them; see
+    _context)."""
+    count = workers_for(names, workers)
+    results: list = [None] * len(names)
+    told: list = [None] * len(names)
+    local = [i for i, name in enumerate(names) if name == "-" or count == 1]
+    remote = [i for i in range(len(names)) if i not in set(local)]
+    pool = queue = None
+    try:
+        if remote:
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = _context()
+            queue = context.Queue() if reading is not None else None
+            pool = ProcessPoolExecutor(max_workers=min(count, len(remote)), mp_context=context,
+                                       initializer=_start_worker, initargs=(matcher, queue))
+            pending = {pool.submit(_in_worker, names[i]): i for i in remote}
+        for i in local:
+            warnings: list[str] = []
+            results[i] = summarise(matcher, names[i], stdin, warnings.append, reading)
+            told[i] = warnings
+            if done is not None:
+                done(names[i], results[i])
+        if pool is not None:
+            from concurrent.futures import FIRST_COMPLETED, wait
+
+            waiting = set(pending)
+            while waiting:
+                finished, waiting = wait(waiting, timeout=None if queue is None else 0.25, return_when=FIRST_COMPLETED)
+                if queue is not None:
+                    _drain(queue, reading)  # before the files finished: their blocks are counted first
+                for future in sorted(finished, key=pending.get):
+                    i = pending[future]
+                    results[i], told[i] = future.result()
+                    if done is not None:
+                        done(names[i], results[i])
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if queue is not None:
+            queue.close()
+    if warn is not None:
+        for warnings in told:
+            for line in warnings or ():
+                warn(line)
+    return results

@@ -1,0 +1,136 @@
+"""The grouped report of a triage (`errkit explain --all PATH...`): the files' summaries
+(errkit/explain/fleet.py) merged per code, as one JSON document of a documented shape
+(`REPORT_VERSION`; site/docs/triage.md), and that document as text or markdown. The HTML page and
+its chart are errkit/explain/chart.py's.
+
+The shape (`--json`):
+
+    {"report": 1,
+     "totals": {"files": 8, "skipped": 0, "lines": 8000, "bytes": 812345, "matches": 80, "codes": 3},
+     "files": [{"file": "logs/host-001.log", "host": "host-001", "lines": 1000, "bytes": 101000,
+                "matches": 10, "skipped": null}, ...],
+     "errors": [{"code": "RA105", "title": "...", "slug": "...", "docs_url": "...", "catalogue": "...",
+                 "count": 40, "files": {"logs/host-001.log": 5, ...}, "hosts": {"host-001": 5, ...},
+                 "first": {"file": ..., "line": 12, "time": "2026-11-29 10:00:12,000", "text": "..."},
+                 "last": {...},
+                 "values": {"num_kv_heads": {"seen": [8, 6], "distinct": 2, "more": false}},
+                 "varied": ["num_kv_heads"]}, ...]}
+
+Errors come most frequent first (then by code); `files` and `hosts` in the order the files were
+given; `first`/`last` are the earliest and latest occurrence by timestamp when the lines carry ISO
+timestamps, else the first and last in the order the files were given (`time` null).
+"""
+
+from errkit.core.runtime import shown
+from errkit.explain.fleet import merged
+
+REPORT_VERSION = 1
+
+
+def _where(occurrence: dict | None) -> dict | None:
+    if occurrence is None:
+        return None
+    return {k: v for k, v in occurrence.items() if not k.startswith("_")}
+
+
+def report(index, summaries: list[dict]) -> dict:
+    """The report's document (the shape above) of the files' summaries, in their order."""
+    groups = merged(summaries)
+    errors = []
+    for code, group in groups.items():
+        entry = index.entries.get(code) or {}
+        values = {param: {"seen": record["seen"], "distinct": len(record["keys"]), "more": record["more"]}
+                  for param, record in group["values"].items()}
+        errors.append({
+            "code": code, "title": entry.get("title", ""), "slug": entry.get("slug", ""),
+            "docs_url": entry.get("docs_url", ""), "catalogue": index.catalogue(code),
+            "count": group["count"], "files": group["files"], "hosts": group["hosts"],
+            "first": _where(group["earliest"] or group["first"]),
+            "last": _where(group["latest"] or group["last"]),
+            "values": values,
+            "varied": [param for param, v in values.items() if v["distinct"] > 1],
+        })
+    errors.sort(key=lambda e: (-e["count"], e["code"]))
+    files = [{k: s[k] for k in ("file", "host", "lines", "bytes", "matches", "skipped")} for s in summaries]
+    read = [s for s in summaries if not s["skipped"]]
+    totals = {"files": len(read), "skipped": len(summaries) - len(read), "lines": sum(s["lines"] for s in read),
+              "bytes": sum(s["bytes"] for s in read), "matches": sum(e["count"] for e in errors), "codes": len(errors)}
+    return {"report": REPORT_VERSION, "totals": totals, "files": files, "errors": errors}
+
+
+def to_json(doc: dict) -> str:
+    import json
+
+    return json.dumps(doc, ensure_ascii=False, indent=1)
+
+
+def values_lines(values: dict, varied_only: bool) -> list[str]:
+    out = []
+    for param, v in values.items():
+        if varied_only and v["distinct"] < 2:
+            continue
+        more = "+" if v["more"] else ""
+        head = ", ".join(shown(x) if not isinstance(x, list) else f"({shown(x)})" for x in v["seen"][:8])
+        tail = ", ..." if v["distinct"] > 8 or v["more"] else ""
+        out.append(f"{param} ({v['distinct']}{more} values): {head}{tail}")
+    return out
+
+
+def hosts_line(counts: dict, limit: int = 6) -> str:
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])  # stable: the files' order among equals
+    shown_ = ", ".join(f"{h} ({n})" for h, n in ranked[:limit])
+    return shown_ + (f", and {len(ranked) - limit} more" if len(ranked) > limit else "")
+
+
+def _place(where: dict | None) -> str:
+    if where is None:
+        return ""
+    when = f"{where['time']}  " if where.get("time") else ""
+    return f"{when}{where['file']}:{where['line']}  {where['text']}"
+
+
+def summary_line(doc: dict) -> str:
+    t = doc["totals"]
+    skipped = f", {t['skipped']} skipped" if t["skipped"] else ""
+    return (f"{t['matches']:,} catalogued error(s) of {t['codes']} code(s) in {t['files']} file(s){skipped}, "
+            f"{t['lines']:,} lines")
+
+
+def as_text(doc: dict) -> str:
+    lines = ["errkit triage: " + summary_line(doc), ""]
+    for e in doc["errors"]:
+        lines.append(f"{e['code']}  {e['title']}  x{e['count']:,} in {len(e['files'])} file(s), "
+                     f"{len(e['hosts'])} host(s)")
+        lines.append(f"  hosts    {hosts_line(e['hosts'])}")
+        lines.append(f"  first    {_place(e['first'])}")
+        lines.append(f"  last     {_place(e['last'])}")
+        for line in values_lines(e["values"], varied_only=True):
+            lines.append(f"  varied   {line}")
+        lines.append(f"  docs     {e['docs_url']}")
+        lines.append("")
+    for f in doc["files"]:
+        if f["skipped"]:
+            lines.append(f"skipped  {f['skipped']}")
+    return "\n".join(lines).rstrip("\n")
+
+
+def _cell(text) -> str:
+    """Text in a markdown table cell: pipes and newlines would end it."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+
+
+def as_markdown(doc: dict) -> str:
+    lines = ["## errkit triage", "", summary_line(doc), "",
+             "| code | error | count | files | hosts | first | last | values that varied |",
+             "| --- | --- | ---: | ---: | --- | --- | --- | --- |"]
+    for e in doc["errors"]:
+        varied = "; ".join(values_lines(e["values"], varied_only=True))
+        first, last = e["first"], e["last"]
+        lines.append(
+            f"| [{_cell(e['code'])}]({e['docs_url']}) | {_cell(e['title'])} | {e['count']:,} | {len(e['files'])} | "
+            f"{_cell(hosts_line(e['hosts']))} | {_cell((first.get('time') or '') + ' ' + first['file'] + ':' + str(first['line']))} | "
+            f"{_cell((last.get('time') or '') + ' ' + last['file'] + ':' + str(last['line']))} | {_cell(varied)} |")
+    skipped = [f for f in doc["files"] if f["skipped"]]
+    if skipped:
+        lines += ["", "Skipped:", ""] + [f"- {_cell(f['skipped'])}" for f in skipped]
+    return "\n".join(lines)
