@@ -35,6 +35,8 @@ ATTACKS = {
     "group-name-with-a-newline": (SETTINGS, "  pair:", '  "pair\\n":', f"{SETTINGS}:10: wrong-type"),
     "format-spec-int": (ENTRY, "{b=}", "{b:int}", f"{ENTRY}:5: bad-template"),
     "format-spec-huge-width": (ENTRY, "{b=}", "{b:>1000000000}", f"{ENTRY}:5: bad-template"),
+    "format-spec-bare-hex": (ENTRY, "{b=}", "{b:x}", f"{ENTRY}:5: bad-template"),  # 10 is 'a': not read back
+    "format-spec-prefixed-hex": (ENTRY, "{b=}", "{b:#x}", None),  # 0xa is read back
     "param-name-with-a-newline": (ENTRY, "  a: {type", '  "a\\n": {type', f"{ENTRY}:7: wrong-type"),
     "alias-of-a-param-name-with-a-newline": (ENTRY, 'message: "{a=}', 'aliases: {self.a: "a\\n"}\nmessage: "{self.a=}',
                                              f"{ENTRY}:5: wrong-type"),
