@@ -9,14 +9,16 @@ For each release, `pip download --no-deps jax==X` fetches its wheel (pure Python
 (`pip index versions --python-version`), since a plain `pip index` lists only the releases the
 running Python may install (jax 0.11.0 and later need Python >= 3.12); each release is downloaded
 with `--python-version` set to the first of those Pythons that lists it. The attention kernels are
-read straight out of the wheel, errkit's own scan (`errkit.scan.scan_paths`) finds every raise and assert site, and the result is written as
-compact JSON: message template -> the sites raising it, each with its exception class, file,
-function and, per run of consecutive releases, its line. Tests read that file, never the network.
+read straight out of the wheel, errkit's own scan (`errkit.scan.scan_paths`) finds every raise and
+assert site, and the result is written as compact JSON: message template -> the sites raising it,
+each with its exception class, file, function and, per run of consecutive releases, its line.
+Tests read that file, never the network.
 
 Run it with a Python that parses the newest release's kernels: jax 0.11.1 and later use PEP 695
 generics (`class PipelineCallback[T]`, Python >= 3.12), so from there on the harvest needs
 Python 3.12 or later with errkit's dependencies installed (errkit itself is imported from this
-checkout). A file the running Python cannot parse stops the harvest rather than leaving its sites out.
+checkout), e.g. a Python 3.12 venv holding ruamel.yaml, jinja2, google-re2 and packaging. A file
+the running Python cannot parse stops the harvest rather than leaving its sites out.
 
 Scope (SCOPE below): the attention kernels under jax/experimental/pallas/ops (GPU flash, Mosaic GPU,
 decode, paged; TPU flash, paged, ragged paged, splash), jax/_src/nn/functions.py less the functions
