@@ -5,10 +5,20 @@
     python scripts/harvest.py --wheels DIR         # wheels already downloaded (jax-X-py3-none-any.whl)
 
 For each release, `pip download --no-deps jax==X` fetches its wheel (pure Python; cached under
---cache), the attention kernels are read straight out of it, errkit's own scan
-(`errkit.scan.scan_paths`) finds every raise and assert site, and the result is written as
-compact JSON: message template -> the sites raising it, each with its exception class, file,
-function and, per run of consecutive releases, its line. Tests read that file, never the network.
+--cache). The index is asked once per Python from the running one up to PYTHONS' newest
+(`pip index versions --python-version`), since a plain `pip index` lists only the releases the
+running Python may install (jax 0.11.0 and later need Python >= 3.12); each release is downloaded
+with `--python-version` set to the first of those Pythons that lists it. The attention kernels are
+read straight out of the wheel, errkit's own scan (`errkit.scan.scan_paths`) finds every raise and
+assert site, and the result is written as compact JSON: message template -> the sites raising it,
+each with its exception class, file, function and, per run of consecutive releases, its line.
+Tests read that file, never the network.
+
+Run it with a Python that parses the newest release's kernels: jax 0.11.1 and later use PEP 695
+generics (`class PipelineCallback[T]`, Python >= 3.12), so from there on the harvest needs
+Python 3.12 or later with errkit's dependencies installed (errkit itself is imported from this
+checkout), e.g. a Python 3.12 venv holding ruamel.yaml, jinja2, google-re2 and packaging. A file
+the running Python cannot parse stops the harvest rather than leaving its sites out.
 
 Scope (SCOPE below): the attention kernels under jax/experimental/pallas/ops (GPU flash, Mosaic GPU,
 decode, paged; TPU flash, paged, ragged paged, splash), jax/_src/nn/functions.py less the functions
@@ -60,24 +70,43 @@ NOT_ATTENTION = {"glu", "standardize", "softmax", "log_softmax", "_one_hot", "on
                  "get_scaled_dot_general_config"}
 
 
-def served_releases(pip: list[str]) -> list[str]:
-    """Every final release of the distribution the package index serves, oldest first."""
-    out = subprocess.run(pip + ["index", "versions", DIST], capture_output=True, text=True, check=True).stdout
-    found = re.search(r"Available versions: (.*)", out)
-    if not found:
-        raise SystemExit(f"harvest: `pip index versions {DIST}` listed no versions:\n{out}")
-    versions = [Version(v.strip()) for v in found.group(1).split(",")]
-    return [str(v) for v in sorted(versions) if not v.is_prerelease and not v.is_devrelease and v >= Version(FIRST)]
+# Pythons the index is asked for, oldest first; only those from the running one up are used.
+PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 
 
-def wheel(pip: list[str], release: str, folders: list[Path]) -> Path:
-    """The release's wheel: from one of `folders`, else downloaded into the first."""
+def pythons() -> list[str]:
+    """The running Python and every newer one of PYTHONS."""
+    running = Version(f"{sys.version_info.major}.{sys.version_info.minor}")
+    return [f"{sys.version_info.major}.{sys.version_info.minor}"] + [p for p in PYTHONS if Version(p) > running]
+
+
+def served_releases(pip: list[str]) -> dict[str, str]:
+    """Every final release of the distribution the package index serves, oldest first, each with
+    the first Python (of `pythons()`) the index lists it for: a release requiring a newer Python
+    than the running one is downloaded for that Python."""
+    served: dict[Version, str] = {}
+    for python in pythons():
+        out = subprocess.run(pip + ["index", "versions", "--python-version", python, DIST],
+                             capture_output=True, text=True, check=True).stdout
+        found = re.search(r"Available versions: (.*)", out)
+        if not found:
+            raise SystemExit(f"harvest: `pip index versions --python-version {python} {DIST}` listed no versions:\n{out}")
+        for v in (Version(v.strip()) for v in found.group(1).split(",")):
+            served.setdefault(v, python)
+    return {str(v): served[v] for v in sorted(served) if not v.is_prerelease and not v.is_devrelease and v >= Version(FIRST)}
+
+
+def wheel(pip: list[str], release: str, folders: list[Path], python: str | None = None) -> Path:
+    """The release's wheel: from one of `folders`, else downloaded into the first (for `python`,
+    `--python-version`, where given: pip refuses a release whose Requires-Python excludes the
+    running one otherwise)."""
     name = f"{DIST}-{release}-py3-none-any.whl"
     for folder in folders:
         if (folder / name).exists():
             return folder / name
     folders[0].mkdir(parents=True, exist_ok=True)
-    subprocess.run(pip + ["download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(folders[0]), f"{DIST}=={release}"],
+    target = ["--python-version", python] if python else []
+    subprocess.run(pip + ["download", "-q", "--no-deps", "--only-binary=:all:", *target, "-d", str(folders[0]), f"{DIST}=={release}"],
                    check=True)
     if not (folders[0] / name).exists():
         raise SystemExit(f"harvest: pip downloaded no {name}")
@@ -92,6 +121,10 @@ def sites_of(wheel_path: Path, report) -> list[dict]:
         for member in members:
             archive.extract(member, tmp)
         result = scan_paths([str(Path(tmp) / m) for m in members], report)
+        if result.problems:  # a file skipped is sites missed: refuse rather than write a short harvest
+            raise SystemExit(f"harvest: {wheel_path.name}: {len(result.problems)} file(s) not scanned (see above); "
+                             f"a release newer than this Python ({sys.version.split()[0]}) may use syntax it cannot parse "
+                             f"(jax 0.11.1 and later: PEP 695 generics): run the harvest with a newer Python")
         out = [{"template": "", "exception": "AssertionError", "path": m, "function": function, "line": line}
                for m in members for function, line in bare_asserts(Path(tmp) / m)]
         for site in result.sites:
@@ -177,6 +210,7 @@ def main(argv=None) -> int:
     parser.add_argument("--cache", type=Path, default=CACHE, help="where downloaded wheels are kept")
     parser.add_argument("--wheels", type=Path, action="append", default=[], help="a folder of wheels already downloaded")
     parser.add_argument("--releases", help="comma-separated releases instead of every one the index serves")
+    parser.add_argument("--python", help="with --releases: the Python to download them for (--python-version; default the running one)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when --out differs from a fresh harvest")
     args = parser.parse_args(argv)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
@@ -184,9 +218,9 @@ def main(argv=None) -> int:
     def report(line: str) -> None:
         print(f"harvest: {line}", file=sys.stderr)
 
-    releases = args.releases.split(",") if args.releases else served_releases(pip)
-    releases = sorted(releases, key=Version)
-    wheels = {r: wheel(pip, r, [args.cache] + args.wheels) for r in releases}
+    served = served_releases(pip) if not args.releases else {}
+    releases = sorted(args.releases.split(",") if args.releases else served, key=Version)
+    wheels = {r: wheel(pip, r, [args.cache] + args.wheels, served.get(r) or args.python) for r in releases}
     data = harvest(releases, wheels, report)
     text = dumps(data)
     sites = sum(len(s) for s in data["wordings"].values())

@@ -676,6 +676,18 @@
       [
       ],
     ],
+    "RA560": [
+      [
+      ],
+      [
+      ],
+    ],
+    "RA561": [
+      [
+      ],
+      [
+      ],
+    ],
     "RA600": [
       [
         ["valid minor blocks (multiples of 128 dividing the major block; none: grow the major block instead)", ["major"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["b"] = items[i]; if (!R.truthy(R.compare(m.v(m.mod(e["b"], 128n)), [["==", function () { return 0n; }]]))) continue; out.push(e["b"]); } return out; })(R.iterate(m.each(m.call("divisors", [p["major"]]), 7))); }],
