@@ -33,8 +33,8 @@ def life(record: dict | None) -> dict | None:
     if not record:
         return None
     dist, bounds = record["dist"], [(op, tuple(nums)) for op, nums in record["bounds"]]
-    lows = [(_key(n), op) for op, n in bounds if op in (">=", ">")]
-    highs = [(_key(n), op) for op, n in bounds if op in ("<", "<=")]
+    lows = [(n, op) for op, n in bounds if op in (">=", ">")]  # the numbers as written (0.7.0 stays 0.7.0)
+    highs = [(n, op) for op, n in bounds if op in ("<", "<=")]
     pins = [n for op, n in bounds if op == "=="]
     excluded = [n for op, n in bounds if op == "!="]
     since = until = None
@@ -45,14 +45,14 @@ def life(record: dict | None) -> dict | None:
     else:
         if lows:
             # the highest lower bound; of two equal ones, the exclusive one (">") is the tighter
-            nums, op = max(lows, key=lambda low: (low[0], low[1] == ">"))
+            nums, op = max(lows, key=lambda low: (_key(low[0]), low[1] == ">"))
             if op == ">=":
                 since = _release(nums)
                 parts.append(f"raised since {dist} {since}")
             else:
                 parts.append(f"raised after {dist} {_release(nums)}")
         if highs:
-            nums, op = min(highs, key=lambda high: (high[0], high[1] == "<="))
+            nums, op = min(highs, key=lambda high: (_key(high[0]), high[1] == "<="))
             if op == "<":
                 until = _release(nums)
                 parts.append(f"no longer raised since {dist} {until}")

@@ -28,6 +28,7 @@ def record(text: str) -> dict:
     ("jax>=0.4.29,<0.4.36", "0.4.29", "0.4.36", "raised since jax 0.4.29; no longer raised since jax 0.4.36"),
     ("jax<0.4.36,>=0.4.29", "0.4.29", "0.4.36", "raised since jax 0.4.29; no longer raised since jax 0.4.36"),
     ("jax>=0.4.36", "0.4.36", None, "raised since jax 0.4.36"),
+    ("jax>=0.7.0,<0.8.0", "0.7.0", "0.8.0", "raised since jax 0.7.0; no longer raised since jax 0.8.0"),  # as written
     ("jax==0.5.3", "0.5.3", None, "raised in jax 0.5.3 only"),
     ("jax>0.4.2,<=0.5", None, None, "raised after jax 0.4.2; no longer raised after jax 0.5"),
     ("jax>=0.4.25,!=0.4.26,<0.5", "0.4.25", "0.5", "raised since jax 0.4.25; not in jax 0.4.26; no longer raised since jax 0.5"),
