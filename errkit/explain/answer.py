@@ -2,6 +2,7 @@
 kernel that raised it with their suggestions computed; one dict, the shape `--json` prints."""
 
 from errkit.core.bounds import Meter
+from errkit.core.lifespan import life
 from errkit.core.runtime import query_string
 from errkit.core.suggest import jsonable, suggestions
 from errkit.explain.match import Index, Match, approximate, explain_chunks, told_kernel
@@ -37,6 +38,9 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
             "source": wording["source"],
             "exception": wording["exception"],
             "releases": (wording.get("releases") or {}).get("shown"),
+            # what the range says of the wording's life: since, until (the first release no longer
+            # raising it) and the sentence ("raised since jax 0.4.29; no longer raised since jax 0.4.36")
+            "life": life(wording.get("releases")),
             "kernel": _kernel_ref(index, told),
             "text": match.text,
         },

@@ -44,7 +44,11 @@ def format_result(res: dict, style: Style) -> str:
     matched = res["matched"]
     lines.append(label("wording") + matched["wording"])
     raised = f"{matched['exception']} raised by {matched['source']}"
-    lines.append(label("") + style.dim(raised + (f", {matched['releases']}" if matched.get("releases") else "")))
+    if matched.get("releases"):
+        raised += f", {matched['releases']}"
+    if matched.get("life"):
+        raised += f" ({matched['life']['text']})"
+    lines.append(label("") + style.dim(raised))
     if res["confidence"] == "approximate":
         lines.append(label("you have") + matched["text"][:200])
     if res["params"]:

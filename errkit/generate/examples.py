@@ -61,11 +61,25 @@ def _python_value(value) -> str:
     return repr(value)
 
 
+def _verified_before(entry: Entry) -> dict | None:
+    """The first fix's code before the fix, with the setup and then around it, when the fix is not
+    unverified and it has a setup (then the snippet is one tests/advice/test_fix_snippets.py runs:
+    it raises the entry's error, through the project's public API)."""
+    for n, fix in enumerate(entry.fixes, 1):
+        setup, then = fix.setup or entry.setup, fix.then or entry.then
+        if fix.before and not fix.unverified and setup:
+            parts = [setup.rstrip("\n"), fix.before.rstrip("\n"), (then or "").rstrip("\n")]
+            return {"code": "\n".join(p for p in parts if p.strip()), "lang": "python",
+                    "how": f"fix {n}'s code before the fix"}
+    return None
+
+
 def reproduce(entry: Entry, catalogue: Catalogue) -> dict | None:
     """A minimal call that raises the error, from the entry's examples: {"code", "lang", "how"}.
 
     Our own entries: the kernel call of the entry's `setup`/`then` with the first bad example's
-    values, when `then` reads them; else the generated check function called with them. Upstream
+    values, when `then` reads them; else a verified fix's `before` with its setup and then (the
+    public API, as a reader calls it); else the generated check function called with them. Upstream
     entries: the first fix's `before` (with its setup and then); else the raised line.
     """
     params = example_params(entry)
@@ -80,6 +94,9 @@ def reproduce(entry: Entry, catalogue: Catalogue) -> dict | None:
             lines += [f"{name} = {_python_value(bad[name])}" for name in read]
             lines.append(then.rstrip("\n"))
             return {"code": "\n".join(lines), "lang": "python", "how": "the kernel call with the example's values"}
+        before = _verified_before(entry)
+        if before is not None:  # a call on the public API, run by tests/advice/test_fix_snippets.py
+            return before
         module = module_name(catalogue)
         if module:
             try:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from errkit.catalogue import releases
 from errkit.catalogue.model import Catalogue, Entry
+from errkit.core import lifespan
 from errkit.generate import browser, markdown
 from errkit.generate import index as index_module
 from errkit.generate.examples import example_params, example_suggestions, raised_message, reproduce
@@ -77,6 +78,20 @@ def raised_by(text: str | None, catalogue: Catalogue) -> str | None:
     """'jax 0.4.31 to 0.5.2' for a wording's `releases`, None when it has none."""
     record = releases.index_record(text, catalogue.root)
     return record["shown"] if record else None
+
+
+def life(text: str | None, catalogue: Catalogue) -> str | None:
+    """'raised since jax 0.4.29; no longer raised since jax 0.4.36' for a wording's `releases`
+    (errkit/core/lifespan.py, the words `errkit explain` says), None when it has none."""
+    found = lifespan.life(releases.index_record(text, catalogue.root))
+    return found["text"] if found else None
+
+
+def life_summary(entry: Entry, catalogue: Catalogue) -> str | None:
+    """The entry's life over all its wordings (its message and its variants), for the line under
+    its title: 'raised since jax 0.4.25; no longer raised since jax 0.4.38'."""
+    return lifespan.summary([releases.index_record(text, catalogue.root)
+                             for text in [entry.releases] + [v.releases for v in entry.variants]])
 
 
 def related_both_ways(entries) -> dict[str, list[str]]:
@@ -165,6 +180,8 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry], rel
         "raised_as": raised_as,
         "raised_line": f"{raised_as}: {example}" if example is not None else None,
         "raised_by": raised_by(entry.releases, catalogue),
+        "life": life(entry.releases, catalogue),
+        "life_summary": life_summary(entry, catalogue),
         "description": description(entry),
         "meaning": prose(first_sentence(entry.explanation), link),
         "reproduce": reproduce(entry, catalogue),
@@ -198,6 +215,7 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry], rel
                 "location": v.location,
                 "note": prose(v.note, link) if v.note else None,
                 "raised_by": raised_by(v.releases, catalogue),
+                "life": life(v.releases, catalogue),
             }
             for v in entry.variants
         ],

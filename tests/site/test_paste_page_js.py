@@ -184,6 +184,7 @@ def _python_explain(index: match.Index, text: str) -> list[dict]:
         "params": {k: repr(v) for k, v in params.items()},
         "shown": {k: runtime.shown(v) for k, v in res["params"].items()},
         "kernel": res["matched"]["kernel"] and res["matched"]["kernel"]["id"],
+        "life": res["matched"]["life"],
         "fix_kernels": [fix["kernel"] and fix["kernel"]["id"] for fix in res["fixes"]],
         "suggestions": [[[s["label"], "value", runtime.shown(s["value"])] if "value" in s
                           else [s["label"], "not_computed", s["not_computed"]] if "not_computed" in s else [s["label"], "needs", s["needs"]]
@@ -737,3 +738,20 @@ def test_javascript_explains_the_real_world_corpus_like_python(node, python_inde
     want = [_python_explain(python_index, text) for text in texts]
     bad = _disagreements([t[:300] for t in texts], want, got)
     assert not bad, json.dumps(bad[:3], indent=1)
+
+
+def test_javascript_says_a_wordings_life_like_python(node):
+    """match.js's life() against errkit/core/lifespan.life: every range of the catalogue and the
+    odd ones it has none of yet (exclusive bounds, <=, !=, several lower and upper bounds)."""
+    from errkit.catalogue import releases
+    from errkit.core import lifespan
+
+    data = json.loads((ROOT / "errkit" / "_index.json").read_text())
+    records = [w["releases"] for w in data["wordings"]] + [
+        releases.parse(text).index_record(None) for text in
+        ("jax>0.4.2,<=0.5", "jax<0.5", "jax!=0.5.1", "jax>=0.4.25,!=0.4.26,<0.5", "jax>=0.4.25,>=0.4.31,<0.6,<0.5.3",
+         "jax>=0.5,>0.5,<0.6,<=0.6", "jax>=0.5.0,<0.6")]
+    got = node({"life": records})["life"]
+    want = [lifespan.life(r) for r in records]
+    assert got == want, [(r, g, w) for r, g, w in zip(records, got, want) if g != w][:3]
+    assert sum(1 for w in want if w and w["until"]) >= 20

@@ -47,6 +47,7 @@ def _entries_with_most_text() -> list[str]:
 
 
 AXE_ENTRIES = _entries_with_most_text()
+WITH_VALUES = "errors/RA105/?num_q_heads=14&num_kv_heads=4"  # an entry page with values in its address
 
 
 def _paste(page, text: str) -> None:
@@ -103,9 +104,11 @@ def test_axe_no_serious_or_critical_violations_light_and_dark(browser, served, a
     for scheme, attribute in (("light", "default"), ("dark", "slate")):
         context = browser.new_context(viewport=PHONE, color_scheme=scheme)
         page = context.new_page()
-        for path in ["", "paste/"] + [f"errors/{code}/" for code in AXE_ENTRIES]:
+        for path in ["", "paste/"] + [f"errors/{code}/" for code in AXE_ENTRIES] + [WITH_VALUES]:
             page.goto(served + path)
             assert page.locator("body").get_attribute("data-md-color-scheme") == attribute, (scheme, path)
+            if path == WITH_VALUES:  # the reader's values shown, the example folded (Lighthouse found its summary faint)
+                page.wait_for_selector("#errkit-values[data-ready=yes][data-folded=yes]", timeout=15000)
             if path == "paste/":
                 _paste(page, UPSTREAM[0])  # a result, its table and the Explain button (focused) are checked too
             violations = _axe(page, axe_source)

@@ -156,7 +156,8 @@
     facts.appendChild(el("dd", {}, [el("code", { text: result.matched.wording || "(empty message)" })]));
     facts.appendChild(el("dt", { text: "Raised as" }));
     facts.appendChild(el("dd", { text: result.matched.exception + ", by " + result.matched.source +
-      (result.matched.releases ? ", " + result.matched.releases : "") }));
+      (result.matched.releases ? ", " + result.matched.releases : "") +
+      (result.matched.life ? " (" + result.matched.life.text + ")" : "") }));
     if (result.confidence === "approximate") {
       facts.appendChild(el("dt", { text: "You have" }));
       facts.appendChild(el("dd", {}, [el("code", { text: result.matched.text.slice(0, 200) })]));

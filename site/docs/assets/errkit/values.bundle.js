@@ -3102,6 +3102,46 @@
     });
   }
 
+  // errkit/core/lifespan.life: what a releases record says of its wording's life, in the same words
+  // ("raised since jax 0.4.29; no longer raised since jax 0.4.36"); null for no record
+  function life(record) {
+    if (!record) return null;
+    function key(nums) { nums = nums.slice(); while (nums.length > 1 && nums[nums.length - 1] === 0) nums.pop(); return nums; }
+    function cmp(a, b) {
+      for (var i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+      return a.length - b.length;
+    }
+    function release(nums) { return nums.join("."); }
+    var dist = record.dist, bounds = record.bounds;
+    var lows = bounds.filter(function (b) { return b[0] === ">=" || b[0] === ">"; });
+    var highs = bounds.filter(function (b) { return b[0] === "<" || b[0] === "<="; });
+    var pins = bounds.filter(function (b) { return b[0] === "=="; });
+    var excluded = bounds.filter(function (b) { return b[0] === "!="; });
+    var since = null, until = null, parts = [];
+    if (pins.length) {
+      since = release(pins[0][1]);
+      parts.push("raised in " + dist + " " + since + " only");
+    } else {
+      if (lows.length) {  // the highest lower bound; of two equal ones, ">" is the tighter
+        var low = lows.reduce(function (a, b) { var c = cmp(key(b[1]), key(a[1])); return c > 0 || (c === 0 && b[0] === ">" && a[0] !== ">") ? b : a; });
+        if (low[0] === ">=") { since = release(low[1]); parts.push("raised since " + dist + " " + since); }
+        else parts.push("raised after " + dist + " " + release(low[1]));
+      }
+      if (highs.length) {  // the lowest upper bound; of two equal ones, "<" is the tighter
+        var high = highs.reduce(function (a, b) { var c = cmp(key(b[1]), key(a[1])); return c < 0 || (c === 0 && b[0] === "<" && a[0] !== "<") ? b : a; });
+        if (high[0] === "<") { until = release(high[1]); parts.push("no longer raised since " + dist + " " + until); }
+        else parts.push("no longer raised after " + dist + " " + release(high[1]));
+      }
+      if (!parts.length) parts.push("raised in every " + dist + " release");
+    }
+    if (excluded.length) {
+      var skipped = excluded.map(function (b) { return dist + " " + release(b[1]); }).join(", ");
+      if (parts[0].indexOf("raised in every") === 0) parts[0] += " except " + skipped;
+      else parts.splice(1, 0, "not in " + skipped);
+    }
+    return { since: since, until: until, text: parts.join("; ") };
+  }
+
   // match.Index._joined: the line joined with the one before or after it, as a hard wrap split it
   Index.prototype.joined = function (text, start, end, lineNo, pos) {
     var size = text.length;
@@ -3413,6 +3453,7 @@
         source: wording.source,
         exception: wording.exception,
         releases: wording.releases ? wording.releases.shown : null,
+        life: life(wording.releases),
         kernel: kernelRef(index, told),
         text: match.text,
       },
@@ -3460,6 +3501,7 @@
     FORMAT: FORMAT,
     Index: Index,
     explain: explain,
+    life: life,
     approximate: approximate,
     suggestions: suggestions,
     ratio: ratio,

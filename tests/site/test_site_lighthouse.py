@@ -1,0 +1,125 @@
+"""Lighthouse on the built site (issue 29's Done-when): the home page, the paste page and an entry
+page with values in its address, as Lighthouse's default mobile run sees them (a Moto G Power
+screen, simulated 4x CPU slowdown and slow 4G), in Debian's chromium.
+
+Lighthouse comes from the npm registry with npm, pinned (12.2.3: 13 needs Node 22; Debian's node is
+20), installed once under ~/.cache/errkit-tests (ERRKIT_TEST_CACHE) like axe-core; without npm or
+the registry the test skips, except under CI, where it fails. The server is Python's, which sends
+no compression: the byte counts are the files' own sizes, more than a host that gzips sends.
+
+Accessibility must be 100 and the layout shift under 0.1 (both met on every page). Performance
+>= 90 is issue 29's target and not met yet. Measured here (December 2026, two runs on a shared
+2-core machine): home 68 and 67, paste 88 and 63, the entry page with values 57 and 69; the
+scores move with when the first paint happens to land. When it lands after the load event (home
+and entry pages at 1.2 s unthrottled, the paste page in the second run), Lighthouse's simulation
+counts the 1.7 MB search index (search/search_index.json, fetched by Material's search at load:
+most of every page's 2 to 3.3 MB) before the largest paint: LCP 12 to 19 s simulated, against
+3 s when it does not. The entry page with values also blocks the main thread 400 to 800 ms
+(values.bundle.js, 180 KB). That test is marked xfail (not strict: the paste page came within 2
+points once) and prints the scores; it passes once the pages meet the target.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from site_build import CHROMIUM
+
+pytestmark = pytest.mark.slow
+
+LIGHTHOUSE_VERSION = "12.2.3"
+PAGES = {
+    "home": "",
+    "paste": "paste/",
+    "entry-with-values": "errors/RA105/?num_q_heads=14&num_kv_heads=4",
+}
+
+
+def _unavailable(reason: str):
+    if os.environ.get("CI"):
+        pytest.fail(f"CI needs Lighthouse: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def lighthouse() -> Path:
+    """The pinned Lighthouse's command, installed with npm on first use."""
+    if CHROMIUM is None:
+        _unavailable("Debian's chromium is not installed (apt-get install -y chromium)")
+    cache = Path(os.environ.get("ERRKIT_TEST_CACHE") or Path.home() / ".cache" / "errkit-tests")
+    folder = cache / f"lighthouse-{LIGHTHOUSE_VERSION}"
+    command = folder / "node_modules" / ".bin" / "lighthouse"
+    if not command.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            _unavailable("npm is not installed (apt-get install -y npm)")
+        folder.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run([npm, "install", "--exact", "--no-audit", "--no-fund", "--prefix", str(folder),
+                               f"lighthouse@{LIGHTHOUSE_VERSION}"], capture_output=True, text=True, timeout=600)
+        if done.returncode != 0 or not command.exists():
+            _unavailable(f"npm could not install lighthouse@{LIGHTHOUSE_VERSION}: {done.stderr[-500:]}")
+    return command
+
+
+@pytest.fixture(scope="module")
+def reports(lighthouse, served, tmp_path_factory) -> dict[str, dict]:
+    """Each page's Lighthouse report (performance and accessibility), one run each."""
+    out = tmp_path_factory.mktemp("lighthouse")
+    found = {}
+    for name, path in PAGES.items():
+        report = out / f"{name}.json"
+        done = subprocess.run(
+            [str(lighthouse), served + path, f"--chrome-path={CHROMIUM}",
+             "--chrome-flags=--headless=new --no-sandbox --disable-gpu",
+             "--only-categories=performance,accessibility", "--output=json", f"--output-path={report}", "--quiet"],
+            capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and report.is_file(), f"lighthouse on /{path}: {done.stderr[-2000:]}"
+        found[name] = json.loads(report.read_text())
+    return found
+
+
+def _scores(report: dict) -> dict:
+    audits = report["audits"]
+    return {"performance": round(report["categories"]["performance"]["score"] * 100),
+            "accessibility": round(report["categories"]["accessibility"]["score"] * 100),
+            "LCP": audits["largest-contentful-paint"]["displayValue"],
+            "CLS": audits["cumulative-layout-shift"]["numericValue"],
+            "TBT": audits["total-blocking-time"]["displayValue"],
+            "bytes": audits["total-byte-weight"]["numericValue"]}
+
+
+def _failing_audits(report: dict, category: str) -> list[str]:
+    out = []
+    for ref in report["categories"][category]["auditRefs"]:
+        audit = report["audits"][ref["id"]]
+        if audit.get("score") is not None and audit["score"] < 1 and ref.get("weight", 0) > 0:
+            items = (audit.get("details") or {}).get("items") or []
+            nodes = [((i.get("node") or {}).get("selector") or "") + " " + ((i.get("node") or {}).get("explanation") or "")[:160]
+                     for i in items[:2]]
+            out.append(f"{ref['id']}: {audit['title']} {nodes}")
+    return out
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_lighthouse_accessibility_100_and_no_layout_shift(reports, name):
+    report = reports[name]
+    assert not report.get("runtimeError"), report.get("runtimeError")
+    scores = _scores(report)
+    print(name, scores)
+    assert scores["accessibility"] == 100, (scores, _failing_audits(report, "accessibility"))
+    assert scores["CLS"] < 0.1, scores
+
+
+@pytest.mark.xfail(reason="issue 29's performance target is not met yet: the search index counts before "
+                          "a late first paint (see the module's docstring)", strict=False)
+@pytest.mark.parametrize("name", PAGES)
+def test_lighthouse_performance_at_least_90(reports, name):
+    scores = _scores(reports[name])
+    print(name, scores)
+    assert scores["performance"] >= 90, (scores, _failing_audits(reports[name], "performance"))
