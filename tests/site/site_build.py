@@ -5,7 +5,9 @@ way; a local server and Debian's chromium (the fixtures are in tests/site/confte
 from __future__ import annotations
 
 import functools
+import gzip
 import http.server
+import io
 import os
 import shutil
 import subprocess
@@ -60,6 +62,28 @@ def mkdocs_build(config: Path, out: Path) -> None:
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
+
+
+class Gzipped(_Quiet):
+    """Text files gzipped for a client that accepts it, as GitHub Pages and most hosts send them
+    (Python's own server sends every file as it is on disk)."""
+    TEXT = (".html", ".css", ".js", ".json", ".svg", ".xml", ".txt")
+
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            if not self.path.split("?", 1)[0].endswith("/"):
+                return super().send_head()  # Python's redirect to the folder's own address
+            path = path / "index.html"
+        if "gzip" not in self.headers.get("Accept-Encoding", "") or path.suffix not in self.TEXT or not path.is_file():
+            return super().send_head()
+        body = gzip.compress(path.read_bytes(), 6)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
 
 
 def serve(directory: Path, handler_class=_Quiet):

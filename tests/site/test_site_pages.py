@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from errkit.catalogue import wordings
 from errkit.generate import js
 from errkit.explain import answer, match
 from errkit.core import runtime
@@ -538,7 +537,7 @@ def test_browser_entry_page_search_and_paste(browser, served):
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     page.goto(served)
-    words = _message_words(entry)
+    words = examples.raised_message(entry)  # the message as a reader pastes it into search
     for query in (entry.code, words):
         page.locator(".md-search__input").first.click()
         page.locator(".md-search__input").first.fill("")
@@ -548,13 +547,6 @@ def test_browser_entry_page_search_and_paste(browser, served):
         page.keyboard.press("Escape")
     context.close()
     assert not errors, errors
-
-
-def _message_words(entry) -> str:
-    """The entry's message as a reader types it into search: its first bad example rendered, values
-    and all (three of its words alone, "must multiple", match a dozen entries equally)."""
-    wording = next(w for w in wordings.wordings(entry) if w.index == 0)
-    return wording.render(entry.typed(entry.bad_examples[0]))
 
 
 def test_browser_paste_page_on_the_zensical_build(browser, zensical_site):

@@ -175,6 +175,24 @@ def test_home_page_paste_box_sends_to_the_paste_page(browser, served):  # noqa: 
     page.close()
 
 
+def test_the_search_index_is_fetched_when_the_reader_reaches_for_search(browser, served):  # noqa: F811
+    """A page loads without the search index (most of its bytes); focusing the search field, as
+    the "/" shortcut does, fetches it and search answers."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    fetched = []
+    page.on("request", lambda r: fetched.append(r.url) if r.url.endswith("search/search_index.json") else None)
+    page.goto(served + "errors/RA105/")
+    page.wait_for_load_state("networkidle")
+    assert fetched == [], "the index was fetched before the reader reached for search"
+    page.keyboard.press("/")
+    page.locator(".md-search__input").first.press_sequentially("RA105", delay=20)
+    page.locator(".md-search-result__item a[href*='errors/RA105/']").first.wait_for(timeout=15000)
+    assert len(fetched) == 1
+    page.goto(served + "?q=RA220")  # an address that opens search sends it at once
+    page.locator(".md-search-result__item a[href*='errors/RA220/']").first.wait_for(timeout=15000)
+    page.close()
+
+
 def test_the_search_index_leaves_out_code_and_repeated_sections(built_site):
     """Reproduce (code) and Related (other entries' titles) are on the pages but not in Material's
     search index, which every page loads; the ranks above are measured on the index without them.
