@@ -162,7 +162,8 @@ def skeleton(p: Plan) -> dict[str, str]:
     out = {"mkdocs.yml": env.get_template("skeleton/mkdocs.yml.j2").render(**context)}
     for page in SKELETON_PAGES:
         out[f"docs/{page}"] = env.get_template(f"skeleton/docs/{page}.j2").render(**context)
-    out["overrides/404.html"] = env.get_template("skeleton/overrides/404.html.j2").render(**context)
+    for page in ("404.html", "main.html"):
+        out[f"overrides/{page}"] = env.get_template(f"skeleton/overrides/{page}.j2").render(**context)
     return out
 
 

@@ -365,7 +365,8 @@ def test_the_skeleton_publishes_the_same_way():
 
     _Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
     env = environment()
-    assert env.get_template("skeleton/overrides/404.html.j2").render() == (SITE / "overrides" / "404.html").read_text()
+    for page in ("404.html", "main.html"):  # an adopter's site gets the same theme overrides as ours
+        assert env.get_template(f"skeleton/overrides/{page}.j2").render() == (SITE / "overrides" / page).read_text()
     skeleton = yaml.load(env.get_template("skeleton/mkdocs.yml.j2").render(
         project="tinyattn", name="tinyattn", prefix="TA", catalog="catalog", site="site", repo_url="",
         site_url="https://example.org/tinyattn/", distribution="tinyattn"), Loader=_Loader)
