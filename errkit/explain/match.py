@@ -526,6 +526,7 @@ class Index:
         def search(*where):  # compiled only when used: a paste rarely needs it (start-up time)
             return self.locator().search(data, *where)
         line_no, counted, pos, size = first_line, 0, 0, len(data)
+        taken = 0  # where the text of the last match ends: a line before it is not joined to the next
         while pos < size:
             if paste:  # every line; a huge one is read around its first hit
                 start = pos
@@ -560,8 +561,9 @@ class Index:
             counted = start
             match = self._examine(data, start, line, line_no, traceback)
             if match is None and paste and not traceback:
-                match, pos = self._joined(data, start, end, line_no, undecodable, pos)
+                match, pos = self._joined(data, start, end, line_no, undecodable, pos, taken)
             if match is not None:
+                taken = pos
                 match.offset = start
                 yield match
 
@@ -585,14 +587,17 @@ class Index:
             match.text = line[a:b]
         return match
 
-    def _joined(self, data: bytes, start: int, end: int, line_no: int, undecodable, pos: int):
+    def _joined(self, data: bytes, start: int, end: int, line_no: int, undecodable, pos: int, taken: int = 0):
         """(a match of the line joined with the one before or after it, as a hard wrap split it, or
-        None; where to go on). The joined text is reported as it was, newline removed."""
+        None; where to go on). The joined text is reported as it was, newline removed. The line
+        before is not joined when it is part of a match already (`taken`: where that match's text
+        ends), and a joined match must use text of both lines (`_across`): else one error line and
+        the line after it would count that error twice (issue 30)."""
         before = data.rfind(b"\n", 0, max(start - 1, 0)) + 1 if start else start
         after = data.find(b"\n", end + 1) if end < len(data) else -1
         after = len(data) if after < 0 and end < len(data) else after
         windows = []
-        if start:
+        if start and start > taken:
             windows.append((before, start - 1, end, -1))
         if end < len(data):
             windows.append((start, end, after, 0))
@@ -604,7 +609,7 @@ class Index:
             for glue in ("", " "):
                 joined = head.rstrip("\r") + glue + tail
                 match = self._examine(data, first, joined, line_no + shift, False)
-                if match is not None:
+                if match is not None and _across(match, joined, len(head.rstrip("\r")), len(glue)):
                     return match, max(pos, last + 1)
         return None, pos
 
@@ -625,6 +630,15 @@ class Index:
             end = at
         message = (header.group(MSG) or "").strip()
         return self.match_location(last.group("path"), last.group("func"), line_no, header.group(EXC), message)
+
+
+def _across(match: Match, joined: str, cut: int, glue: int) -> bool:
+    """Whether a match of two lines joined uses text of both (a hard wrap split it): one that lies
+    within one of them is that line's own, read (and counted) on its own already or next."""
+    if match.span is None:  # a JSON line's string: no span in the joined text to tell by
+        return True
+    a, b = original_span(normalise(joined)[1], *match.span)
+    return a < cut and b > cut + glue
 
 
 _ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
