@@ -303,7 +303,7 @@ class Index:
         if first_line_end >= 0:
             cut = data.find(NEXT_TRACEBACK_BYTES, first_line_end, end)
             end = end if cut < 0 else cut
-        window = data[start:end].decode("utf-8", "replace")
+        window = data[start:end].decode("utf-8", "replace") if reads else ""  # (kernel names are found in the bytes)
         extra = {}
         for k, read in enumerate(reads or ()):
             pattern = self._compiled.get(("read", match.code, k))
@@ -317,7 +317,8 @@ class Index:
         if extra:  # a new dict: the message's own values may be shared with a remembered header
             match.params = {**match.params, **extra}
         if candidates:
-            named = [k for k in candidates if any(_starts_identifier(window, name) for name in kernels[k]["names"])]
+            named = [k for k in candidates
+                     if any(_starts_identifier_in(data, start, end, name) for name in kernels[k]["names"])]
             if len(named) == 1:
                 match.kernel = named[0]
 
@@ -730,6 +731,27 @@ def told_kernel(match: Match) -> str | None:
     """The kernel that raised a match: its wording's only kernel, else the one its context showed."""
     kernels = match.wording.get("kernels") or ()
     return kernels[0] if len(kernels) == 1 else match.kernel
+
+
+_ID_BYTES = frozenset(c.encode()[0] for c in _ID_CHARS)
+
+
+def _starts_identifier_in(data: bytes, low: int, high: int, name: str) -> bool:
+    """`_starts_identifier` of the text of data[low:high], read in the bytes without decoding
+    them: identifier characters are ASCII, and no byte of another character (nor the U+FFFD a
+    bad byte decodes to) is one, so the answer is the same."""
+    if not name or name[0].isdigit() or not _ID_CHARS.issuperset(name):
+        return False
+    needle = name.encode("ascii")
+    at = data.find(needle, low, high)
+    while at >= 0:
+        before = at
+        while before > low and data[before - 1] in _ID_BYTES:
+            before -= 1
+        if before == at or data[before:at].isdigit():
+            return True
+        at = data.find(needle, at + 1, high)
+    return False
 
 
 def _raise_file(wording: dict) -> str:
