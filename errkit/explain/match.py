@@ -287,21 +287,26 @@ class Index:
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
         return _captured(self.wordings[i]["captures"], m, numbers)
 
-    def read_on(self, match: Match, data: bytes, start: int) -> None:
+    def read_on(self, match: Match, data: bytes, start: int, ahead=None) -> None:
         """What the lines after a match's message add (a compiler's dump under its header): the
         params of its entry's `reads` it does not have yet, each from the first line that holds it,
         and the kernel they name (a pallas_call's name, `%splash_mha_fwd`) when its wording is
-        raised by several. Read from the match's line to the next traceback, READ_WINDOW at most."""
+        raised by several. Read from the match's line to the next traceback, READ_WINDOW at most.
+        `ahead`: an errkit/explain/ahead.py Ahead of `data` (the scan's: windows overlap)."""
         entry = self.entries.get(match.code)
         reads = (entry or {}).get("reads")
         kernels = self.data.get("kernels") or {}
         candidates = [k for k in match.wording.get("kernels") or () if (kernels.get(k) or {}).get("names")]
         if not reads and not candidates:
             return
+        if ahead is None:
+            from errkit.explain.ahead import Ahead
+
+            ahead = Ahead(data)
         end = min(len(data), start + READ_WINDOW)
         first_line_end = data.find(b"\n", start, end)
         if first_line_end >= 0:
-            cut = data.find(NEXT_TRACEBACK_BYTES, first_line_end, end)
+            cut = ahead.find(NEXT_TRACEBACK_BYTES, first_line_end, end)
             end = end if cut < 0 else cut
         window = data[start:end].decode("utf-8", "replace") if reads else ""  # (kernel names are found in the bytes)
         extra = {}
@@ -318,7 +323,7 @@ class Index:
             match.params = {**match.params, **extra}
         if candidates:
             named = [k for k in candidates
-                     if any(_starts_identifier_in(data, start, end, name) for name in kernels[k]["names"])]
+                     if any(_starts_identifier_in(ahead, start, end, name) for name in kernels[k]["names"])]
             if len(named) == 1:
                 match.kernel = named[0]
 
@@ -527,6 +532,9 @@ class Index:
         def search(*where):  # compiled only when used: a paste rarely needs it (start-up time)
             return self.locator().search(data, *where)
         line_no, counted, pos, size = first_line, 0, 0, len(data)
+        from errkit.explain.ahead import Ahead
+
+        ahead = Ahead(data)  # the windows read after matches, searched once (read_on)
         taken = 0  # where the text of the last match ends: a line before it is not joined to the next
         while pos < size:
             if paste:  # every line; a huge one is read around its first hit
@@ -560,7 +568,7 @@ class Index:
                 line = _read_line(data, start, end, where, undecodable)
             line_no += data.count(b"\n", counted, start)  # incrementally: lines come in order
             counted = start
-            match = self._examine(data, start, line, line_no, traceback)
+            match = self._examine(data, start, line, line_no, traceback, ahead)
             if match is None and paste and not traceback:
                 match, pos = self._joined(data, start, end, line_no, undecodable, pos, taken)
             if match is not None:
@@ -568,7 +576,7 @@ class Index:
                 match.offset = start
                 yield match
 
-    def _examine(self, data: bytes, start: int, line: str, line_no: int, traceback: bool) -> Match | None:
+    def _examine(self, data: bytes, start: int, line: str, line_no: int, traceback: bool, ahead=None) -> Match | None:
         """The match of one line read as pasted: normalised first, reported on the original text."""
         text, origin = normalise(line)
         match = self.match_line(text, line_no)
@@ -582,7 +590,7 @@ class Index:
             match.kernel = _shown_kernel(match.wording["kernels"], self.data.get("kernels") or {},
                                          data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
         if match is not None:
-            self.read_on(match, data, start)
+            self.read_on(match, data, start, ahead)
         if match is not None and match.span is not None and origin is not None:
             a, b = original_span(origin, *match.span)
             match.text = line[a:b]
@@ -736,21 +744,21 @@ def told_kernel(match: Match) -> str | None:
 _ID_BYTES = frozenset(c.encode()[0] for c in _ID_CHARS)
 
 
-def _starts_identifier_in(data: bytes, low: int, high: int, name: str) -> bool:
-    """`_starts_identifier` of the text of data[low:high], read in the bytes without decoding
-    them: identifier characters are ASCII, and no byte of another character (nor the U+FFFD a
-    bad byte decodes to) is one, so the answer is the same."""
+def _starts_identifier_in(ahead, low: int, high: int, name: str) -> bool:
+    """`_starts_identifier` of the text of ahead.data[low:high] (`ahead`: an Ahead of the bytes),
+    read in the bytes without decoding them: identifier characters are ASCII, and no byte of
+    another character (nor the U+FFFD a bad byte decodes to) is one, so the answer is the same."""
     if not name or name[0].isdigit() or not _ID_CHARS.issuperset(name):
         return False
-    needle = name.encode("ascii")
-    at = data.find(needle, low, high)
+    needle, data = name.encode("ascii"), ahead.data
+    at = ahead.find(needle, low, high)
     while at >= 0:
         before = at
         while before > low and data[before - 1] in _ID_BYTES:
             before -= 1
         if before == at or data[before:at].isdigit():
             return True
-        at = data.find(needle, at + 1, high)
+        at = ahead.find(needle, at + 1, high)
     return False
 
 
