@@ -192,6 +192,7 @@ class Index:
         self.keys, self.keyed, self.located, self.always = data.get("plan") or plan(self.wordings)
         self._keyset: _KeySet | None = None
         self._locator = None
+        self._prefilter = None  # errkit/explain/prefilter.py: where the next line worth reading starts
         self._compiled: dict[tuple, object] = {}  # compiled regexes
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
         self._headers: dict[str, Match | None] = {}
@@ -500,17 +501,30 @@ class Index:
         when some wordings are recognised by their raise site, an exception name when some have no
         key, the note line and page links of our exceptions), over bytes. None: nothing to look for."""
         if self._locator is None:
-            alternatives = [key_pattern(k) for k in self.keys]
-            if self.always:
-                alternatives += MARKERS
-            if self.located:
-                alternatives.append(escape(FRAME_MARK))
+            alternatives = self._alternatives()
             if not alternatives:
                 return None  # nothing to look for: no wording can match
-            alternatives += LOOKUP_MARKS
             source = "|".join(alternatives).encode("utf-8")
             self._locator = engine().compile(source, _re2_options()) if is_re2() else engine().compile(source)
         return self._locator
+
+    def _alternatives(self) -> list[str]:
+        """The locator's alternatives ([] when nothing is looked for)."""
+        alternatives = [key_pattern(k) for k in self.keys]
+        if self.always:
+            alternatives += MARKERS
+        if self.located:
+            alternatives.append(escape(FRAME_MARK))
+        return alternatives + list(LOOKUP_MARKS) if alternatives else []
+
+    def prefilter(self):
+        """The locator as errkit/explain/prefilter.py scans a log's blocks with it (Hyperscan where
+        installed, else the locator regex searched line by line): the same answers."""
+        if self._prefilter is None:
+            from errkit.explain import prefilter
+
+            self._prefilter = prefilter.chosen(self._alternatives(), self.locator())
+        return self._prefilter
 
     def scan(self, data: bytes | str, first_line: int = 1, undecodable=None, paste: bool | None = None):
         """Every match in a block of text (bytes as read, or str), in order.
@@ -531,6 +545,7 @@ class Index:
 
         def search(*where):  # compiled only when used: a paste rarely needs it (start-up time)
             return self.locator().search(data, *where)
+        first = None if paste else self.prefilter().over(data)  # a log: its blocks scanned by the prefilter
         line_no, counted, pos, size = first_line, 0, 0, len(data)
         from errkit.explain.ahead import Ahead
 
@@ -544,10 +559,9 @@ class Index:
                 hit = search(start, end) if end - start > MAX_LINE else None
                 where = hit.start() if hit else start
             else:
-                hit = search(pos)
-                if hit is None:
+                where = first(pos)
+                if where is None:
                     return
-                where = hit.start()
                 start = data.rfind(b"\n", 0, where) + 1
                 end = data.find(b"\n", where)
                 end = size if end < 0 else end
@@ -653,24 +667,6 @@ def _across(match: Match, joined: str, cut: int, glue: int) -> bool:
 _ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-def _starts_identifier(text: str, name: str) -> bool:
-    """Whether an identifier of `text` (a match of `[A-Za-z_][A-Za-z0-9_]*`, found left to right)
-    starts with `name`, found by substring: a regex over a compiler dump is slow on RE2's wrapper.
-    In a run of identifier characters the identifier starts at its first character that is not a
-    digit, so `name` starts one where only digits come before it in its run."""
-    if not name or name[0].isdigit() or not _ID_CHARS.issuperset(name):
-        return False
-    at = text.find(name)
-    while at >= 0:
-        before = at
-        while before > 0 and text[before - 1] in _ID_CHARS:
-            before -= 1
-        if text[before:at].isdigit() or before == at:
-            return True
-        at = text.find(name, at + 1)
-    return False
-
-
 def _captured(captures: list, m, numbers: list[int] | None = None) -> dict | None:
     """The typed values of a regex match's captures (None when one is no value after all, or one
     param is captured twice with two values)."""
@@ -745,9 +741,13 @@ _ID_BYTES = frozenset(c.encode()[0] for c in _ID_CHARS)
 
 
 def _starts_identifier_in(ahead, low: int, high: int, name: str) -> bool:
-    """`_starts_identifier` of the text of ahead.data[low:high] (`ahead`: an Ahead of the bytes),
-    read in the bytes without decoding them: identifier characters are ASCII, and no byte of
-    another character (nor the U+FFFD a bad byte decodes to) is one, so the answer is the same."""
+    """Whether an identifier of the text of ahead.data[low:high] (a match of
+    `[A-Za-z_][A-Za-z0-9_]*`, found left to right) starts with `name`, found by substring (a regex
+    over a compiler dump is slow on RE2's wrapper; `ahead`: an errkit/explain/ahead.py Ahead of the
+    bytes). In a run of identifier characters the identifier starts at its first character that
+    is not a digit, so `name` starts one where only digits come before it in its run. Read in the
+    bytes without decoding them: identifier characters are ASCII, and no byte of another
+    character (nor the U+FFFD a bad byte decodes to) is one."""
     if not name or name[0].isdigit() or not _ID_CHARS.issuperset(name):
         return False
     needle, data = name.encode("ascii"), ahead.data

@@ -141,12 +141,11 @@ def test_number_reads_as_before(sign, zeros, body, tail):
 @example("splash", "1splash")
 def test_an_identifier_starting_with_a_name_is_found_without_a_regex(text, name):
     words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
-    assert match._starts_identifier(text, name) == any(w.startswith(name) for w in words)
     # read in the bytes (read_on does not decode a match's window for kernel names), framed by other bytes
-    data = b"\xff9" + text.encode("utf-8") + b"x\xc3"
     from errkit.explain.ahead import Ahead
 
-    assert match._starts_identifier_in(Ahead(data), 2, len(data) - 2, name) == match._starts_identifier(text, name)
+    data = b"\xff9" + text.encode("utf-8") + b"x\xc3"
+    assert match._starts_identifier_in(Ahead(data), 2, len(data) - 2, name) == any(w.startswith(name) for w in words)
 
 
 def test_a_small_pattern_moves_to_pythons_re_once_it_is_loaded():
