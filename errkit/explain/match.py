@@ -547,9 +547,7 @@ class Index:
             return self.locator().search(data, *where)
         first = None if paste else self.prefilter().over(data)  # a log: its blocks scanned by the prefilter
         line_no, counted, pos, size = first_line, 0, 0, len(data)
-        from errkit.explain.ahead import Ahead
-
-        ahead = Ahead(data)  # the windows read after matches, searched once (read_on)
+        ahead = None if paste else _ahead(data)  # a log: the windows read after matches, searched once (read_on)
         taken = 0  # where the text of the last match ends: a line before it is not joined to the next
         while pos < size:
             if paste:  # every line; a huge one is read around its first hit
@@ -662,6 +660,12 @@ def _across(match: Match, joined: str, cut: int, glue: int) -> bool:
         return True
     a, b = original_span(normalise(joined)[1], *match.span)
     return a < cut and b > cut + glue
+
+
+def _ahead(data: bytes):
+    from errkit.explain.ahead import Ahead  # (not for a paste: start-up time)
+
+    return Ahead(data)
 
 
 _ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
