@@ -67,10 +67,11 @@ def installed_wheel(tmp: Path) -> Path:
 
 
 def hyperfine(commands: list[list[str]], cwd: Path, runs: int, warmup: int = 2, ignore_failure: bool = False,
-              env: dict | None = None, rounds: int = 1) -> list[float]:
+              env: dict | None = None, rounds: int = 1, times_of: list | None = None) -> list[float]:
     """Median seconds of each command, as whole processes (no shell). hyperfine times one command's
     runs after another's: with `rounds`, the runs are split into that many hyperfine calls, the
-    commands' order reversed each time, so that a slow spell of the machine falls on all of them."""
+    commands' order reversed each time, so that a slow spell of the machine falls on all of them.
+    `times_of`, a list, receives each command's seconds of every run (the spread)."""
     if shutil.which("hyperfine") is None:
         raise SystemExit("bench_explain: hyperfine is not installed (apt-get install hyperfine)")
     out = cwd / "hyperfine.json"
@@ -85,6 +86,8 @@ def hyperfine(commands: list[list[str]], cwd: Path, runs: int, warmup: int = 2, 
                        env=dict(os.environ, NO_COLOR="1", ERRKIT_CACHE_DIR=str(cwd / "errkit-cache"), **(env or {})))
         for k, result in zip(order, json.loads(out.read_text())["results"]):
             times[k] += result["times"]
+    if times_of is not None:
+        times_of.extend(times)
     return [statistics.median(t) for t in times]
 
 

@@ -1,6 +1,10 @@
 """A fleet's logs, side by side in one run: `errkit explain --all` over 8 generated files
 (benchmarks/logs.py, English-prose noise, 1% errors, one seed per file) on 1 worker vs 2 workers,
-and each vs `grep -c Error` over the same files (GNU grep reads every line of every file).
+and each vs `grep -c Error` over the same files (GNU grep reads every line of every file); one of
+those files alone on one core vs `grep -c Error` on it, with each prefilter engine
+(errkit/explain/prefilter.py: hyperscan where installed, re2); and the cold start of
+`errkit explain MSG` with the triage's caches in place vs without (unchanged: triage adds nothing
+to it).
 
 Whole processes timed with `hyperfine -N` (bench_explain.hyperfine, commands' order reversed each
 round), errkit as this checkout's venv runs it (`errkit` beside the interpreter). The three runs'
@@ -25,9 +29,21 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import logs  # noqa: E402
 from benchmarks._timing import Result, Target, fmt_time, report  # noqa: E402
 from benchmarks.bench_explain import hyperfine  # noqa: E402
+from errkit.explain import prefilter  # noqa: E402
 
 ERRKIT = Path(sys.executable).with_name("errkit")
 FILES = 8
+
+
+def _spread(times: list[float]) -> str:
+    return f"{fmt_time(min(times))}-{fmt_time(max(times))}"
+
+
+def _locator():
+    from errkit.explain.match import Index
+
+    index = Index.load()
+    return index._alternatives(), index.locator()
 
 
 def write_fleet(folder: Path, lines: int) -> int:
@@ -69,13 +85,30 @@ def main(argv: list[str]) -> int:
         found = same_reports(fleet)
         files = sorted(str(p) for p in fleet.iterdir())
         ours = lambda workers: [str(ERRKIT), "explain", "--all", "--quiet", "--workers", str(workers), str(fleet)]  # noqa: E731
+        runs: list = []
         one, two, grep = hyperfine([ours(1), ours(2), ["grep", "-c", "Error", *files]], tmp, runs=args.runs, warmup=1,
-                                   rounds=2)
+                                   rounds=2, times_of=runs)
+        single = ["explain", "--all", "--quiet", "--workers", "1", files[0]]
+        re2 = ["env", f"{prefilter.ENV}=re2", str(ERRKIT)]
+        alone, alone_re2, grep_one = hyperfine([[str(ERRKIT), *single], [*re2, *single], ["grep", "-c", "Error", files[0]]],
+                                               tmp, runs=max(args.runs, 4), warmup=1, rounds=2)
+        message = ["explain", "q_heads=12 must be divisible by and num_kv_heads=8"]
+        cold, cold_re2 = hyperfine([[str(ERRKIT), *message], [*re2, *message]], tmp, runs=20, warmup=3, rounds=2,
+                                   ignore_failure=True)
+        engine = prefilter.chosen(*_locator()).name
     # `load`: the machine's other work, before timing (2 workers cannot beat 1 without a free core)
     what = (f"{FILES} logs x {args.lines:,} lines ({size / 1e6:.0f} MB, 1% errors; found {found:,} of {written:,}), "
             f"{len(os.sched_getaffinity(0))} cores, load {load:.1f} before")
     rows = [
-        Result(f"fleet, {what}: `explain --all` on 2 workers vs 1 worker", fmt_time(two), fmt_time(one), two / one,
+        Result(f"one of those logs (1 file, {args.lines:,} lines), 1 core, prefilter {engine}: `explain --all` vs "
+               "`grep -c Error`", fmt_time(alone), fmt_time(grep_one), alone / grep_one, Target("<=", 3)),
+        Result("same log: `explain --all` with prefilter re2 vs `grep -c Error`", fmt_time(alone_re2), fmt_time(grep_one),
+               alone_re2 / grep_one),
+        Result(f"cold start `errkit explain MSG` ({engine} installed: a message never loads it) vs the same with "
+               f"{prefilter.ENV}=re2 (through `env`)", fmt_time(cold), fmt_time(cold_re2), cold / cold_re2,
+               Target("<=", 1.1)),
+        Result(f"fleet, {what}: `explain --all` on 2 workers vs 1 worker (medians of {len(runs[0])} runs; "
+               f"2 workers {_spread(runs[1])}, 1 worker {_spread(runs[0])})", fmt_time(two), fmt_time(one), two / one,
                Target("<=", 0.6)),
         Result("same fleet: `explain --all` on 1 worker vs `grep -c Error` over the 8 files", fmt_time(one), fmt_time(grep),
                one / grep),

@@ -192,6 +192,7 @@ class Index:
         self.keys, self.keyed, self.located, self.always = data.get("plan") or plan(self.wordings)
         self._keyset: _KeySet | None = None
         self._locator = None
+        self._prefilter = None  # errkit/explain/prefilter.py: where the next line worth reading starts
         self._compiled: dict[tuple, object] = {}  # compiled regexes
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
         self._headers: dict[str, Match | None] = {}
@@ -287,23 +288,28 @@ class Index:
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
         return _captured(self.wordings[i]["captures"], m, numbers)
 
-    def read_on(self, match: Match, data: bytes, start: int) -> None:
+    def read_on(self, match: Match, data: bytes, start: int, ahead=None) -> None:
         """What the lines after a match's message add (a compiler's dump under its header): the
         params of its entry's `reads` it does not have yet, each from the first line that holds it,
         and the kernel they name (a pallas_call's name, `%splash_mha_fwd`) when its wording is
-        raised by several. Read from the match's line to the next traceback, READ_WINDOW at most."""
+        raised by several. Read from the match's line to the next traceback, READ_WINDOW at most.
+        `ahead`: an errkit/explain/ahead.py Ahead of `data` (the scan's: windows overlap)."""
         entry = self.entries.get(match.code)
         reads = (entry or {}).get("reads")
         kernels = self.data.get("kernels") or {}
         candidates = [k for k in match.wording.get("kernels") or () if (kernels.get(k) or {}).get("names")]
         if not reads and not candidates:
             return
+        if ahead is None:
+            from errkit.explain.ahead import Ahead
+
+            ahead = Ahead(data)
         end = min(len(data), start + READ_WINDOW)
         first_line_end = data.find(b"\n", start, end)
         if first_line_end >= 0:
-            cut = data.find(NEXT_TRACEBACK_BYTES, first_line_end, end)
+            cut = ahead.find(NEXT_TRACEBACK_BYTES, first_line_end, end)
             end = end if cut < 0 else cut
-        window = data[start:end].decode("utf-8", "replace")
+        window = data[start:end].decode("utf-8", "replace") if reads else ""  # (kernel names are found in the bytes)
         extra = {}
         for k, read in enumerate(reads or ()):
             pattern = self._compiled.get(("read", match.code, k))
@@ -317,7 +323,8 @@ class Index:
         if extra:  # a new dict: the message's own values may be shared with a remembered header
             match.params = {**match.params, **extra}
         if candidates:
-            named = [k for k in candidates if any(_starts_identifier(window, name) for name in kernels[k]["names"])]
+            named = [k for k in candidates
+                     if any(_starts_identifier_in(ahead, start, end, name) for name in kernels[k]["names"])]
             if len(named) == 1:
                 match.kernel = named[0]
 
@@ -494,17 +501,30 @@ class Index:
         when some wordings are recognised by their raise site, an exception name when some have no
         key, the note line and page links of our exceptions), over bytes. None: nothing to look for."""
         if self._locator is None:
-            alternatives = [key_pattern(k) for k in self.keys]
-            if self.always:
-                alternatives += MARKERS
-            if self.located:
-                alternatives.append(escape(FRAME_MARK))
+            alternatives = self._alternatives()
             if not alternatives:
                 return None  # nothing to look for: no wording can match
-            alternatives += LOOKUP_MARKS
             source = "|".join(alternatives).encode("utf-8")
             self._locator = engine().compile(source, _re2_options()) if is_re2() else engine().compile(source)
         return self._locator
+
+    def _alternatives(self) -> list[str]:
+        """The locator's alternatives ([] when nothing is looked for)."""
+        alternatives = [key_pattern(k) for k in self.keys]
+        if self.always:
+            alternatives += MARKERS
+        if self.located:
+            alternatives.append(escape(FRAME_MARK))
+        return alternatives + list(LOOKUP_MARKS) if alternatives else []
+
+    def prefilter(self):
+        """The locator as errkit/explain/prefilter.py scans a log's blocks with it (Hyperscan where
+        installed, else the locator regex searched line by line): the same answers."""
+        if self._prefilter is None:
+            from errkit.explain import prefilter
+
+            self._prefilter = prefilter.chosen(self._alternatives(), self.locator())
+        return self._prefilter
 
     def scan(self, data: bytes | str, first_line: int = 1, undecodable=None, paste: bool | None = None):
         """Every match in a block of text (bytes as read, or str), in order.
@@ -525,7 +545,10 @@ class Index:
 
         def search(*where):  # compiled only when used: a paste rarely needs it (start-up time)
             return self.locator().search(data, *where)
+        first = None if paste else self.prefilter().over(data)  # a log: its blocks scanned by the prefilter
         line_no, counted, pos, size = first_line, 0, 0, len(data)
+        ahead = None if paste else _ahead(data)  # a log: the windows read after matches, searched once (read_on)
+        taken = 0  # where the text of the last match ends: a line before it is not joined to the next
         while pos < size:
             if paste:  # every line; a huge one is read around its first hit
                 start = pos
@@ -534,10 +557,9 @@ class Index:
                 hit = search(start, end) if end - start > MAX_LINE else None
                 where = hit.start() if hit else start
             else:
-                hit = search(pos)
-                if hit is None:
+                where = first(pos)
+                if where is None:
                     return
-                where = hit.start()
                 start = data.rfind(b"\n", 0, where) + 1
                 end = data.find(b"\n", where)
                 end = size if end < 0 else end
@@ -558,14 +580,15 @@ class Index:
                 line = _read_line(data, start, end, where, undecodable)
             line_no += data.count(b"\n", counted, start)  # incrementally: lines come in order
             counted = start
-            match = self._examine(data, start, line, line_no, traceback)
+            match = self._examine(data, start, line, line_no, traceback, ahead)
             if match is None and paste and not traceback:
-                match, pos = self._joined(data, start, end, line_no, undecodable, pos)
+                match, pos = self._joined(data, start, end, line_no, undecodable, pos, taken)
             if match is not None:
+                taken = pos
                 match.offset = start
                 yield match
 
-    def _examine(self, data: bytes, start: int, line: str, line_no: int, traceback: bool) -> Match | None:
+    def _examine(self, data: bytes, start: int, line: str, line_no: int, traceback: bool, ahead=None) -> Match | None:
         """The match of one line read as pasted: normalised first, reported on the original text."""
         text, origin = normalise(line)
         match = self.match_line(text, line_no)
@@ -579,20 +602,23 @@ class Index:
             match.kernel = _shown_kernel(match.wording["kernels"], self.data.get("kernels") or {},
                                          data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
         if match is not None:
-            self.read_on(match, data, start)
+            self.read_on(match, data, start, ahead)
         if match is not None and match.span is not None and origin is not None:
             a, b = original_span(origin, *match.span)
             match.text = line[a:b]
         return match
 
-    def _joined(self, data: bytes, start: int, end: int, line_no: int, undecodable, pos: int):
+    def _joined(self, data: bytes, start: int, end: int, line_no: int, undecodable, pos: int, taken: int = 0):
         """(a match of the line joined with the one before or after it, as a hard wrap split it, or
-        None; where to go on). The joined text is reported as it was, newline removed."""
+        None; where to go on). The joined text is reported as it was, newline removed. The line
+        before is not joined when it is part of a match already (`taken`: where that match's text
+        ends), and a joined match must use text of both lines (`_across`): else one error line and
+        the line after it would count that error twice (issue 30)."""
         before = data.rfind(b"\n", 0, max(start - 1, 0)) + 1 if start else start
         after = data.find(b"\n", end + 1) if end < len(data) else -1
         after = len(data) if after < 0 and end < len(data) else after
         windows = []
-        if start:
+        if start and start > taken:
             windows.append((before, start - 1, end, -1))
         if end < len(data):
             windows.append((start, end, after, 0))
@@ -604,7 +630,7 @@ class Index:
             for glue in ("", " "):
                 joined = head.rstrip("\r") + glue + tail
                 match = self._examine(data, first, joined, line_no + shift, False)
-                if match is not None:
+                if match is not None and _across(match, joined, len(head.rstrip("\r")), len(glue)):
                     return match, max(pos, last + 1)
         return None, pos
 
@@ -627,25 +653,22 @@ class Index:
         return self.match_location(last.group("path"), last.group("func"), line_no, header.group(EXC), message)
 
 
+def _across(match: Match, joined: str, cut: int, glue: int) -> bool:
+    """Whether a match of two lines joined uses text of both (a hard wrap split it): one that lies
+    within one of them is that line's own, read (and counted) on its own already or next."""
+    if match.span is None:  # a JSON line's string: no span in the joined text to tell by
+        return True
+    a, b = original_span(normalise(joined)[1], *match.span)
+    return a < cut and b > cut + glue
+
+
+def _ahead(data: bytes):
+    from errkit.explain.ahead import Ahead  # (not for a paste: start-up time)
+
+    return Ahead(data)
+
+
 _ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-
-
-def _starts_identifier(text: str, name: str) -> bool:
-    """Whether an identifier of `text` (a match of `[A-Za-z_][A-Za-z0-9_]*`, found left to right)
-    starts with `name`, found by substring: a regex over a compiler dump is slow on RE2's wrapper.
-    In a run of identifier characters the identifier starts at its first character that is not a
-    digit, so `name` starts one where only digits come before it in its run."""
-    if not name or name[0].isdigit() or not _ID_CHARS.issuperset(name):
-        return False
-    at = text.find(name)
-    while at >= 0:
-        before = at
-        while before > 0 and text[before - 1] in _ID_CHARS:
-            before -= 1
-        if text[before:at].isdigit() or before == at:
-            return True
-        at = text.find(name, at + 1)
-    return False
 
 
 def _captured(captures: list, m, numbers: list[int] | None = None) -> dict | None:
@@ -716,6 +739,31 @@ def told_kernel(match: Match) -> str | None:
     """The kernel that raised a match: its wording's only kernel, else the one its context showed."""
     kernels = match.wording.get("kernels") or ()
     return kernels[0] if len(kernels) == 1 else match.kernel
+
+
+_ID_BYTES = frozenset(c.encode()[0] for c in _ID_CHARS)
+
+
+def _starts_identifier_in(ahead, low: int, high: int, name: str) -> bool:
+    """Whether an identifier of the text of ahead.data[low:high] (a match of
+    `[A-Za-z_][A-Za-z0-9_]*`, found left to right) starts with `name`, found by substring (a regex
+    over a compiler dump is slow on RE2's wrapper; `ahead`: an errkit/explain/ahead.py Ahead of the
+    bytes). In a run of identifier characters the identifier starts at its first character that
+    is not a digit, so `name` starts one where only digits come before it in its run. Read in the
+    bytes without decoding them: identifier characters are ASCII, and no byte of another
+    character (nor the U+FFFD a bad byte decodes to) is one."""
+    if not name or name[0].isdigit() or not _ID_CHARS.issuperset(name):
+        return False
+    needle, data = name.encode("ascii"), ahead.data
+    at = ahead.find(needle, low, high)
+    while at >= 0:
+        before = at
+        while before > low and data[before - 1] in _ID_BYTES:
+            before -= 1
+        if before == at or data[before:at].isdigit():
+            return True
+        at = ahead.find(needle, at + 1, high)
+    return False
 
 
 def _raise_file(wording: dict) -> str:

@@ -70,6 +70,38 @@ def test_a_hard_wrapped_message_is_joined(cut):
     assert (res["code"], res["confidence"], res["params"], res["line"]) == ("RA105", "exact", {"num_q_heads": 12, "num_kv_heads": 8}, 1)
 
 
+def all_results(text: str) -> list[dict]:
+    out = io.StringIO()
+    command.run([text], as_json=True, show_all=True, out=out, err=io.StringIO(), index=INDEX)
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+@pytest.mark.parametrize("after", ["KeyError: 'boom'", "ValueError: x must be divisible by 3", GQA[:30]])
+def test_a_line_after_a_match_joined_to_it_is_not_counted_again(after):
+    # a paste's line that matches nothing is tried joined with the line before (a hard wrap):
+    # a match lying wholly in that line before is that line's own, counted already (once)
+    results = all_results(f"2026-11-29 10:00:16,000 ERROR x: {GQA}\n2026-11-29 10:00:16,001 INFO x: {after}\n")
+    assert [(r["code"], r["count"], r["line"]) for r in results if r["confidence"] == "exact"] == [("RA105", 1, 1)]
+
+
+def test_a_generated_short_log_counts_each_error_once():
+    # issue 30: benchmarks/logs.py's 1,500-line log (a paste: under PASTE_SIZE) counted RA511 twice
+    import sys
+    from collections import Counter
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from benchmarks import logs
+
+    text, expected = logs.make_log("english", 1500, error_every=40, seed=2)
+    assert len(text.encode()) <= match.PASTE_SIZE
+    got = Counter()
+    for r in all_results(text):
+        if r["confidence"] == "exact":
+            got[r["code"]] += r["count"]
+    assert got == expected
+
+
 def test_a_wrapped_pytest_line_is_joined():
     res = first("E   " + GQA[:40] + "\n" + GQA[40:] + "\n\nFAILED tests/test_x.py::test_f - ValueError")
     assert (res["code"], res["confidence"]) == ("RA105", "exact")

@@ -1,0 +1,82 @@
+"""The prefilter engines (errkit/explain/prefilter.py) give the same answers: the same logs read
+through RE2 (the locator searched line by line) and through Hyperscan (each block scanned once)
+match the same lines the same way, and each key alone is found where RE2 finds it. Planted while
+writing it: the third key dropped from the Hyperscan database -> the english, tracebacks and json
+logs differ; the first or the sixth dropped -> the logs read the same (their lines hold other keys
+too); so test_each_key_alone_is_found_by_every_engine, which fails for any key dropped (planted:
+the first -> fails)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from errkit.explain import prefilter
+from errkit.explain.match import Index, scan_chunks
+from errkit.explain.reading import line_chunks
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from benchmarks import logs  # noqa: E402
+
+BLOCK = 64 * 1024  # blocks much smaller than a log's 4 MB: many block ends in a short log
+
+
+def _read(index: Index, text: str) -> list[tuple]:
+    data = text.encode("utf-8")
+    blocks = line_chunks(data[at:at + BLOCK] for at in range(0, len(data), BLOCK))
+    return [(m.code, m.line, m.offset, m.text, repr(sorted(m.params.items())), m.kernel, m.weak)
+            for m, _ in scan_chunks(index, blocks)]
+
+
+def _with(engine, tmp_path) -> Index:
+    index = Index.load()
+    if engine == "re2":
+        index._prefilter = prefilter.Searched(index.locator())
+    else:
+        pytest.importorskip("hyperscan")
+        database = prefilter._hyperscan(index._alternatives(), str(tmp_path))
+        assert database is not None
+        index._prefilter = prefilter.Scanned(database)
+    return index
+
+
+@pytest.mark.parametrize("kind", logs.KINDS)
+def test_every_engine_reads_a_log_the_same(kind, tmp_path):
+    text, expected = logs.make_log(kind, 12_000, error_every=30, seed=7)
+    text += "".join(f"[RA105] see https://errkit.github.io/errkit/0.1/errors/RA{n}05/\n" for n in range(1, 4))
+    answers = {engine: _read(_with(engine, tmp_path), text) for engine in prefilter.ENGINES}
+    assert answers["re2"], "nothing matched: the log holds no catalogued error"
+    assert sum(1 for a in answers["re2"] if not a[-1]) >= sum(expected.values()) * 0.9
+    for engine, found in answers.items():
+        assert found == answers["re2"], f"{engine} differs from re2"
+
+
+@pytest.mark.parametrize("engine", prefilter.ENGINES[1:])
+def test_each_key_alone_is_found_by_every_engine(engine, tmp_path):
+    fast, index = _with(engine, tmp_path), Index.load()
+    plain = prefilter.Searched(index.locator())
+    for key in index.keys:
+        data = b"2026-11-29 INFO noise\n  at " + key.replace(" ", " \t ").encode("utf-8") + b" end\n"
+        assert plain.over(data)(0) is not None, key
+        assert fast._prefilter.over(data)(0) == plain.over(data)(0), key
+
+
+def test_a_database_compiled_before_is_read_from_the_cache(tmp_path):
+    pytest.importorskip("hyperscan")
+    alternatives = Index.load()._alternatives()
+    assert prefilter._hyperscan(alternatives, str(tmp_path)) is not None
+    saved = list(tmp_path.glob("prefilter-*.hs"))
+    assert len(saved) == 1
+    loaded = prefilter._hyperscan(alternatives, str(tmp_path))  # from the file, with a scratch of its own
+    assert prefilter.Scanned(loaded).over(b'x\n  File "a.py", line 1\n')(0) == 4
+
+
+def test_re2_is_chosen_when_asked_or_when_hyperscan_is_missing(monkeypatch):
+    index = Index.load()
+    monkeypatch.setenv(prefilter.ENV, "re2")
+    assert prefilter.chosen(index._alternatives(), index.locator()).name == "re2"
+    monkeypatch.delenv(prefilter.ENV)
+    monkeypatch.setitem(sys.modules, "hyperscan", None)  # not installed
+    assert prefilter.chosen(index._alternatives(), index.locator()).name == "re2"
