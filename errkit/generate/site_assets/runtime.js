@@ -1103,8 +1103,24 @@
       if (scalar) text = pyStrip(scalar[1] !== undefined ? scalar[1] : scalar[2]);
     }
     switch (type) {
-      case "int":
-        return int_(text.replace(/,/g, "").replace(/_/g, "").replace(/\.$/, "")); // values.parse: a full stop after a spec
+      case "int": {
+        var digits = text.replace(/,/g, "").replace(/_/g, "").replace(/\.$/, ""); // values.parse: a full stop after a spec
+        if (/^[-+]?[0-9]+$/.test(digits)) return int_(digits);
+        var based = /^([-+]?)0([xXbBoO])(.+)$/.exec(digits); // format(255, "#x") is "0xff"
+        if (based) {
+          var n;
+          try {
+            n = BigInt("0" + based[2].toLowerCase() + based[3]);
+          } catch (err) {
+            throw PyError("ValueError", "invalid literal for int() with base 0: " + repr(text));
+          }
+          return based[1] === "-" ? -n : n;
+        }
+        // written with a float spec: format(3, "e") is "3.000000e+00", format(3, "%") "300.000000%"
+        var number = float_(numberText(text)) / (text.endsWith("%") ? 100 : 1);
+        if (!Number.isInteger(number)) throw PyError("ValueError", repr(text) + " is not an int");
+        return BigInt(number);
+      }
       case "float":
         return float_(numberText(text));
       case "bool":

@@ -1113,8 +1113,24 @@
       if (scalar) text = pyStrip(scalar[1] !== undefined ? scalar[1] : scalar[2]);
     }
     switch (type) {
-      case "int":
-        return int_(text.replace(/,/g, "").replace(/_/g, "").replace(/\.$/, "")); // values.parse: a full stop after a spec
+      case "int": {
+        var digits = text.replace(/,/g, "").replace(/_/g, "").replace(/\.$/, ""); // values.parse: a full stop after a spec
+        if (/^[-+]?[0-9]+$/.test(digits)) return int_(digits);
+        var based = /^([-+]?)0([xXbBoO])(.+)$/.exec(digits); // format(255, "#x") is "0xff"
+        if (based) {
+          var n;
+          try {
+            n = BigInt("0" + based[2].toLowerCase() + based[3]);
+          } catch (err) {
+            throw PyError("ValueError", "invalid literal for int() with base 0: " + repr(text));
+          }
+          return based[1] === "-" ? -n : n;
+        }
+        // written with a float spec: format(3, "e") is "3.000000e+00", format(3, "%") "300.000000%"
+        var number = float_(numberText(text)) / (text.endsWith("%") ? 100 : 1);
+        if (!Number.isInteger(number)) throw PyError("ValueError", repr(text) + " is not an int");
+        return BigInt(number);
+      }
       case "float":
         return float_(numberText(text));
       case "bool":
@@ -2910,7 +2926,7 @@
     var out = [];
     if (this.locator === null) return out;
     var paste = utf8Length(text) <= FORMAT.PASTE_SIZE;
-    var lineNo = firstLine, counted = 0, pos = 0, size = text.length;
+    var lineNo = firstLine, counted = 0, pos = 0, size = text.length, taken = 0;
     while (pos < size) {
       var start, end, where, hit;
       if (paste) { // every line; a huge one is read around its first hit
@@ -2947,11 +2963,12 @@
       counted = start;
       var match = this.examine(text, start, line, lineNo, traceback);
       if (match === null && paste && !traceback) {
-        var joined = this.joined(text, start, end, lineNo, pos);
+        var joined = this.joined(text, start, end, lineNo, pos, taken);
         match = joined[0];
         pos = joined[1];
       }
       if (match !== null) {
+        taken = pos;
         match.offset = start;
         out.push(match);
       }
@@ -3143,10 +3160,12 @@
   }
 
   // match.Index._joined: the line joined with the one before or after it, as a hard wrap split it
-  Index.prototype.joined = function (text, start, end, lineNo, pos) {
+  // The line before is not joined when it is part of a match already (taken: where that match's
+  // text ends), and a joined match must use text of both lines (across).
+  Index.prototype.joined = function (text, start, end, lineNo, pos, taken) {
     var size = text.length;
     var windows = [];
-    if (start) {
+    if (start && start > (taken || 0)) {
       var before = start - 1 > 0 ? text.lastIndexOf("\n", start - 2) + 1 : 0;
       windows.push([before, start - 1, end, -1]);
     }
@@ -3160,12 +3179,22 @@
       if (!R.strip(head) || !R.strip(tail) || Array.from(head).length + Array.from(tail).length > this.maxLine) continue;
       var globs = ["", " "];
       for (var g = 0; g < globs.length; g++) {
-        var match = this.examine(text, first, head.replace(/\r+$/, "") + globs[g] + tail, lineNo + shift, false);
-        if (match !== null) return [match, Math.max(pos, last + 1)];
+        var kept = head.replace(/\r+$/, ""), joinedText = kept + globs[g] + tail;
+        var match = this.examine(text, first, joinedText, lineNo + shift, false);
+        if (match !== null && across(match, joinedText, kept.length, globs[g].length)) return [match, Math.max(pos, last + 1)];
       }
     }
     return [null, pos];
   };
+
+  // match._across: whether a match of two lines joined uses text of both (a hard wrap split it)
+  function across(match, joined, cut, glue) {
+    if (match.span === null) return true; // a JSON line's string: no span in the joined text to tell by
+    var origin = normaliseLine(joined)[1];
+    var a = origin === null ? match.span[0] : origin[match.span[0]];
+    var b = origin === null ? match.span[1] : origin[match.span[1]];
+    return a < cut && b > cut + glue;
+  }
 
   function countNewlines(text, from, end) {
     var n = 0;
