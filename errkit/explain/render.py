@@ -5,6 +5,7 @@ in full, as `errkit show` prints it."""
 import os
 
 from errkit.core.runtime import shown
+from errkit.core.titles import in_sentence
 from errkit.explain.answer import docs_link
 
 class Style:
@@ -57,7 +58,7 @@ def format_result(res: dict, style: Style) -> str:
     for n, fix in enumerate(res["fixes"], 1):
         aside = style.dim("alternative, outside this library: ") if fix.get("alternative") else ""
         if fix.get("kernel") and not matched.get("kernel"):
-            aside += style.dim(f"for {fix['kernel']['title']}: ")
+            aside += style.dim(f"for {in_sentence(fix['kernel']['title'])}: ")
         lines.append(label(f"fix {n}") + aside + fix["summary"])
         if fix.get("unverified"):
             lines.append(label("") + "  " + style.dim(f"(unverified: {fix['unverified']})"))

@@ -25,6 +25,7 @@ from pathlib import Path
 from errkit.catalogue import releases
 from errkit.catalogue.model import Catalogue, Entry
 from errkit.core import lifespan
+from errkit.core.titles import in_sentence
 from errkit.generate import browser, markdown
 from errkit.generate import index as index_module
 from errkit.generate.examples import example_params, example_suggestions, raised_message, reproduce
@@ -125,12 +126,6 @@ def az(entries) -> list[Entry]:
         return (_ARTICLES.sub("", title, count=1).casefold(), e.code)
 
     return sorted(entries, key=key)
-
-
-def in_sentence(title: str) -> str:
-    """A title as it reads inside a sentence or heading: a leading capitalised "This", "The", "A",
-    "An" or "Our" lowercased ("What this project's ranker kernel requires"); else as it is."""
-    return re.sub(r"^(This|The|An?|Our)(?=\s)", lambda m: m.group(1).lower(), title, count=1)
 
 
 def change(before: str | None, after: str | None) -> str | None:

@@ -115,7 +115,7 @@ def test_a_shared_wording_offers_each_kernels_fix_saying_which_kernel_it_is_for(
     assert res["fixes"][2]["kernel"] == {"id": "lanes", "title": "A lane-tiled kernel"}
     out = io.StringIO()
     command.run([SHARED], as_json=False, show_all=False, out=out, err=io.StringIO(), index=fixture_index())
-    assert "fix 3    for A lane-tiled kernel: Use a block" in out.getvalue()
+    assert "fix 3    for a lane-tiled kernel: Use a block" in out.getvalue()
 
 
 @pytest.mark.parametrize("file, kernel", [("tiles.py", "tiles"), ("lanes.py", "lanes")])

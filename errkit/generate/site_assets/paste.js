@@ -5,6 +5,11 @@
  */
 (function () {
   "use strict";
+
+  // errkit/core/titles.in_sentence: a leading capitalised This, The, A, An or Our lowercased
+  function inSentence(title) {
+    return title.replace(/^(This|The|An?|Our)(?=\s)/, function (word) { return word.toLowerCase(); });
+  }
   var R = window.ErrkitRuntime;
   var M = window.ErrkitMatch;
   var el = window.ErrkitDom.el, prose = window.ErrkitDom.prose;
@@ -115,7 +120,7 @@
     var names = Object.keys(result.params);
     var fixes = el("ol", { className: "errkit-fixes" });
     result.fixes.forEach(function (fix) {
-      var scope = fix.kernel && !result.matched.kernel ? [el("em", { text: "For " + fix.kernel.title + ": " })] : [];
+      var scope = fix.kernel && !result.matched.kernel ? [el("em", { text: "For " + inSentence(fix.kernel.title) + ": " })] : [];
       var item = el("li", {}, (fix.alternative ? [el("em", { text: "Alternative, outside this library: " })] : []).concat(scope, prose(fix.summary)));
       var computed = fix.suggestions.filter(function (s) { return "value" in s || "not_computed" in s; });
       if (computed.length) {
