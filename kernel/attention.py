@@ -19,11 +19,21 @@ from kernel.pallas_attention import pallas_attention
 from kernel.reference import attention_reference
 
 
+# jax.default_backend() names: "gpu" for CUDA and ROCm (their platform names accepted too), "tpu".
+_KERNEL_BACKENDS = ("gpu", "cuda", "rocm", "tpu")
+
+
 def resolve_implementation(implementation: str | None) -> str:
-    """None -> "pallas" when the default backend is a GPU, "xla" otherwise."""
+    """None -> "pallas" when jax's default backend is a GPU or a TPU, "xla" otherwise (the CPU).
+
+    Decided when the call is traced, from the default backend alone: not where the function is
+    later lowered (an earlier lax.platform_dependent choice was reverted: its cond refuses the
+    ordered effects of checkify checks / io_callback in the branches, and the default must stay
+    differentiable twice on the CPU). Exporting for a GPU or TPU from a CPU host therefore needs
+    implementation="pallas"."""
     if implementation is not None:
         return implementation
-    return "pallas" if jax.default_backend() == "gpu" else "xla"
+    return "pallas" if jax.default_backend() in _KERNEL_BACKENDS else "xla"
 
 
 def as_number(x):
@@ -142,7 +152,12 @@ def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
         architecture, head_dim, dtype and pass, from kernel/tuning.py's table (whose
         every row a compile check proves to fit its GPU); NumPy / JAX integer sizes
         (BlockSizes(np.int64(64), 64)) count as ints.
-      implementation: "pallas", "xla", or None (pallas on GPU, xla otherwise).
+      implementation: "pallas", "xla", or None: "pallas" when jax's default
+        backend is a GPU or a TPU, "xla" when it is the CPU (or anything else),
+        decided when the call is traced. So a function traced on a CPU host
+        with the default holds no kernel, whichever platform it is lowered
+        for: to export for a GPU (or a TPU) from a CPU host, pass
+        implementation="pallas".
         "pallas" is lowered as Triton kernels for a GPU, as Mosaic kernels for
         a TPU, and run in Pallas' interpret mode on the CPU; which one is decided when the function is
         lowered, not traced, so `jax.jit(f).trace(...).lower(

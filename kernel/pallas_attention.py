@@ -52,7 +52,7 @@ from jax.experimental.pallas import triton as plgpu
 from kernel import pallas_tpu, tuning
 from kernel.config import BlockSizes
 from kernel.tiles import allowed as _allowed
-from kernel.tiles import cap_grad as _cap_grad
+from kernel.tiles import cap_grad as _tiles_cap_grad
 from kernel.tiles import div as _div
 from kernel.reference import MASK_VALUE, soft_cap
 
@@ -133,6 +133,46 @@ def _dot(a, b):
 _LOG2E = 1.4426950408889634  # log2(e): softmax in base 2, exp2(x * log2(e)) == exp(x)
 
 
+# The cap's tanh (limits: tests/kernel/test_tanh_exp2.py). jnp.tanh lowers for CUDA to libdevice's
+# __nv_tanhf, a range-split polynomial + exp per element; one exp2 (__nv_exp2f, ex2.approx) and a
+# division serve instead. Pallas' plgpu.approx_tanh (PTX tanh.approx.f32) would be cheaper still,
+# but its documented error is 2^-11 relative (cap * 5e-4 on a capped logit, ~1000x this one's),
+# and inline PTX has no interpret-mode rule: the CPU tests could not run the kernels.
+TANH_EXP2_MAX_ABS_ERROR = 3e-7  # vs float64, ex2 and division at 2 ulp: tests/kernel/test_tanh_exp2.py
+
+
+def tanh_exp2(x):
+    """tanh(x), float32, from one exp2: sign(x) * (1 - t) / (1 + t), t = 2^(-2 |x| log2 e).
+
+    t lies in [0, 1]: no overflow for any x (|x| > 44.4 gives t = 0, tanh = +-1 exactly, as
+    float32's tanh is from |x| > 9.01); near 0, 1 - t cancels, the error stays absolute (a
+    few 1e-8, well under TANH_EXP2_MAX_ABS_ERROR), which is what a capped logit
+    (cap * tanh(s / cap)) needs.
+    """
+    t = jnp.exp2(jnp.abs(x) * (-2.0 * _LOG2E))
+    y = (1.0 - t) / (1.0 + t)
+    return jnp.where(x < 0, -y, y)
+
+
+def _exp2_tanh(dtype) -> bool:
+    """Whether a kernel on inputs of this dtype takes tanh_exp2 for a "tanh" cap: 16-bit inputs
+    only. float32 tiles keep jnp.tanh (__nv_tanhf): with tanh_exp2, test_compile found spills
+    in their kernels at 255 registers (float32, head_dim 64, sm_90a: dK/dV 96 B; sm_80 dQ 68 B;
+    head_dim 256 sm_90a forward 8 B), which __nv_tanhf's branches do not cause."""
+    return dtype != jnp.float32
+
+
+def _soft_cap(s, st: _Static, dtype):
+    """soft_cap (kernel/reference.py), with tanh_exp2 for "tanh" on 16-bit inputs."""
+    if st.cap_method == "tanh" and _exp2_tanh(dtype):
+        return st.cap * tanh_exp2(s * (1.0 / st.cap))
+    return soft_cap(s, st.cap, st.cap_method)
+
+
+def _cap_grad(s, st: _Static, dtype):
+    return _tiles_cap_grad(s, st, tanh=tanh_exp2 if _exp2_tanh(dtype) else None)
+
+
 def _capped_logits(q, k, st: _Static):
     """(scaled logits s, capped logits in base 2: soft_cap(s) * log2(e)), [bq, bkv] float32.
 
@@ -144,7 +184,7 @@ def _capped_logits(q, k, st: _Static):
     if st.cap is None or st.cap_method == "none":
         return None, raw * (st.sm_scale * _LOG2E)
     s = raw * st.sm_scale
-    return s, soft_cap(s, st.cap, st.cap_method) * _LOG2E
+    return s, _soft_cap(s, st, q.dtype) * _LOG2E
 
 
 def _min(a, b):
@@ -413,7 +453,7 @@ def _dq_kernel(*refs, st: _Static, blocked: bool):
             c = jnp.where(allowed, c, MASK_VALUE)
         p = jnp.exp2(c - lse)
         ds = p * (_dot_nt(do, v) - delta)
-        grad = _cap_grad(s, st)
+        grad = _cap_grad(s, st, q.dtype)
         if grad is not None:
             ds = ds * grad
         return dq + _dot(ds.astype(k.dtype), k)
@@ -463,7 +503,7 @@ def _dkdv_kernel(*refs, st: _Static, blocked: bool):
         p = jnp.exp2(c - lse)
         dv = dv + _dot_tn(p.astype(do.dtype), do)
         ds = p * (_dot_nt(do, v) - delta)
-        grad = _cap_grad(s, st)
+        grad = _cap_grad(s, st, q.dtype)
         if grad is not None:
             ds = ds * grad
         dk = dk + _dot_tn(ds.astype(q.dtype), q)

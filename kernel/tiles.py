@@ -13,12 +13,13 @@ def div(a, b: int):
     return a // b if isinstance(a, int) else lax.div(a, jnp.asarray(b, a.dtype))
 
 
-def cap_grad(s, st):
-    """d soft_cap(s) / d s, or None when there is no capping."""
+def cap_grad(s, st, tanh=None):
+    """d soft_cap(s) / d s, or None when there is no capping. tanh: None (jnp.tanh(s / cap)), or
+    the tanh the forward's cap took, of s * (1 / cap) (kernel/pallas_attention.py's tanh_exp2)."""
     if st.cap is None or st.cap_method == "none":
         return None
     if st.cap_method == "tanh":
-        t = jnp.tanh(s / st.cap)
+        t = jnp.tanh(s / st.cap) if tanh is None else tanh(s * (1.0 / st.cap))
         return 1.0 - t * t
     r = 1.0 / (1.0 + jnp.abs(s) / st.cap)  # soft_sign
     return r * r

@@ -112,3 +112,21 @@ def test_the_check_sees_padding():
     assert any("stablehlo.pad" in p for p in problems), problems
     assert any("stablehlo.slice" in p for p in problems), problems
     assert any("4096" in p and "128" in p for p in problems), problems
+
+
+@pytest.mark.parametrize("what", ["forward", "grad"])
+def test_no_pad_or_slice_mha_two_heads(what):
+    """The issue's own shape, B=1, S=4000, H=2 (query and kv heads), D=80, no mask, lowered for
+    CUDA: no pad, no slice, no padded dimension."""
+    aval = jax.ShapeDtypeStruct((1, S, 2, D), jnp.bfloat16)
+
+    def f(q, k, v):
+        return ranker_attention(q, k, v, implementation="pallas")
+
+    fn = f if what == "forward" else jax.grad(
+        lambda *a: f(*a).astype(jnp.float32).sum(), argnums=(0, 1, 2))
+    with tuning.target(tuning.DEFAULT_ARCH):
+        text = jax.jit(fn).trace(aval, aval, aval).lower(lowering_platforms=("cuda",)).as_text()
+    assert text.count(TRITON_CALL) == (3 if what == "grad" else 1)
+    problems = _problems(text, "cuda", what == "grad")
+    assert not problems, "\n".join(problems)

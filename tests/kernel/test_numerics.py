@@ -333,7 +333,7 @@ def test_validators_called_in_order(monkeypatch):
     bound = jnp.asarray([1, 2], jnp.int32)
     ranker_attention(q, k, v, bound=bound, causal=True, sm_scale=0.5, cap=2.0,
                      cap_method="soft_sign", config=config, implementation=None)
-    expected_impl = "pallas" if jax.default_backend() == "gpu" else "xla"
+    expected_impl = "pallas" if jax.default_backend() in ("gpu", "tpu") else "xla"
     assert [c[0] for c in calls] == ["validate_options", "validate_qkv",
                                      "validate_mask", "validate_config"]
     assert calls[0][1] == (None, 0.5, 2.0, "soft_sign", True)

@@ -98,6 +98,36 @@ def test_pallas_on_a_tpu_is_accepted(monkeypatch):
     _validators.validate_backend("pallas")
 
 
+@pytest.mark.parametrize("backend,expected", [("tpu", "pallas"), ("gpu", "pallas"),
+                                              ("cuda", "pallas"), ("rocm", "pallas"),
+                                              ("cpu", "xla"), ("METAL", "xla")])
+def test_default_implementation_follows_the_default_backend(monkeypatch, backend, expected):
+    """implementation=None (issue 24 item 6): the kernel on a GPU or a TPU (a TPU got XLA), XLA
+    on the CPU and elsewhere (planted: the TPU left out of the kernel's backends -> fails)."""
+    import jax
+
+    from kernel.attention import resolve_implementation
+
+    monkeypatch.setattr(jax, "default_backend", lambda: backend)
+    assert resolve_implementation(None) == expected
+    assert resolve_implementation("xla") == "xla" and resolve_implementation("pallas") == "pallas"
+
+
+def test_default_on_a_tpu_runs_the_kernel(monkeypatch):
+    """With a TPU default backend, ranker_attention(implementation=None) traces the Pallas kernel
+    (a pallas_call in its jaxpr), on the CPU the XLA reference (none)."""
+    import jax
+
+    q, k, v = arrays()
+
+    def jaxpr():  # a new function each time: make_jaxpr's trace cache knows no backend
+        return str(jax.make_jaxpr(lambda q, k, v: ranker_attention(q, k, v))(q, k, v))
+
+    assert "pallas_call" not in jaxpr()
+    monkeypatch.setattr(jax, "default_backend", lambda: "tpu")
+    assert "pallas_call" in jaxpr()
+
+
 @pytest.mark.parametrize("code", sorted(CASES))
 def test_bad_input_raises_its_generated_exception(code):
     error_class = _validators.ERRORS[code]
