@@ -393,7 +393,7 @@ def test_entry_pages_say_which_releases_raise_each_wording():
     catalogue = bundled_catalogue()
     rendered = pages(catalogue)
     page = rendered["site/docs/errors/RA716.md"]
-    own, variant = page.index("Raised by jax 0\\.4\\.25 to 0\\.5\\.2."), page.index("raised by jax 0\\.5\\.3 to 0\\.7\\.0 at")
+    own, variant = page.index("Raised by jax 0\\.4\\.25 to 0\\.5\\.2:"), page.index("raised by jax 0\\.5\\.3 to 0\\.7\\.0 (raised since")
     assert page.index("## The message") < own < page.index("## What it means") < page.index("## You may also see this as") < variant
     # every page whose entry has ranges shows each of them
     for entry in catalogue.entries:

@@ -29,7 +29,7 @@ AXE_SHA512 = "FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFN
 NPM_REGISTRY = os.environ.get("ERRKIT_NPM_REGISTRY", "https://registry.npmjs.org").rstrip("/")
 PHONE = {"width": 390, "height": 844}
 PASTE_SCRIPTS = {"runtime.js", "suggest.js", "match.js", "dom.js", "paste.js"}
-EVERY_PAGE = {"site.css", "values.css", "site.js", "search.js"}  # values.css: the values box; search.js: the search box on every page
+EVERY_PAGE = {"site.css", "values.css", "site.js", "search.js", "search_on_demand.js"}  # values.css: the values box; search.js: the search box on every page; search_on_demand.js: the search index when asked
 # What an entry page loads: the gate of "For your values" (values.js), and only with values in the
 # address the suggestion code in one bundle; never the paste page's scripts, never the 900 KB matcher index.
 ENTRY_SCRIPTS = EVERY_PAGE | {"values.js"}
