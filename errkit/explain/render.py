@@ -45,10 +45,10 @@ def format_result(res: dict, style: Style) -> str:
     matched = res["matched"]
     lines.append(label("wording") + matched["wording"])
     raised = f"{matched['exception']} raised by {matched['source']}"
-    if matched.get("releases"):
+    if matched.get("life"):  # "raised since jax X; no longer raised since jax Y" says what the range does
+        raised += f", {matched['life']['text']}"
+    elif matched.get("releases"):
         raised += f", {matched['releases']}"
-    if matched.get("life"):
-        raised += f" ({matched['life']['text']})"
     lines.append(label("") + style.dim(raised))
     if res["confidence"] == "approximate":
         lines.append(label("you have") + matched["text"][:200])

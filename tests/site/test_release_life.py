@@ -102,13 +102,14 @@ def test_explain_json_gives_the_matched_wordings_life():
 def test_explain_text_says_the_matched_wordings_life():
     text = as_text(explain_first("Minimum pl.dot size is 16"))
     wording = text.splitlines()[2]
-    assert wording.endswith("jax 0.4.29 to 0.4.35 (raised since jax 0.4.29; no longer raised since jax 0.4.36)"), wording
+    assert wording.endswith(", raised since jax 0.4.29; no longer raised since jax 0.4.36"), wording
+    assert "0.4.35" not in wording, "the life, not the range said twice"
 
 
 def test_the_command_says_it_in_text_and_json():
     done = errkit_subprocess("explain", "Minimum pl.dot size is 16")
     assert done.returncode == 0, done.stderr.decode()
-    assert "(raised since jax 0.4.29; no longer raised since jax 0.4.36)" in done.stdout.decode()
+    assert ", raised since jax 0.4.29; no longer raised since jax 0.4.36\n" in done.stdout.decode()
     done = errkit_subprocess("explain", "--json", "Minimum pl.dot size is 16")
     assert json.loads(done.stdout.decode().splitlines()[0])["matched"]["life"]["until"] == "0.4.36"
 
