@@ -238,7 +238,8 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         situations=tuple(raw.get("situations") or ()),
         fixes=tuple(
             Fix(f["summary"], _freeze_map(f.get("suggest")), f.get("before"), f.get("after"), bool(f.get("alternative", False)),
-                _freeze_map(f.get("sets")), f.get("unverified"), f.get("setup"), f.get("then"), f.get("kernel"))
+                _freeze_map(f.get("sets")), f.get("unverified"), f.get("setup"), f.get("then"), f.get("kernel"),
+                f.get("site"))
             for f in raw["fixes"]
         ),
         prevention=tuple(raw.get("prevention") or ()),
@@ -275,6 +276,7 @@ def build_kernel(raw: dict, pos: Positions) -> Kernel:
                                  for name, p in raw["values"].items()}),
         rules=tuple(Rule(r["name"], r["check"], r["says"], r.get("enforced", "check")) for r in raw["rules"]),
         names=tuple(raw.get("names") or ()),
+        framework=raw.get("framework", "jax"),
         positions=pos,
     )
 

@@ -38,6 +38,7 @@ class Fix:
     setup: str | None = None  # code run before `before` and `after` (else the entry's setup)
     then: str | None = None  # code run after them, what exercises them (else the entry's)
     kernel: str | None = None  # the kernel this fix is for (else the entry's)
+    site: str | None = None  # the raise site it is for: "xla-fusion" or "pallas-call" (errkit/explain/context.py)
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,7 @@ class Kernel:
     rules: tuple[Rule, ...]
     positions: Positions | None = field(default=None, compare=False, repr=False)
     names: tuple[str, ...] = ()  # what compiler output calls it (pallas_call names, %splash_mha_fwd)
+    framework: str = "jax"  # whose users call it: explain drops its fixes when a text shows another framework
 
 
 @dataclass(frozen=True)

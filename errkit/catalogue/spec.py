@@ -166,6 +166,8 @@ PARAM = Record(
 )
 
 KERNEL_ID = SLUG
+FRAMEWORKS = ("jax", "pytorch", "triton")  # errkit/explain/context.py reads which one a text shows
+FIX_SITES = ("xla-fusion", "pallas-call")
 
 RULE = Record(
     fields=(
@@ -189,6 +191,9 @@ KERNEL = Record(
               description="Names the kernel goes by in compiler output (a pallas_call's name, `%splash_mha_fwd`, a jitted "
                           "function's name): an error raised by several kernels whose lines (from its message to the next "
                           "traceback) hold a word starting with one of them, and with no other kernel's, is attributed to this kernel."),
+        Field("framework", Enum(values=FRAMEWORKS),
+              description="The framework whose users call it (default jax): explain leaves out this kernel's fixes when the "
+                          "text shows another framework raised the error (errkit/explain/context.py)."),
     )
 )
 
@@ -211,6 +216,9 @@ FIX = Record(
         Field("unverified", Str(max_length=500), description="Why the fix cannot be run on a CPU (shown on its page and in --json)."),
         Field("kernel", Str(pattern=KERNEL_ID), description="The kernel this fix is for, when the entry's wordings are raised by several: "
               "`valid()` applies its rules; explain offers the fix when that kernel raised the error, or says it is for it when that cannot be told."),
+        Field("site", Enum(values=FIX_SITES),
+              description="The raise site this fix is for, when the entry's error is raised in several: xla-fusion (XLA's own "
+                          "fusions), pallas-call (a user's own pallas_call): explain offers it first when the text shows that site."),
     )
 )
 

@@ -25,11 +25,13 @@ ENTRY_KEYS = ("slug", "title", "area", "exception", "explain_only", "message", "
 ENTRY_OPTIONAL_KEYS = ("reads",)  # only when the entry reads values from the lines after its message
 PARAM_KEYS = ("type", "description")
 FIX_KEYS = ("summary", "suggest", "sets", "before", "after", "alternative", "unverified", "kernel")
+FIX_OPTIONAL_KEYS = ("site",)  # only when the fix is for one raise site (errkit/explain/context.py)
 READ_KEYS = ("regex", "captures")
 WORDING_KEYS = ("code", "variant", "template", "source", "exception", "location", "regex", "captures",
                 "literal_chars", "skeleton", "key", "releases", "kernels")
 RELEASES_KEYS = ("dist", "specifier", "bounds", "shown")  # a wording's "releases", when not null
 KERNEL_KEYS = ("title", "source", "names")
+KERNEL_OPTIONAL_KEYS = ("framework",)  # only when not "jax": whose users call the kernel
 # The site's assets/errkit/index.json: the same records, every regex in JavaScript syntax, and these.
 SITE_TOP_KEYS = ("regex_flavour",)
 SITE_ENTRY_KEYS = ("page", "example")
@@ -51,6 +53,23 @@ TRACEBACK_LINES = 200  # lines after a traceback's frames searched for the excep
 MARKERS = ("Error", "Exception")  # lines naming an exception are read for the wordings without a key
 FRAME_MARK = 'File "'  # a traceback's frame: the exception line after the frames is read
 NEXT_TRACEBACK = "Traceback (most recent call last)"  # where the lines after a message stop being its own
+
+# -- context marks: where a text says its error was raised (errkit/explain/context.py) -------------
+# Fixed text only that framework's code prints or lives under (a frame's path, a module, an
+# exception's qualified name). torch_xla's own paths (`/torch_xla/`) are not PyTorch's here: its
+# TPU kernels are JAX's Pallas kernels.
+PYTORCH_MARKS = ("/torch/", "\\torch\\", "torch._inductor", "torch._dynamo", "torch.compile", "torch.nn.attention",
+                 "InductorError", "BackendCompilerFailed", "triton_heuristics", "triton_tem_fused", "triton_per_fused",
+                 "triton_red_fused", "triton_poi_fused")
+JAX_MARKS = ("/jax/", "\\jax\\", "/jaxlib/", "jax._src", "jax.errors", "jaxlib.", "XlaRuntimeError", "JaxRuntimeError",
+             "pallas_call", "jax.experimental")
+TRITON_MARKS = ("/triton/", "\\triton\\", "triton.runtime", "triton.compiler", "triton.language", "@triton.jit")
+# XLA's own operations: a fusion, or any HLO instruction the compiler allocates for ("while allocating
+# on stack for %reduce-window.1 = ..." names one that is not a custom call).
+FUSION_MARKS = ("%fusion", "XLA label: %", "fusion.", "_fusion", "allocating on stack for %")
+# A kernel's custom call: Mosaic TPU's, Mosaic GPU's, a Triton call of Pallas GPU, scalar prefetch.
+PALLAS_MARKS = ("pallas_call", "tpu_custom_call", "custom-call(", "mosaic_gpu", "__gpu$xla.gpu.triton",
+                "prefetched SMEM operand")
 
 # -- patterns (Python syntax, and each means the same in RE2: see errkit/core/regex.py) -------------
 SPACE = values.SPACE  # the whitespace between a key's words, and after a message at a line's end
@@ -82,7 +101,7 @@ def at_line_end(source: str) -> str:
 # -- what the browser's matcher is given (errkit generate writes them into match.js) ------------------
 JS_CONSTANTS = ("VERSION", "MAX_LINE", "PASTE_SIZE", "TAIL", "SHORTLIST", "POSTINGS_BUDGET", "APPROXIMATE_MAX",
                 "TIE_CONTEXT", "READ_WINDOW", "FRAME_REACH", "TRACEBACK_LINES", "MARKERS", "FRAME_MARK",
-                "NEXT_TRACEBACK")
+                "NEXT_TRACEBACK", "PYTORCH_MARKS", "JAX_MARKS", "TRITON_MARKS", "FUSION_MARKS", "PALLAS_MARKS")
 JS_PATTERNS = ("SPACE", "LINE_END", "WORD", "ANSI", "HEADER", "FRAME", "NOTE", "DOCS_LINK", "LOOKUP_MARKS",
                "RELEASE_SEEN")
 

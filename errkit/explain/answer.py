@@ -5,6 +5,7 @@ from errkit.core.bounds import Meter
 from errkit.core.lifespan import life
 from errkit.core.runtime import query_string
 from errkit.core.suggest import jsonable, suggestions
+from errkit.explain.context import ordered
 from errkit.explain.match import Index, Match, approximate, explain_chunks, told_kernel
 
 def offered(fixes: list[dict], wording: dict, told: str | None) -> list[dict]:
@@ -26,6 +27,10 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
     wording = match.wording
     told = None if match.weak else told_kernel(match)  # a lookup names the entry, not who raised it
     meter = Meter()  # the bounds of the answer's suggestions, all together (errkit/core/bounds.py)
+    context = match.context or {}
+    fixes = entry["fixes"] if match.weak else offered(entry["fixes"], wording, told)
+    if context and not match.weak:
+        fixes = ordered(fixes, index.data.get("kernels") or {}, context.get("framework"), context.get("site"))
     return {
         "code": match.code,
         "slug": entry["slug"],
@@ -44,13 +49,15 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
             "kernel": _kernel_ref(index, told),
             "text": match.text,
         },
+        # where the text says it was raised (errkit/explain/context.py), when the entry's fixes depend on it
+        "context": dict(context) if context else None,
         "params": {k: jsonable(v) for k, v in match.params.items()},
         "fixes": [
             {"summary": fix["summary"], "alternative": bool(fix.get("alternative")), "unverified": fix.get("unverified"),
              "kernel": _kernel_ref(index, fix.get("kernel")),
              "suggestions": suggestions(fix, match.params, vetted, meter) if match.exact or match.weak else [],
              "before": fix.get("before"), "after": fix.get("after")}
-            for fix in (entry["fixes"] if match.weak else offered(entry["fixes"], wording, told))
+            for fix in fixes
         ],
         "explanation": entry["explanation"],
         "docs_url": entry["docs_url"],

@@ -29,7 +29,7 @@ NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
 
 
 class Match:
-    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "span", "weak", "ties", "kernel")
+    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "span", "weak", "ties", "kernel", "context")
 
     def __init__(self, code, wording, params, line, exact=True, score=1.0, text="", span=None, weak=False):
         self.code, self.wording, self.params, self.line = code, wording, params, line
@@ -39,6 +39,7 @@ class Match:
         self.weak = weak  # the entry was named (a note line, a docs link), no message matched
         self.ties: list[Match] = []  # other entries' wordings that match the same text as well
         self.kernel = None  # the kernel that raised it, when a shared wording's context tells (see told_kernel)
+        self.context = None  # what the text around it tells of where it was raised (read_context), when asked
 
     def key(self):
         return (self.code, repr(sorted(self.params.items())))
@@ -199,6 +200,7 @@ class Index:
         self._postings: dict[str, list[int]] | None = None
         self._skeletons: dict[int, str] = {}
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
+        self._context_codes: dict[str, bool] = {}  # code -> whether its fixes depend on the context (read_context)
         # the catalogue each code comes from (errkit/explain/registry.py): code -> name, or one name for all
         self._catalogues = data.get("catalogues") or data.get("project") or ""
         # code -> its fixes' suggest expressions already vetted and compiled (explain's index cache)
@@ -327,6 +329,36 @@ class Index:
                      if any(_starts_identifier_in(ahead, start, end, name) for name in kernels[k]["names"])]
             if len(named) == 1:
                 match.kernel = named[0]
+
+    def reads_context(self, code: str) -> bool:
+        """Whether entry `code` has fixes the context orders or leaves out: one for a raise site, or
+        one for a kernel of a framework other than JAX (errkit/explain/context.py). Only those
+        matches read it: a log's other matches pay nothing."""
+        known = self._context_codes.get(code)
+        if known is None:
+            kernels = self.data.get("kernels") or {}
+            fixes = (self.entries.get(code) or {}).get("fixes") or ()
+            known = self._context_codes[code] = any(
+                fix.get("site") or (kernels.get(fix.get("kernel")) or {}).get("framework") for fix in fixes)
+        return known
+
+    def read_context(self, match: Match, data: bytes, start: int) -> None:
+        """match.context: the framework and the raise site the text around the match shows, each with
+        the text it was read from (errkit/explain/context.py); from TIE_CONTEXT bytes before its
+        line to the next traceback after it, READ_WINDOW at most."""
+        from errkit.explain import context
+
+        line_end = data.find(b"\n", start)
+        line_end = len(data) if line_end < 0 else line_end
+        end = min(len(data), start + READ_WINDOW)
+        cut = data.find(NEXT_TRACEBACK_BYTES, line_end, end)
+        end = end if cut < 0 else cut
+        before = data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace")
+        line = data[start:line_end].decode("utf-8", "replace")
+        after = data[line_end:end].decode("utf-8", "replace")
+        framework, framework_mark = context.framework(before, line, after)
+        site, site_mark = context.site(told_kernel(match), line, after)
+        match.context = {"framework": framework, "framework_from": framework_mark, "site": site, "site_from": site_mark}
 
     def _best(self, ids: list[int], text: str, how: str, line_no: int) -> Match | None:
         """The wording of `ids` that matches `text` (`how`: fullmatch, at the line end, anywhere)
@@ -603,6 +635,8 @@ class Index:
                                          data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
         if match is not None:
             self.read_on(match, data, start, ahead)
+            if self.reads_context(match.code):
+                self.read_context(match, data, start)
         if match is not None and match.span is not None and origin is not None:
             a, b = original_span(origin, *match.span)
             match.text = line[a:b]

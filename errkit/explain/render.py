@@ -54,6 +54,8 @@ def format_result(res: dict, style: Style) -> str:
         lines.append(label("you have") + matched["text"][:200])
     if res["params"]:
         lines.append(label("values") + ", ".join(f"{k}={shown(v)}" for k, v in res["params"].items()))
+    if context_said(res):
+        lines.append(label("context") + context_said(res))
     lines.append(label("means") + _first_paragraph(res["explanation"]))
     for n, fix in enumerate(res["fixes"], 1):
         aside = style.dim("alternative, outside this library: ") if fix.get("alternative") else ""
@@ -91,6 +93,22 @@ def format_entry(code: str, entry: dict, style: Style, catalogue: str = "") -> s
     if catalogue:
         lines.append("  catalogue: " + catalogue)
     return "\n".join(lines)
+
+
+FRAMEWORK_NAMES = {"pytorch": "PyTorch", "jax": "JAX", "triton": "Triton (no PyTorch or JAX frame shown)"}
+SITE_NAMES = {"xla-fusion": "one of XLA's own operations", "pallas-call": "a kernel's custom call (your own pallas_call?)"}
+
+
+def context_said(res: dict) -> str:
+    """What explain read of where the error was raised, in words, with what it read it from ("" if
+    nothing): `PyTorch (read from "torch._inductor"); one of XLA's own operations (...)`."""
+    context = res.get("context") or {}
+    said = []
+    if context.get("framework"):
+        said.append(f"{FRAMEWORK_NAMES[context['framework']]} (read from \"{context['framework_from']}\")")
+    if context.get("site") in SITE_NAMES:
+        said.append(f"{SITE_NAMES[context['site']]} (read from \"{context['site_from']}\")")
+    return "; ".join(said)
 
 
 def to_json(res: dict) -> str:
@@ -145,6 +163,8 @@ def as_markdown(res: dict) -> str:
     lines = [f"**{res['code']}: {res['title']}** (errkit)", "", fence + "text", message.strip(), fence, ""]
     if res["params"]:
         lines.append("- values: " + ", ".join(f"`{k}={shown(v)}`" for k, v in res["params"].items()))
+    if context_said(res):
+        lines.append("- raised in: " + context_said(res))
     for n, fix in enumerate(res["fixes"], 1):
         found = [s for s in fix["suggestions"] if "value" in s and s["value"] not in (None, [])]
         kind = "alternative" if fix.get("alternative") else "fix"

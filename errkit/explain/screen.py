@@ -33,12 +33,14 @@ ENTRY_OPTIONAL = {"reads": list}
 PARAM = {"type": str, "description": str}
 FIX = {"summary": str, "suggest": dict, "sets": dict, "before": (str, _OPTIONAL), "after": (str, _OPTIONAL),
        "alternative": bool, "unverified": (str, _OPTIONAL), "kernel": (str, _OPTIONAL)}
+FIX_OPTIONAL = {"site": str}
 READ = {"regex": str, "captures": list}
 WORDING = {"code": str, "variant": int, "template": str, "source": str, "exception": str, "location": (str, _OPTIONAL),
            "regex": str, "captures": list, "literal_chars": int, "skeleton": str, "key": (str, _OPTIONAL),
            "releases": (dict, _OPTIONAL), "kernels": list}
 RELEASES = {"dist": str, "specifier": str, "bounds": list, "shown": str}
 KERNEL = {"title": str, "source": (str, _OPTIONAL), "names": list}
+KERNEL_OPTIONAL = {"framework": str}
 OPERATORS = (">=", ">", "<=", "<", "==", "!=")
 
 
@@ -92,7 +94,7 @@ def screened(data) -> dict:
         _strings(entry["related"], f"{where} related")
         compiled = {}
         for n, fix in enumerate(entry["fixes"]):
-            _record(fix, FIX, f"{where} fix {n + 1}")
+            _record(fix, FIX, f"{where} fix {n + 1}", FIX_OPTIONAL)
             for label, source in fix["suggest"].items():
                 if not isinstance(source, str):
                     raise Unusable(f"{where} fix {n + 1} suggestion {label!r}: not a string")
@@ -124,7 +126,7 @@ def screened(data) -> dict:
             _releases(wording["releases"], f"{where} releases")
         _regex(wording, where)
     for name, kernel in data["kernels"].items():
-        _record(kernel, KERNEL, f"kernel {name!r}")
+        _record(kernel, KERNEL, f"kernel {name!r}", KERNEL_OPTIONAL)
         _strings(kernel["names"], f"kernel {name!r} names")
     return {**data, "entries": entries, "vetted": vetted}
 

@@ -78,7 +78,8 @@ def _suggestions(entry: Entry, kernel_map) -> list[dict]:
     sources = kernels.suggestion_sources(entry, kernel_map)
     return [
         {"summary": fix.summary, "suggest": suggest, "sets": dict(fix.sets), "before": fix.before, "after": fix.after,
-         "alternative": fix.alternative, "unverified": fix.unverified, "kernel": fix.kernel}
+         "alternative": fix.alternative, "unverified": fix.unverified, "kernel": fix.kernel,
+         **({"site": fix.site} if fix.site else {})}
         for fix, suggest in zip(entry.fixes, sources)
     ]
 
@@ -141,7 +142,8 @@ def build(catalogue: Catalogue) -> dict:
         "entries": entries,
         "wordings": compiled,
         # what explain says of a fix for one kernel, and how a traceback tells a shared wording's kernel
-        "kernels": {k.id: {"title": k.title, "source": k.source, "names": list(k.names)}
+        "kernels": {k.id: {"title": k.title, "source": k.source, "names": list(k.names),
+                           **({"framework": k.framework} if k.framework != "jax" else {})}
                     for k in sorted(catalogue.kernels.values(), key=lambda k: k.id)},
     })
 
@@ -164,7 +166,7 @@ def checked(data: dict) -> dict:
         for name, param in entry["params"].items():
             expect(param, f.PARAM_KEYS, f"entry {code} param {name}")
         for n, fix in enumerate(entry["fixes"]):
-            expect(fix, f.FIX_KEYS, f"entry {code} fix {n}")
+            expect(fix, f.FIX_KEYS, f"entry {code} fix {n}", f.FIX_OPTIONAL_KEYS)
         for n, read in enumerate(entry.get("reads", ())):
             expect(read, f.READ_KEYS, f"entry {code} read {n}")
     for n, wording in enumerate(data["wordings"]):
@@ -172,7 +174,7 @@ def checked(data: dict) -> dict:
         if wording["releases"] is not None:
             expect(wording["releases"], f.RELEASES_KEYS, f"wording {n} releases")
     for name, kernel in data["kernels"].items():
-        expect(kernel, f.KERNEL_KEYS, f"kernel {name}")
+        expect(kernel, f.KERNEL_KEYS, f"kernel {name}", f.KERNEL_OPTIONAL_KEYS)
     return data
 
 

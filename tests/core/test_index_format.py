@@ -78,8 +78,8 @@ def test_the_matcher_uses_the_formats_own_objects():
 
 def _record_keys() -> set[str]:
     f = index_format
-    return set(f.TOP_KEYS + f.ENTRY_KEYS + f.ENTRY_OPTIONAL_KEYS + f.PARAM_KEYS + f.FIX_KEYS + f.READ_KEYS
-               + f.WORDING_KEYS + f.RELEASES_KEYS + f.KERNEL_KEYS)
+    return set(f.TOP_KEYS + f.ENTRY_KEYS + f.ENTRY_OPTIONAL_KEYS + f.PARAM_KEYS + f.FIX_KEYS + f.FIX_OPTIONAL_KEYS + f.READ_KEYS
+               + f.WORDING_KEYS + f.RELEASES_KEYS + f.KERNEL_KEYS + f.KERNEL_OPTIONAL_KEYS)
 
 
 def test_the_matcher_reads_only_keys_of_the_format():
@@ -179,8 +179,8 @@ def test_the_format_page_lists_every_key():
     sections = _sections()
     tables = {
         "Top level": f.TOP_KEYS, "Entry records": f.ENTRY_KEYS + f.ENTRY_OPTIONAL_KEYS, "Param records": f.PARAM_KEYS,
-        "Fix records": f.FIX_KEYS, "Read records": f.READ_KEYS, "Wording records": f.WORDING_KEYS,
-        "Releases records": f.RELEASES_KEYS, "Kernel records": f.KERNEL_KEYS,
+        "Fix records": f.FIX_KEYS + f.FIX_OPTIONAL_KEYS, "Read records": f.READ_KEYS, "Wording records": f.WORDING_KEYS,
+        "Releases records": f.RELEASES_KEYS, "Kernel records": f.KERNEL_KEYS + f.KERNEL_OPTIONAL_KEYS,
         "The site's index.json": f.SITE_TOP_KEYS + f.SITE_ENTRY_KEYS,
     }
     for title, keys in tables.items():

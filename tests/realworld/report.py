@@ -26,7 +26,7 @@ CASES = HERE / "cases"
 FILES = HERE / "files"
 ROOT = HERE.parent.parent
 POSITIVE_CLASSES = ("prose", "free-text", "altered", "release", "lookup", "plain")
-FIELDS = ("id", "source", "source_type", "class", "text", "file", "code", "values", "note", "kind", "kernel")
+FIELDS = ("id", "source", "source_type", "class", "text", "file", "code", "values", "note", "kind", "kernel", "context")
 
 
 def load_cases(folder: Path = CASES) -> list[dict]:
@@ -89,6 +89,10 @@ def judge(case: dict) -> dict:
         told = ((first.get("matched") or {}).get("kernel") or {}).get("id")
         if told != case["kernel"]:
             wrong["(kernel)"] = (case["kernel"], told)
+    for key, want_context in (case.get("context") or {}).items():  # where the text says it was raised
+        got_context = (first.get("context") or {}).get(key)
+        if got_context != want_context:
+            wrong[f"(context {key})"] = (want_context, got_context)
     # a lookup (a code, a class name, the note line our exceptions print) names the entry exactly,
     # with the values its text carries (none, or a page link's query string)
     exact = rc == 0 and confidence in ("exact", "lookup")

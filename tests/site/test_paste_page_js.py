@@ -185,6 +185,7 @@ def _python_explain(index: match.Index, text: str) -> list[dict]:
         "shown": {k: runtime.shown(v) for k, v in res["params"].items()},
         "kernel": res["matched"]["kernel"] and res["matched"]["kernel"]["id"],
         "life": res["matched"]["life"],
+        "context": res["context"],
         "fix_kernels": [fix["kernel"] and fix["kernel"]["id"] for fix in res["fixes"]],
         "suggestions": [[[s["label"], "value", runtime.shown(s["value"])] if "value" in s
                           else [s["label"], "not_computed", s["not_computed"]] if "not_computed" in s else [s["label"], "needs", s["needs"]]

@@ -1152,6 +1152,9 @@
       [
         ["shrink max sequences x pages per sequence by", ["limit", "used"], function (p, m) { return R.truediv(R.floordiv(m.call("next_multiple", [m.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
       ],
+      [
+        ["shrink the SMEM operands by at least", ["limit", "used"], function (p, m) { return m.call("round", [R.truediv(p["used"], p["limit"]), 2n]); }],
+      ],
     ],
     "RA812": [
       [
@@ -1195,6 +1198,14 @@
         ["divide block_q x block_kv by", ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
       ],
       [
+        ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
+        ["divide BLOCK_M x BLOCK_N by", ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
+      ],
+      [
+      ],
+      [
+        ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
+        ["divide BLOCK_M x BLOCK_N x num_stages by", ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
       ],
     ],
     "RA821": [

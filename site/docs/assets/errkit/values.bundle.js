@@ -2363,6 +2363,9 @@
       [
         ["shrink max sequences x pages per sequence by", ["limit", "used"], function (p, m) { return R.truediv(R.floordiv(m.call("next_multiple", [m.mul(p["used"], 100n), p["limit"]]), p["limit"]), 100n); }],
       ],
+      [
+        ["shrink the SMEM operands by at least", ["limit", "used"], function (p, m) { return m.call("round", [R.truediv(p["used"], p["limit"]), 2n]); }],
+      ],
     ],
     "RA812": [
       [
@@ -2406,6 +2409,14 @@
         ["divide block_q x block_kv by", ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
       ],
       [
+        ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
+        ["divide BLOCK_M x BLOCK_N by", ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
+      ],
+      [
+      ],
+      [
+        ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
+        ["divide BLOCK_M x BLOCK_N x num_stages by", ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
       ],
     ],
     "RA821": [
@@ -2554,6 +2565,11 @@
     MARKERS: ["Error", "Exception"],
     FRAME_MARK: "File \"",
     NEXT_TRACEBACK: "Traceback (most recent call last)",
+    PYTORCH_MARKS: ["\/torch\/", "\\torch\\", "torch._inductor", "torch._dynamo", "torch.compile", "torch.nn.attention", "InductorError", "BackendCompilerFailed", "triton_heuristics", "triton_tem_fused", "triton_per_fused", "triton_red_fused", "triton_poi_fused"],
+    JAX_MARKS: ["\/jax\/", "\\jax\\", "\/jaxlib\/", "jax._src", "jax.errors", "jaxlib.", "XlaRuntimeError", "JaxRuntimeError", "pallas_call", "jax.experimental"],
+    TRITON_MARKS: ["\/triton\/", "\\triton\\", "triton.runtime", "triton.compiler", "triton.language", "@triton.jit"],
+    FUSION_MARKS: ["%fusion", "XLA label: %", "fusion.", "_fusion", "allocating on stack for %"],
+    PALLAS_MARKS: ["pallas_call", "tpu_custom_call", "custom-call(", "mosaic_gpu", "__gpu$xla.gpu.triton", "prefetched SMEM operand"],
     SPACE: "[ \\t\\n\\r\\f\\v]",
     LINE_END: "[ \\t\\n\\r\\f\\v]*(?=\\n?$)",
     WORD: "[A-Za-z_][A-Za-z0-9_]*",
@@ -2666,7 +2682,7 @@
   };
 
   function newMatch(code, wording, params, lineNo, extra) {
-    var m = { code: code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: "", span: null, weak: false, ties: [], offset: 0, kernel: null };
+    var m = { code: code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: "", span: null, weak: false, ties: [], offset: 0, kernel: null, context: null };
     for (var k in extra || {}) m[k] = extra[k];
     return m;
   }
@@ -3035,9 +3051,99 @@
       match.kernel = shownKernel(match.wording.kernels, this.data.kernels || {}, text.slice(Math.max(0, start - FORMAT.TIE_CONTEXT), start) + norm);
     }
     if (match !== null) this.readOn(match, text, start);
+    if (match !== null && this.readsContext(match.code)) this.readContext(match, text, start);
     if (match !== null && match.span !== null && origin !== null) match.text = line.slice(origin[match.span[0]], origin[match.span[1]]);
     return match;
   };
+
+  // match.Index.reads_context: whether the entry has fixes the context orders or leaves out
+  Index.prototype.readsContext = function (code) {
+    this.contextCodes = this.contextCodes || {};
+    if (!Object.prototype.hasOwnProperty.call(this.contextCodes, code)) {
+      var kernels = this.data.kernels || {};
+      var entry = this.entries[code];
+      this.contextCodes[code] = ((entry && entry.fixes) || []).some(function (fix) {
+        return Boolean(fix.site) || Boolean(fix.kernel && kernels[fix.kernel] && kernels[fix.kernel].framework);
+      });
+    }
+    return this.contextCodes[code];
+  };
+
+  // match.Index.read_context: the framework and the raise site the text around the match shows
+  Index.prototype.readContext = function (match, text, start) {
+    var lineEnd = text.indexOf("\n", start);
+    if (lineEnd < 0) lineEnd = text.length;
+    var end = Math.min(text.length, start + FORMAT.READ_WINDOW);
+    var cut = text.indexOf(FORMAT.NEXT_TRACEBACK, lineEnd);
+    if (cut >= 0 && cut < end) end = cut;
+    var before = text.slice(Math.max(0, start - FORMAT.TIE_CONTEXT), start);
+    var line = text.slice(start, lineEnd), after = text.slice(lineEnd, Math.max(lineEnd, end));
+    var fw = contextFramework(before, line, after);
+    var where = contextSite(toldKernel(match), line, after);
+    match.context = { framework: fw[0], framework_from: fw[1], site: where[0], site_from: where[1] };
+  };
+
+  // context._last / _first: the last (first) of `marks` in `text`, [-1, ""] if none
+  function lastMark(text, marks) {
+    var best = -1, which = "";
+    marks.forEach(function (mark) { var at = text.lastIndexOf(mark); if (at > best) { best = at; which = mark; } });
+    return [best, which];
+  }
+  function firstMark(text, marks) {
+    var best = -1, which = "";
+    marks.forEach(function (mark) {
+      var at = text.indexOf(mark);
+      if (at >= 0 && (best < 0 || at < best || (at === best && mark < which))) { best = at; which = mark; }
+    });
+    return [best, which];
+  }
+
+  // context.framework: PyTorch's or JAX's marks (the nearest the match when both), else Triton's
+  function contextFramework(before, line, after) {
+    var text = before + "\n" + line + "\n" + after;
+    var shown = [["pytorch", lastMark(text, FORMAT.PYTORCH_MARKS)], ["jax", lastMark(text, FORMAT.JAX_MARKS)]]
+      .filter(function (item) { return item[1][0] >= 0; });
+    if (shown.length === 1) return [shown[0][0], shown[0][1][1]];
+    if (shown.length > 1) {
+      var cut = before.length + 1 + line.length;
+      var nearness = function (item) { var at = item[1][0]; return at < cut ? cut - at : 0; };
+      var best = shown[0];
+      if (nearness(shown[1]) < nearness(best)) best = shown[1];
+      return [best[0], best[1][1]];
+    }
+    var triton = lastMark(text, FORMAT.TRITON_MARKS);
+    return triton[0] >= 0 ? ["triton", triton[1]] : [null, null];
+  }
+
+  // context.site: the kernel told, else a kernel's custom call or one of XLA's own operations, the first named
+  function contextSite(told, line, after) {
+    if (told) return ["kernel", told];
+    var text = line + "\n" + after;
+    var kernel = firstMark(text, FORMAT.PALLAS_MARKS), xla = firstMark(text, FORMAT.FUSION_MARKS);
+    if (kernel[0] >= 0 && (xla[0] < 0 || kernel[0] <= xla[0] || text.slice(xla[0], kernel[0]).indexOf("\n") < 0)) {
+      return ["pallas-call", kernel[1]];
+    }
+    if (xla[0] >= 0) return ["xla-fusion", xla[1]];
+    return [null, null];
+  }
+
+  // context.ordered: another framework's kernels' fixes left out (and every kernel's at an XLA
+  // operation); this framework's kernels' fixes and the site's first
+  function contextOrdered(fixes, kernels, framework, site) {
+    var fixFramework = function (fix) {
+      return fix.kernel ? ((kernels[fix.kernel] && kernels[fix.kernel].framework) || "jax") : null;
+    };
+    if (framework) fixes = fixes.filter(function (f) { var w = fixFramework(f); return w === null || w === framework; });
+    if (site === "xla-fusion") fixes = fixes.filter(function (f) { return !f.kernel; });
+    var rank = function (fix, n) {
+      var first = (framework && fix.kernel && fixFramework(fix) === framework && framework !== "jax") || (site && fix.site === site);
+      return [first ? 0 : 1, fix.alternative ? 1 : 0, n];
+    };
+    return fixes.map(function (fix, n) { return [rank(fix, n), fix]; }).sort(function (a, b) {
+      for (var k = 0; k < 3; k++) if (a[0][k] !== b[0][k]) return a[0][k] - b[0][k];
+      return 0;
+    }).map(function (item) { return item[1]; });
+  }
 
   // match._break_tie: the entry whose raise site (a frame's file) the context shows, else the one
   // whose release range holds the release the context names; else the first
@@ -3469,6 +3575,8 @@
     var wording = match.wording;
     var told = match.weak ? null : toldKernel(match); // a lookup names the entry, not who raised it
     var fixes = match.weak ? entry.fixes : offered(entry.fixes, wording, told);
+    var context = match.context || null;
+    if (context && !match.weak) fixes = contextOrdered(fixes, index.data.kernels || {}, context.framework, context.site);
     var meter = new R.Meter(); // the bounds of the answer's suggestions, all together (errkit/core/bounds.py)
     return {
       code: match.code,
@@ -3486,6 +3594,7 @@
         kernel: kernelRef(index, told),
         text: match.text,
       },
+      context: context ? Object.assign({}, context) : null,
       params: match.params,
       fixes: fixes.map(function (fix) {
         return {
