@@ -989,13 +989,23 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
     of the matches `scan_chunks` finds."""
     found: dict = {}
     reading = Reading()
-    for match, _ in scan_chunks(index, chunks, warn, reading):
+    previous = None  # (the match before, its key, its chunk)
+    for match, chunk in scan_chunks(index, chunks, warn, reading):
+        if previous is not None and _same_block(previous[0], match, previous[2] is chunk):
+            # one error printed over several lines (a status, then "Look at the errors above"):
+            # one answer with every value, counted once
+            match.params = {**previous[0].params, **match.params}
+            item = found[previous[1]]
+            item.count -= 1
+            if not item.count:
+                del found[previous[1]]
         key = match.key()
         item = found.get(key)
         if item is None:
             item = found[key] = Found(match)
         item.count += 1
         item.last_line = match.line
+        previous = (match, key, chunk)
     strong = {f.match.code for f in found.values() if not f.match.weak}
     # a note line or a page link under a message that matched says nothing more
     ordered = sorted((f for f in found.values() if not (f.match.weak and f.match.code in strong)),
@@ -1003,6 +1013,18 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
     text = Tail(reading.tail.decode("utf-8", "replace"))
     text.first_line = reading.line - text.count("\n")
     return ordered, text, reading.seen_text
+
+
+def _same_block(before: Match, match: Match, same_chunk: bool) -> bool:
+    """Whether `match` ends the error `before` began (issue 26, item 2): the next match, of the same
+    entry, both exact, within TIE_CONTEXT bytes in one chunk, their values agreeing, and `before`
+    holding a value `match` lacks (a repeated error with the same values is counted, not merged)."""
+    if not same_chunk or before.code != match.code or before.weak or match.weak or not (before.exact and match.exact):
+        return False
+    if not 0 <= match.offset - before.offset <= TIE_CONTEXT:
+        return False
+    shared = before.params.keys() & match.params.keys()
+    return all(before.params[k] == match.params[k] for k in shared) and bool(before.params.keys() - match.params.keys())
 
 
 def approximate(index: Index, tail: str, limit: int = 3) -> list[Match]:

@@ -1252,6 +1252,8 @@
         ["cuDNN to load, at least (same major version)", ["compiled_cudnn"], function (p, m) { return p["compiled_cudnn"]; }],
       ],
       [
+        ["share of the GPU's memory already taken", ["free_bytes", "total_bytes"], function (p, m) { return m.call("round", [R.sub(1n, R.truediv(p["free_bytes"], p["total_bytes"])), 2n]); }],
+        ["XLA_PYTHON_CLIENT_MEM_FRACTION at most", ["free_bytes", "total_bytes"], function (p, m) { return m.call("round", [m.mul(R.truediv(p["free_bytes"], p["total_bytes"]), 0.9), 2n]); }],
       ],
     ],
     "RA828": [

@@ -2463,6 +2463,8 @@
         ["cuDNN to load, at least (same major version)", ["compiled_cudnn"], function (p, m) { return p["compiled_cudnn"]; }],
       ],
       [
+        ["share of the GPU's memory already taken", ["free_bytes", "total_bytes"], function (p, m) { return m.call("round", [R.sub(1n, R.truediv(p["free_bytes"], p["total_bytes"])), 2n]); }],
+        ["XLA_PYTHON_CLIENT_MEM_FRACTION at most", ["free_bytes", "total_bytes"], function (p, m) { return m.call("round", [m.mul(R.truediv(p["free_bytes"], p["total_bytes"]), 0.9), 2n]); }],
       ],
     ],
     "RA828": [
@@ -3432,11 +3434,38 @@
     return match.code + "\u0000" + names.map(function (n) { return n + "=" + R.repr(match.params[n]); }).join("\u0000");
   }
 
+  // match._same_block: the next match of the same entry, both exact, within TIE_CONTEXT, values
+  // agreeing, the one before holding a value this one lacks
+  function sameBlock(before, match) {
+    if (before.code !== match.code || before.weak || match.weak || !(before.exact && match.exact)) return false;
+    var distance = match.offset - before.offset;
+    if (distance < 0 || distance > FORMAT.TIE_CONTEXT) return false;
+    var has = function (o, p) { return Object.prototype.hasOwnProperty.call(o, p); };
+    var extra = false;
+    for (var name in before.params) {
+      if (!has(before.params, name)) continue;
+      if (has(match.params, name)) {
+        if (R.repr(before.params[name]) !== R.repr(match.params[name])) return false;
+      } else {
+        extra = true;
+      }
+    }
+    return extra;
+  }
+
   // explain.explain_chunks for one text: distinct exact matches, most recent first (a note line or a
   // page link under a message that matched says nothing more)
   function findAll(index, text) {
     var found = new Map();
+    var previous = null; // [the match before, its key]
     index.scan(text, 1).forEach(function (match) {
+      if (previous !== null && sameBlock(previous[0], match)) {
+        // one error printed over several lines: one answer with every value, counted once
+        match.params = Object.assign({}, previous[0].params, match.params);
+        var before = found.get(previous[1]);
+        before.count -= 1;
+        if (!before.count) found.delete(previous[1]);
+      }
       var k = key(match);
       var item = found.get(k);
       if (!item) {
@@ -3445,6 +3474,7 @@
       }
       item.count += 1;
       item.lastLine = match.line;
+      previous = [match, k];
     });
     var strong = new Set();
     found.forEach(function (f) { if (!f.match.weak) strong.add(f.match.code); });

@@ -1,0 +1,54 @@
+"""One error printed over several lines (issue 26, item 2): a status or versions logged above the
+error line that says "Look at the errors above" join its answer, counted once; a repeated error
+with the same values is still counted, and lines whose values disagree stay apart
+(errkit/explain/match.py _same_block, and the paste page's port)."""
+
+import io
+import json
+
+from errkit.explain import command
+
+HANDLE = "E1126 13:04:33.173027 1713450 cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"
+MEMORY = "E1126 13:04:33.173300 1713450 cuda_dnn.cc:539] Memory usage: 11372396544 bytes free, 11539054592 bytes total.\n"
+VERSIONS = "E0101 cuda_dnn.cc:429] Loaded runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0.\n"
+FINAL = "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed.\n"
+TRACEBACK = 'Traceback (most recent call last):\n  File "<stdin>", line 1, in <module>\n'
+
+
+def answers(text: str, every: bool = True) -> list[dict]:
+    out, err = io.StringIO(), io.StringIO()
+    assert command.run([text], as_json=True, show_all=every, out=out, err=err) == 0, err.getvalue()
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_the_lines_above_join_the_error_lines_answer():
+    (res,) = answers(VERSIONS + HANDLE + MEMORY + TRACEBACK + FINAL)
+    assert res["code"] == "RA827" and res["count"] == 1
+    assert res["params"] == {"runtime_cudnn": "8.5.0", "compiled_cudnn": "8.6.0", "status": "CUDNN_STATUS_INTERNAL_ERROR",
+                             "free_bytes": 11372396544, "total_bytes": 11539054592}
+    computed = {s["label"]: s["value"] for fix in res["fixes"] for s in fix["suggestions"] if "value" in s}
+    assert computed["cuDNN to load, at least (same major version)"] == "8.6.0"
+    assert computed["share of the GPU's memory already taken"] == 0.01
+
+
+def test_the_last_answer_alone_has_every_value_too():
+    (res,) = answers(HANDLE + MEMORY + TRACEBACK + FINAL, every=False)
+    assert res["params"]["status"] == "CUDNN_STATUS_INTERNAL_ERROR" and res["params"]["free_bytes"] == 11372396544
+
+
+def test_a_repeated_error_with_the_same_values_is_counted_not_merged():
+    (res,) = answers(HANDLE + MEMORY + HANDLE + MEMORY)
+    assert res["count"] == 2 and res["params"]["status"] == "CUDNN_STATUS_INTERNAL_ERROR"
+
+
+def test_lines_whose_values_disagree_stay_apart():
+    other = HANDLE.replace("CUDNN_STATUS_INTERNAL_ERROR", "CUDNN_STATUS_NOT_INITIALIZED")
+    results = answers(HANDLE + other)
+    assert sorted(r["params"]["status"] for r in results) == ["CUDNN_STATUS_INTERNAL_ERROR", "CUDNN_STATUS_NOT_INITIALIZED"]
+
+
+def test_another_entrys_error_between_them_keeps_them_apart():
+    between = "ValueError: num_q_heads=12 must be divisible by num_kv_heads=8\n"
+    results = answers(HANDLE + between + FINAL)
+    final = next(r for r in results if r["code"] == "RA827" and "status" not in r["params"])
+    assert final["count"] == 1
