@@ -32,7 +32,9 @@ without a message, which errkit's scan does not report, are added by a short AST
 tokamax (`--dist tokamax`, written to catalog/harvest/tokamax.json): the files of the attention ops
 package behind `tokamax.dot_product_attention` (tokamax/_src/ops/attention/*.py, its tests and test
 helpers left out: api.py, base.py, arg_specs.py and each implementation, xla_chunked, jax_nn,
-pallas_triton, pallas_mosaic_gpu, pallas_mosaic_tpu and their VJPs). tokamax 0.0.13 and later need
+pallas_triton, pallas_mosaic_gpu, pallas_mosaic_tpu and their VJPs) and tokamax/_src/ops/op.py, the
+Op base class whose __call__ every implementation runs through ('Not supported on cpu.', configs,
+vjp). tokamax 0.0.13 and later need
 Python >= 3.12 and are downloaded for it, as jax's newest are; 0.1.0 is a yanked empty placeholder
 that the index does not list.
 """
@@ -73,8 +75,9 @@ JAX_SCOPE = (
 # Functions of jax/_src/nn/functions.py that jax.nn.dot_product_attention never calls.
 JAX_NOT_ATTENTION = {"glu", "standardize", "softmax", "log_softmax", "_one_hot", "one_hot", "scaled_matmul", "scaled_dot_general",
                      "get_scaled_dot_general_config"}
-# tokamax's attention ops: every module of the package but its tests and test helpers.
-TOKAMAX_SCOPE = (r"tokamax/_src/ops/attention/(?!test_base\.py$)(?![^/]*_test\.py$)[^/]+\.py",)
+# tokamax's attention ops: every module of the package but its tests and test helpers, and the Op
+# base class every attention op runs through (its platform, config and vjp checks).
+TOKAMAX_SCOPE = (r"tokamax/_src/ops/attention/(?!test_base\.py$)(?![^/]*_test\.py$)[^/]+\.py", r"tokamax/_src/ops/op\.py")
 
 # distribution -> (its first release harvested, SCOPE, file -> functions left out)
 DISTS = {

@@ -1,7 +1,8 @@
 """tokamax's attention ops: every raise site with a message is catalogued, in its releases.
 
 `catalog/harvest/tokamax.json` (`python scripts/harvest.py --dist tokamax`) holds every raise site
-errkit's scan finds in tokamax/_src/ops/attention/*.py (its tests and test helpers left out) of
+errkit's scan finds in tokamax/_src/ops/attention/*.py (its tests and test helpers left out) and
+tokamax/_src/ops/op.py (the Op base class every implementation runs through) of
 every tokamax release the package index serves, 0.0.1 to 0.0.17. Here, with no network and no
 tokamax installed: each harvested wording, rendered with sample values, is recognised exactly by a
 wording of catalog/tokamax/ (or of the entry named in SHARED) with every value read back; each
@@ -105,7 +106,7 @@ def test_the_harvest_holds_every_release_to_0_0_17():
     assert DATA["dist"] == "tokamax" and RELEASES == sorted(RELEASES, key=Version)
     assert {"0.0.12", "0.0.13", "0.0.17"} <= set(RELEASES) and RELEASES[0] == "0.0.1"
     files = {s["path"] for sites in DATA["wordings"].values() for s in sites}
-    assert "tokamax/_src/ops/attention/api.py" in files and not any(f.endswith("_test.py") for f in files)
+    assert {"tokamax/_src/ops/attention/api.py", "tokamax/_src/ops/op.py"} <= files and not any(f.endswith("_test.py") for f in files)
     assert len(CASES) > 150 and len(DATA["wordings"]) > 90
     scope = re.compile(DATA["scope"][0])  # the ops' modules, not their tests or test helpers
     assert scope.fullmatch("tokamax/_src/ops/attention/api.py") and scope.fullmatch("tokamax/_src/ops/attention/pallas_mosaic_gpu_vjp.py")
@@ -163,13 +164,14 @@ def test_the_installed_tokamax_scans_as_harvested():
     version = getattr(tokamax, "__version__", None)
     if version not in RELEASES:
         pytest.skip(f"tokamax {version} is not harvested")
-    root = Path(tokamax.__file__).parent / "_src" / "ops" / "attention"
-    scope = re.compile(DATA["scope"][0])
-    files = [p for p in sorted(root.glob("*.py")) if scope.fullmatch(f"tokamax/_src/ops/attention/{p.name}")]
+    package = Path(tokamax.__file__).parent.parent  # site-packages: paths below it read as the harvest's
+    scopes = [re.compile(p) for p in DATA["scope"]]
+    files = [p for p in sorted((package / "tokamax" / "_src" / "ops").rglob("*.py"))
+             if any(sc.fullmatch(p.relative_to(package).as_posix()) for sc in scopes)]
     result = scan.scan_paths([str(p) for p in files], report=lambda line: None)
-    assert not result.problems
-    scanned = {(Path(s.path).name, s.function, s.template) for s in result.sites}
-    harvested = {(Path(s["path"]).name, s["function"], t) for t, sites in DATA["wordings"].items() if t
+    assert not result.problems and len(files) > 15
+    scanned = {(Path(s.abspath).relative_to(package).as_posix(), s.function, s.template) for s in result.sites}
+    harvested = {(s["path"], s["function"], t) for t, sites in DATA["wordings"].items() if t
                  for s in sites if version in raising(s)}
     assert scanned == harvested
     coverage = Coverage(index())

@@ -2710,6 +2710,31 @@
         ["pad seq_q to", ["chunk_size", "seq_q"], function (p, m) { return m.mul(R.neg(R.floordiv(R.neg(p["seq_q"]), p["chunk_size"])), p["chunk_size"]); }],
       ],
     ],
+    "RA947": [
+      [
+        ["use implementation", ["device_kind"], function (p, m) { return (R.truthy(R.compare(m.v(p["device_kind"]), [["==", function () { return "cpu"; }]])) ? "xla" : null); }],
+      ],
+    ],
+    "RA948": [
+      [
+      ],
+    ],
+    "RA949": [
+      [
+      ],
+    ],
+    "RA950": [
+      [
+      ],
+    ],
+    "RA951": [
+      [
+      ],
+    ],
+    "RA952": [
+      [
+      ],
+    ],
   };
 });
 ;
