@@ -43,8 +43,8 @@ SHARED = {
 # Harvested templates no wording can stand for, each with why. Held to set equality below: this
 # list may only shrink.
 EXEMPT = {
-    "{msg('f16 and bf16')}": "the whole message is a lambda's result; RA928's wording 'Only {supported} supported for {precision=}, got {x.dtype=}' "
-                             "is the text msg() prints",
+    "{msg('f16 and bf16')}": "the whole message is a lambda's result; RA928's wordings 'Only f16 and bf16 supported for {precision=}, got {x.dtype=}' "
+                             "and 'Only {supported} supported for ...' are the texts msg() prints (checked in test_msg_texts_are_recognised)",
     "{msg(precision.supported_lhs_types)}": "the same lambda (RA928)",
     "TODO": "tokamax 0.0.17's placeholder NotImplementedError('TODO') in the new triton module: a wording 'TODO' would claim any such text",
 }
@@ -149,7 +149,7 @@ def test_each_tokamax_range_covers_exactly_the_releases_raising_its_wordings():
         assert record and record["dist"] == "tokamax", f"{w['code']} wording {w['variant']}: every tokamax wording names its releases"
         inside = {r for r in RELEASES if releases.contains(record["bounds"], releases.release_tuple(r))}
         got = raised_by.get((w["code"], w["variant"]), set())
-        if w["template"].startswith("Only {supported} supported for"):
+        if " supported for precision={precision}, got " in w["template"]:  # RA928's two texts of msg(): both exempt templates' releases
             got = {r for t in EXEMPT if t.startswith("{msg(") for s in DATA["wordings"][t] for r in raising(s)}
         if inside != got:
             want = "tokamax" + releases.specifier_for(sorted(got, key=RELEASES.index), RELEASES) if got else "(no harvested site: drop it)"
@@ -177,3 +177,16 @@ def test_the_installed_tokamax_scans_as_harvested():
     coverage = Coverage(index())
     missing = [f"{s.path}:{s.line}: {s.template}" for s in result.sites if s.template not in EXEMPT and coverage.covered_by(s) is None]
     assert not missing, "\n".join(missing)
+
+
+@pytest.mark.parametrize("text, values", [
+    # what msg() prints (tokamax's f-string run with jax 0.10.2's DotAlgorithmPreset and a float32 input)
+    ("Only f16 and bf16 supported for precision=DotAlgorithmPreset.DEFAULT, got x.dtype=dtype('float32')",
+     {"precision": "DotAlgorithmPreset.DEFAULT", "dtype": "float32"}),
+    ("Only (<class 'numpy.float32'>,) supported for precision=DotAlgorithmPreset.F32_F32_F32, got x.dtype=dtype('bfloat16')",
+     {"supported": "(<class 'numpy.float32'>,)", "precision": "DotAlgorithmPreset.F32_F32_F32", "dtype": "bfloat16"}),
+])
+def test_msg_texts_are_recognised(text, values):
+    found = index().match_line(f"NotImplementedError: {text}")
+    assert found is not None and found.exact and found.code == "RA928", found and (found.code, found.exact)
+    assert {k: str(v) for k, v in found.params.items() if v is not None} == values
