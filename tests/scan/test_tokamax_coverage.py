@@ -39,6 +39,13 @@ SHARED = {
     "q, k, and v should all have the same dtype, got: {q.dtype}, {k.dtype}, {v.dtype}": ("RA104", "x-algorithm's FA3 wording, held by RA104"),
     "Only f16 and bf16 are supported, got dtype: {dtype}": ("RA106", "x-algorithm's FA3 wording, held by RA106"),
     "Only f16 and bf16 are supported, got dtype: {q.dtype}": ("RA106", "the same text (tokamax 0.0.1-0.0.3 printed q.dtype)"),
+    # tokamax 0.0.1-0.0.8's Mosaic GPU kernel came from jax's attention_mgpu.py, with its texts
+    **{t: ("RA231", "jax's attention_mgpu.py text, held by RA231") for t in (
+        "{kv_seq_len=} must be a multiple of {block_kv=}", "{kv_seq_len=} must be a multiple of {config.block_kv_dkv=} * {compute_wgs=}",
+        "{kv_seq_len=} must be a multiple of {config.block_kv_dq=}")},
+    **{t: ("RA230", "jax's attention_mgpu.py text, held by RA230") for t in (
+        "{q_seq_len=} must be a multiple of {block_q * 2=}", "{q_seq_len=} must be a multiple of {config.block_q_dkv=}",
+        "{q_seq_len=} must be a multiple of {config.block_q_dq=} * {compute_wgs=}")},
 }
 # Harvested templates no wording can stand for, each with why. Held to set equality below: this
 # list may only shrink.

@@ -1446,18 +1446,9 @@
         ["pad kv_seq_len to", ["block_kv", "kv_seq_len"], function (p, m) { return m.mul(R.neg(R.floordiv(R.neg(p["kv_seq_len"]), p["block_kv"])), p["block_kv"]); }],
       ],
     ],
-    "RA935": [
-      [
-        ["pad kv_seq_len to", ["block_kv_dkv", "compute_wgs", "kv_seq_len"], function (p, m) { return m.mul(m.mul(R.neg(R.floordiv(R.neg(p["kv_seq_len"]), m.mul(p["block_kv_dkv"], p["compute_wgs"]))), p["block_kv_dkv"]), p["compute_wgs"]); }],
-      ],
-    ],
     "RA936": [
       [
         ["pad q_seq_len to", ["block_q", "q_seq_len"], function (p, m) { return m.mul(R.neg(R.floordiv(R.neg(p["q_seq_len"]), p["block_q"])), p["block_q"]); }],
-      ],
-    ],
-    "RA937": [
-      [
       ],
     ],
     "RA938": [
