@@ -1,6 +1,7 @@
-"""Harvest the error wordings of JAX's attention kernels from every release.
+"""Harvest the error wordings of JAX's (or tokamax's) attention kernels from every release.
 
     python scripts/harvest.py                      # every release from 0.4.25 to the newest served
+    python scripts/harvest.py --dist tokamax       # tokamax's attention ops, 0.0.1 to the newest served
     python scripts/harvest.py --check              # exit 1 when catalog/harvest/jax.json is stale
     python scripts/harvest.py --wheels DIR         # wheels already downloaded (jax-X-py3-none-any.whl)
 
@@ -27,6 +28,15 @@ jax/_src/cudnn (fused_attention_stablehlo.py; fusion.py and scaled_matmul_stable
 attention code). A raise without a message has the template "": explain recognises it by its raise
 site (file and function), so the catalogue's located wordings are held to those sites; asserts
 without a message, which errkit's scan does not report, are added by a short AST walk (`bare_asserts`).
+
+tokamax (`--dist tokamax`, written to catalog/harvest/tokamax.json): the files of the attention ops
+package behind `tokamax.dot_product_attention` (tokamax/_src/ops/attention/*.py, its tests and test
+helpers left out: api.py, base.py, arg_specs.py and each implementation, xla_chunked, jax_nn,
+pallas_triton, pallas_mosaic_gpu, pallas_mosaic_tpu and their VJPs) and tokamax/_src/ops/op.py, the
+Op base class whose __call__ every implementation runs through ('Not supported on cpu.', configs,
+vjp). tokamax 0.0.13 and later need
+Python >= 3.12 and are downloaded for it, as jax's newest are; 0.1.0 is a yanked empty placeholder
+that the index does not list.
 """
 
 from __future__ import annotations
@@ -53,21 +63,34 @@ from errkit.scan import scan_paths, sites as scan_sites  # noqa: E402
 # deriving from them); cuDNN's version and GPU checks raise RuntimeError, which users meet as well.
 scan_sites.BUILTINS = tuple(dict.fromkeys(scan_sites.BUILTINS + ("RuntimeError",)))
 
-DIST = "jax"
-FIRST = "0.4.25"
-OUT = ROOT / "catalog" / "harvest" / f"{DIST}.json"
 CACHE = Path(tempfile.gettempdir()) / "errkit-harvest-wheels"
 
 # Files of a wheel that hold attention kernels (regexes over the path inside the wheel).
-SCOPE = (
+JAX_SCOPE = (
     r"jax/experimental/pallas/ops/(gpu/|tpu/)?[^/]*attention[^/]*\.py",  # ops/attention.py before 0.4.29
     r"jax/experimental/pallas/ops/tpu/(paged|ragged_paged|splash)_attention/[^/]+\.py",
     r"jax/_src/nn/functions\.py",
     r"jax/_src/cudnn/fused_attention_stablehlo\.py",
 )
 # Functions of jax/_src/nn/functions.py that jax.nn.dot_product_attention never calls.
-NOT_ATTENTION = {"glu", "standardize", "softmax", "log_softmax", "_one_hot", "one_hot", "scaled_matmul", "scaled_dot_general",
-                 "get_scaled_dot_general_config"}
+JAX_NOT_ATTENTION = {"glu", "standardize", "softmax", "log_softmax", "_one_hot", "one_hot", "scaled_matmul", "scaled_dot_general",
+                     "get_scaled_dot_general_config"}
+# tokamax's attention ops: every module of the package but its tests and test helpers, and the Op
+# base class every attention op runs through (its platform, config and vjp checks).
+TOKAMAX_SCOPE = (r"tokamax/_src/ops/attention/(?!test_base\.py$)(?![^/]*_test\.py$)[^/]+\.py", r"tokamax/_src/ops/op\.py")
+
+# distribution -> (its first release harvested, SCOPE, file -> functions left out)
+DISTS = {
+    "jax": ("0.4.25", JAX_SCOPE, {"jax/_src/nn/functions.py": JAX_NOT_ATTENTION}),
+    "tokamax": ("0.0.1", TOKAMAX_SCOPE, {}),
+}
+DIST, FIRST, SCOPE, NOT_ATTENTION = "jax", *DISTS["jax"]  # set by select()
+
+
+def select(dist: str) -> None:
+    """Harvest `dist` (a key of DISTS) from here on."""
+    global DIST, FIRST, SCOPE, NOT_ATTENTION
+    DIST, (FIRST, SCOPE, NOT_ATTENTION) = dist, DISTS[dist]
 
 
 # Pythons the index is asked for, oldest first; only those from the running one up are used.
@@ -130,7 +153,7 @@ def sites_of(wheel_path: Path, report) -> list[dict]:
         for site in result.sites:
             out.append({"template": site.template, "exception": site.exception, "path": Path(os.path.relpath(site.abspath, tmp)).as_posix(),
                         "function": site.function, "line": site.line})
-        return [s for s in out if not (s["path"].endswith("nn/functions.py") and s["function"].split(".")[0] in NOT_ATTENTION)]
+        return [s for s in out if s["function"].split(".")[0] not in NOT_ATTENTION.get(s["path"], ())]
 
 
 def bare_asserts(path: Path) -> list[tuple[str, int]]:
@@ -175,7 +198,7 @@ def harvest(releases: list[str], wheels: dict[str, Path], report) -> dict:
         wordings.setdefault(template, []).append({"exception": exception, "path": path, "function": function, "at": at})
     return {
         "dist": DIST,
-        "command": "python scripts/harvest.py",
+        "command": "python scripts/harvest.py" + ("" if DIST == "jax" else f" --dist {DIST}"),
         "scope": list(SCOPE),
         "releases": releases,
         "wordings": dict(sorted(wordings.items())),
@@ -206,13 +229,16 @@ def releases_of(sites: list[dict], releases: list[str]) -> list[str]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=OUT, help=f"where to write (default {OUT.relative_to(ROOT)})")
+    parser.add_argument("--dist", choices=sorted(DISTS), default="jax", help="the distribution to harvest (default jax)")
+    parser.add_argument("--out", type=Path, help="where to write (default catalog/harvest/<dist>.json)")
     parser.add_argument("--cache", type=Path, default=CACHE, help="where downloaded wheels are kept")
     parser.add_argument("--wheels", type=Path, action="append", default=[], help="a folder of wheels already downloaded")
     parser.add_argument("--releases", help="comma-separated releases instead of every one the index serves")
     parser.add_argument("--python", help="with --releases: the Python to download them for (--python-version; default the running one)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when --out differs from a fresh harvest")
     args = parser.parse_args(argv)
+    select(args.dist)
+    args.out = args.out or ROOT / "catalog" / "harvest" / f"{DIST}.json"
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
 
     def report(line: str) -> None:

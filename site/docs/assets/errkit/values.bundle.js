@@ -2521,6 +2521,224 @@
         ["cast the lhs to (keeping the rhs)", ["rhs_dtype"], function (p, m) { return (R.truthy(R.compare(m.v(p["rhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16", "bfloat16", "bf16"])); }]])) ? (R.truthy(R.compare(m.v(p["rhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16"])); }]])) ? "float16" : "bfloat16") : null); }],
       ],
     ],
+    "RA900": [
+      [
+        ["use implementation", ["impl"], function (p, m) { return (R.truthy(R.compare(m.v(p["impl"]), [["in", function () { return m.v(R.tuple(["pallas", "flash", "flash_attention", "mosaic_gpu", "mosaic_tpu", "mgpu", "splash", "Mosaic"])); }]])) ? "mosaic" : (R.truthy(R.compare(m.v(p["impl"]), [["in", function () { return m.v(R.tuple(["pallas_triton", "Triton", "triton_flash"])); }]])) ? "triton" : (R.truthy(R.compare(m.v(p["impl"]), [["in", function () { return m.v(R.tuple(["cuDNN", "cudnn_flash", "cudnn_fused"])); }]])) ? "cudnn" : (R.truthy(R.compare(m.v(p["impl"]), [["in", function () { return m.v(R.tuple(["chunked", "xla-chunked", "memory_efficient"])); }]])) ? "xla_chunked" : "xla")))); }],
+      ],
+    ],
+    "RA901": [
+      [
+      ],
+    ],
+    "RA902": [
+      [
+      ],
+    ],
+    "RA903": [
+      [
+      ],
+    ],
+    "RA904": [
+      [
+      ],
+    ],
+    "RA905": [
+      [
+      ],
+    ],
+    "RA906": [
+      [
+      ],
+    ],
+    "RA907": [
+      [
+      ],
+    ],
+    "RA908": [
+      [
+      ],
+    ],
+    "RA909": [
+      [
+      ],
+    ],
+    "RA910": [
+      [
+      ],
+    ],
+    "RA911": [
+      [
+      ],
+    ],
+    "RA912": [
+      [
+      ],
+    ],
+    "RA913": [
+      [
+      ],
+    ],
+    "RA914": [
+      [
+      ],
+    ],
+    "RA915": [
+      [
+      ],
+    ],
+    "RA916": [
+      [
+        ["logits_dtype", [], function (p, m) { return "float32"; }],
+      ],
+    ],
+    "RA917": [
+      [
+      ],
+    ],
+    "RA918": [
+      [
+      ],
+    ],
+    "RA919": [
+      [
+      ],
+    ],
+    "RA920": [
+      [
+        ["dtype", [], function (p, m) { return "bfloat16"; }],
+      ],
+    ],
+    "RA921": [
+      [
+      ],
+    ],
+    "RA922": [
+      [
+      ],
+    ],
+    "RA923": [
+      [
+      ],
+    ],
+    "RA924": [
+      [
+      ],
+    ],
+    "RA925": [
+      [
+      ],
+    ],
+    "RA926": [
+      [
+      ],
+    ],
+    "RA927": [
+      [
+      ],
+    ],
+    "RA928": [
+      [
+        ["dtype", [], function (p, m) { return "bfloat16"; }],
+      ],
+    ],
+    "RA929": [
+      [
+      ],
+    ],
+    "RA930": [
+      [
+        ["split_k", [], function (p, m) { return 1n; }],
+      ],
+    ],
+    "RA931": [
+      [
+      ],
+    ],
+    "RA932": [
+      [
+        ["block_q", ["block_q", "collective"], function (p, m) { return m.call("max", [p["block_q"], (R.truthy(p["collective"]) ? 256n : 128n)]); }],
+      ],
+    ],
+    "RA933": [
+      [
+        ["block_q", [], function (p, m) { return 128n; }],
+        ["block_kv", [], function (p, m) { return 128n; }],
+      ],
+    ],
+    "RA934": [
+      [
+        ["pad kv_seq_len to", ["block_kv", "kv_seq_len"], function (p, m) { return m.mul(R.neg(R.floordiv(R.neg(p["kv_seq_len"]), p["block_kv"])), p["block_kv"]); }],
+      ],
+    ],
+    "RA936": [
+      [
+        ["pad q_seq_len to", ["block_q", "q_seq_len"], function (p, m) { return m.mul(R.neg(R.floordiv(R.neg(p["q_seq_len"]), p["block_q"])), p["block_q"]); }],
+      ],
+    ],
+    "RA938": [
+      [
+      ],
+    ],
+    "RA939": [
+      [
+      ],
+    ],
+    "RA940": [
+      [
+      ],
+    ],
+    "RA941": [
+      [
+      ],
+    ],
+    "RA942": [
+      [
+      ],
+    ],
+    "RA943": [
+      [
+      ],
+    ],
+    "RA944": [
+      [
+      ],
+    ],
+    "RA945": [
+      [
+        ["block_kv", ["block_kv", "block_kv_compute"], function (p, m) { return m.mul(R.neg(R.floordiv(R.neg(p["block_kv"]), p["block_kv_compute"])), p["block_kv_compute"]); }],
+        ["block_kv_compute", ["block_kv"], function (p, m) { return p["block_kv"]; }],
+      ],
+    ],
+    "RA946": [
+      [
+        ["pad seq_q to", ["chunk_size", "seq_q"], function (p, m) { return m.mul(R.neg(R.floordiv(R.neg(p["seq_q"]), p["chunk_size"])), p["chunk_size"]); }],
+      ],
+    ],
+    "RA947": [
+      [
+        ["use implementation", ["device_kind"], function (p, m) { return (R.truthy(R.compare(m.v(p["device_kind"]), [["==", function () { return "cpu"; }]])) ? "xla" : null); }],
+      ],
+    ],
+    "RA948": [
+      [
+      ],
+    ],
+    "RA949": [
+      [
+      ],
+    ],
+    "RA950": [
+      [
+      ],
+    ],
+    "RA951": [
+      [
+      ],
+    ],
+    "RA952": [
+      [
+      ],
+    ],
   };
 });
 ;
