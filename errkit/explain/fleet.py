@@ -56,6 +56,9 @@ def timestamp(line: str) -> tuple[str, str] | None:
 
     date, clock, fraction, zone = m.groups()
     text = f"{date}T{clock}" + (f".{(fraction + '000000')[:6]}" if fraction else "")
+    if not zone and _valid_date(date) and clock < "24" and clock[3:5] < "60" and clock[6:8] < "60":
+        # datetime.fromisoformat(text).isoformat(timespec="microseconds"), without making one
+        return m.group(0), text if fraction else text + ".000000"
     if zone:
         text += "+00:00" if zone == "Z" else (zone if ":" in zone else f"{zone[:3]}:{zone[3:]}")
     try:
@@ -65,6 +68,24 @@ def timestamp(line: str) -> tuple[str, str] | None:
     if when.tzinfo is not None:
         when = when.astimezone(timezone.utc).replace(tzinfo=None)
     return m.group(0), when.isoformat(timespec="microseconds")
+
+
+_DATES: dict[str, bool] = {}  # a date as written -> whether it is one (a log has few)
+
+
+def _valid_date(date: str) -> bool:
+    valid = _DATES.get(date)
+    if valid is None:
+        from datetime import date as day
+
+        try:
+            day.fromisoformat(date)
+            valid = True
+        except ValueError:
+            valid = False
+        if len(_DATES) < 4096:
+            _DATES[date] = valid
+    return valid
 
 
 def host_field(line: str) -> str | None:
@@ -98,11 +119,12 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
 
     codes: dict[str, dict] = {}
     weak: dict[str, dict] = {}
+    known: dict[tuple, set] = {}  # (weak, code, param) -> the keys of the values given to _seen already
     for match, chunk in scan_chunks(index, line_chunks(counted(blocks)), warn, reading):
         end = chunk.find(b"\n", match.offset)
         raw = chunk[match.offset:end if end >= 0 else len(chunk)][:4096].decode("utf-8", "replace")
         where = _occurrence(name, match.line, timestamp(raw), match.text or raw.strip())
-        _add(weak if match.weak else codes, match, where, host_field(raw) or host)
+        _add(weak if match.weak else codes, match, where, host_field(raw) or host, known)
     for code, group in weak.items():
         if code not in codes:
             codes[code] = group
@@ -110,7 +132,7 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
     return {"file": name, "host": host, "lines": reading.line - 1 + unended, "bytes": size[0], "matches": sum(g["count"] for g in codes.values()), "skipped": None, "codes": codes}
 
 
-def _add(codes: dict, match, where: dict, host: str) -> None:
+def _add(codes: dict, match, where: dict, host: str, known: dict | None = None) -> None:
     group = codes.get(match.code)
     if group is None:
         group = codes[match.code] = {"count": 0, "hosts": {}, "first": where, "last": where, "earliest": None,
@@ -124,7 +146,14 @@ def _add(codes: dict, match, where: dict, host: str) -> None:
         if group["latest"] is None or where["_key"] >= group["latest"]["_key"]:
             group["latest"] = where
     for param, value in match.params.items():
-        _seen(group["values"], param, [jsonable(value)])
+        value = jsonable(value)
+        if known is not None:  # a value given to _seen before adds nothing: not given again
+            given = known.setdefault((match.weak, match.code, param), set())
+            key = repr(value)
+            if key in given:
+                continue
+            given.add(key)
+        _seen(group["values"], param, [value])
 
 
 def _seen(values: dict, param: str, new: list, keys_new=None) -> None:
