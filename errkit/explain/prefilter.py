@@ -75,6 +75,8 @@ class Scanned:
             return self.database
         if callable(self._exact):
             self._exact = self._exact()
+            if self._exact is None:  # it compiled the single-spaced ones: not seen
+                raise RuntimeError("hyperscan refused the locator's alternatives; set ERRKIT_PREFILTER=re2")
         return self._exact
 
     def _exact_starts(self, data: bytes, low: int = 0, high: int | None = None) -> list[int]:
