@@ -299,7 +299,9 @@ class Index:
         entry = self.entries.get(match.code)
         reads = (entry or {}).get("reads")
         kernels = self.data.get("kernels") or {}
-        candidates = [k for k in match.wording.get("kernels") or () if (kernels.get(k) or {}).get("names")]
+        raised_by = match.wording.get("kernels") or ()
+        # a wording of one kernel is that kernel's (told_kernel): its names are not looked for
+        candidates = [k for k in raised_by if (kernels.get(k) or {}).get("names")] if len(raised_by) > 1 else []
         if not reads and not candidates:
             return
         if ahead is None:

@@ -6,7 +6,10 @@ Two engines give the same answers (tests/explain/test_prefilter_engines.py):
 - `re2`: the locator regex searched from each position (one call per line read);
 - `hyperscan` (the optional `fast` extra: pip install 'errkit[fast]'): every alternative of the
   locator scanned over the whole block in one call, the start of each match kept (leftmost start,
-  HS_FLAG_SOM_LEFTMOST), the next one found by bisection. Its database takes 0.2-0.6 s to compile,
+  HS_FLAG_SOM_LEFTMOST), the next one found by bisection. The block is scanned with the
+  alternatives single-spaced (one whitespace character for each run) and the pairs of
+  whitespace characters, the alternatives themselves only around the pairs (Scanned): 85 ms
+  instead of 150 ms on a 1M-line English log. Its database takes 0.2-0.6 s to compile,
   so it is compiled once per set of patterns and kept in explain's cache folder (serialised).
 
 ERRKIT_PREFILTER=re2|hyperscan chooses; by default hyperscan where it is installed and compiles,
@@ -22,6 +25,7 @@ from bisect import bisect_left
 
 ENV = "ERRKIT_PREFILTER"
 ENGINES = ("re2", "hyperscan")
+FORMAT = "2"  # of the cached databases: 2 has the single-spaced alternatives and the pairs (Scanned)
 
 
 class Searched:
@@ -43,22 +47,90 @@ class Searched:
 
 
 class Scanned:
-    """Every alternative scanned over a whole block at once (Hyperscan)."""
+    """Every alternative scanned over a whole block at once (Hyperscan).
+
+    With `split` (what `scanned` builds): `database` holds each alternative with one whitespace
+    character in place of each run of SPACE (a 2-3x faster scan: no repeat to follow), and, with
+    ids from `split` on, the PAIRS of whitespace characters. A match of the alternatives with a
+    run of two or more whitespace characters holds a pair; before its first such run and between
+    two of them it has single separators only, at most `reach` bytes. So the pairs found are
+    gathered in clusters (pairs under `reach` apart), and the alternatives themselves (`exact()`,
+    compiled or loaded when first needed) are scanned over each cluster, `reach` bytes either
+    side: every match with a longer run lies in one, every match found there is one, and the
+    single-spaced matches are the alternatives' matches with no longer run. A block with more
+    than MAX_PAIRS pairs (indented tracebacks) is scanned with the alternatives themselves, and
+    so are the EXACT_AFTER blocks after it."""
 
     name = "hyperscan"
+    MAX_PAIRS = 2000
+    EXACT_AFTER = 4
 
-    def __init__(self, database):
-        self.database = database
+    def __init__(self, database, exact=None, split: int | None = None, reach: int = 0):
+        self.database, self._exact, self.split, self.reach = database, exact, split, reach
+        self._exact_for = 0  # blocks left to scan with the exact database directly
 
-    def over(self, data: bytes):
-        starts: list[int] = []
-        add = starts.append
+    def exact(self):
+        """The database of the alternatives themselves."""
+        if self.split is None:
+            return self.database
+        if callable(self._exact):
+            self._exact = self._exact()
+            if self._exact is None:  # it compiled the single-spaced ones: not seen
+                raise RuntimeError("hyperscan refused the locator's alternatives; set ERRKIT_PREFILTER=re2")
+        return self._exact
+
+    def _exact_starts(self, data: bytes, low: int = 0, high: int | None = None) -> list[int]:
+        found: list[int] = []
+        add = found.append
 
         def seen(_id, start, _end, _flags, _context):
-            add(start)
+            add(start + low)
 
-        self.database.scan(data, match_event_handler=seen)
+        self.exact().scan(data if low == 0 and high is None else data[low:high], match_event_handler=seen)
+        return found
+
+    def starts(self, data: bytes) -> list[int]:
+        """The start of every match in `data`, sorted (duplicates possible)."""
+        if self.split is None or self._exact_for:
+            self._exact_for = max(0, self._exact_for - 1)
+            return sorted(self._exact_starts(data))
+        starts: list[int] = []
+        pairs: list[int] = []
+        add, pair, split, most = starts.append, pairs.append, self.split, self.MAX_PAIRS
+
+        def seen(id_, start, end, _flags, _context):
+            if id_ < split:
+                add(start)
+                return False
+            pair(end - 2)
+            return len(pairs) > most  # True stops the scan
+
+        try:
+            self.database.scan(data, match_event_handler=seen)
+        except self._terminated():
+            self._exact_for = self.EXACT_AFTER
+            return sorted(self._exact_starts(data))
+        if pairs:
+            pairs.sort()
+            reach, low, high = self.reach, pairs[0], pairs[0]
+            for at in pairs[1:] + [None]:
+                if at is not None and at - high <= reach:
+                    high = at
+                    continue
+                starts += self._exact_starts(data, max(0, low - reach), min(len(data), high + 2 + reach))
+                if at is not None:
+                    low = high = at
         starts.sort()
+        return starts
+
+    @staticmethod
+    def _terminated():
+        import hyperscan
+
+        return hyperscan.ScanTerminated
+
+    def over(self, data: bytes):
+        starts = self.starts(data)
 
         def first(pos: int) -> int | None:
             at = bisect_left(starts, pos)
@@ -67,19 +139,47 @@ class Scanned:
         return first
 
 
+WHITESPACE = " \t\n\r\f\v"  # SPACE's characters (errkit/core/values.py)
+PAIRS = [a + b for a in WHITESPACE for b in WHITESPACE]
+_ESCAPED = {" ": " ", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f", "\v": "\\v"}
+
+
+def single_spaced(alternatives: list[str]) -> list[str]:
+    """The alternatives with one whitespace character in place of each run (`SPACE+`)."""
+    from errkit.core.index_format import SPACE
+
+    return [a.replace(SPACE + "+", SPACE) for a in alternatives]
+
+
+def scanned(alternatives: list[str], cache_dir: str | None = None):
+    """The Hyperscan prefilter of the alternatives (see Scanned), or None where hyperscan is
+    missing or refuses one."""
+    fast = single_spaced(alternatives)
+    if fast == alternatives:
+        database = _hyperscan(alternatives, cache_dir)
+        return None if database is None else Scanned(database)
+    pairs = ["".join(_ESCAPED[c] for c in pair) for pair in PAIRS]
+    database = _hyperscan(fast + pairs, cache_dir, plain=len(fast))
+    if database is None:
+        return None
+    reach = max(len(a.encode("utf-8")) for a in fast) + 2  # no single-spaced match is longer (bytes)
+    return Scanned(database, lambda: _hyperscan(alternatives, cache_dir), split=len(fast), reach=reach)
+
+
 def chosen(alternatives: list[str], regex, cache_dir: str | None = None):
     """The prefilter of the locator `regex` (the alternatives joined by `|`), by ERRKIT_PREFILTER."""
     wanted = os.environ.get(ENV, "").strip().lower()
     if wanted not in ENGINES[:1]:  # hyperscan, or the default (an unknown name too)
-        database = _hyperscan(alternatives, cache_dir)
-        if database is not None:
-            return Scanned(database)
+        found = scanned(alternatives, cache_dir)
+        if found is not None:
+            return found
     return Searched(regex)
 
 
-def _hyperscan(alternatives: list[str], cache_dir: str | None):
+def _hyperscan(alternatives: list[str], cache_dir: str | None, plain: int | None = None):
     """A block-mode Hyperscan database of the alternatives, from the cache folder when it was
-    compiled before by this hyperscan version; None when hyperscan is missing or refuses one."""
+    compiled before by this hyperscan version; None when hyperscan is missing or refuses one.
+    Those from `plain` on are reported without their start of match (no HS_FLAG_SOM_LEFTMOST)."""
     try:
         import hyperscan
     except ImportError:
@@ -89,12 +189,13 @@ def _hyperscan(alternatives: list[str], cache_dir: str | None):
 
     patterns = [a.encode("utf-8") for a in alternatives]
     version = getattr(hyperscan, "__version__", "") or ""
-    name = zlib.crc32("\0".join([version, *alternatives]).encode("utf-8", "replace"))
+    plain = len(alternatives) if plain is None else plain
+    name = zlib.crc32("\0".join([version, FORMAT, str(plain), *alternatives]).encode("utf-8", "replace"))
     path = os.path.join(cache_dir or _cache_dir(), f"prefilter-{name:08x}.hs")
     try:
         with open(path, "rb") as handle:
             saved_version, saved, blob = marshal.loads(handle.read())
-        if (saved_version, saved) == (version, alternatives):  # the same patterns: not a name's collision
+        if (saved_version, saved) == (version, [FORMAT, plain, *alternatives]):  # the same patterns: not a name's collision
             database = hyperscan.loadb(blob, mode=hyperscan.HS_MODE_BLOCK)
             setattr(database, "scratch", hyperscan.Scratch(database))  # (a loaded database has none)
             return database
@@ -103,10 +204,10 @@ def _hyperscan(alternatives: list[str], cache_dir: str | None):
     try:
         database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         database.compile(expressions=patterns, ids=list(range(len(patterns))), elements=len(patterns),
-                         flags=[hyperscan.HS_FLAG_SOM_LEFTMOST] * len(patterns))
+                         flags=[hyperscan.HS_FLAG_SOM_LEFTMOST] * plain + [0] * (len(patterns) - plain))
     except hyperscan.error:
         return None
-    _write_whole(path, marshal.dumps((version, alternatives, hyperscan.dumpb(database))))
+    _write_whole(path, marshal.dumps((version, [FORMAT, plain, *alternatives], hyperscan.dumpb(database))))
     return database
 
 

@@ -441,11 +441,25 @@ class CacheFile:
         if self.whole is None:
             self.pieces += 1
             if self.pieces <= self.PIECES:
-                self.handle.seek(self.base + offset)
-                return self.handle.read(size)
-            self.handle.seek(self.base)
-            self.whole = self.handle.read()
+                return self._at(self.base + offset, size)
+            self.whole = self._at(self.base, os.fstat(self.handle.fileno()).st_size - self.base)
         return self.whole[offset:offset + size]
+
+    def _at(self, pos: int, size: int) -> bytes:
+        """`size` bytes from `pos`: os.pread where there is one, which moves no file offset (worker
+        processes forked from this one share the handle's, errkit/explain/fleet.py _context)."""
+        pread = getattr(os, "pread", None)
+        if pread is None:
+            self.handle.seek(pos)
+            return self.handle.read(size)
+        parts, fd = [], self.handle.fileno()
+        while size > 0:
+            part = pread(fd, size, pos)
+            if not part:
+                break
+            parts.append(part)
+            pos, size = pos + len(part), size - len(part)
+        return b"".join(parts)
 
     @classmethod
     def open(cls, path: str, stamp) -> "tuple[dict, list[str]] | None":

@@ -36,9 +36,8 @@ def _with(engine, tmp_path) -> Index:
         index._prefilter = prefilter.Searched(index.locator())
     else:
         pytest.importorskip("hyperscan")
-        database = prefilter._hyperscan(index._alternatives(), str(tmp_path))
-        assert database is not None
-        index._prefilter = prefilter.Scanned(database)
+        index._prefilter = prefilter.scanned(index._alternatives(), str(tmp_path))  # what `chosen` makes
+        assert index._prefilter is not None and index._prefilter.split is not None
     return index
 
 
@@ -80,3 +79,31 @@ def test_re2_is_chosen_when_asked_or_when_hyperscan_is_missing(monkeypatch):
     monkeypatch.delenv(prefilter.ENV)
     monkeypatch.setitem(sys.modules, "hyperscan", None)  # not installed
     assert prefilter.chosen(index._alternatives(), index.locator()).name == "re2"
+
+
+WHITESPACE_RUNS = (" ", " ", " ", "  ", "\t", "\n", " \n", "\r\n", "\n\n", "\n   ", "\t \f", "\v\v\v")
+
+
+@pytest.mark.parametrize("most", [None, 3])
+def test_single_spaced_scan_finds_the_starts_of_the_alternatives(most, tmp_path, monkeypatch):
+    """Scanned with the single-spaced database and whitespace pairs (what `scanned` builds) finds
+    the same match starts as the alternatives themselves, in texts of keys' words joined by runs
+    of every kind (pairs near and far from each other, a match across lines), and so does its
+    fallback to the alternatives for a block of many pairs (`most`: MAX_PAIRS made 3). Planted:
+    `reach` made 0 -> fails (the matches with a run of two are missed); the clusters' windows cut
+    at their last pair (no `reach` after it) -> fails."""
+    pytest.importorskip("hyperscan")
+    import random
+
+    alternatives = Index.load()._alternatives()
+    split = prefilter.scanned(alternatives, str(tmp_path))
+    exact = prefilter.Scanned(prefilter._hyperscan(alternatives, str(tmp_path)))
+    if most is not None:
+        monkeypatch.setattr(prefilter.Scanned, "MAX_PAIRS", most)
+    words = [w for key in Index.load().keys for w in key.split(" ")] + ["noise", "the", "2026-11-29"]
+    rng = random.Random(11)
+    for _ in range(1500):
+        text = "".join(rng.choice(words) + (rng.choice(WHITESPACE_RUNS) if rng.random() < 0.4 else " ")
+                       for _ in range(rng.randint(1, 60))).encode("utf-8")
+        split._exact_for = 0
+        assert sorted(set(split.starts(text))) == sorted(set(exact.starts(text))), text

@@ -254,3 +254,68 @@ def test_a_host_field(line, host):
     from errkit.explain.fleet import host_field
 
     assert host_field(line) == host
+
+
+def _timestamp_by_datetime(line: str):
+    """fleet.timestamp as it was written first: every timestamp through datetime.fromisoformat."""
+    from datetime import datetime, timezone
+
+    from errkit.explain.fleet import _patterns
+
+    m = _patterns()["time"].search(line, 0, 80)
+    if m is None:
+        return None
+    date, clock, fraction, zone = m.groups()
+    text = f"{date}T{clock}" + (f".{(fraction + '000000')[:6]}" if fraction else "")
+    if zone:
+        text += "+00:00" if zone == "Z" else (zone if ":" in zone else f"{zone[:3]}:{zone[3:]}")
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    return m.group(0), when.isoformat(timespec="microseconds")
+
+
+def test_timestamps_without_a_zone_are_read_as_datetime_reads_them():
+    """The timestamps without a zone are checked and keyed without datetime (dates checked once each,
+    remembered in fleet._DATES): every date, clock and fraction, valid or not, read twice (the
+    second time from what was remembered), gives datetime's answer. Planted: every remembered date
+    valid -> fails; seconds up to 60 allowed -> fails."""
+    import random
+
+    from errkit.explain.fleet import timestamp
+
+    rng = random.Random(5)
+    for _ in range(20_000):
+        date = f"{rng.choice(['2026', '2024', '1900', '0000'])}-{rng.randint(0, 13):02d}-{rng.randint(0, 32):02d}"
+        clock = f"{rng.randint(0, 25):02d}:{rng.randint(0, 61):02d}:{rng.randint(0, 61):02d}"
+        line = (f"{date}{rng.choice(' T')}{clock}{rng.choice(['', ',5', '.123', ',123456789'])}"
+                f"{rng.choice(['', '', 'Z', '+0100'])} ERROR x")
+        for _ in range(2):
+            assert timestamp(line) == _timestamp_by_datetime(line), line
+
+
+def test_values_given_once_keep_the_summary_of_every_value_given():
+    """fleet.triage gives each distinct value of a param to _seen once (`known`): its summary's values
+    are those of every match given to _seen, with values that repeat, more distinct values than
+    MAX_VALUES and, past MAX_DISTINCT, "more". Planted: values past MAX_VALUES distinct ones not
+    given -> fails."""
+    from errkit.explain import fleet
+    from errkit.explain.match import Index, Reading, scan_chunks
+
+    index = Index.load()
+    lines = [f"2026-11-29 10:00:{n % 60:02d} ValueError: num_q_heads={12 * (n % 1100 + 1)} must be divisible by "
+             f"num_kv_heads={8 if n % 3 else 6}\n" for n in range(2400)]
+    lines += [f"ValueError: num_q_heads={12 * (n % 7 + 1)} must be divisible by num_kv_heads=5\n" for n in range(30)]
+    data = "".join(lines).encode()
+    summary = fleet.triage(index, [data], "a.log")
+    codes: dict = {}
+    for match, chunk in scan_chunks(index, [data], None, Reading()):
+        where = fleet._occurrence("a.log", match.line, None, match.text)
+        fleet._add(codes, match, where, "a")  # every value given to _seen
+    assert summary["codes"].keys() == codes.keys() and codes
+    for code, group in codes.items():
+        assert summary["codes"][code]["values"] == group["values"], code
+    assert any(r["more"] for g in codes.values() for r in g["values"].values())
