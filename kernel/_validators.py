@@ -302,9 +302,9 @@ class QkvDtypeMismatchError(CatalogueError, ValueError):
     code = 'RA104'
     title = 'q, k and v have different dtypes'
     suggestions = (
-        ('dtype to cast k to (none: k agrees with q or v does not)', lambda k_dtype, q_dtype, v_dtype, **_: q_dtype if q_dtype == v_dtype and k_dtype != q_dtype else None),
-        ('dtype to cast v to (none: v agrees with q or k does not)', lambda k_dtype, q_dtype, v_dtype, **_: q_dtype if q_dtype == k_dtype and v_dtype != q_dtype else None),
-        ('dtype to cast q to (none: q agrees with k or k and v differ)', lambda k_dtype, q_dtype, v_dtype, **_: k_dtype if k_dtype == v_dtype and q_dtype != k_dtype else None),
+        ('dtype to cast k to (none: k agrees with q or v does not)', lambda k_dtype, q_dtype, v_dtype, **_: q_dtype if q_dtype == v_dtype and k_dtype != q_dtype and (q_dtype in ['float32', 'bfloat16', 'float16', 'float64']) else None),
+        ('dtype to cast v to (none: v agrees with q or k does not)', lambda k_dtype, q_dtype, v_dtype, **_: q_dtype if q_dtype == k_dtype and v_dtype != q_dtype and (q_dtype in ['float32', 'bfloat16', 'float16', 'float64']) else None),
+        ('dtype to cast q to (none: q agrees with k or k and v differ)', lambda k_dtype, q_dtype, v_dtype, **_: k_dtype if k_dtype == v_dtype and q_dtype != k_dtype and (k_dtype in ['float32', 'bfloat16', 'float16', 'float64']) else None),
     )
 
 

@@ -128,3 +128,21 @@ def test_multi_device_fixes_run_on_that_many_host_devices(devices):
         if after is not None:
             failures.append(f"{code} fix {n}: the 'after' snippet raised {after[-300:]}")
     assert not failures, "\n".join(failures)
+
+
+def test_a_dtype_the_kernel_refuses_is_never_suggested():
+    """RA104's casts (issue 26 item 4): k and v in int32 share a dtype, but the kernel refuses int32
+    (RA106), so no cast to it is suggested; the float32 pair still gives q's cast."""
+    import io
+    import json
+
+    from errkit.explain import command
+
+    def values(text):
+        out = io.StringIO()
+        command.run([text], as_json=True, show_all=False, out=out, err=io.StringIO())
+        res = json.loads(out.getvalue())
+        return [s.get("value") for fix in res["fixes"] for s in fix["suggestions"]]
+
+    assert "int32" not in values("q, k and v must have the same dtype, got: bfloat16, int32, int32")
+    assert "float32" in values("q, k and v must have the same dtype, got: bfloat16, float32, float32")
