@@ -346,16 +346,17 @@ class Index:
 
     def read_context(self, match: Match, data: bytes, start: int) -> None:
         """match.context: the framework and the raise site the text around the match shows, each with
-        the text it was read from (errkit/explain/context.py); from TIE_CONTEXT bytes before its
-        line to the next traceback after it, READ_WINDOW at most."""
+        the text it was read from (errkit/explain/context.py); from FRAME_REACH bytes before its
+        line (the traceback's last frames) to the next traceback after it, FRAME_REACH at most (a
+        log's windows are searched for every mark: kept short)."""
         from errkit.explain import context
 
         line_end = data.find(b"\n", start)
         line_end = len(data) if line_end < 0 else line_end
-        end = min(len(data), start + READ_WINDOW)
+        end = min(len(data), line_end + FRAME_REACH)
         cut = data.find(NEXT_TRACEBACK_BYTES, line_end, end)
         end = end if cut < 0 else cut
-        before = data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace")
+        before = data[max(0, start - FRAME_REACH):start].decode("utf-8", "replace")
         line = data[start:line_end].decode("utf-8", "replace")
         after = data[line_end:end].decode("utf-8", "replace")
         framework, framework_mark = context.framework(before, line, after)

@@ -515,10 +515,10 @@
   Index.prototype.readContext = function (match, text, start) {
     var lineEnd = text.indexOf("\n", start);
     if (lineEnd < 0) lineEnd = text.length;
-    var end = Math.min(text.length, start + FORMAT.READ_WINDOW);
+    var end = Math.min(text.length, lineEnd + FORMAT.FRAME_REACH);
     var cut = text.indexOf(FORMAT.NEXT_TRACEBACK, lineEnd);
     if (cut >= 0 && cut < end) end = cut;
-    var before = text.slice(Math.max(0, start - FORMAT.TIE_CONTEXT), start);
+    var before = text.slice(Math.max(0, start - FORMAT.FRAME_REACH), start);
     var line = text.slice(start, lineEnd), after = text.slice(lineEnd, Math.max(lineEnd, end));
     var fw = contextFramework(before, line, after);
     var where = contextSite(toldKernel(match), line, after);
