@@ -83,6 +83,15 @@ def suggestion_sources(entry, kernels) -> list[dict[str, str]]:
             for fix in entry.fixes]
 
 
+def case_sources(entry, kernels) -> list[list[dict]]:
+    """Each fix's cases as the index holds them: when, assume, and suggestions with `valid(...)` written out."""
+    return [[{"when": case.when, "assume": dict(case.assume),
+              "suggest": {label: expand(source, fix_kernel(entry, fix, kernels), set(entry.params) | set(case.assume))
+                          for label, source in case.suggest.items()}}
+             for case in fix.cases]
+            for fix in entry.fixes]
+
+
 def fix_kernel(entry, fix, kernels) -> Kernel | None:
     """The kernel whose rules a fix's `valid(...)` applies: the fix's own, else the entry's."""
     name = fix.kernel or entry.kernel

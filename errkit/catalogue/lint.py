@@ -275,6 +275,29 @@ def expressions(entry: Entry, ctx: Context) -> Iterator[Finding]:
         yield at(entry, (), "missing-field", "missing required field 'check' (required unless explain_only)")
 
 
+def fix_cases(entry: Entry, ctx: Context) -> Iterator[Finding]:
+    """Each case of a fix gives values to suggestions of its fix, assumes plain values (a bool, number
+    or string) of names the expressions may read, and its expressions read only the entry's params
+    and those names."""
+    for i, fix in enumerate(entry.fixes):
+        for c, case in enumerate(fix.cases):
+            for name, value in case.assume.items():
+                if not isinstance(value, (bool, int, float, str)):
+                    yield at(entry, ("fixes", i, "cases", c, "assume", name), "wrong-type",
+                             f"assume {name}: {value!r} is not a bool, number or string")
+            for label, source in case.suggest.items():
+                key = ("fixes", i, "cases", c, "suggest", label)
+                if label not in fix.suggest:
+                    yield at(entry, key, "unknown-name", f"case {case.when!r}: the fix has no suggestion {label!r}"
+                             f"{spec.did_you_mean(label, fix.suggest)}")
+                    continue
+                try:
+                    expr.check(kernels.expand(source, kernels.fix_kernel(entry, fix, ctx.kernels), entry.params.keys()),
+                               set(entry.params) | set(case.assume))
+                except expr.ExprError as err:
+                    yield at(entry, key, err.rule, f"{source!r}: {err}")
+
+
 def examples(entry: Entry, ctx: Context) -> Iterator[Finding]:
     if entry.check is None:
         return
@@ -413,7 +436,7 @@ def alternatives_last(entry: Entry, ctx: Context) -> Iterator[Finding]:
 
 
 ENTRY_RULES: tuple[EntryRule, ...] = (templates, own_message_fields, readable_wordings, format_specs, param_names, exception_kind, empty_messages, unused_params, expressions,
-                                      examples, suggestion_bounds, release_ranges, alternatives_last, kernel_use, unfinished_drafts)
+                                      examples, suggestion_bounds, release_ranges, alternatives_last, kernel_use, fix_cases, unfinished_drafts)
 
 
 # -- catalogue-wide rules -------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
 
 from errkit.catalogue import spec
-from errkit.catalogue.model import DEFAULT_BRANCH, DEFAULT_SITE, Catalogue, Entry, Finding, Fix, Group, Kernel, Param, Positions, Rule, Settings, Variant
+from errkit.catalogue.model import DEFAULT_BRANCH, DEFAULT_SITE, Case, Catalogue, Entry, Finding, Fix, Group, Kernel, Param, Positions, Rule, Settings, Variant
 
 SETTINGS_FILE = "errkit.yaml"
 SCHEMA_FILE = "entry.schema.json"
@@ -239,7 +239,7 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         fixes=tuple(
             Fix(f["summary"], _freeze_map(f.get("suggest")), f.get("before"), f.get("after"), bool(f.get("alternative", False)),
                 _freeze_map(f.get("sets")), f.get("unverified"), f.get("setup"), f.get("then"), f.get("kernel"),
-                f.get("site"))
+                f.get("site"), tuple(Case(c["when"], _freeze_map(c["assume"]), _freeze_map(c["suggest"])) for c in f.get("cases") or ()))
             for f in raw["fixes"]
         ),
         prevention=tuple(raw.get("prevention") or ()),

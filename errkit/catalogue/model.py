@@ -27,6 +27,15 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Case:
+    """A fix's values in a case the message cannot show (`with segment_ids, under jax.grad`)."""
+
+    when: str
+    assume: Mapping[str, object]  # name -> the value the case assumes for it
+    suggest: Mapping[str, str]  # suggestion label -> its expression in this case
+
+
+@dataclass(frozen=True)
 class Fix:
     summary: str
     suggest: Mapping[str, str] = field(default_factory=lambda: EMPTY)  # label -> expression
@@ -39,6 +48,7 @@ class Fix:
     then: str | None = None  # code run after them, what exercises them (else the entry's)
     kernel: str | None = None  # the kernel this fix is for (else the entry's)
     site: str | None = None  # the raise site it is for: "xla-fusion" or "pallas-call" (errkit/explain/context.py)
+    cases: tuple[Case, ...] = ()  # values per case of what the message cannot show
 
 
 @dataclass(frozen=True)

@@ -60,9 +60,9 @@ RULES: tuple[Rule, ...] = (
          ("catalogue.spec._validate", "catalogue.load.read_document", "catalogue.load.load_settings",
           "catalogue.lint.expressions")),
     Rule("wrong-type", "a value of the wrong type, length, pattern or choice (a name that is not an identifier, a "
-         "newline at its end included; a settings path leaving the project); a validator raising an exception "
+         "newline at its end included; a settings path leaving the project; a case assuming a list or mapping); a validator raising an exception "
          "class meant for `explain_only` entries", "lint/wrong-type",
-         ("catalogue.spec._wrong", "catalogue.spec._validate", "catalogue.lint.exception_kind")),
+         ("catalogue.spec._wrong", "catalogue.spec._validate", "catalogue.lint.exception_kind", "catalogue.lint.fix_cases")),
     # -- one entry ---------------------------------------------------------------------------------
     Rule("duplicate-code", "a code already used by another entry (or a kernel id declared twice)", "lint/duplicate-code",
          ("catalogue.lint.duplicates", "catalogue.load.load_kernels")),
@@ -98,8 +98,8 @@ RULES: tuple[Rule, ...] = (
          "calls, lambdas, large powers, ...): reported, never run", "lint/forbidden-expression",
          ("core.expr._forbid", "core.expr._vet")),
     Rule("unknown-name", "an expression naming no declared param or helper, a `valid(...)` without a kernel or "
-         "with a name the kernel lacks, a `sets` naming no suggestion or param", "lint/unknown-name",
-         ("core.expr._vet", "catalogue.kernels.expand", "catalogue.lint.kernel_use")),
+         "with a name the kernel lacks, a `sets` or a fix's case naming no suggestion or param", "lint/unknown-name",
+         ("core.expr._vet", "catalogue.kernels.expand", "catalogue.lint.kernel_use", "catalogue.lint.fix_cases")),
     Rule("unknown-kernel", "a `kernel` or `raised_by` naming no kernel of catalog/kernels/", "lint/unknown-kernel",
          ("catalogue.lint.kernel_use",)),
     Rule("missing-examples", "an entry with a check but without a bad and a good example", "lint/missing-examples",

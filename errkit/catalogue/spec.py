@@ -197,6 +197,18 @@ KERNEL = Record(
     )
 )
 
+CASE = Record(
+    fields=(
+        Field("when", Str(max_length=200), True,
+              "The case in words, as explain shows it before the case's values ('with segment_ids, under jax.grad')."),
+        Field("assume", MapOf(value=AnyValue(), key_pattern=IDENTIFIER, key_what="name"), True,
+              "What the case assumes that the message cannot show: name -> value, given to the case's expressions "
+              "(and to the fix-verification suite's runner). The case is shown when the message printed none of these names."),
+        Field("suggest", MapOf(value=Str(max_length=500), key_what="suggestion label"), True,
+              "Label (one of the fix's suggestions) -> the expression computing its value in this case."),
+    )
+)
+
 FIX = Record(
     fields=(
         Field("summary", Str(max_length=500), True, "What to change, in one sentence."),
@@ -219,6 +231,9 @@ FIX = Record(
         Field("site", Enum(values=FIX_SITES),
               description="The raise site this fix is for, when the entry's error is raised in several: xla-fusion (XLA's own "
                           "fusions), pallas-call (a user's own pallas_call): explain offers it first when the text shows that site."),
+        Field("cases", ListOf(item=CASE),
+              description="Values that depend on what the message cannot show (query shards, segment ids, the backward pass): "
+                          "explain gives each suggestion's value per case, after the value the printed values alone give."),
     )
 )
 

@@ -25,7 +25,9 @@ ENTRY_KEYS = ("slug", "title", "area", "exception", "explain_only", "message", "
 ENTRY_OPTIONAL_KEYS = ("reads",)  # only when the entry reads values from the lines after its message
 PARAM_KEYS = ("type", "description")
 FIX_KEYS = ("summary", "suggest", "sets", "before", "after", "alternative", "unverified", "kernel")
-FIX_OPTIONAL_KEYS = ("site",)  # only when the fix is for one raise site (errkit/explain/context.py)
+FIX_OPTIONAL_KEYS = ("site", "cases")  # site: only when the fix is for one raise site (errkit/explain/context.py);
+# cases: only when its values depend on what the message cannot show ([{when, assume, suggest}], errkit/core/suggest.py)
+CASE_KEYS = ("when", "assume", "suggest")
 READ_KEYS = ("regex", "captures")
 WORDING_KEYS = ("code", "variant", "template", "source", "exception", "location", "regex", "captures",
                 "literal_chars", "skeleton", "key", "releases", "kernels")
@@ -44,6 +46,8 @@ TAIL = 256 * 1024  # what the approximate pass reads: the most recent part of th
 SHORTLIST = 40  # wordings compared in full by the approximate pass, whatever the catalogue's size
 POSTINGS_BUDGET = 4000  # word postings read to pick them: the rarest words first
 APPROXIMATE_MAX = 0.99  # the best similarity an approximate match shows
+QUOTE_WORDS = 3  # a quoted fragment of prose this many words long is compared as the start of a message
+QUOTE_COVERAGE = 0.25  # of a quoted start's score, the share that grows with how much of the message it quotes
 TIE_CONTEXT = 16_384  # bytes before a line that may tell which kernel raised it
 READ_WINDOW = 16_384  # bytes from a match's line where the lines after it may hold more values
 FRAME_REACH = 4000  # bytes above an exception line searched for its traceback's last frame
@@ -75,6 +79,9 @@ PALLAS_MARKS = ("pallas_call", "tpu_custom_call", "custom-call(", "mosaic_gpu", 
 SPACE = values.SPACE  # the whitespace between a key's words, and after a message at a line's end
 LINE_END = f"{SPACE}*$"  # what anchors a wording's regex at the end of a line (`at_line_end`)
 WORD = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")  # a word, for the approximate pass's postings; an identifier
+# text quoted in prose ("... rejected with \"cuDNN doesn't support right window\".", a test's
+# `_error = 'cuDNN only supports bias gradient'`): 20 to 400 characters within one pair of quotes
+QUOTED = Lazy(r"\"([^\"\n]{20,400})\"|\u201c([^\u201d\n]{20,400})\u201d|`([^`\n]{20,400})`|(?<![A-Za-z])'([^'\n]{20,400})'(?![A-Za-z])")
 ANSI = Lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
 # `SomeError: message`, possibly after a log prefix, pytest's `E   ` or a dotted module path (the
 # character before the name is consumed, not looked behind: RE2 has no lookbehind)
@@ -99,10 +106,10 @@ def at_line_end(source: str) -> str:
 
 
 # -- what the browser's matcher is given (errkit generate writes them into match.js) ------------------
-JS_CONSTANTS = ("VERSION", "MAX_LINE", "PASTE_SIZE", "TAIL", "SHORTLIST", "POSTINGS_BUDGET", "APPROXIMATE_MAX",
+JS_CONSTANTS = ("VERSION", "MAX_LINE", "PASTE_SIZE", "TAIL", "SHORTLIST", "POSTINGS_BUDGET", "APPROXIMATE_MAX", "QUOTE_WORDS", "QUOTE_COVERAGE",
                 "TIE_CONTEXT", "READ_WINDOW", "FRAME_REACH", "TRACEBACK_LINES", "MARKERS", "FRAME_MARK",
                 "NEXT_TRACEBACK", "PYTORCH_MARKS", "JAX_MARKS", "TRITON_MARKS", "FUSION_MARKS", "PALLAS_MARKS")
-JS_PATTERNS = ("SPACE", "LINE_END", "WORD", "ANSI", "HEADER", "FRAME", "NOTE", "DOCS_LINK", "LOOKUP_MARKS",
+JS_PATTERNS = ("SPACE", "LINE_END", "WORD", "QUOTED", "ANSI", "HEADER", "FRAME", "NOTE", "DOCS_LINK", "LOOKUP_MARKS",
                "RELEASE_SEEN")
 
 

@@ -30,7 +30,34 @@ def suggestions(fix: dict, params: dict, vetted: dict | None = None, meter: Mete
                 out.append({"label": label, "needs": source})
         except Exception:  # a suggestion that cannot be computed for these values is left out
             continue
+    for case in fix.get("cases") or ():
+        _add_case(out, case, params, vetted, meter)
     return out
+
+
+def _add_case(out: list[dict], case: dict, params: dict, vetted: dict | None, meter: Meter) -> None:
+    """Each suggestion's value in `case` (what the message cannot show: {"when", "assume", "suggest"}),
+    added to the suggestion as {"when", "value"} where it differs from the value without it; a case
+    whose assumed names the message printed is not one to consider."""
+    if any(params.get(name) is not None for name in case["assume"]):
+        return
+    assumed = {**params, **case["assume"]}
+    for found in out:
+        source = case["suggest"].get(found["label"])
+        if source is None:
+            continue
+        try:
+            value = evaluate(source, assumed, vetted, meter)
+            why = unshowable(value)
+            if why is not None:
+                raise OverBound(why)
+            said = {"when": case["when"], "value": jsonable(value)}
+        except OverBound as err:
+            said = {"when": case["when"], "not_computed": str(err)}
+        except Exception:  # not for these values (a name still missing): nothing to say of this case
+            continue
+        if not ("value" in said and "value" in found and said["value"] == found["value"]):
+            found.setdefault("cases", []).append(said)
 
 
 class NeedsValues(ValueError):

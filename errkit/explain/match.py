@@ -14,7 +14,7 @@ import os
 
 from errkit.core import values
 from errkit.core.index_format import (  # noqa: F401 - re-exported: the matcher's API
-    ANSI, APPROXIMATE_MAX, DOCS_LINK, FRAME, FRAME_MARK, FRAME_REACH, HEADER, LOOKUP_MARKS, MARKERS, MAX_LINE, NEXT_TRACEBACK, NOTE,
+    ANSI, APPROXIMATE_MAX, DOCS_LINK, QUOTE_COVERAGE, QUOTE_WORDS, QUOTED, FRAME, FRAME_MARK, FRAME_REACH, HEADER, LOOKUP_MARKS, MARKERS, MAX_LINE, NEXT_TRACEBACK, NOTE,
     PASTE_SIZE, POSTINGS_BUDGET, READ_WINDOW, RELEASE_SEEN, SHORTLIST, SPACE, TAIL, TIE_CONTEXT, TRACEBACK_LINES, WORD,
     at_line_end,
 )
@@ -1046,17 +1046,37 @@ def approximate(index: Index, tail: str, limit: int = 3) -> list[Match]:
             segments.append((line_no, header.group(MSG).strip()))
     if not segments:
         segments = [(line_no, l.strip()) for line_no, l in lines[-20:]]
-    segments = [(line_no, seg[-2000:]) for line_no, seg in segments[-5:]]  # similarity is quadratic: a message-sized piece
+    segments = [(line_no, seg[-2000:], False) for line_no, seg in segments[-5:]]  # similarity is quadratic: a message-sized piece
+    segments += quoted_starts(lines[-20:])
     scored: dict[str, Match] = {}
-    for line_no, seg in segments:
+    for line_no, seg, quoted in segments:
         norm_seg = normalised_for_similarity(seg)
         for i in index.shortlist(seg):
             wording = index.wordings[i]
-            score = min(SequenceMatcher(None, norm_seg, index.normalised_skeleton(i, normalised_for_similarity), autojunk=False).ratio(), APPROXIMATE_MAX)
+            skeleton = index.normalised_skeleton(i, normalised_for_similarity)
+            if quoted:  # the start of a message, quoted: compared with as much of the wording's start
+                if len(norm_seg) >= len(skeleton):
+                    continue
+                start = SequenceMatcher(None, norm_seg, skeleton[:len(norm_seg)], autojunk=False).ratio()
+                score = min(start * (1 - QUOTE_COVERAGE + QUOTE_COVERAGE * len(norm_seg) / len(skeleton)), APPROXIMATE_MAX)
+            else:
+                score = min(SequenceMatcher(None, norm_seg, skeleton, autojunk=False).ratio(), APPROXIMATE_MAX)
             best = scored.get(wording["code"])
             if score >= 0.6 and (best is None or score > best.score):
                 scored[wording["code"]] = Match(wording["code"], wording, {}, line_no, exact=False, score=round(score, 3), text=seg)
     return sorted(scored.values(), key=lambda m: -m.score)[:limit]
+
+
+def quoted_starts(lines: list[tuple[int, str]]) -> list[tuple[int, str, bool]]:
+    """(line, fragment, True) for each fragment of QUOTE_WORDS words or more quoted in these lines
+    (the last five): prose that quotes the start of a message."""
+    found = []
+    for line_no, l in lines:
+        for m in QUOTED.finditer(l):
+            fragment = m.group(m.lastindex).strip()
+            if len(WORD.findall(fragment)) >= QUOTE_WORDS:
+                found.append((line_no, fragment, True))
+    return found[-5:]
 
 
 def normalised_for_similarity(text: str) -> str:

@@ -44,12 +44,8 @@ def format_result(res: dict, style: Style) -> str:
     lines = [head]
     matched = res["matched"]
     lines.append(label("wording") + matched["wording"])
-    raised = f"{matched['exception']} raised by {matched['source']}"
-    if matched.get("life"):  # "raised since jax X; no longer raised since jax Y" says what the range does
-        raised += f", {matched['life']['text']}"
-    elif matched.get("releases"):
-        raised += f", {matched['releases']}"
-    lines.append(label("") + style.dim(raised))
+    # the life ("raised since jax X; no longer raised since jax Y") says what the range does
+    lines.append(label("") + style.dim(raised_by(matched)))
     if res["confidence"] == "approximate":
         lines.append(label("you have") + matched["text"][:200])
     if res["params"]:
@@ -71,6 +67,7 @@ def format_result(res: dict, style: Style) -> str:
                 lines.append(label("") + "  " + style.green(f"{s['label']}: {shown(s['value'])}"))
             elif "not_computed" in s:
                 lines.append(label("") + "  " + style.yellow(f"{s['label']}: not computed: {s['not_computed']}"))
+            lines += [label("") + "    " + said for said in case_values(s)]
     lines.append(label("docs") + res["docs_url"])
     if res.get("catalogue"):
         lines.append(label("catalogue") + " " + res["catalogue"])
@@ -88,11 +85,33 @@ def format_entry(code: str, entry: dict, style: Style, catalogue: str = "") -> s
         lines.append(f"  {'alternative' if fix.get('alternative') else 'fix'} {n}: {scope}{fix['summary']}")
         for lbl, source in fix["suggest"].items():
             lines.append(style.dim(f"    {lbl}: computed as {source}"))
+            lines += [style.dim(f"      {case['when']}: {case['suggest'][lbl]}") for case in fix.get("cases") or () if lbl in case["suggest"]]
     lines.append("")
     lines.append("  docs: " + entry["docs_url"])
     if catalogue:
         lines.append("  catalogue: " + catalogue)
     return "\n".join(lines)
+
+
+def case_values(suggestion: dict) -> list[str]:
+    """A suggestion's values in the cases the message cannot show: `with segment_ids, under jax.grad: 256`."""
+    out = []
+    for case in suggestion.get("cases") or ():
+        if "not_computed" in case:
+            out.append(f"{case['when']}: not computed: {case['not_computed']}")
+        elif case["value"] in (None, []):
+            out.append(f"{case['when']}: none satisfies every constraint")
+        else:
+            out.append(f"{case['when']}: {shown(case['value'])}")
+    return out
+
+
+def raised_by(matched: dict) -> str:
+    """`ValueError raised by ..., raised since jax 0.4.36`: the wording's source and its life (or range)."""
+    said = f"{matched['exception']} raised by {matched['source']}"
+    if matched.get("life"):
+        return said + f", {matched['life']['text']}"
+    return said + (f", {matched['releases']}" if matched.get("releases") else "")
 
 
 FRAMEWORK_NAMES = {"pytorch": "PyTorch", "jax": "JAX", "triton": "Triton (no PyTorch or JAX frame shown)"}
@@ -142,11 +161,13 @@ def as_html(res: dict) -> str:
     if res["params"]:
         values = ", ".join(f"<code>{e(k)}={e(shown(v))}</code>" for k, v in res["params"].items())
         rows.append(f"<li>values: {values}</li>")
+    rows.append(f"<li>{e(raised_by(res['matched']))}</li>")
     for n, fix in enumerate(res["fixes"], 1):
         found = [s for s in fix["suggestions"] if "value" in s and s["value"] not in (None, [])]
         computed = "".join(f"<br><code>{e(s['label'])}: {e(shown(s['value']))}</code>" for s in found)
         computed += "".join(f"<br>{e(s['label'])}: not computed: {e(s['not_computed'])}" for s in fix["suggestions"]
                             if "not_computed" in s)
+        computed += "".join(f"<br>&nbsp;&nbsp;{e(said)}" for s in fix["suggestions"] for said in case_values(s))
         kind = "alternative" if fix.get("alternative") else "fix"
         rows.append(f"<li>{kind} {n}: {e(fix['summary'])}{computed}</li>")
     link = e(docs_link(res), quote=True)
@@ -161,6 +182,7 @@ def as_markdown(res: dict) -> str:
     while fence in message:
         fence += "`"
     lines = [f"**{res['code']}: {res['title']}** (errkit)", "", fence + "text", message.strip(), fence, ""]
+    lines.append("- " + raised_by(res["matched"]))
     if res["params"]:
         lines.append("- values: " + ", ".join(f"`{k}={shown(v)}`" for k, v in res["params"].items()))
     if context_said(res):
@@ -171,6 +193,7 @@ def as_markdown(res: dict) -> str:
         lines.append(f"- {kind} {n}: {fix['summary']}")
         lines += [f"  - {s['label']}: `{shown(s['value'])}`" for s in found]
         lines += [f"  - {s['label']}: not computed: {s['not_computed']}" for s in fix["suggestions"] if "not_computed" in s]
+        lines += [f"    - {said}" for s in fix["suggestions"] for said in case_values(s)]
     lines.append(f"- docs: <{docs_link(res)}>")
     return "\n".join(lines)
 

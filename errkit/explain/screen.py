@@ -33,7 +33,8 @@ ENTRY_OPTIONAL = {"reads": list}
 PARAM = {"type": str, "description": str}
 FIX = {"summary": str, "suggest": dict, "sets": dict, "before": (str, _OPTIONAL), "after": (str, _OPTIONAL),
        "alternative": bool, "unverified": (str, _OPTIONAL), "kernel": (str, _OPTIONAL)}
-FIX_OPTIONAL = {"site": str}
+FIX_OPTIONAL = {"site": str, "cases": list}
+CASE = {"when": str, "assume": dict, "suggest": dict}
 READ = {"regex": str, "captures": list}
 WORDING = {"code": str, "variant": int, "template": str, "source": str, "exception": str, "location": (str, _OPTIONAL),
            "regex": str, "captures": list, "literal_chars": int, "skeleton": str, "key": (str, _OPTIONAL),
@@ -105,6 +106,16 @@ def screened(data) -> dict:
             for label, param in fix["sets"].items():
                 if not isinstance(param, str):
                     raise Unusable(f"{where} fix {n + 1} sets {label!r}: not a string")
+            for c, case in enumerate(fix.get("cases", ())):
+                _record(case, CASE, f"{where} fix {n + 1} case {c + 1}")
+                names = {**entry["params"], **dict.fromkeys(case["assume"])}
+                for label, source in case["suggest"].items():
+                    if not isinstance(source, str) or label not in fix["suggest"]:
+                        raise Unusable(f"{where} fix {n + 1} case {c + 1} suggestion {label!r}: not a string of a suggestion of the fix")
+                    try:
+                        compiled[source] = expr.compiled(source, names)
+                    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError) as err:
+                        raise Unusable(f"{where} fix {n + 1} case {c + 1} suggestion {label!r}: {str(err)[:200]}") from None
         for n, read_ in enumerate(entry.get("reads", ())):
             _record(read_, READ, f"{where} read {n + 1}")
             _regex(read_, f"{where} read {n + 1}")

@@ -136,16 +136,22 @@ def site_index(catalogue: Catalogue) -> dict:
     return {**data, "entries": entries, "wordings": shown_wordings, "regex_flavour": index_format.REGEX_FLAVOUR}
 
 
-def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple[str, str, tuple[str, ...]]]]]]:
-    """[(code, [[(label, JavaScript function, names it reads) per suggestion] per fix])]."""
+def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple]]]]:
+    """[(code, [[(label, JavaScript function, names it reads, its cases) per suggestion] per fix])]; a
+    case: (when, assume, names its expression reads, JavaScript function) (errkit/core/suggest.py)."""
     table = []
     for entry in sorted(catalogue.entries, key=lambda e: e.code):
         fixes = []
-        for suggest in kernels.suggestion_sources(entry, catalogue.kernels):
+        for suggest, cases in zip(kernels.suggestion_sources(entry, catalogue.kernels), kernels.case_sources(entry, catalogue.kernels)):
             compiled = []
             for label, source in suggest.items():
                 fn, names = js.compile_expression(source, entry.params.keys())
-                compiled.append((label, fn, names))
+                for_label = []
+                for case in cases:
+                    if label in case["suggest"]:
+                        case_fn, case_names = js.compile_expression(case["suggest"][label], set(entry.params) | set(case["assume"]))
+                        for_label.append((case["when"], case["assume"], case_names, case_fn))
+                compiled.append((label, fn, names, for_label))
             fixes.append(compiled)
         table.append((entry.code, fixes))
     return table

@@ -46,11 +46,11 @@ def example_suggestions(entry: Entry, catalogue: Catalogue) -> list[list[dict]]:
     params = example_params(entry)
     sources = kernels.suggestion_sources(entry, catalogue.kernels)
     out = []
-    for fix, suggest in zip(entry.fixes, sources):
+    for fix, suggest, cases in zip(entry.fixes, sources, kernels.case_sources(entry, catalogue.kernels)):
         if params is None or not suggest:
             out.append([{"label": label, "needs": source} for label, source in suggest.items()])
             continue
-        out.append(suggestions({"suggest": suggest, "sets": dict(fix.sets)}, params))
+        out.append(suggestions({"suggest": suggest, "sets": dict(fix.sets), "cases": cases}, params))
     return out
 
 

@@ -79,8 +79,8 @@ def _suggestions(entry: Entry, kernel_map) -> list[dict]:
     return [
         {"summary": fix.summary, "suggest": suggest, "sets": dict(fix.sets), "before": fix.before, "after": fix.after,
          "alternative": fix.alternative, "unverified": fix.unverified, "kernel": fix.kernel,
-         **({"site": fix.site} if fix.site else {})}
-        for fix, suggest in zip(entry.fixes, sources)
+         **({"site": fix.site} if fix.site else {}), **({"cases": cases} if cases else {})}
+        for fix, suggest, cases in zip(entry.fixes, sources, kernels.case_sources(entry, kernel_map))
     ]
 
 

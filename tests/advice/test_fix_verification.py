@@ -75,6 +75,25 @@ def applied(entry, params: dict):
                 yield n, s["label"], s["sets"], tuple(pick) if isinstance(pick, list) else pick
 
 
+def case_values(entry, params: dict):
+    """(fix number, case, label, param, value) for each value a fix's case (`cases`: what the
+    message cannot show) gives for these params where it differs from the value without it, and
+    the values without it that the case leaves out (a case that changes nothing is not one)."""
+    data = INDEX.entries[entry.code]
+    for n, (fix, model) in enumerate(zip(data["fixes"], entry.fixes), 1):
+        if model.unverified or not fix.get("cases"):
+            continue
+        for s in suggest.suggestions(fix, params):
+            for said in s.get("cases", ()):
+                if "sets" not in s or "value" not in said:
+                    continue
+                case = next(c for c in fix["cases"] if c["when"] == said["when"])
+                picks = said["value"] if isinstance(said["value"], list) else [] if said["value"] is None else [said["value"]]
+                base = s.get("value") if isinstance(s.get("value"), list) else [s.get("value")]
+                dropped = [v for v in base if v is not None and v not in picks]
+                yield n, case, s["label"], s["sets"], _nearest_first(picks, params[s["sets"]])[:MAX_VALUES], dropped
+
+
 def _nearest_first(values: list, current):
     try:
         return sorted(values, key=lambda v: abs(v - current))
@@ -107,6 +126,38 @@ def test_every_suggestion_applied_makes_the_kernel_run(entry, params):
         if err is not None:
             failures.append(f"fix {n} {label!r}: {name}={value!r} -> {type(err).__name__}: {str(err)[:200]}")
     assert not failures, "\n".join(failures)
+
+
+def cased_cases() -> list:
+    """The bad examples and real-world cases of entries whose fixes have cases, for which a case
+    gives other values than the plain suggestion (elsewhere the plain values hold in every case)."""
+    return [c for c in bad_cases(suggesting=True) + realworld_cases()
+            if any(f.cases for f in c.values[0].fixes) and list(case_values(*c.values))]
+
+
+@pytest.mark.parametrize("entry, params", cased_cases())
+def test_a_case_value_makes_the_kernel_run_in_its_case_where_the_plain_value_does_not(entry, params):
+    """Each value a fix's case gives (`with segment_ids, under jax.grad: ...`) runs with the case's
+    assumptions given to the runner; a value the plain suggestion gives and the case drops raises
+    under them (the case is real)."""
+    failures, tried = [], 0
+    for n, case, label, name, picks, dropped in case_values(entry, params):
+        assumed = dict(params, **case["assume"])
+        for value in picks:
+            tried += 1
+            err = raised(verify.RUNNERS[entry.code], dict(assumed, **{name: value}))
+            if err is not None:
+                failures.append(f"fix {n} {label!r} {case['when']}: {name}={value!r} -> {type(err).__name__}: {str(err)[:200]}")
+        for value in dropped[:1]:
+            tried += 1
+            if raised(verify.RUNNERS[entry.code], dict(assumed, **{name: value})) is None:
+                failures.append(f"fix {n} {label!r} {case['when']}: {name}={value!r}, which the case drops, runs")
+    assert tried and not failures, "\n".join(failures)
+
+
+def test_cases_are_tried():
+    """Cases of fixes are tried: RA703's query shards and RA710's segment ids under jax.grad at least."""
+    assert {c.values[0].code for c in cased_cases()} >= {"RA703", "RA710"}
 
 
 def status(entry, fix, label: str) -> str:

@@ -121,3 +121,12 @@ def test_compile_memory_cudnn_and_tracing_failures_are_recognised():
         of_kind = [c for c in cases if c["kind"] == kind]
         good = [c for c in of_kind if outcomes[c["id"]]["exact_right"]]
         assert len(good) >= 0.75 * len(of_kind), (kind, [f for f in failing if f[0] in {c["id"] for c in of_kind}])
+
+
+def test_every_prose_case_gets_its_entry_at_least_approximately():
+    """Issue 26 item 7: prose quoting a message (its spacing or quotes changed, or only its start, as
+    a commit message or a test's variable quotes it) is answered with its entry, exact or approximate."""
+    outcomes = _outcomes()
+    cases = [c for c in POSITIVES if c["class"] == "prose"]
+    wrong = [(c["id"], c.get("code"), outcomes[c["id"]]["got"]) for c in cases if not outcomes[c["id"]]["right_code"]]
+    assert len(cases) >= 10 and not wrong, wrong

@@ -190,6 +190,9 @@ def _python_explain(index: match.Index, text: str) -> list[dict]:
         "suggestions": [[[s["label"], "value", runtime.shown(s["value"])] if "value" in s
                           else [s["label"], "not_computed", s["not_computed"]] if "not_computed" in s else [s["label"], "needs", s["needs"]]
                          for s in fix["suggestions"]] for fix in res["fixes"]],
+        # each suggestion's values in its fix's cases (what the message cannot show)
+        "cases": [[[[c["when"], runtime.shown(c["value"]) if "value" in c else "not computed: " + c["not_computed"]]
+                    for c in s.get("cases", ())] for s in fix["suggestions"]] for fix in res["fixes"]],
     } for res, params in pairs]
 
 
@@ -756,3 +759,18 @@ def test_javascript_says_a_wordings_life_like_python(node):
     want = [lifespan.life(r) for r in records]
     assert got == want, [(r, g, w) for r, g, w in zip(records, got, want) if g != w][:3]
     assert sum(1 for w in want if w and w["until"]) >= 20
+
+
+CASED_TEXTS = (
+    "ValueError: q_block_size=128 should divide q_seq_len=200.",  # RA710: 200 whole, none with segment ids under jax.grad
+    "ValueError: q_block_size=96 should divide q_seq_len_per_shard=200.",
+)
+
+
+def test_javascript_gives_a_fixs_cases_like_python(node, python_index):
+    """A fix's values per case (errkit/core/suggest.py `cases`) are the same on the paste page."""
+    got = node({"cases": list(CASED_TEXTS)})["cases"]
+    want = [_python_explain(python_index, text) for text in CASED_TEXTS]
+    assert all(any(c for fix in res["cases"] for s in fix for c in s) for py in want for res in py)  # cases shown
+    bad = _disagreements(list(CASED_TEXTS), want, got)
+    assert not bad, json.dumps(bad[:3], indent=1)

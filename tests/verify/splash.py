@@ -136,8 +136,10 @@ def kv_block_lanes(p: dict):
 
 @register("RA703")
 def dkv_query_block_segment_ids(p: dict):
-    """block_q_dkv under jax.grad with segment ids."""
-    return splash(q_seq_len=p.get("q_seq_len") or T, segment_ids=True, **dict(_backward(), block_q_dkv=p["block_q_dkv"]))
+    """block_q_dkv under jax.grad with segment ids; q_seq_shards (a case of its fix) for the whole
+    q_seq_len, each shard's kernel run."""
+    return splash(q_seq_len=p.get("q_seq_len") or T, segment_ids=True, q_seq_shards=p.get("q_seq_shards"),
+                  **dict(_backward(), block_q_dkv=p["block_q_dkv"]))
 
 
 @register("RA708")
@@ -155,13 +157,15 @@ def _q_blocks(q_block_size: int) -> dict:
 @register("RA710")
 def query_block(p: dict):
     """q_block_size as block_q, block_q_dkv and block_q_dq (forward and backward). The per-shard
-    wording: make_splash_mha with q_seq_shards (the q_seq_shards param, 2 when not given)."""
+    wording: make_splash_mha with q_seq_shards (the q_seq_shards param, 2 when not given). With
+    segment_ids (a case of its fix), the kernel is called with segment ids."""
     qb = p["q_block_size"] if p.get("q_block_size") is not None else p["bq"]
+    seg = p.get("segment_ids")
     if p.get("q_seq_len_per_shard") is not None:
         shards = p.get("q_seq_shards") or 2
         tq = p.get("q_seq_len") or p["q_seq_len_per_shard"] * shards
-        return splash(q_seq_len=tq, q_seq_shards=shards, **_q_blocks(qb))
-    return splash(q_seq_len=p.get("q_seq_len") or T, **_q_blocks(qb))
+        return splash(q_seq_len=tq, q_seq_shards=shards, segment_ids=seg, **_q_blocks(qb))
+    return splash(q_seq_len=p.get("q_seq_len") or T, segment_ids=seg, **_q_blocks(qb))
 
 
 @register("RA711")

@@ -993,14 +993,23 @@
     });
     if (!segments.length) segments = lines.slice(-20).map(function (pair) { return [pair[0], R.strip(pair[1])]; });
     // similarity is quadratic: compare a message-sized piece
-    segments = segments.slice(-5).map(function (pair) { return [pair[0], pair[1].length > 2000 ? pair[1].slice(-2000) : pair[1]]; });
+    segments = segments.slice(-5).map(function (pair) { return [pair[0], pair[1].length > 2000 ? pair[1].slice(-2000) : pair[1], false]; });
+    segments = segments.concat(quotedStarts(lines.slice(-20)));
     var scored = new Map();
     segments.forEach(function (pair) {
-      var lineNo = pair[0], seg = pair[1];
+      var lineNo = pair[0], seg = pair[1], quoted = pair[2];
       var normSeg = normalise(seg);
       index.shortlist(seg).forEach(function (i) {
         var wording = index.wordings[i];
-        var score = Math.min(ratio(normSeg, index.normalisedSkeleton(i)), FORMAT.APPROXIMATE_MAX);
+        var skeleton = index.normalisedSkeleton(i), score;
+        if (quoted) { // the start of a message, quoted: compared with as much of the wording's start
+          var a = Array.from(normSeg), b = Array.from(skeleton);
+          if (a.length >= b.length) return;
+          var start = ratio(normSeg, b.slice(0, a.length).join(""));
+          score = Math.min(start * (1 - FORMAT.QUOTE_COVERAGE + FORMAT.QUOTE_COVERAGE * a.length / b.length), FORMAT.APPROXIMATE_MAX);
+        } else {
+          score = Math.min(ratio(normSeg, skeleton), FORMAT.APPROXIMATE_MAX);
+        }
         var best = scored.get(wording.code);
         if (score >= 0.6 && (!best || score > best.score)) {
           scored.set(wording.code, newMatch(wording.code, wording, {}, lineNo, { exact: false, score: R.round(score, 3n), text: seg }));
@@ -1008,6 +1017,20 @@
       });
     });
     return Array.from(scored.values()).sort(function (x, y) { return y.score - x.score; }).slice(0, limit);
+  }
+
+  // match.quoted_starts: [line, fragment, true] for each fragment of QUOTE_WORDS words or more quoted
+  // in these lines (the last five)
+  function quotedStarts(lines) {
+    var found = [];
+    lines.forEach(function (pair) {
+      var re = new RegExp(FORMAT.QUOTED, "gu"), m;
+      while ((m = re.exec(pair[1])) !== null) {
+        var fragment = R.strip(m[1] !== undefined ? m[1] : m[2] !== undefined ? m[2] : m[3] !== undefined ? m[3] : m[4]);
+        if ((fragment.match(new RegExp(FORMAT.WORD, "gu")) || []).length >= FORMAT.QUOTE_WORDS) found.push([pair[0], fragment, true]);
+      }
+    });
+    return found.slice(-5);
   }
 
   // errkit/core/suggest.suggestions: each `suggest` of a fix computed from the matched values,
@@ -1037,7 +1060,33 @@
         if (err.pyType === "OverBound") out.push({ label: label, not_computed: err.message.slice("OverBound: ".length) });
       }
     });
+    compiled.forEach(function (item) {
+      var found = out.filter(function (s) { return s.label === item[0]; })[0];
+      if (found && item[3]) item[3].forEach(function (c) { addCase(found, c, params, meter); });
+    });
     return out;
+  }
+
+  // errkit/core/suggest._add_case: a suggestion's value in a case the message cannot show, where it
+  // differs from the value without it; a case whose assumed names the message printed is left out
+  function addCase(found, c, params, meter) {
+    var when = c[0], assume = c[1], names = c[2], fn = c[3];
+    var has = Object.prototype.hasOwnProperty;
+    if (Object.keys(assume).some(function (n) { return has.call(params, n) && params[n] !== null && params[n] !== undefined; })) return;
+    var assumed = Object.assign({}, params, assume);
+    if (names.some(function (n) { return !has.call(assumed, n); })) return;
+    var said;
+    try {
+      var value = fn(assumed, meter);
+      var why = R.unshowable(value);
+      if (why !== null) throw R.PyError("OverBound", why);
+      said = { when: when, value: value };
+    } catch (err) {
+      if (err.pyType !== "OverBound") return;
+      said = { when: when, not_computed: err.message.slice("OverBound: ".length) };
+    }
+    if ("value" in said && "value" in found && R.eq(said.value, found.value)) return;
+    (found.cases = found.cases || []).push(said);
   }
 
   function result(index, match, count, lastLine) {

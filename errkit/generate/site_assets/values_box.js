@@ -67,9 +67,12 @@
       var none = s.value === null || (Array.isArray(s.value) && !s.value.length);
       var type = sets[s.label] && data.params[sets[s.label]] ? data.params[sets[s.label]].type
         : /bytes\b/i.test(s.label) ? "bytes" : null;
-      list.appendChild(el("li", { className: "errkit-suggestion", "data-label": s.label }, "not_computed" in s ? [s.label + ": not computed: " + s.not_computed]
+      var item = el("li", { className: "errkit-suggestion", "data-label": s.label }, "not_computed" in s ? [s.label + ": not computed: " + s.not_computed]
         : none ? [s.label + ": " + noneWhy(data, read)]
-        : [s.label + ": ", el("code", { className: "errkit-value", text: shownValue(s.value, type) })]));
+        : [s.label + ": ", el("code", { className: "errkit-value", text: shownValue(s.value, type) })]);
+      var cases = window.ErrkitDom.caseList(s, function (v) { return shownValue(v, type); });
+      if (cases) item.appendChild(cases);
+      list.appendChild(item);
     });
     return list;
   }

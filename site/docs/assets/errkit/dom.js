@@ -64,5 +64,19 @@
     return /bytes$/.test(units) ? units : shown + " bytes (" + units + ")";
   }
 
-  return { el: el, prose: prose, binary: binary, sized: sized };
+  // A suggestion's values in the cases its message cannot show (errkit/core/suggest.py's `cases`), as
+  // a list under it ("with segment_ids, under jax.grad: 256"), or null; `show` writes a value.
+  function caseList(suggestion, show) {
+    if (!suggestion.cases || !suggestion.cases.length) return null;
+    var list = el("ul", { className: "errkit-cases" });
+    suggestion.cases.forEach(function (c) {
+      var none = "value" in c && (c.value === null || (Array.isArray(c.value) && !c.value.length));
+      list.appendChild(el("li", { className: "errkit-case" }, "not_computed" in c ? [c.when + ": not computed: " + c.not_computed]
+        : none ? [c.when + ": none satisfies every constraint"]
+        : [c.when + ": ", el("code", { text: show(c.value) })]));
+    });
+    return list;
+  }
+
+  return { el: el, prose: prose, binary: binary, sized: sized, caseList: caseList };
 });

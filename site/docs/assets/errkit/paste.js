@@ -128,9 +128,12 @@
         var list = el("ul", { className: "errkit-suggestions" });
         computed.forEach(function (s) {
           var none = s.value === null || (Array.isArray(s.value) && !s.value.length);
-          list.appendChild(el("li", { className: "errkit-suggestion" }, "not_computed" in s ? [s.label + ": not computed: " + s.not_computed]
+          var item = el("li", { className: "errkit-suggestion" }, "not_computed" in s ? [s.label + ": not computed: " + s.not_computed]
             : none ? [s.label + ": none satisfies every constraint"]
-            : [s.label + ": ", el("code", { text: window.ErrkitDom.sized(R.show(s.value), s.value, /bytes\b/i.test(s.label)) })]));
+            : [s.label + ": ", el("code", { text: window.ErrkitDom.sized(R.show(s.value), s.value, /bytes\b/i.test(s.label)) })]);
+          var cases = window.ErrkitDom.caseList(s, function (v) { return R.show(v); });
+          if (cases) item.appendChild(cases);
+          list.appendChild(item);
         });
         item.appendChild(list);
       }
