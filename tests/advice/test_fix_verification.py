@@ -40,6 +40,26 @@ def bad_cases(suggesting: bool = False) -> list:
             for n, raw in enumerate(entry.bad_examples)]
 
 
+OWN_CASES = Path(__file__).parent / "cases" / "own-cases.yaml"
+
+
+def own_cases(suggesting: bool = False) -> list:
+    """The cases of our own making (cases/own-cases.yaml): the entry's params (those not given are
+    None, as in its examples) with what the runner needs besides them (of entries whose fixes
+    suggest a value, if `suggesting`)."""
+    from ruamel.yaml import YAML
+
+    by_code = {e.code: e for e in CATALOGUE.entries}
+    out = []
+    for n, case in enumerate(YAML(typ="safe").load(OWN_CASES.read_text(encoding="utf-8")), 1):
+        entry = by_code[case["code"]]
+        if suggesting and not any(fix.suggest and not fix.unverified for fix in entry.fixes):
+            continue
+        params = entry.typed({name: case["params"].get(name) for name in entry.params})
+        out.append(pytest.param(entry, {**params, **(case.get("runner") or {})}, id=f"{entry.code}-own{n}"))
+    return out
+
+
 def realworld_cases() -> list:
     """Each real-world case (tests/realworld/) whose text shows every value its entry's runner reads
     (those of the entry's bad examples): the values people really had."""
@@ -109,14 +129,14 @@ def raised(run, params: dict) -> BaseException | None:
     return None
 
 
-@pytest.mark.parametrize("entry, params", bad_cases())
+@pytest.mark.parametrize("entry, params", bad_cases() + own_cases())
 def test_a_bad_example_raises_its_entry(entry, params):
     err = raised(verify.RUNNERS[entry.code], params)
     assert err is not None, f"{entry.code}: {params} ran without an error"
     assert explain_first(pasted_text(err))["code"] == entry.code, pasted_text(err)
 
 
-@pytest.mark.parametrize("entry, params", bad_cases(suggesting=True) + realworld_cases())
+@pytest.mark.parametrize("entry, params", bad_cases(suggesting=True) + realworld_cases() + own_cases(suggesting=True))
 def test_every_suggestion_applied_makes_the_kernel_run(entry, params):
     tried = list(applied(entry, params))
     assert tried, f"{entry.code}: no suggestion gives a value to apply (sets) for {params}"
@@ -131,7 +151,7 @@ def test_every_suggestion_applied_makes_the_kernel_run(entry, params):
 def cased_cases() -> list:
     """The bad examples and real-world cases of entries whose fixes have cases, for which a case
     gives other values than the plain suggestion (elsewhere the plain values hold in every case)."""
-    return [c for c in bad_cases(suggesting=True) + realworld_cases()
+    return [c for c in bad_cases(suggesting=True) + realworld_cases() + own_cases(suggesting=True)
             if any(f.cases for f in c.values[0].fixes) and list(case_values(*c.values))]
 
 

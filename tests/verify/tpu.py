@@ -184,7 +184,10 @@ def ragged_block_sizes(p: dict):
 
 @register("RA682")
 def ragged_tiling(p: dict):
-    return ragged(num_combined_kv_heads=p["num_combined_kv_heads"], kv_dtype=_PACKED[_opt(p, "kv_packing", 1)])
+    """The combined kv heads in the kv dtype of that packing; num_q_heads (grouped queries) when given,
+    else one query head per kv head."""
+    return ragged(num_combined_kv_heads=p["num_combined_kv_heads"], kv_dtype=_PACKED[_opt(p, "kv_packing", 1)],
+                  num_q_heads=p.get("num_q_heads"))
 
 
 @register("RA676")
