@@ -15,6 +15,19 @@ def offered(fixes: list[dict], wording: dict, told: str | None) -> list[dict]:
     return [fix for fix in fixes if not fix.get("kernel") or not candidates or fix["kernel"] in candidates]
 
 
+def missing_named(found: list[dict], declared: dict, params: dict, printed: frozenset) -> list[dict]:
+    """Each suggestion that needs a value no wording of its entry prints, with the params it needs
+    ("missing"): what the answer says, and what the entry's page asks for. One that needs only
+    values another wording prints is that wording's suggestion: nothing is said of it."""
+    for s in found:
+        if "needs" in s:
+            words = set("".join(c if c.isalnum() or c == "_" else " " for c in s["needs"]).split())
+            missing = sorted(n for n in declared if n in words and n not in params)
+            if any(n not in printed for n in missing):
+                s["missing"] = missing
+    return found
+
+
 def _kernel_ref(index: Index, kernel: str | None) -> dict | None:
     if not kernel:
         return None
@@ -55,7 +68,9 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
         "fixes": [
             {"summary": fix["summary"], "alternative": bool(fix.get("alternative")), "unverified": fix.get("unverified"),
              "kernel": _kernel_ref(index, fix.get("kernel")),
-             "suggestions": suggestions(fix, match.params, vetted, meter) if match.exact or match.weak else [],
+             "suggestions": missing_named(suggestions(fix, match.params, vetted, meter), entry["params"], match.params,
+                                          index.printed(match.code))
+             if match.exact or match.weak else [],
              "before": fix.get("before"), "after": fix.get("after")}
             for fix in fixes
         ],

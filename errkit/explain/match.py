@@ -198,6 +198,7 @@ class Index:
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
         self._headers: dict[str, Match | None] = {}
         self._postings: dict[str, list[int]] | None = None
+        self._printed: dict[str, frozenset] | None = None
         self._skeletons: dict[int, str] = {}
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
         self._context_codes: dict[str, bool] = {}  # code -> whether its fixes depend on the context (read_context)
@@ -213,6 +214,16 @@ class Index:
         if found is not None and not isinstance(found, dict):
             found = self._vetted[code] = stored(found, self._blob)
         return found or {}
+
+    def printed(self, code: str) -> frozenset:
+        """The params some wording of entry `code` prints (or its reads read from the lines after it)."""
+        if self._printed is None:
+            table: dict[str, set] = {}
+            for wording in self.wordings:
+                table.setdefault(wording["code"], set()).update(c[1] for c in wording["captures"])
+            self._printed = {k: frozenset(v) for k, v in table.items()}
+        reads = {c[1] for read in self.entries[code].get("reads", ()) for c in read["captures"]}
+        return self._printed.get(code, frozenset()) | reads
 
     def catalogue(self, code: str) -> str:
         """The name of the catalogue entry `code` comes from."""

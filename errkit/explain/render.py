@@ -62,11 +62,16 @@ def format_result(res: dict, style: Style) -> str:
             lines.append(label("") + "  " + style.dim(f"(unverified: {fix['unverified']})"))
         for s in fix["suggestions"]:
             if "value" in s and s["value"] in (None, []):
-                lines.append(label("") + "  " + style.yellow(f"{s['label']}: none satisfies every constraint"))
+                lines.append(label("") + "  " + style.yellow(f"{s['label']}: {none_said(s['label'])}"))
             elif "value" in s:
                 lines.append(label("") + "  " + style.green(f"{s['label']}: {shown(s['value'])}"))
             elif "not_computed" in s:
                 lines.append(label("") + "  " + style.yellow(f"{s['label']}: not computed: {s['not_computed']}"))
+            elif s.get("cases"):  # the message lacks a value it uses: only its cases are computed
+                lines.append(label("") + "  " + f"{s['label']}: depends on what the message does not show:")
+            elif s.get("missing"):
+                lines.append(label("") + "  " + style.dim(f"{s['label']}: needs {', '.join(s['missing'])}, which the message "
+                                                          "does not show (the docs link computes it from yours)"))
             lines += [label("") + "    " + said for said in case_values(s)]
     lines.append(label("docs") + res["docs_url"])
     if res.get("catalogue"):
@@ -93,6 +98,12 @@ def format_entry(code: str, entry: dict, style: Style, catalogue: str = "") -> s
     return "\n".join(lines)
 
 
+def none_said(label: str) -> str:
+    """What an empty suggestion says: "none" when its label says what none means ("(none: pad the
+    keys)", "(none: block_kv is valid)"), else that no value satisfies every constraint."""
+    return "none" if "none:" in label else "none satisfies every constraint"
+
+
 def case_values(suggestion: dict) -> list[str]:
     """A suggestion's values in the cases the message cannot show: `with segment_ids, under jax.grad: 256`."""
     out = []
@@ -100,7 +111,7 @@ def case_values(suggestion: dict) -> list[str]:
         if "not_computed" in case:
             out.append(f"{case['when']}: not computed: {case['not_computed']}")
         elif case["value"] in (None, []):
-            out.append(f"{case['when']}: none satisfies every constraint")
+            out.append(f"{case['when']}: {none_said(suggestion['label'])}")
         else:
             out.append(f"{case['when']}: {shown(case['value'])}")
     return out
@@ -193,7 +204,10 @@ def as_markdown(res: dict) -> str:
         lines.append(f"- {kind} {n}: {fix['summary']}")
         lines += [f"  - {s['label']}: `{shown(s['value'])}`" for s in found]
         lines += [f"  - {s['label']}: not computed: {s['not_computed']}" for s in fix["suggestions"] if "not_computed" in s]
-        lines += [f"    - {said}" for s in fix["suggestions"] for said in case_values(s)]
+        for s in fix["suggestions"]:
+            if "needs" in s and s.get("cases"):
+                lines.append(f"  - {s['label']}: depends on what the message does not show:")
+            lines += [f"    - {said}" for said in case_values(s)]
     lines.append(f"- docs: <{docs_link(res)}>")
     return "\n".join(lines)
 

@@ -163,7 +163,7 @@ def query_block(p: dict):
     seg = p.get("segment_ids")
     if p.get("q_seq_len_per_shard") is not None:
         shards = p.get("q_seq_shards") or 2
-        tq = p.get("q_seq_len") or p["q_seq_len_per_shard"] * shards
+        tq = p["q_seq_len_per_shard"] * shards  # (no wording prints both lengths)
         return splash(q_seq_len=tq, q_seq_shards=shards, segment_ids=seg, **_q_blocks(qb))
     return splash(q_seq_len=p.get("q_seq_len") or T, segment_ids=seg, **_q_blocks(qb))
 

@@ -71,7 +71,7 @@
     suggestion.cases.forEach(function (c) {
       var none = "value" in c && (c.value === null || (Array.isArray(c.value) && !c.value.length));
       list.appendChild(el("li", { className: "errkit-case" }, "not_computed" in c ? [c.when + ": not computed: " + c.not_computed]
-        : none ? [c.when + ": none satisfies every constraint"]
+        : none ? [c.when + (/none:/.test(suggestion.label) ? ": none" : ": none satisfies every constraint")] // render.none_said
         : [c.when + ": ", el("code", { text: show(c.value) })]));
     });
     return list;

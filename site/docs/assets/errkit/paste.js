@@ -123,13 +123,14 @@
     result.fixes.forEach(function (fix) {
       var scope = fix.kernel && !result.matched.kernel ? [el("em", { text: "For " + inSentence(fix.kernel.title) + ": " })] : [];
       var item = el("li", {}, (fix.alternative ? [el("em", { text: "Alternative, outside this library: " })] : []).concat(scope, prose(fix.summary)));
-      var computed = fix.suggestions.filter(function (s) { return "value" in s || "not_computed" in s; });
+      var computed = fix.suggestions.filter(function (s) { return "value" in s || "not_computed" in s || (s.cases && s.cases.length); });
       if (computed.length) {
         var list = el("ul", { className: "errkit-suggestions" });
         computed.forEach(function (s) {
           var none = s.value === null || (Array.isArray(s.value) && !s.value.length);
-          var item = el("li", { className: "errkit-suggestion" }, "not_computed" in s ? [s.label + ": not computed: " + s.not_computed]
-            : none ? [s.label + ": none satisfies every constraint"]
+          var item = el("li", { className: "errkit-suggestion" }, "needs" in s ? [s.label + ": depends on what the message does not show:"]
+            : "not_computed" in s ? [s.label + ": not computed: " + s.not_computed]
+            : none ? [s.label + (/none:/.test(s.label) ? ": none" : ": none satisfies every constraint")] // render.none_said
             : [s.label + ": ", el("code", { text: window.ErrkitDom.sized(R.show(s.value), s.value, /bytes\b/i.test(s.label)) })]);
           var cases = window.ErrkitDom.caseList(s, function (v) { return R.show(v); });
           if (cases) item.appendChild(cases);
