@@ -56,6 +56,18 @@ def test_lowering_rule_holds_as_declared(rule):
         assert _raised(**keeping) is None, (rule, keeping, _raised(**keeping))
 
 
+def test_the_segment_ids_rule_on_the_dkv_query_block_holds_as_declared():
+    """dkv-query-block-lanes-with-segment-ids: a whole query length of 200 as block_q_dkv is taken
+    without segment ids and refused with them (RA703), a multiple of 128 is taken with them."""
+    rule = next(r for r in bundled_catalogue().kernels["splash"].rules if r.name == "dkv-query-block-lanes-with-segment-ids")
+    whole = dict(BWD, q_seq_len=200, block_q=200, block_q_dkv=200, block_q_dq=200)
+    assert _raised(**whole) is None
+    err = _raised(segment_ids=True, **whole)
+    assert isinstance(err, NotImplementedError) and "block_q must be a multiple of 128" in str(err)
+    assert _raised(segment_ids=True, **dict(BWD, q_seq_len=256, block_q_dkv=128)) is None
+    assert "not segment_ids" in rule.check
+
+
 def _suggested(code: str, params: dict) -> dict:
     data = Index.load().entries[code]
     return {s["label"]: s.get("value") for fix in data["fixes"] for s in suggest.suggestions(fix, params)}
