@@ -15,7 +15,7 @@ from errkit.core.expr import did_you_mean
 
 EXCEPTIONS = ("ValueError", "NotImplementedError", "TypeError")
 # Upstream kernels also raise these; only explain-only entries and variants may say so.
-VARIANT_EXCEPTIONS = EXCEPTIONS + ("AssertionError", "RuntimeError")
+VARIANT_EXCEPTIONS = EXCEPTIONS + ("AssertionError", "RuntimeError", "AttributeError", "ExceptionGroup")
 PARAM_TYPES = values.TYPES
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 CODE = r"^[A-Z]{2,4}[0-9]{3}$"

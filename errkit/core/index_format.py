@@ -81,7 +81,7 @@ LINE_END = f"{SPACE}*$"  # what anchors a wording's regex at the end of a line (
 WORD = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")  # a word, for the approximate pass's postings; an identifier
 # text quoted in prose ("... rejected with \"cuDNN doesn't support right window\".", a test's
 # `_error = 'cuDNN only supports bias gradient'`): 20 to 400 characters within one pair of quotes
-QUOTED = Lazy(r"\"([^\"\n]{20,400})\"|\u201c([^\u201d\n]{20,400})\u201d|`([^`\n]{20,400})`|(?<![A-Za-z])'([^'\n]{20,400})'(?![A-Za-z])")
+QUOTED = Lazy(r"\"([^\"\n]{20,400})\"|\u201c([^\u201d\n]{20,400})\u201d|`([^`\n]{20,400})`|(?<![A-Za-z])'([^'\n]{20,400})'(?![A-Za-z])", python=True)  # lookarounds: re only
 ANSI = Lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
 # `SomeError: message`, possibly after a log prefix, pytest's `E   ` or a dotted module path (the
 # character before the name is consumed, not looked behind: RE2 has no lookbehind)

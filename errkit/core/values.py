@@ -72,7 +72,7 @@ _TOKEN = rf"""(?:'[^'\n]*'|"[^"\n]*"|{_UNIT}(?:[.,;:!?]+{_UNIT})*)"""
 STR_FORMS = {
     "token": _TOKEN,
     "list": rf"{_TOKEN}(?:,[ \t]*{_TOKEN})*",  # 'data', 'model' / float32, bfloat16
-    "text": r"[^\n]*?",  # anything up to the wording's next fixed text
+    "text": r"[^\n{}]+?",  # anything up to the wording's next fixed text, but a {placeholder}: a source line's f-string is no message
 }
 
 

@@ -443,6 +443,8 @@ class Index:
         # Then the whole line, the line's end, anywhere; only the wordings found somewhere in it
         # can match it one of these ways (one search each: a line no wording matches costs that)
         stripped = line.strip()
+        if raise_statement(stripped):  # a traceback's source line: its message comes on the exception line
+            return None
         data = stripped.encode("utf-8", "replace")
         ids = [i for i in ids if self._bytes_regex(i).search(data) is not None]
         at = len(line) - len(line.lstrip())
@@ -699,6 +701,13 @@ class Index:
             end = at
         message = (header.group(MSG) or "").strip()
         return self.match_location(last.group("path"), last.group("func"), line_no, header.group(EXC), message)
+
+
+def raise_statement(line: str) -> bool:
+    """A Python `raise SomeError(...)` line (a traceback's source line, `|`-prefixed in an exception
+    group's): the text it quotes, often an f-string's template, is not the message raised."""
+    code = line.lstrip("|+ \t")
+    return code.startswith("raise ") and "(" in code
 
 
 def _across(match: Match, joined: str, cut: int, glue: int) -> bool:

@@ -19,7 +19,7 @@ from errkit.catalogue.naming import guess_type, param_name
 from errkit.scan.files import Skip, display_path, gc_paused, is_generated, parse_source, python_files, read_source
 from errkit.scan.messages import Chain, MessageBuilder, field_text, parse_template
 
-BUILTINS = ("ValueError", "NotImplementedError", "TypeError", "AssertionError")
+BUILTINS = ("ValueError", "NotImplementedError", "TypeError", "AssertionError", "ExceptionGroup")
 
 
 @dataclass

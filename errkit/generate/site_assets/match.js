@@ -280,6 +280,7 @@
       }
     }
     var stripped = R.strip(line);
+    if (raiseStatement(stripped)) return null; // a traceback's source line: its message comes on the exception line
     var offset = line.length - lstrip(line).length;
     var hows = ["full", "end", "any"];
     for (var h = 0; h < hows.length; h++) {
@@ -292,6 +293,12 @@
     }
     return null;
   };
+
+  // match.raise_statement: a Python `raise SomeError(...)` line
+  function raiseStatement(line) {
+    var code = line.replace(/^[|+ \t]+/, "");
+    return code.indexOf("raise ") === 0 && code.indexOf("(") >= 0;
+  }
 
   function lstrip(s) { // str.lstrip()
     return s.replace(/^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/, "");

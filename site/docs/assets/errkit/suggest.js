@@ -1524,7 +1524,7 @@
     ],
     "RA947": [
       [
-        ["use implementation", ["device_kind"], function (p, m) { return (R.truthy(R.compare(m.v(p["device_kind"]), [["==", function () { return "cpu"; }]])) ? "xla" : null); }],
+        ["use implementation (xla on a CPU, mosaic on a TPU, triton on an NVIDIA GPU; none: another device, pass implementation=None)", ["device_kind"], function (p, m) { return (R.truthy(R.compare(m.v(p["device_kind"]), [["==", function () { return "cpu"; }]])) ? "xla" : (R.truthy(R.compare(m.v(R.getitem(m.v(p["device_kind"]), R.slice(null, 3n, null))), [["==", function () { return "TPU"; }]])) ? "mosaic" : (R.truthy(R.compare("NVIDIA", [["in", function () { return m.v(p["device_kind"]); }]])) ? "triton" : null))); }],
       ],
     ],
     "RA948": [
@@ -1544,6 +1544,10 @@
       ],
     ],
     "RA952": [
+      [
+      ],
+    ],
+    "RA953": [
       [
       ],
     ],

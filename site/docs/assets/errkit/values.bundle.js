@@ -2735,7 +2735,7 @@
     ],
     "RA947": [
       [
-        ["use implementation", ["device_kind"], function (p, m) { return (R.truthy(R.compare(m.v(p["device_kind"]), [["==", function () { return "cpu"; }]])) ? "xla" : null); }],
+        ["use implementation (xla on a CPU, mosaic on a TPU, triton on an NVIDIA GPU; none: another device, pass implementation=None)", ["device_kind"], function (p, m) { return (R.truthy(R.compare(m.v(p["device_kind"]), [["==", function () { return "cpu"; }]])) ? "xla" : (R.truthy(R.compare(m.v(R.getitem(m.v(p["device_kind"]), R.slice(null, 3n, null))), [["==", function () { return "TPU"; }]])) ? "mosaic" : (R.truthy(R.compare("NVIDIA", [["in", function () { return m.v(p["device_kind"]); }]])) ? "triton" : null))); }],
       ],
     ],
     "RA948": [
@@ -2755,6 +2755,10 @@
       ],
     ],
     "RA952": [
+      [
+      ],
+    ],
+    "RA953": [
       [
       ],
     ],
@@ -3080,6 +3084,7 @@
       }
     }
     var stripped = R.strip(line);
+    if (raiseStatement(stripped)) return null; // a traceback's source line: its message comes on the exception line
     var offset = line.length - lstrip(line).length;
     var hows = ["full", "end", "any"];
     for (var h = 0; h < hows.length; h++) {
@@ -3092,6 +3097,12 @@
     }
     return null;
   };
+
+  // match.raise_statement: a Python `raise SomeError(...)` line
+  function raiseStatement(line) {
+    var code = line.replace(/^[|+ \t]+/, "");
+    return code.indexOf("raise ") === 0 && code.indexOf("(") >= 0;
+  }
 
   function lstrip(s) { // str.lstrip()
     return s.replace(/^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/, "");
