@@ -193,6 +193,10 @@ def empty_messages(entry: Entry, ctx: Context) -> Iterator[Finding]:
             yield at(entry, key, "empty-message",
                      f"{what} would match anything: give it a `location` (file, optionally ' in function') so "
                      "explain tries it only for exceptions raised there")
+    for i, variant in enumerate(entry.variants):
+        if variant.located_only and not variant.location:
+            yield at(entry, ("variants", i, "located_only"), "empty-message",
+                     "a located_only wording needs a `location`: explain tries it only for exceptions raised there")
     if not entry.message.strip() and not entry.explain_only:
         yield at(entry, ("message",), "empty-message", "a validator must raise a message")
 

@@ -246,7 +246,7 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         tags=tuple(raw.get("tags") or ()),
         variants=tuple(
             Variant(v["message"], v["source"], v.get("exception"), _freeze_map(v.get("aliases")), v.get("location"), v.get("note"),
-                    v.get("releases"), v.get("kernel"), tuple(v.get("raised_by") or ()))
+                    v.get("releases"), v.get("kernel"), tuple(v.get("raised_by") or ()), bool(v.get("located_only", False)))
             for v in raw.get("variants") or ()
         ),
         bad_examples=tuple(_freeze_map(x) for x in examples.get("bad") or ()),

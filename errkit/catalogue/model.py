@@ -62,6 +62,7 @@ class Variant:
     releases: str | None = None  # "jax>=0.4.31,<0.5.3": the upstream releases raising this wording
     kernel: str | None = None  # the kernel raising this wording, when not the entry's (catalog/kernels/)
     raised_by: tuple[str, ...] = ()  # the kernels raising it verbatim, when several do
+    located_only: bool = False  # recognised only in a traceback raised at its location
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ RULES: tuple[Rule, ...] = (
           "catalogue.lint.format_specs", "catalogue.lint.readable_wordings")),
     Rule("undeclared-placeholder", "a placeholder that names no declared param", "lint/undeclared-placeholder",
          ("catalogue.wordings._parse", "catalogue.lint.own_message_fields")),
-    Rule("empty-message", "a wording with no fixed text and no `location` (explain recognises such a wording by the "
+    Rule("empty-message", "a wording with no fixed text, or `located_only`, and no `location` (explain recognises such a wording by the "
          "raise site of a traceback's last frame); a validator with an empty message", "lint/empty-message",
          ("catalogue.lint.empty_messages",)),
     Rule("bad-param-name", "a param, a group's argument or binding named like a Python keyword, a helper, a builtin, "

@@ -254,6 +254,8 @@ VARIANT = Record(
         Field("kernel", Str(pattern=KERNEL_ID), description="The kernel raising this wording, when it is not the entry's."),
         Field("raised_by", ListOf(item=Str(pattern=KERNEL_ID), min_items=2),
               description="The kernels raising this wording verbatim, when several do (then the traceback's paths tell which, if they can)."),
+        Field("located_only", Bool(), description="Recognised only in a traceback whose last frame is its `location` (a wording "
+              "too general to look for anywhere, such as Python's own \"'str' object has no attribute 'name'\")."),
         Field("note", Str(max_length=1000), description="Anything a reader should know about this wording."),
     )
 )

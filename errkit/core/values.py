@@ -68,11 +68,17 @@ PATTERNS = {
 _UNIT = (r"""(?:[^ \t\n\r\f\v()<>\[\]{}'"`.,;:!?]"""
          r"|\((?:[^()\n]|\([^()\n]*\))*\)|\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]"  # two levels: ((a, b), c)
          r"|<(?:[^<>\n]|<[^<>\n]*>)*>|\{(?:[^{}\n]|\{[^{}\n]*\})*\})+")
+# A "{" that does not open an f-string field as source code writes one ({name}, {name=}, {name!r},
+# {name:spec}): a traceback's source line `msg = f"Not supported on {device}"` is no message, while
+# printed values keep their braces (MLIR's `{offsets = [0, 0]}`, a dict's `{'a': 1}`, `{}`). A "{"
+# that ends the value is not read. The identifier's run starts at its "{" and cannot end on an
+# identifier character: one way to match, linear on a backtracking engine (the paste page's) too.
+_BRACE_NOT_FIELD = r"\{(?:[^\nA-Za-z_]|[A-Za-z_][A-Za-z0-9_.]*[^\nA-Za-z0-9_.}=!:])"
 _TOKEN = rf"""(?:'[^'\n]*'|"[^"\n]*"|{_UNIT}(?:[.,;:!?]+{_UNIT})*)"""
 STR_FORMS = {
     "token": _TOKEN,
     "list": rf"{_TOKEN}(?:,[ \t]*{_TOKEN})*",  # 'data', 'model' / float32, bfloat16
-    "text": r"[^\n{}]+?",  # anything up to the wording's next fixed text, but a {placeholder}: a source line's f-string is no message
+    "text": rf"(?:[^\n{{]|{_BRACE_NOT_FIELD})+?",  # anything up to the wording's next fixed text, but an f-string {field}
 }
 
 

@@ -489,7 +489,8 @@ class Index:
         if self._postings is None:
             postings: dict[str, list[int]] = {}
             for i, wording in enumerate(self.wordings):
-                if wording["template"]:
+                # a wording tried only at its raise site (no key, a location) is not a closest wording either
+                if wording["template"] and (wording["key"] or not wording["location"]):
                     for word in dict.fromkeys(WORD.findall(wording["skeleton"])):
                         postings.setdefault(word, []).append(i)
             self._postings = postings

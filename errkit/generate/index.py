@@ -24,8 +24,11 @@ def key_candidates(wording: wordings.Wording) -> set[str]:
     """Texts every rendering of the wording contains: its tokens of 3+ characters and phrases of
     2-3 consecutive tokens of one fixed-text run, words joined by one space (the matcher allows
     any run of whitespace between them, as the wording's regex does). The punctuation that ends
-    the message is left out: the regex makes it optional."""
+    the message is left out: the regex makes it optional. A `located_only` wording has none: explain
+    tries it only for exceptions raised at its location."""
     out: set[str] = set()
+    if wording.variant.located_only:
+        return out
     runs = list(wording.template.unspaced_literals)
     if runs and isinstance(wording.template.parts[-1], str):
         runs[-1] = runs[-1].rstrip(template.FINAL_PUNCTUATION)
@@ -167,6 +170,8 @@ def checked(data: dict) -> dict:
             expect(param, f.PARAM_KEYS, f"entry {code} param {name}")
         for n, fix in enumerate(entry["fixes"]):
             expect(fix, f.FIX_KEYS, f"entry {code} fix {n}", f.FIX_OPTIONAL_KEYS)
+            for c, case in enumerate(fix.get("cases", ())):
+                expect(case, f.CASE_KEYS, f"entry {code} fix {n} case {c}")
         for n, read in enumerate(entry.get("reads", ())):
             expect(read, f.READ_KEYS, f"entry {code} read {n}")
     for n, wording in enumerate(data["wordings"]):

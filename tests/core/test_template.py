@@ -220,11 +220,15 @@ PARAM_TYPES = {
     "bool": st.booleans(),
     # what values.parse can give back unchanged: no edge spaces, not "None", not quoted
     "str": st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp", "Zs")) | st.just(" "), min_size=1, max_size=8)
-    .filter(lambda s: s == s.strip() and s != "None" and not (s[0] == s[-1] and s[0] in "'\"") and not set(s) & SEPARATORS),
+    .filter(lambda s: s == s.strip() and s != "None" and not (s[0] == s[-1] and s[0] in "'\"") and not set(s) & SEPARATORS
+            and not FIELD_LIKE.search(s)),
     "dtype": st.sampled_from(values.DTYPE_NAMES),
     "shape": st.lists(st.integers(-1, 4096), max_size=4).map(tuple),
 }
 SEPARATORS = set("|;")  # in literals only: where every field's text ends is then certain
+# what a free-text value never holds (values.STR_FORMS["text"]): an f-string field as source code
+# writes one, or a "{" at its end
+FIELD_LIKE = re.compile(r"\{(?:[A-Za-z_][A-Za-z0-9_.]*(?:[}=!:]|$)|$)")
 # Specs pad with spaces (zeros for numbers); numbers are written in decimal: a fill character, or a
 # hex or binary spec, gives text whose values the regex does not read back.
 ALIGN_SPECS = ["", "", ">4", "<6", "^7", ">12", "<"]

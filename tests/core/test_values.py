@@ -132,6 +132,18 @@ def test_a_str_field_finds_a_token_a_list_or_text_by_its_form():
     assert finds("str", "any text: at all", form="text")
 
 
+@pytest.mark.parametrize("text, found", [
+    ("unsupported shape cast {offsets = [0, 0]} of vector<8x128xf32>", True),  # MLIR's attributes
+    ("{'a': 1}", True), ("got {} and {1, 2}", True), ("a {b c}", True),
+    ("{device_kind}", False), ("on {device.device_kind}", False), ("{x=}", False), ("{x!r}", False),
+    ("{x:>4}", False), ("ends with {", False), ("", False),
+])
+def test_free_text_keeps_printed_braces_but_no_f_string_field(text, found):
+    """A traceback's source line quoting its f-string (`msg = f"Not supported on {device}"`) is no
+    message; the braces of a printed value are."""
+    assert finds("str", text, form="text") is found
+
+
 @pytest.mark.parametrize("conversion, self_doc, spec, text, found", [
     ("r", False, "", "'a b'", True), ("r", False, "", "a b", False), ("a", False, "", "'\\xe9'", True),
     (None, True, "", "'a b'", True), (None, True, "", "ab", False),  # {x=} writes repr()

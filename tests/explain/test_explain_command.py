@@ -87,10 +87,10 @@ def _expected(params, wording):
 
 
 def location_gated(wording) -> bool:
-    """No fixed text: explain finds it only by the raise site of a traceback's last frame."""
+    """No fixed text, or `located_only`: explain finds it only by the raise site of a traceback's last frame."""
     from errkit.catalogue.lint import has_fixed_text
 
-    return bool(wording.variant.location) and not has_fixed_text(wording.variant.message)
+    return bool(wording.variant.location) and (not has_fixed_text(wording.variant.message) or wording.variant.located_only)
 
 
 def told_apart_by_location(wording) -> bool:

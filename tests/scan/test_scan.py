@@ -7,6 +7,7 @@ import os
 import shutil
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -400,7 +401,7 @@ def index_with(message: str, types: dict[str, str], code: str = "RA997") -> Inde
     data = json.loads(Path(INDEX_FILE).read_text(encoding="utf-8"))
     tpl = template.parse(message)
     regex, captures = template.to_regex(tpl, lambda f: (f.name, types[f.name], False))
-    key = choose_keys([key_candidates(type("W", (), {"template": tpl})())])[0]
+    key = choose_keys([key_candidates(SimpleNamespace(template=tpl, variant=SimpleNamespace(located_only=False)))])[0]
     wording = dict(data["wordings"][0], code=code, template=message, regex=regex, location=None, key=key,
                    captures=[[c.group, c.param, c.type] for c in captures], literal_chars=len("".join(tpl.literals)))
     data["wordings"].append(wording)

@@ -883,7 +883,8 @@
     if (this.postings === null) {
       var postings = new Map();
       this.wordings.forEach(function (wording, i) {
-        if (!wording.template) return;
+        // a wording tried only at its raise site (no key, a location) is not a closest wording either
+        if (!wording.template || (!wording.key && wording.location)) return;
         new Set(self.words(wording.skeleton)).forEach(function (word) {
           if (!postings.has(word)) postings.set(word, []);
           postings.get(word).push(i);

@@ -987,7 +987,7 @@
       ],
       [
         ["q_seq_len padded to a multiple of the block (none: the block is not a multiple of 128, change it)", ["q_block_size", "q_seq_len"], function (p, m) { return (R.truthy(R.compare(m.v(m.mod(p["q_block_size"], 128n)), [["==", function () { return 0n; }]])) ? m.call("next_multiple", [p["q_seq_len"], p["q_block_size"]]) : null); }],
-        ["each shard's query length padded to a multiple of the block (the whole length: q_seq_shards times it; none: the block is not a multiple of 128, change it)", ["q_block_size", "q_seq_len_per_shard"], function (p, m) { return (R.truthy(R.compare(m.v(m.mod(p["q_block_size"], 128n)), [["==", function () { return 0n; }]])) ? m.call("next_multiple", [p["q_seq_len_per_shard"], p["q_block_size"]]) : null); }],
+        ["each shard's query length padded to the block (whole length: q_seq_shards times it; none: block not a multiple of 128)", ["q_block_size", "q_seq_len_per_shard"], function (p, m) { return (R.truthy(R.compare(m.v(m.mod(p["q_block_size"], 128n)), [["==", function () { return 0n; }]])) ? m.call("next_multiple", [p["q_seq_len_per_shard"], p["q_block_size"]]) : null); }],
       ],
     ],
     "RA711": [
@@ -1524,7 +1524,7 @@
     ],
     "RA947": [
       [
-        ["use implementation (xla on a CPU, mosaic on a TPU, triton on an NVIDIA GPU; none: another device, pass implementation=None)", ["device_kind"], function (p, m) { return (R.truthy(R.compare(m.v(p["device_kind"]), [["==", function () { return "cpu"; }]])) ? "xla" : (R.truthy(R.compare(m.v(R.getitem(m.v(p["device_kind"]), R.slice(null, 3n, null))), [["==", function () { return "TPU"; }]])) ? "mosaic" : (R.truthy(R.compare("NVIDIA", [["in", function () { return m.v(p["device_kind"]); }]])) ? "triton" : null))); }],
+        ["use implementation (xla on a CPU, mosaic on a TPU, triton on an NVIDIA GPU; none: another device, pass None)", ["device_kind"], function (p, m) { return (R.truthy(R.compare(m.v(p["device_kind"]), [["==", function () { return "cpu"; }]])) ? "xla" : (R.truthy(R.compare(m.v(R.getitem(m.v(p["device_kind"]), R.slice(null, 3n, null))), [["==", function () { return "TPU"; }]])) ? "mosaic" : (R.truthy(R.compare("NVIDIA", [["in", function () { return m.v(p["device_kind"]); }]])) ? "triton" : null))); }],
       ],
     ],
     "RA948": [
