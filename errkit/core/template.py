@@ -204,12 +204,20 @@ def to_regex(template: Template, typed: Callable[[Field], tuple]) -> tuple[str, 
 
     `typed(field)` gives (param name, param type, optional[, form]) for a field. Punctuation that
     ends the message is optional: a message quoted in prose or a table often loses its period.
+    Spaces that start or end it may be missing (a log line, a terminal and a paste drop them); the
+    text before spaces that end it is then looked for as written.
     """
     pieces: list[str] = []
     captures: list[Capture] = []
     last = len(template.parts) - 1
     for n, part in enumerate(template.parts):
         if isinstance(part, str):
+            if n == 0 and part != part.lstrip():
+                pieces.append(f"{values.SPACE}*")
+                part = part.lstrip()
+            if n == last and part != part.rstrip():
+                pieces.append((_literal(part.rstrip()) if part.strip() else "") + f"{values.SPACE}*")
+                continue
             end = part.rstrip(FINAL_PUNCTUATION) if n == last else part
             pieces.append(_literal(end) if end else "")
             if end != part:

@@ -37,7 +37,7 @@ class Match:
         self.offset = 0  # set by scan: where the match's line starts in the scanned block (bytes)
         self.span = span  # where `text` is in the line that was matched (characters), when known
         self.weak = weak  # the entry was named (a note line, a docs link), no message matched
-        self.ties: list[Match] = []  # other entries' wordings that match the same text as well
+        self.ties: list[Match] = []  # other wordings that match the same text as well (match._apart)
         self.kernel = None  # the kernel that raised it, when a shared wording's context tells (see told_kernel)
         self.context = None  # what the text around it tells of where it was raised (read_context), when asked
 
@@ -390,7 +390,7 @@ class Index:
             if params is None:
                 continue
             wording = self.wordings[i]
-            if best is not None and wording["literal_chars"] == best.wording["literal_chars"] and wording["code"] != best.code:
+            if best is not None and wording["literal_chars"] == best.wording["literal_chars"] and _apart(wording, best):
                 best.ties.append(Match(wording["code"], wording, params, line_no, text=best.text, span=best.span))
             elif best is None or wording["literal_chars"] > best.wording["literal_chars"]:
                 a, b = m.span()
@@ -770,7 +770,7 @@ def _in_range(record: dict | None, seen: dict[str, tuple[int, ...]]) -> bool:
 
 
 def _break_tie(match: Match, context: str) -> Match:
-    """Of wordings of several entries that match the same text: the one whose raise site (a
+    """Of wordings that match the same text (match._apart): the one whose raise site (a
     traceback frame's file) the context shows, else the one whose release range holds the release
     the context names (`jax==0.4.31`); else the first."""
     candidates = [match, *match.ties]
@@ -826,6 +826,14 @@ def _starts_identifier_in(ahead, low: int, high: int, name: str) -> bool:
 
 def _raise_file(wording: dict) -> str:
     return (wording.get("location") or "").partition(" in ")[0].partition(":")[0]
+
+
+def _apart(wording: dict, best: Match) -> bool:
+    """Whether a wording matching as much fixed text as the best so far is a tie to break by the
+    context: another entry's, or the same text raised at another site (one entry's wordings of
+    several kernels: the traceback's last frames tell which raised it)."""
+    return wording["code"] != best.code or (
+        wording["template"] == best.wording["template"] and _raise_file(wording) != _raise_file(best.wording))
 
 
 def _traceback_end(data: bytes, pos: int, limit: int = TRACEBACK_LINES) -> tuple[int, int] | None:

@@ -190,9 +190,11 @@ def attributed(found, raw: str, site: dict, template: str) -> list[dict]:
     those written for this template (same fixed text, see `shapes`) and whose `location` names the
     site best: its file, then function, then line; a wording naming no site (this kernel's own
     message) only when no other reads it. An entry may record one text once per raise site, or
-    once per release's template: each such wording carries its own releases."""
+    once per release's template: each such wording carries its own releases. A wording of another
+    distribution's releases (tokamax raising jax's text) stands for none of jax's sites."""
     texts = [one_line(raw)] + ([line.strip() for line in raw.split("\n")] if "\n" in raw else [])
-    readers = [w for w in by_code()[found.code] if any(re.fullmatch(w["regex"], t) for t in texts)]
+    readers = [w for w in by_code()[found.code] if any(re.fullmatch(w["regex"], t) for t in texts)
+               and (w.get("releases") or {}).get("dist", "jax") == "jax"]  # another library's raising it too (tokamax)
     readers = readers or [found.wording]
     lines = {line for _, _, line in site["at"]}
     own = shapes(template)

@@ -201,6 +201,14 @@ def test_the_equals_of_a_self_documenting_field_takes_any_spacing(text):
     assert not re.fullmatch(pattern, "a 3 must be 4")  # the "=" itself stays
 
 
+def test_spaces_that_start_or_end_a_message_may_be_missing():
+    pattern, _ = template.to_regex(template.parse(" {a} must be {b}, "), lambda f: (f.name, "int", False))
+    assert re.fullmatch(pattern, " 3 must be 4, ") and re.fullmatch(pattern, "3 must be 4,")
+    assert not re.fullmatch(pattern, "3 must be 4")  # the text before the spaces stays as written
+    reads, _ = template.to_regex(template.parse("{a}x{b}, "), lambda f: (f.name, "int", False))
+    assert not re.search(reads, "3x4") and re.search(reads, "3x4,")  # a read's delimiter is kept
+
+
 def test_unspaced_literals_hold_what_every_spacing_prints():
     tpl = template.parse("{q.shape = } and x={block_q * 2=}, {n}!")
     assert tpl.literals == ("q.shape = ", " and x=block_q * 2=", ", ", "!")

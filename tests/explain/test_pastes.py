@@ -187,3 +187,27 @@ def test_a_tie_broken_on_a_remembered_message_keeps_its_line():
             'Traceback (most recent call last):\n  File "/venv/site-packages/pkg/new/kernel.py", line 3, in f\nValueError: boom 3\n')
     found, _, _ = match.explain_chunks(index, [text])
     assert sorted((f.match.code, f.last_line) for f in found) == [("AA100", 1), ("BB100", 5)]
+
+
+def _raised_in(path: str, func: str) -> str:
+    return ("Traceback (most recent call last):\n"
+            '  File "/home/me/train.py", line 10, in <module>\n    out = attention(q, k, v)\n'
+            f'  File "/venv/lib/python3.12/site-packages/{path}", line 212, in {func}\n'
+            '    raise ValueError(f"{num_q_heads=} must be divisible by {num_kv_heads=}")\n'
+            "ValueError: num_q_heads=12 must be divisible by num_kv_heads=8\n")
+
+
+@pytest.mark.parametrize("text, source", [
+    ("ValueError: num_q_heads=12 must be divisible by num_kv_heads=8", "errkit's ranker attention kernel"),
+    (_raised_in("jax/experimental/pallas/ops/tpu/ragged_paged_attention/kernel.py", "static_validate_inputs"),
+     "JAX Pallas TPU ragged paged attention"),
+    (_raised_in("tokamax/_src/ops/attention/pallas_mosaic_gpu_kernel_sm90.py", "flash_attention_kernel"),
+     "tokamax Pallas Mosaic GPU attention"),
+    (_raised_in("tokamax/_src/ops/attention/pallas_mosaic_tpu.py", "_fwd"), "tokamax Pallas Mosaic TPU attention"),
+])
+def test_one_entrys_text_raised_at_several_sites_is_told_by_the_traceback(text, source):
+    """RA105's text is raised verbatim by this kernel, jax's ragged paged attention and tokamax's
+    kernels: the traceback's last frames say which (the wording, its source and range shown)."""
+    res = first(text)
+    assert (res["code"], res["confidence"], res["params"]) == ("RA105", "exact", {"num_q_heads": 12, "num_kv_heads": 8})
+    assert res["matched"]["source"].startswith(source)

@@ -198,6 +198,7 @@ def changed(settings_changes: dict | None = None, **entry_changes) -> tuple[dict
 @example(changed(message="\U000e0001{a=} must be divisible by {b=}"))  # written \u{e0001} in JavaScript
 @example(changed(message="{a=} must be\x00 divisible by {b=}"))  # explain refuses a NUL as binary
 @example(changed(message="{a=} must be divisible by {b:int}"))  # 'Invalid format specifier'
+@example(changed(message='"""{a} '))  # ends with a space, which the pasted line no longer has
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(catalogues())
 def test_a_catalogue_that_lints_clean_generates_and_its_validators_behave(tmp_path_factory, case):

@@ -3004,7 +3004,12 @@
     }
   };
 
-  // match.Index._best: the wording that matches `text` with the most fixed text; ties of other entries kept
+  // match._apart: another entry's wording, or the same text raised at another site
+  function apart(wording, best) {
+    return wording.code !== best.code || (wording.template === best.wording.template && raiseFile(wording) !== raiseFile(best.wording));
+  }
+
+  // match.Index._best: the wording that matches `text` with the most fixed text; ties kept (apart)
   Index.prototype.best = function (ids, text, how, lineNo) {
     var best = null;
     for (var k = 0; k < ids.length; k++) {
@@ -3014,7 +3019,7 @@
       var params = this.extract(i, m.groups || {});
       if (params === null) continue;
       var wording = this.wordings[i];
-      if (best !== null && wording.literal_chars === best.wording.literal_chars && wording.code !== best.code) {
+      if (best !== null && wording.literal_chars === best.wording.literal_chars && apart(wording, best)) {
         best.ties.push(newMatch(wording.code, wording, params, lineNo, { text: best.text, span: best.span }));
       } else if (best === null || wording.literal_chars > best.wording.literal_chars) {
         var a = m.index, whole = m[0];
