@@ -769,6 +769,19 @@ def _in_range(record: dict | None, seen: dict[str, tuple[int, ...]]) -> bool:
     return all(_COMPARE[op](pad(version), pad(bound)) for op, bound in record["bounds"])
 
 
+def _names_a_dist(candidates: list[Match], context: str) -> bool:
+    """Whether the context holds the name of a distribution whose releases a candidate has: the
+    release regex (a lookbehind, on `re`) reads the context only then."""
+    lowered = None
+    for c in candidates:
+        dist = (c.wording.get("releases") or {}).get("dist")
+        if dist:
+            lowered = context.lower() if lowered is None else lowered
+            if dist.lower() in lowered:
+                return True
+    return False
+
+
 def _break_tie(match: Match, context: str) -> Match:
     """Of wordings that match the same text (match._apart): the one whose raise site (a
     traceback frame's file) the context shows, else the one whose release range holds the release
@@ -776,9 +789,10 @@ def _break_tie(match: Match, context: str) -> Match:
     candidates = [match, *match.ties]
     context = context.replace("\\", "/")
     chosen = next((c for c in candidates if _raise_file(c.wording) and _raise_file(c.wording) in context), None)
-    if chosen is None:
+    if chosen is None and _names_a_dist(candidates, context):
         seen = _releases_in(context)
         chosen = next((c for c in candidates if _in_range(c.wording.get("releases"), seen)), match) if seen else match
+    chosen = match if chosen is None else chosen
     if chosen is not match:
         chosen.span, chosen.text = match.span, match.text
     chosen.ties = []

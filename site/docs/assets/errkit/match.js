@@ -636,6 +636,19 @@
     }).map(function (item) { return item[1]; });
   }
 
+  // match._names_a_dist: the context names a distribution whose releases a candidate has
+  function namesADist(candidates, context) {
+    var lowered = null;
+    for (var k = 0; k < candidates.length; k++) {
+      var dist = (candidates[k].wording.releases || {}).dist;
+      if (dist) {
+        if (lowered === null) lowered = context.toLowerCase();
+        if (lowered.indexOf(dist.toLowerCase()) >= 0) return true;
+      }
+    }
+    return false;
+  }
+
   // match._break_tie: the entry whose raise site (a frame's file) the context shows, else the one
   // whose release range holds the release the context names; else the first
   function breakTie(match, context) {
@@ -646,7 +659,7 @@
       var place = raiseFile(candidates[k].wording);
       if (place && context.indexOf(place) >= 0) chosen = candidates[k];
     }
-    if (chosen === null) {
+    if (chosen === null && namesADist(candidates, context)) {
       var seen = releasesIn(context);
       if (Object.keys(seen).length) {
         for (var c = 0; c < candidates.length && chosen === null; c++) if (inRange(candidates[c].wording.releases, seen)) chosen = candidates[c];
