@@ -148,7 +148,8 @@ def _compile(args) -> int:
                     calls = triton_compile.triton_calls(triton_compile.lower_for_cuda(
                         jax.grad(loss, argnums=(0, 1, 2)), q, k, k, bound))
                 dp = tuning.padded_head_dim(head_dim)
-                for call, pass_ in zip(calls, tuning.PASSES):
+                # the forward, then the fused backward (bwd) or dq and dkdv, as the table picks
+                for call, pass_ in zip(calls, tuning.passes(arch, head_dim, dtype)):
                     row = tuning.launch(arch, head_dim, dtype, pass_, masked=True)  # S=1000: a partial last block
                     tiles = (128, 128) if args.before else (row.block_q, row.block_kv)
                     launch = (_legacy_launch(128, 128, dp) if args.before

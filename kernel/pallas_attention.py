@@ -8,10 +8,19 @@ blocks) and runs with ``interpret=True`` on CPU; the choice is made when the cal
 lowered (``lax.platform_dependent``), so a function traced on a CPU host and lowered for
 CUDA holds the Triton kernels.
 
-Layout: q, o [b, sq, hq, d]; k, v [b, skv, hkv, d]. Grid (batch, head, tile);
-each program reads 2-D [rows, d] tiles (Triton: [rows, dp], see below) and runs an online
-softmax (base 2) over the kv tiles, dots on the input dtype accumulating in float32 (see
-"Kernels" below).
+Layout: q, o [b, sq, hq, d]; k, v [b, skv, hkv, d]. Grid (tile, batch x heads): the tile is
+the fastest-varying axis (CUDA's x), so consecutive programs read the same keys and values
+(or, in dK/dV, queries) and find them in L2; causal forward and dQ programs take their query
+tiles from the last, the longest rows first (``_order``). Each program reads 2-D [rows, d]
+tiles (Triton: [rows, dp], see below) and runs an online softmax (base 2) over the kv tiles,
+dots on the input dtype accumulating in float32 (see "Kernels" below).
+
+Grouped queries (GQA / MQA): a forward or dQ program serves ``pack`` query heads of one kv
+head, stacked into one tile (``_QTile``), so each key / value tile is loaded once for all of
+them; a dK/dV program sums its kv head's whole group. The backward is two kernels (dQ, and
+dK/dV), or one (``fused``, FlashAttention-2's): the dK/dV kernel also adds each tile's dS K
+into a float32 dq with atomic adds, 5 matmuls per tile where the two kernels do 3 + 4.
+kernel/tuning.py's table picks it where it fits the GPU (per architecture, head_dim, dtype).
 
 Mask (see kernel/reference.py): query i may attend key j iff
   j < ctx and (not causal or j <= i),  or  (bound given and j == i),
@@ -82,8 +91,18 @@ class _Static:
     # interpret mode; False: Triton; "blocked": the Triton kernels (blocked layout, masked
     # loads / stores) run by Pallas' interpreter (tests/kernel/test_blocked_interpret.py)
     interpret: bool | str | None
-    # Triton's (num_warps, num_stages) of the fwd, dq and dkdv kernels (kernel/tuning.py)
+    # Triton's (num_warps, num_stages) of the fwd, dq and dkdv kernels (kernel/tuning.py); with
+    # `fused`, the dkdv entry is the fused backward's (tuning.py's "bwd" row)
     launch: tuple[tuple[int, int], tuple[int, int], tuple[int, int]] = ((4, 3),) * 3
+    # The backward as one kernel (FlashAttention-2): the dK/dV pass also adds each tile's dQ
+    # into a float32 buffer with atomic adds (5 matmuls per tile instead of 3 + 4 in two).
+    fused: bool = False
+    # Query heads of one kv head stacked into one tile of the forward and dQ kernels (GQA): a
+    # program serves `pack` heads of a group, block_q // pack query rows of each, and reads each
+    # key / value tile once for all of them. 1: one query head per program.
+    pack: int = 1
+    batch: int = 1  # the batch size and kv heads: grid axis 1 runs over batch x heads
+    kv_heads: int = 1
 
     @property
     def dp(self) -> int:
@@ -317,11 +336,14 @@ def _ix3(blocked: bool, b, h, rows):
 
 
 def _mask(st: _Static, blocked: bool, row0, rows: int, length: int, partial: bool, *,
-          vector: bool = False, store: bool = False):
+          vector: bool = False, store: bool = False, heads: int = 1):
     """Mask of a blocked read or write of `rows` rows starting at sequence row `row0` of a
     sequence of `length`: rows < length (when `partial`: the block may run past the end)
     and, for a [rows, dp] tile (not `vector`), columns < head_dim. None when nothing is
     masked, and always in the whole layout (interpret mode pads its operands).
+
+    heads > 1: the mask of a [rows, heads, dp] tile (a pack of query heads, ``_QTile``), or of
+    a [heads, rows] vector.
 
     store: the rows' test written as r < length - row0, for the store after a kernel's loop:
     the same test as its load's before the loop would be merged with it by the compiler and
@@ -335,12 +357,15 @@ def _mask(st: _Static, blocked: bool, row0, rows: int, length: int, partial: boo
     else:
         valid = row0 + jnp.arange(rows, dtype=jnp.int32) < length
     if vector:
-        return valid
-    cols = ((jnp.arange(st.dp, dtype=jnp.int32) < st.head_dim)[None, :]
+        return valid if valid is None or heads == 1 else valid[None, :]
+    cols = ((jnp.arange(st.dp, dtype=jnp.int32) < st.head_dim)
             if st.dp != st.head_dim else None)
+    lead = (None,) * (1 if heads == 1 else 2)  # the axes before the columns'
+    cols = None if cols is None else cols[lead + (slice(None),)]
+    valid = None if valid is None else valid[(slice(None),) + lead]
     if valid is None:
         return cols
-    return valid[:, None] if cols is None else valid[:, None] & cols
+    return valid if cols is None else valid & cols
 
 
 def _load(ref, ix, mask):
@@ -358,33 +383,135 @@ def _store(ref, ix, value, mask):
         plgpu.store(ref.at[ix], value, mask=mask)
 
 
+def _add(ref, ix, value, mask, st: _Static):
+    """ref[ix] += value atomically (Triton's atomic_rmw fadd), only where the mask holds: the
+    fused backward's dQ, which the programs of every key tile add into.
+
+    Pallas' interpreter has no masked atomic (jax 0.10's discharge rule of atomic_rmw raises
+    NotImplementedError on a mask); it runs the programs one after the other, so the blocked
+    check (``interpret="blocked"``) reads, adds and writes back under the same mask instead,
+    and runs the atomic itself where nothing is masked."""
+    # A whole dimension as an int32 slice: the interpreter's atomic takes the slices' starts as
+    # they are (jax 0.10), and a Python 0 would be int64 beside int32 ones under jax_enable_x64.
+    ix = tuple(pl.ds(jnp.zeros((), jnp.int32), n) if isinstance(i, slice) else i
+               for i, n in zip(ix, ref.shape))
+    if mask is not None and st.interpret == "blocked":
+        _store(ref, ix, _load(ref, ix, mask) + value, mask)
+    elif mask is None:
+        plgpu.atomic_add(ref, ix, value)
+    else:  # the lowering takes the mask as it is: it must have the value's shape
+        plgpu.atomic_add(ref, ix, value, mask=jnp.broadcast_to(mask, value.shape))
+
+
 def _kv_head(h, group: int):
-    """The kv head read by query head h (GQA)."""
+    """The kv head read by query head h (GQA), `group` query heads per kv head; or by pack h
+    of query heads (``_QTile``), `group` then the packs per kv head."""
     return h if group == 1 else _div(h, group)
 
 
-def _program(refs: list, st: _Static):
+def _heads(st: _Static, kv: bool) -> int:
+    """The heads grid axis 1 runs over (for each example): the kv heads (dK/dV), or the packs
+    of query heads (forward, dQ: ``st.pack`` query heads each)."""
+    return st.kv_heads if kv else st.kv_heads * (st.group // st.pack)
+
+
+def _head_batch(st: _Static, hb, heads: int):
+    """Grid axis 1's index -> (head, example): the axis runs over batch x heads, heads fastest.
+
+    The grid is 2-D, (tile, batch x heads), because jax 0.10's Triton lowering folds every axis
+    but the last two into CUDA's x with a division and a remainder of the program id: on a 3-D
+    (tile, head, batch) grid the tile index took them, and kernels at the edge of their register
+    budget spilled (the forward on sm_80, float32, head_dim 80: 12 B). Here the division is
+    the batch's, and there is none with one example."""
+    if st.batch == 1:  # an int32 0 (a Python 0 would be int64 under jax_enable_x64)
+        return hb, jnp.zeros((), jnp.int32)
+    return lax.rem(hb, jnp.asarray(heads, hb.dtype)), _div(hb, heads)
+
+
+def _program(refs: list, st: _Static, *, kv: bool = False):
     """The common start of every kernel: pops the bound ref (when there is one) off `refs`, and
-    returns the batch and query-head program ids, the kv head they read, and the example's
-    context bound (None without bound)."""
+    returns the example and head of the program (grid axis 1: the tile, axis 0, is CUDA's x,
+    the fastest, so that consecutive programs read the same keys and values, or queries, while
+    they are in L2), the kv head read (forward, dQ: by the pack of query heads, ``st.pack``;
+    kv: the dK/dV kernel's, whose head is a kv head), and the example's context bound (None
+    without bound)."""
     bound_ref = refs.pop(0) if st.has_bound else None
-    b, h = pl.program_id(0), pl.program_id(1)
-    return b, h, _kv_head(h, st.group), (bound_ref[b] if st.has_bound else None)
+    h, b = _head_batch(st, pl.program_id(1), _heads(st, kv))
+    return b, h, _kv_head(h, st.group // st.pack), (bound_ref[b] if st.has_bound else None)
+
+
+def _order(st: _Static, n: int):
+    """Grid axis 0's index -> the query tile of a forward or dQ program, of n tiles: causal
+    attention takes them from the last, whose rows attend the most keys, so that the longest
+    programs start first and the short ones fill the last wave."""
+    return (lambda i: n - 1 - i) if st.causal else (lambda i: i)
+
+
+class _QTile:
+    """The query tile a forward or dQ program owns: `bq` query rows of st.pack query heads (one
+    kv head's), stacked into one [bq * pack, dp] tile whose row r is query i0 + r // pack of the
+    program's head r % pack: the order of q's [b, s, h, d] layout, read as a [bq, pack, dp] block
+    and merged. Every key and value tile is then loaded once for the pack's heads. lse and delta
+    ([b, h, s]) are read as [pack, bq] and transposed."""
+
+    def __init__(self, st: _Static, blocked: bool, b, h, bq: int):
+        self.st, self.blocked, self.bq, self.pack = st, blocked, bq, st.pack
+        self.rows = bq * st.pack
+        self.i0 = _order(st, _cdiv(st.q_len, bq))(pl.program_id(0)) * bq
+        self.partial = st.q_len % bq != 0
+        rows = pl.ds(0 if blocked else self.i0, bq)
+        cols = _cols(st, blocked)
+        if self.pack == 1:
+            self.ix, self.vix = _ix4(blocked, b, rows, h, cols), _ix3(blocked, b, h, rows)
+        else:
+            heads = slice(None) if blocked else pl.ds(h * self.pack, self.pack)
+            self.ix = (rows, heads, cols) if blocked else (b, rows, heads, cols)
+            self.vix = (heads, rows) if blocked else (b, heads, rows)
+
+    def _mask(self, **kw):
+        return _mask(self.st, self.blocked, self.i0, self.bq, self.st.q_len, self.partial,
+                     heads=self.pack, **kw)
+
+    def load(self, ref):
+        """[rows, dp] (q, do)."""
+        x = _load(ref, self.ix, self._mask())
+        return x if self.pack == 1 else x.reshape(self.rows, x.shape[-1])
+
+    def load_vec(self, ref):
+        """[rows, 1] (lse, delta)."""
+        x = _load(ref, self.vix, self._mask(vector=True))
+        return (x if self.pack == 1 else x.T.reshape(self.rows))[:, None]
+
+    def store(self, ref, value):
+        if self.pack > 1:
+            value = value.reshape(self.bq, self.pack, value.shape[-1])
+        _store(ref, self.ix, value.astype(ref.dtype), self._mask(store=True))
+
+    def store_vec(self, ref, value):
+        if self.pack > 1:
+            value = value.reshape(self.bq, self.pack).T
+        _store(ref, self.vix, value, self._mask(vector=True, store=True))
+
+    def allowed(self, j0, bkv: int, ctx, kv_partial: bool):
+        """The tile's mask against keys [j0, j0 + bkv) (``tiles.allowed``): stacked rows give
+        allowed() their queries as a [rows, 1] column, with one row per "block"."""
+        if self.pack == 1:
+            return _allowed(self.st, self.i0, j0, self.bq, bkv, ctx, kv_partial=kv_partial)
+        query = self.i0 + _div(jnp.arange(self.rows, dtype=jnp.int32), self.pack)[:, None]
+        return _allowed(self.st, query, j0, 1, bkv, ctx, kv_partial=kv_partial)
 
 
 def _fwd_kernel(*refs, st: _Static, with_lse: bool, blocked: bool):
     q_ref, k_ref, v_ref, *refs = refs
     b, h, hk, ctx = _program(refs, st)
     o_ref, *lse_ref = refs
-    bq, bkv = st.block_q, st.block_kv
-    q_partial, kv_partial = st.q_len % bq != 0, st.kv_len % bkv != 0
-    i0 = pl.program_id(2) * bq
-    own = pl.ds(0 if blocked else i0, bq)  # this program's query rows
+    bq, bkv = st.block_q // st.pack, st.block_kv
+    kv_partial = st.kv_len % bkv != 0
+    own = _QTile(st, blocked, b, h, bq)  # this program's query rows
     cols = _cols(st, blocked)
-    own_mask = _mask(st, blocked, i0, bq, st.q_len, q_partial)
     n_whole = st.kv_len // bkv if blocked and kv_partial else None  # see _visit
 
-    q = _load(q_ref, _ix4(blocked, b, own, h, cols), own_mask)
+    q = own.load(q_ref)
 
     def body(jk, carry, masked, partial):
         acc, m, l = carry
@@ -394,8 +521,7 @@ def _fwd_kernel(*refs, st: _Static, with_lse: bool, blocked: bool):
         k = _load(k_ref, ix, mask)
         v = _load(v_ref, ix, mask)
         _, c = _capped_logits(q, k, st)
-        allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_partial=kv_partial)
-                   if masked else None)
+        allowed = own.allowed(j0, bkv, ctx, kv_partial) if masked else None
         if allowed is not None:
             c = jnp.where(allowed, c, MASK_VALUE)
         m_new = jnp.maximum(m, jnp.max(c, axis=1))
@@ -405,40 +531,35 @@ def _fwd_kernel(*refs, st: _Static, with_lse: bool, blocked: bool):
         acc = correction[:, None] * acc + _dot(p.astype(v.dtype), v)
         return acc, m_new, l
 
-    carry = (jnp.zeros((bq, q.shape[-1]), jnp.float32),
-             jnp.full((bq,), -jnp.inf, jnp.float32),
-             jnp.zeros((bq,), jnp.float32))
-    for bounds in _kv_ranges(st, i0, bq, bkv, ctx):
+    carry = (jnp.zeros((own.rows, q.shape[-1]), jnp.float32),
+             jnp.full((own.rows,), -jnp.inf, jnp.float32),
+             jnp.zeros((own.rows,), jnp.float32))
+    for bounds in _kv_ranges(st, own.i0, bq, bkv, ctx):
         carry = _visit(body, carry, *bounds, n_whole=n_whole)
     acc, m, l = carry
 
     # Rows that visited no block get o = 0, lse = 0.
     visited = l > 0.0
     l = jnp.where(visited, l, 1.0)
-    _store(o_ref, _ix4(blocked, b, own, h, cols), (acc / l[:, None]).astype(o_ref.dtype),
-           _mask(st, blocked, i0, bq, st.q_len, q_partial, store=True))
+    own.store(o_ref, acc / l[:, None])
     if with_lse:
-        _store(lse_ref[0], _ix3(blocked, b, h, own), jnp.where(visited, m + jnp.log2(l), 0.0),
-               _mask(st, blocked, i0, bq, st.q_len, q_partial, vector=True, store=True))
+        own.store_vec(lse_ref[0], jnp.where(visited, m + jnp.log2(l), 0.0))
 
 
 def _dq_kernel(*refs, st: _Static, blocked: bool):
     q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, *refs = refs
     b, h, hk, ctx = _program(refs, st)
     (dq_ref,) = refs
-    bq, bkv = st.block_q_dq, st.block_kv_dq
-    q_partial, kv_partial = st.q_len % bq != 0, st.kv_len % bkv != 0
-    i0 = pl.program_id(2) * bq
-    own = pl.ds(0 if blocked else i0, bq)
+    bq, bkv = st.block_q_dq // st.pack, st.block_kv_dq
+    kv_partial = st.kv_len % bkv != 0
+    own = _QTile(st, blocked, b, h, bq)
     cols = _cols(st, blocked)
-    own_mask = _mask(st, blocked, i0, bq, st.q_len, q_partial)
-    own_rows = _mask(st, blocked, i0, bq, st.q_len, q_partial, vector=True)
     n_whole = st.kv_len // bkv if blocked and kv_partial else None  # see _visit
 
-    q = _load(q_ref, _ix4(blocked, b, own, h, cols), own_mask)
-    do = _load(do_ref, _ix4(blocked, b, own, h, cols), own_mask)
-    lse = _load(lse_ref, _ix3(blocked, b, h, own), own_rows)[:, None]
-    delta = _load(delta_ref, _ix3(blocked, b, h, own), own_rows)[:, None]
+    q = own.load(q_ref)
+    do = own.load(do_ref)
+    lse = own.load_vec(lse_ref)
+    delta = own.load_vec(delta_ref)
 
     def body(jk, dq, masked, partial):
         j0 = jk * bkv
@@ -447,8 +568,7 @@ def _dq_kernel(*refs, st: _Static, blocked: bool):
         k = _load(k_ref, ix, mask)
         v = _load(v_ref, ix, mask)
         s, c = _capped_logits(q, k, st)
-        allowed = (_allowed(st, i0, j0, bq, bkv, ctx, kv_partial=kv_partial)
-                   if masked else None)
+        allowed = own.allowed(j0, bkv, ctx, kv_partial) if masked else None
         if allowed is not None:
             c = jnp.where(allowed, c, MASK_VALUE)
         p = jnp.exp2(c - lse)
@@ -458,23 +578,26 @@ def _dq_kernel(*refs, st: _Static, blocked: bool):
             ds = ds * grad
         return dq + _dot(ds.astype(k.dtype), k)
 
-    dq = jnp.zeros((bq, q.shape[-1]), jnp.float32)
-    for bounds in _kv_ranges(st, i0, bq, bkv, ctx):
+    dq = jnp.zeros((own.rows, q.shape[-1]), jnp.float32)
+    for bounds in _kv_ranges(st, own.i0, bq, bkv, ctx):
         dq = _visit(body, dq, *bounds, n_whole=n_whole)
-    _store(dq_ref, _ix4(blocked, b, own, h, cols), (dq * st.sm_scale).astype(dq_ref.dtype),
-           _mask(st, blocked, i0, bq, st.q_len, q_partial, store=True))
+    own.store(dq_ref, dq * st.sm_scale)
 
 
 def _dkdv_kernel(*refs, st: _Static, blocked: bool):
     """dk, dv of one kv head's key tile, accumulated over the query heads of its group
-    (GQA / MQA) in the kernel: no per-query-head partials."""
+    (GQA / MQA) in the kernel: no per-query-head partials. Fused (``st.fused``): each
+    (query tile, key tile) also adds its dS K into dq (float32, atomic: the programs of
+    every key tile add into the same rows), from the dS its dK takes."""
     q_ref, k_ref, v_ref, do_ref, lse_ref, delta_ref, *refs = refs
-    b, hk, _, ctx = _program(refs, st)  # grid axis 1: the kv head
-    dk_ref, dv_ref = refs
+    if st.fused:
+        refs.pop(0)  # dq's zeros: the buffer the dq output aliases
+    b, hk, _, ctx = _program(refs, st, kv=True)  # grid axis 1: the kv head
+    dq_ref, dk_ref, dv_ref = refs if st.fused else (None, *refs)
     g = st.group
     bq, bkv = st.block_q_dkv, st.block_kv_dkv
     q_partial, kv_partial = st.q_len % bq != 0, st.kv_len % bkv != 0
-    j0 = pl.program_id(2) * bkv
+    j0 = pl.program_id(0) * bkv
     own = pl.ds(0 if blocked else j0, bkv)  # this program's keys
     cols = _cols(st, blocked)
     own_mask = _mask(st, blocked, j0, bkv, st.kv_len, kv_partial)
@@ -506,6 +629,9 @@ def _dkdv_kernel(*refs, st: _Static, blocked: bool):
         grad = _cap_grad(s, st, q.dtype)
         if grad is not None:
             ds = ds * grad
+        if st.fused:  # scaled here, once for dk and dq (unfused: dk at the end)
+            ds = (ds * st.sm_scale).astype(q.dtype)
+            _add(dq_ref, qix, _dot(ds, k), mask, st)
         dk = dk + _dot_tn(ds.astype(q.dtype), q)
         return dk, dv
 
@@ -519,7 +645,8 @@ def _dkdv_kernel(*refs, st: _Static, blocked: bool):
     carry = (zeros, zeros)
     dk, dv = head(0, carry) if g == 1 else lax.fori_loop(0, g, head, carry)
     out_mask = _mask(st, blocked, j0, bkv, st.kv_len, kv_partial, store=True)
-    _store(dk_ref, _ix4(blocked, b, own, hk, cols), (dk * st.sm_scale).astype(dk_ref.dtype),
+    dk_scale = 1.0 if st.fused else st.sm_scale
+    _store(dk_ref, _ix4(blocked, b, own, hk, cols), (dk * dk_scale).astype(dk_ref.dtype),
            out_mask)
     _store(dv_ref, _ix4(blocked, b, own, hk, cols), dv.astype(dv_ref.dtype), out_mask)
 
@@ -535,21 +662,45 @@ def _compiler_params(st: _Static, pass_: str):
     return plgpu.CompilerParams(num_warps=num_warps, num_stages=num_stages)
 
 
-def _tile_spec(rows: int, d: int, head_of=None, *, slab: bool = False):
-    """BlockSpec of a [b, s, h, d] operand: a block of `rows` rows per program along grid
-    axis 2 (slab=False; the last one partial when s is not a multiple), or the whole
-    (batch, head) slab of `rows` rows (slab=True). The last dim is the whole head_dim."""
-    head_of = head_of or (lambda h: h)
-    if slab:
-        return pl.BlockSpec((None, rows, None, d), lambda b, h, i: (b, 0, head_of(h), 0))
-    return pl.BlockSpec((None, rows, None, d), lambda b, h, i: (b, i, head_of(h), 0))
+# Grids are (tile, batch x heads): the tile, axis 0, is the fastest-varying one (CUDA's x), so the
+# programs of one wave read one head's keys and values (or queries) and find them in L2
+# (``_head_batch``).
 
 
-def _vec_spec(rows: int, *, slab: bool = False):
-    """BlockSpec of a [b, h, s] operand (lse, delta)."""
-    if slab:
-        return pl.BlockSpec((None, None, rows), lambda b, h, i: (b, h, 0))
-    return pl.BlockSpec((None, None, rows), lambda b, h, i: (b, h, i))
+def _index_map(st: _Static, kv: bool, index):
+    """A BlockSpec's index map over the grid (tile, batch x heads), from index(tile, head, b)."""
+    heads = _heads(st, kv)
+
+    def index_map(i, hb):
+        h, b = _head_batch(st, hb, heads)
+        return index(i, h, b)
+    return index_map
+
+
+def _q_spec(st: _Static, bq: int, d: int):
+    """BlockSpec of a forward or dQ program's own query tile of a [b, s, hq, d] operand (q, o,
+    do, dq): bq rows of st.pack heads (see _QTile), tiles in ``_order``."""
+    order = _order(st, _cdiv(st.q_len, bq))
+    index = _index_map(st, False, lambda i, h, b: (b, order(i), h, 0))
+    return pl.BlockSpec((None, bq, None if st.pack == 1 else st.pack, d), index)
+
+
+def _q_vec_spec(st: _Static, bq: int):
+    """BlockSpec of the same tile's [b, hq, s] rows (lse, delta)."""
+    order = _order(st, _cdiv(st.q_len, bq))
+    heads = None if st.pack == 1 else st.pack
+    return pl.BlockSpec((None, heads, bq), _index_map(st, False, lambda i, h, b: (b, h, order(i))))
+
+
+def _kv_slab_spec(st: _Static, rows: int, d: int):
+    """BlockSpec of the whole [rows, d] sequence of the kv head a forward or dQ program reads."""
+    return pl.BlockSpec((None, rows, None, d), _index_map(
+        st, False, lambda i, h, b: (b, 0, _kv_head(h, st.group // st.pack), 0)))
+
+
+def _tile_spec(st: _Static, rows: int, d: int):
+    """BlockSpec of a dK/dV program's own key tile of a [b, s, hkv, d] operand."""
+    return pl.BlockSpec((None, rows, None, d), _index_map(st, True, lambda j, h, b: (b, j, h, 0)))
 
 
 def _pad_seq(x, role, st: _Static):
@@ -570,7 +721,7 @@ def _padded_shape(shape: jax.ShapeDtypeStruct, role, st: _Static):
 
 
 def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: str, *,
-          in_specs, out_specs, compiler_params, tpu):
+          in_specs, out_specs, compiler_params, tpu, input_output_aliases=None):
     """pallas_call on `args` (None entries dropped): whole operands in interpret mode,
     the given blocked specs with Triton. With ``st.interpret`` None the choice is made
     when lowering (``lax.platform_dependent``): interpret on CPU, Mosaic on TPU (`tpu`, a
@@ -579,11 +730,13 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
     roles / out_roles: which sequence ("q", "kv", None for the bound) each argument /
     result runs along: interpret mode pads those with zeros to a whole number of blocks
     and slices its results back (whole operands are indexed without masks); the Triton and
-    Mosaic calls take and return the arrays as they are."""
+    Mosaic calls take and return the arrays as they are. input_output_aliases: pallas_call's
+    (argument indices before the None entries are dropped: only trailing ones may be None)."""
     keep = [a is not None for a in args]
     args = [a for a in args if a is not None]
     roles = [r for r, k in zip(roles, keep) if k]
     in_specs = [s for s, k in zip(in_specs, keep) if k]
+    aliases = dict(input_output_aliases or {})
 
     def interpret(*args):
         outs = pl.pallas_call(
@@ -591,7 +744,7 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
             in_specs=[pl.BlockSpec() for _ in args],
             out_specs=[pl.BlockSpec() for _ in out_shape],
             out_shape=[_padded_shape(s, r, st) for s, r in zip(out_shape, out_roles)],
-            interpret=True, name=name)(
+            input_output_aliases=aliases, interpret=True, name=name)(
                 *(_pad_seq(a, r, st) for a, r in zip(args, roles)))
         return tuple(lax.slice(o, (0,) * o.ndim, s.shape) for o, s in zip(outs, out_shape))
 
@@ -599,7 +752,8 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
         return pl.pallas_call(
             functools.partial(kernel, blocked=True), grid=grid,
             in_specs=in_specs, out_specs=out_specs, out_shape=out_shape,
-            compiler_params=compiler_params, interpret=interpret, name=name)(*args)
+            input_output_aliases=aliases, compiler_params=compiler_params,
+            interpret=interpret, name=name)(*args)
 
     if st.interpret is True:
         return interpret(*args)
@@ -615,16 +769,16 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
 def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
     batch, sq, hq, d = q.shape
     skv = k.shape[1]
+    bq = st.block_q // st.pack  # query rows per tile (of each of the pack's heads)
     out_shape = [jax.ShapeDtypeStruct(q.shape, q.dtype)]
-    out_specs = [_tile_spec(st.block_q, d)]
+    out_specs = [_q_spec(st, bq, d)]
     if with_lse:
         out_shape.append(jax.ShapeDtypeStruct((batch, hq, sq), jnp.float32))
-        out_specs.append(_vec_spec(st.block_q))
-    kv_head = functools.partial(_kv_head, group=st.group)
-    in_specs = [_tile_spec(st.block_q, d), _tile_spec(skv, d, kv_head, slab=True),
-                _tile_spec(skv, d, kv_head, slab=True), pl.BlockSpec()]
+        out_specs.append(_q_vec_spec(st, bq))
+    in_specs = [_q_spec(st, bq, d), _kv_slab_spec(st, skv, d), _kv_slab_spec(st, skv, d),
+                pl.BlockSpec()]
     kernel = functools.partial(_fwd_kernel, st=st, with_lse=with_lse)
-    return _call(kernel, (batch, hq, _cdiv(sq, st.block_q)), [q, k, v, bound],
+    return _call(kernel, (_cdiv(sq, bq), batch * _heads(st, False)), [q, k, v, bound],
                  ["q", "kv", "kv", None], out_shape, ["q", "q"][:len(out_shape)], st,
                  "ranker_attention_fwd", in_specs=in_specs, out_specs=out_specs,
                  compiler_params=_compiler_params(st, "fwd"),
@@ -637,41 +791,59 @@ _BWD_ROLES = ["q", "kv", "kv", "q", "q", "q", None]  # q, k, v, do, lse, delta, 
 def _backward_dq(q, k, v, do, lse, delta, bound, st: _Static):
     batch, sq, hq, d = q.shape
     skv = k.shape[1]
-    bq = st.block_q_dq
-    kv_head = functools.partial(_kv_head, group=st.group)
-    in_specs = [_tile_spec(bq, d), _tile_spec(skv, d, kv_head, slab=True),
-                _tile_spec(skv, d, kv_head, slab=True), _tile_spec(bq, d),
-                _vec_spec(bq), _vec_spec(bq), pl.BlockSpec()]
+    bq = st.block_q_dq // st.pack
+    in_specs = [_q_spec(st, bq, d), _kv_slab_spec(st, skv, d), _kv_slab_spec(st, skv, d),
+                _q_spec(st, bq, d), _q_vec_spec(st, bq), _q_vec_spec(st, bq), pl.BlockSpec()]
     kernel = functools.partial(_dq_kernel, st=st)
-    (dq,) = _call(kernel, (batch, hq, _cdiv(sq, bq)),
+    (dq,) = _call(kernel, (_cdiv(sq, bq), batch * _heads(st, False)),
                   [q, k, v, do, lse, delta, bound], _BWD_ROLES,
                   [jax.ShapeDtypeStruct(q.shape, q.dtype)], ["q"], st, "ranker_attention_dq",
-                  in_specs=in_specs, out_specs=[_tile_spec(bq, d)],
+                  in_specs=in_specs, out_specs=[_q_spec(st, bq, d)],
                   compiler_params=_compiler_params(st, "dq"),
                   tpu=pallas_tpu.backward_dq)
     return dq
 
 
+def _tpu_backward(*args, st: _Static):
+    """The fused call's TPU branch: kernel/pallas_tpu.py's dQ and dK/dV calls, dq in float32 as
+    the fused kernel returns it (args: q, k, v, do, lse, delta, dq's zeros, the bound)."""
+    operands = [*args[:6], *args[7:]]
+    (dq,) = pallas_tpu.backward_dq(*operands, st=st)
+    dk, dv = pallas_tpu.backward_dkdv(*operands, st=st)
+    return dq.astype(jnp.float32), dk, dv
+
+
 def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
-    """dk, dv: one program per (batch, kv head, key tile), summing its query group in the
-    kernel, so no two programs share an output and nothing grows with the group size."""
+    """dk, dv: one program per (key tile, kv head, batch), summing its query group in the
+    kernel, so no two programs share a dk / dv tile and nothing grows with the group size.
+    Fused (st.fused): (dq, dk, dv), dq in float32, which every key tile's program adds into."""
     batch, sq, hq, d = q.shape
     skv, hkv = k.shape[1], k.shape[2]
     g = st.group
     bkv = st.block_kv_dkv
-    out_shape = jax.ShapeDtypeStruct(k.shape, k.dtype)
-    group_spec = pl.BlockSpec((None, sq, g, d), lambda b, h, i: (b, 0, h, 0))
-    group_vec = pl.BlockSpec((None, g, sq), lambda b, h, i: (b, h, 0))
-    in_specs = [group_spec, _tile_spec(bkv, d), _tile_spec(bkv, d), group_spec,
-                group_vec, group_vec, pl.BlockSpec()]
+    kv_shape = jax.ShapeDtypeStruct(k.shape, k.dtype)
+    group_spec = pl.BlockSpec((None, sq, g, d), _index_map(st, True, lambda j, h, b: (b, 0, h, 0)))
+    group_vec = pl.BlockSpec((None, g, sq), _index_map(st, True, lambda j, h, b: (b, h, 0)))
+    args, roles = [q, k, v, do, lse, delta], _BWD_ROLES[:6]
+    in_specs = [group_spec, _tile_spec(st, bkv, d), _tile_spec(st, bkv, d), group_spec,
+                group_vec, group_vec]
+    out_shape, out_roles = [kv_shape, kv_shape], ["kv", "kv"]
+    out_specs = [_tile_spec(st, bkv, d), _tile_spec(st, bkv, d)]
+    aliases = None
+    if st.fused:  # dq: zeros in (argument 6), the sums out (result 0), the same buffer
+        args, roles = args + [jnp.zeros(q.shape, jnp.float32)], roles + ["q"]
+        in_specs = in_specs + [group_spec]
+        out_shape = [jax.ShapeDtypeStruct(q.shape, jnp.float32)] + out_shape
+        out_roles, out_specs = ["q"] + out_roles, [group_spec] + out_specs
+        aliases = {6: 0}
     kernel = functools.partial(_dkdv_kernel, st=st)
-    dk, dv = _call(kernel, (batch, hkv, _cdiv(skv, bkv)),
-                   [q, k, v, do, lse, delta, bound], _BWD_ROLES, [out_shape, out_shape],
-                   ["kv", "kv"], st, "ranker_attention_dkdv", in_specs=in_specs,
-                   out_specs=[_tile_spec(bkv, d), _tile_spec(bkv, d)],
-                   compiler_params=_compiler_params(st, "dkdv"),
-                   tpu=pallas_tpu.backward_dkdv)
-    return dk, dv
+    return _call(kernel, (_cdiv(skv, bkv), batch * hkv), args + [bound], roles + [None],
+                 out_shape, out_roles, st,
+                 "ranker_attention_bwd" if st.fused else "ranker_attention_dkdv",
+                 in_specs=in_specs + [pl.BlockSpec()], out_specs=out_specs,
+                 compiler_params=_compiler_params(st, "dkdv"),
+                 tpu=_tpu_backward if st.fused else pallas_tpu.backward_dkdv,
+                 input_output_aliases=aliases)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(4,))
@@ -689,6 +861,9 @@ def _flash_attention_bwd(st: _Static, residuals, do):
     # delta_i = sum_d o_id * do_id = sum_j p_ij dp_ij  (softmax backward term)
     delta = jnp.sum(out.astype(jnp.float32) * do.astype(jnp.float32), axis=-1)
     delta = jnp.transpose(delta, (0, 2, 1))  # [b, hq, sq], like lse
+    if st.fused:
+        dq, dk, dv = _backward_dkdv(q, k, v, do, lse, delta, bound, st)
+        return dq.astype(q.dtype), dk, dv, None
     dq = _backward_dq(q, k, v, do, lse, delta, bound, st)
     dk, dv = _backward_dkdv(q, k, v, do, lse, delta, bound, st)
     return dq, dk, dv, None
@@ -715,29 +890,49 @@ def _round_up(n: int, multiple: int) -> int:
     return -(-n // multiple) * multiple
 
 
+def _pack(group: int, block_q: int, most: int | None = None) -> int:
+    """The query heads a forward / dQ tile stacks (``_QTile``): the largest power of two that
+    divides the group size and leaves at least 16 query rows of each head in a tile (so 1
+    without GQA, and with an odd group size), and at most `most` (kernel/tuning.py max_pack)."""
+    pack = 1
+    while (group % (2 * pack) == 0 and block_q // (2 * pack) >= _MIN_BLOCK
+           and (most is None or 2 * pack <= most)):
+        pack *= 2
+    return pack
+
+
 def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
                      cap: float | None, cap_method: str, config: BlockSizes | None = None,
-                     interpret: bool | str | None = None, arch: str | None = None):
+                     interpret: bool | str | None = None, arch: str | None = None,
+                     backward: str | None = None, pack: int | None = None):
     """Ranker attention with the Pallas kernels. Inputs are assumed validated.
 
     config: the tiles, None for kernel/tuning.py's table row of `arch` (None: the
     architecture ``tuning.current_arch()`` picks); the Triton num_warps / num_stages come
-    from that table either way.
+    from that table either way. With a fused backward, block_q_dkv / block_kv_dkv tile it
+    (block_q_dq / block_kv_dq are unused).
     interpret: True (interpret mode), False (Triton), or None: chosen when the call is
     lowered, interpret mode for CPU, Mosaic for TPU and Triton for any other platform;
     "blocked" (a check): the Triton kernels, as lowered for a GPU, run by Pallas'
     interpreter on the CPU.
+    backward: "fused" (one kernel, dQ by atomic adds), "split" (a dQ and a dK/dV kernel), or
+    None: the table's choice (tuning.fused). A choice the table does not make takes the
+    launch parameters of the rows it has (unproven on a GPU: for the checks).
+    pack: the query heads stacked per forward / dQ tile (a power of two dividing the group
+    size, block_q // pack >= 16), None for the largest such within the table's limit
+    (``_pack``, tuning.max_pack).
     """
     batch, q_len, num_q_heads, head_dim = q.shape
     kv_len, num_kv_heads = k.shape[1], k.shape[2]
     arch = tuning.current_arch() if arch is None else arch
+    fused = tuning.fused(arch, head_dim, q.dtype) if backward is None else backward == "fused"
 
     def pick(size, default):
         return default if size is None else size
 
     def blocks(masked: bool):
         """(block_q, block_kv, block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq), clamped."""
-        tiles = config or tuning.block_sizes(arch, head_dim, q.dtype, masked)
+        tiles = config or tuning.block_sizes(arch, head_dim, q.dtype, masked, fused=fused)
         return (_clamp_block(tiles.block_q, q_len), _clamp_block(tiles.block_kv, kv_len),
                 _clamp_block(pick(tiles.block_q_dkv, tiles.block_q), q_len),
                 _clamp_block(pick(tiles.block_kv_dkv, tiles.block_kv), kv_len),
@@ -751,15 +946,19 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
     if not masked and any(length % block for length, block in zip((q_len, kv_len) * 3, sizes)):
         masked = True
         sizes = blocks(masked)
-    rows = [tuning.launch(arch, head_dim, q.dtype, p, masked) for p in tuning.PASSES]
+    rows = [tuning.launch(arch, head_dim, q.dtype, p, masked, fused=fused) for p in tuning.PASSES]
     block_q, block_kv, block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq = sizes
+    group = num_q_heads // num_kv_heads
+    if pack is None:  # one pack for the forward and the dQ kernel (when there is one)
+        pack = _pack(group, block_q if fused else min(block_q, block_q_dq),
+                     tuning.max_pack(arch, head_dim, q.dtype))
 
     if bound is not None:
         bound = jnp.clip(bound.astype(jnp.int32), 0, kv_len)
 
     no_cap = cap is None or cap_method == "none"
     st = _Static(
-        q_len=q_len, kv_len=kv_len, head_dim=head_dim, group=num_q_heads // num_kv_heads,
+        q_len=q_len, kv_len=kv_len, head_dim=head_dim, group=group,
         block_q=block_q, block_kv=block_kv,
         block_q_dkv=block_q_dkv, block_kv_dkv=block_kv_dkv,
         block_q_dq=block_q_dq, block_kv_dq=block_kv_dq,
@@ -769,5 +968,6 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
         causal=bool(causal), has_bound=bound is not None,
         interpret=interpret if interpret in (None, "blocked") else bool(interpret),
         launch=tuple((row.num_warps, row.num_stages) for row in rows),
+        fused=fused, pack=pack, batch=batch, kv_heads=num_kv_heads,
     )
     return _flash_attention(q, k, v, bound, st)

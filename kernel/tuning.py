@@ -2,12 +2,16 @@
 head_dim, dtype, pass), each proven to fit its target by the compile check.
 
 A row of TABLE is what the kernel of one pass (``fwd``: the forward, with or without the
-log-sum-exp; ``dq``; ``dkdv``) uses on one architecture for one padded head_dim, the width of its
-tiles (64; 128, which serves 80 and 96 too, masked past head_dim; 256) and one dtype, when
-ranker_attention is called with ``config=None``:
-``block_q`` / ``block_kv`` are that pass's BlockSizes fields (for ``dkdv``, ``block_kv`` is the
-program's own key tile and ``block_q`` the query tile it loops over; for ``fwd`` and ``dq`` the
-other way round). An explicit ``config`` replaces the tiles, not the num_warps / num_stages.
+log-sum-exp; ``bwd``: the fused backward, FlashAttention-2's, dK/dV with dQ added atomically; or,
+where that does not fit, the split backward's ``dq`` and ``dkdv``) uses on one architecture for
+one padded head_dim, the width of its tiles (64; 128, which serves 80 and 96 too, masked past
+head_dim; 256) and one dtype, when ranker_attention is called with ``config=None``. A cell
+(architecture, head_dim, dtype) has a ``fwd`` row and either a ``bwd`` row or ``dq`` and
+``dkdv`` rows: the backward it runs (``fused``, ``passes``).
+``block_q`` / ``block_kv`` are that pass's BlockSizes fields (for ``dkdv`` and ``bwd``,
+``block_kv`` is the program's own key tile and ``block_q`` the query tile it loops over, the
+BlockSizes' block_kv_dkv and block_q_dkv; for ``fwd`` and ``dq`` the other way round). An
+explicit ``config`` replaces the tiles, not the num_warps / num_stages.
 
 tests/kernel/test_compile.py lowers the public API for CUDA and compiles every kernel with
 Triton for both targets with these parameters (kernel/triton_compile.py): each row holds on its
@@ -35,7 +39,8 @@ from kernel.config import BlockSizes
 ARCHES = ("sm_90a", "sm_80")
 DEFAULT_ARCH = "sm_90a"
 TPU = "tpu"
-PASSES = ("fwd", "dq", "dkdv")
+PASSES = ("fwd", "dq", "dkdv")  # the forward, and the two kernels of a split backward
+FUSED = "bwd"  # the fused backward's one kernel (dQ by atomic adds in the dK/dV pass)
 DTYPES = ("bfloat16", "float16", "float32")
 HEAD_DIMS = (64, 128, 256)  # padded head_dim: the next power of two >= 16
 
@@ -49,9 +54,11 @@ class Launch:
 
 
 # How the rows were chosen: for each cell, candidates from the largest tiles down (fwd / dq: 128 x 64,
-# 64 x 64, 64 x 32, 32 x 32, 32 x 16; dkdv: 64 x 64 own keys down to 16 x 32), 8 or 4 warps, 3 stages
-# down to 1; the first that fits (no spill, within the CTA's shared memory) is the row. The
-# float16 rows are bfloat16's (their figures are bfloat16's; the check compiles both).
+# 64 x 64, 64 x 32, 32 x 32, 32 x 16; dkdv: 64 x 64 own keys down to 16 x 32; bwd: 64 x 64, 32 x 64,
+# 16 x 64, 32 x 32, 16 x 32, 16 x 16), 8 or 4 warps, 3 stages down to 1; the first that fits (no
+# spill, within the CTA's shared memory) is the row. The float16 rows are bfloat16's (their
+# figures are bfloat16's; the check compiles both). The fused backward fits every cell of both
+# architectures, so no cell keeps the split one (its dq / dkdv rows, before: kernel/compile_resources.md).
 # A call whose tiles are all whole (every sequence a multiple of its blocks, head_dim a power of
 # two) takes the row; a call with masked tiles (a partial last block, or head_dim 80 / 96 in
 # 128-wide tiles), the row's "masked" launch where it names one: the masked loads / stores cost
@@ -61,67 +68,50 @@ class Launch:
 # the whole-tile launch keeps its pipelining (the check compiles those cells at S=1024 too).
 # arch   head_dim dtype    pass  block_q block_kv warps stages  measured: shared B, registers
 _ROWS = """
-sm_90a    64  bfloat16  fwd    128   64  8  3   #  65,536 B 138 regs
-sm_90a    64  bfloat16  dq     128   64  8  3   #  81,920 B 189 regs
-sm_90a    64  bfloat16  dkdv    32   64  8  3   #  37,376 B 231 regs
-sm_90a    64  float16   fwd    128   64  8  3   #  65,536 B 138 regs  (bfloat16's)
-sm_90a    64  float16   dq     128   64  8  3   #  81,920 B 189 regs  (bfloat16's)
-sm_90a    64  float16   dkdv    32   64  8  3   #  37,376 B 231 regs  (bfloat16's)
-sm_90a    64  float32   fwd    128   64  8  3   # 131,072 B 216 regs
-sm_90a    64  float32   dq     128   64  8  3   # 147,456 B 219 regs
-sm_90a     64  float32   dkdv  64   64  8  3  masked   64   64  8  2  # whole: 99,328 B 255 regs; masked:  98,816 B 255 regs
-sm_90a   128  bfloat16  fwd    128   64  8  3   # 131,072 B 191 regs
-sm_90a   128  bfloat16  dq     128   64  8  3   # 163,840 B 218 regs
-sm_90a    128  bfloat16  dkdv  32   64  8  3  masked   32   64  8  2  # whole: 70,144 B 233 regs; masked:  53,504 B 254 regs
-sm_90a   128  float16   fwd    128   64  8  3   # 131,072 B 191 regs  (bfloat16's)
-sm_90a   128  float16   dq     128   64  8  3   # 163,840 B 218 regs  (bfloat16's)
-sm_90a    128  float16   dkdv  32   64  8  3  masked   32   64  8  2  # whole: 70,144 B 233 regs; masked:  53,504 B 254 regs  (bfloat16's)
-sm_90a   128  float32   fwd    128   64  8  2   # 196,608 B 254 regs
-sm_90a   128  float32   dq      64   32  8  2   # 131,072 B 255 regs
-sm_90a   128  float32   dkdv    32   32  4  2   #  98,560 B 207 regs
-sm_90a   256  bfloat16  fwd    128   64  8  2   # 196,608 B 255 regs
-sm_90a   256  bfloat16  dq      64   32  8  2   # 131,072 B 226 regs
-sm_90a   256  bfloat16  dkdv    16   32  4  1   #  50,176 B 226 regs
-sm_90a   256  float16   fwd    128   64  8  2   # 196,608 B 255 regs  (bfloat16's)
-sm_90a   256  float16   dq      64   32  8  2   # 131,072 B 226 regs  (bfloat16's)
-sm_90a   256  float16   dkdv    16   32  4  1   #  50,176 B 226 regs  (bfloat16's)
-sm_90a   256  float32   fwd     64   32  8  2   # 196,608 B 254 regs
-sm_90a    256  float32   dq    32   32  4  2  masked   32   32  4  1  # whole: 163,840 B 220 regs; masked: 131,072 B 254 regs
-sm_90a   256  float32   dkdv    32   32  8  2   # 196,864 B 211 regs
-sm_80     64  bfloat16  fwd    128   64  8  3   #  49,152 B 215 regs
-sm_80     64  bfloat16  dq      64   64  4  3   #  49,152 B 255 regs
-sm_80     64  bfloat16  dkdv    32   32  4  2   #  18,688 B 206 regs
-sm_80     64  float16   fwd    128   64  8  3   #  49,152 B 215 regs  (bfloat16's)
-sm_80     64  float16   dq      64   64  4  3   #  49,152 B 255 regs  (bfloat16's)
-sm_80     64  float16   dkdv    32   32  4  2   #  18,688 B 206 regs  (bfloat16's)
-sm_80      64  float32   fwd   128  64  8  3  masked   64   64  8  2  # whole: 98,304 B 255 regs; masked:  49,152 B 255 regs
-sm_80      64  float32   dq    64   64  8  3  masked   64   32  8  3  # whole: 86,016 B 255 regs; masked:  61,440 B 206 regs
-sm_80      64  float32   dkdv  32   32  4  2  masked   32   32  4  1  # whole: 49,408 B 168 regs; masked:  49,152 B 164 regs
-sm_80     128  bfloat16  fwd   64   64  4  3  masked   64   64  4  1  # whole: 90,112 B 244 regs; masked:  40,960 B 255 regs
-sm_80    128  bfloat16  dq      64   64  8  3   # 106,496 B 169 regs
-sm_80     128  bfloat16  dkdv  32   64  8  3  masked   32   64  8  1  # whole: 70,144 B 243 regs; masked:  53,248 B 208 regs
-sm_80     128  float16   fwd   64   64  4  3  masked   64   64  4  1  # whole: 90,112 B 244 regs; masked:  40,960 B 255 regs  (bfloat16's)
-sm_80    128  float16   dq      64   64  8  3   # 106,496 B 169 regs  (bfloat16's)
-sm_80     128  float16   dkdv  32   64  8  3  masked   32   64  8  1  # whole: 70,144 B 243 regs; masked:  53,248 B 208 regs  (bfloat16's)
+sm_90a    64  bfloat16  fwd    128   64  8  3   #  65,536 B 150 regs
+sm_90a    64  bfloat16  bwd    64   64  8  1   #  40,960 B 247 regs
+sm_90a    64  float16   fwd    128   64  8  3   #  65,536 B 150 regs  (bfloat16's)
+sm_90a    64  float16   bwd    64   64  8  1   #  40,960 B 247 regs  (bfloat16's)
+sm_90a    64  float32   fwd    128   64  8  3   # 131,072 B 180 regs
+sm_90a    64  float32   bwd    64   64  8  1  masked   32   64  8  3  # whole: 114,688 B 255 regs; masked:  90,624 B 232 regs
+sm_90a   128  bfloat16  fwd    128   64  8  3   # 131,072 B 200 regs
+sm_90a   128  bfloat16  bwd    32   64  8  3  masked   32   64  8  1  # whole:  90,624 B 205 regs; masked:  81,920 B 182 regs
+sm_90a   128  float16   fwd    128   64  8  3   # 131,072 B 200 regs  (bfloat16's)
+sm_90a   128  float16   bwd    32   64  8  3  masked   32   64  8  1  # whole:  90,624 B 205 regs; masked:  81,920 B 182 regs  (bfloat16's)
+sm_90a   128  float32   fwd    128   64  8  2   # 196,608 B 255 regs
+sm_90a   128  float32   bwd    32   64  8  1   # 163,840 B 176 regs
+sm_90a   256  bfloat16  fwd    128   64  8  2  pack 1  # 196,608 B 255 regs
+sm_90a   256  bfloat16  bwd    16   64  8  1   # 131,072 B 238 regs
+sm_90a   256  float16   fwd    128   64  8  2  pack 1  # 196,608 B 255 regs  (bfloat16's)
+sm_90a   256  float16   bwd    16   64  8  1   # 131,072 B 238 regs  (bfloat16's)
+sm_90a   256  float32   fwd     64   32  8  2  pack 1  # 196,608 B 255 regs
+sm_90a   256  float32   bwd    32   32  8  3   # 229,888 B 178 regs
+sm_80     64  bfloat16  fwd    128   64  8  3   #  49,152 B 160 regs
+sm_80     64  bfloat16  bwd    32   32  8  3  masked   32   32  8  2  # whole:  39,424 B 187 regs; masked:  30,976 B 227 regs
+sm_80     64  float16   fwd    128   64  8  3   #  49,152 B 160 regs  (bfloat16's)
+sm_80     64  float16   bwd    32   32  8  3  masked   32   32  8  2  # whole:  39,424 B 187 regs; masked:  30,976 B 227 regs  (bfloat16's)
+sm_80      64  float32   fwd   128  64  8  3  masked   64   64  8  2  # whole:  98,304 B 255 regs; masked:  49,152 B 255 regs
+sm_80     64  float32   bwd    16   64  8  3  masked   32   32  8  1  # whole:  65,792 B 255 regs; masked:  57,344 B 218 regs
+sm_80     128  bfloat16  fwd   64   64  4  3  masked   64   64  4  1  # whole:  90,112 B 240 regs; masked:  40,960 B 243 regs
+sm_80    128  bfloat16  bwd    32   64  8  2  masked   32   64  8  1  # whole:  86,272 B 230 regs; masked:  77,824 B 239 regs
+sm_80     128  float16   fwd   64   64  4  3  masked   64   64  4  1  # whole:  90,112 B 240 regs; masked:  40,960 B 243 regs  (bfloat16's)
+sm_80    128  float16   bwd    32   64  8  2  masked   32   64  8  1  # whole:  86,272 B 230 regs; masked:  77,824 B 239 regs  (bfloat16's)
 sm_80    128  float32   fwd     64   64  4  2   # 115,200 B 255 regs
-sm_80    128  float32   dq      64   32  4  3   # 131,072 B 255 regs
-sm_80    128  float32   dkdv    32   64  8  3   # 131,584 B 231 regs
-sm_80    256  bfloat16  fwd     64   32  8  2   #  69,632 B 215 regs
-sm_80    256  bfloat16  dq      64   32  8  2   # 102,400 B 238 regs
-sm_80    256  bfloat16  dkdv    16   32  4  1   #  50,176 B 250 regs
-sm_80    256  float16   fwd     64   32  8  2   #  69,632 B 215 regs  (bfloat16's)
-sm_80    256  float16   dq      64   32  8  2   # 102,400 B 238 regs  (bfloat16's)
-sm_80    256  float16   dkdv    16   32  4  1   #  50,176 B 250 regs  (bfloat16's)
-sm_80    256  float32   fwd     32   32  4  2   # 102,912 B 240 regs
-sm_80    256  float32   dq      32   16  4  1   #  98,304 B 252 regs
-sm_80    256  float32   dkdv    16   32  4  1   # 131,072 B 254 regs
+sm_80    128  float32   bwd    32   64  8  3   # 164,352 B 243 regs
+sm_80    256  bfloat16  fwd     64   32  8  2   #  69,632 B 200 regs
+sm_80    256  bfloat16  bwd    32   32  8  1   # 100,352 B 220 regs
+sm_80    256  float16   fwd     64   32  8  2   #  69,632 B 200 regs  (bfloat16's)
+sm_80    256  float16   bwd    32   32  8  1   # 100,352 B 220 regs  (bfloat16's)
+sm_80    256  float32   fwd     32   32  4  2   # 102,912 B 202 regs
+sm_80    256  float32   bwd    16   32  8  3   # 164,096 B 249 regs
 """
 
 
-def _parse(rows: str) -> tuple[dict, dict]:
-    """(TABLE, MASKED): a row's launch, and the launch of its calls with masked tiles where the
-    row names one ("masked b_q b_kv warps stages"), else the row's own."""
-    table, masked = {}, {}
+def _parse(rows: str) -> tuple[dict, dict, dict]:
+    """(TABLE, MASKED, PACK): a row's launch; the launch of its calls with masked tiles where the
+    row names one ("masked b_q b_kv warps stages"), else the row's own; and, for a forward row
+    that names one ("pack n"), the most query heads its tiles may stack (GQA: see ``max_pack``)."""
+    table, masked, pack = {}, {}, {}
     for line in rows.strip().splitlines():
         line = line.split("#")[0].split()
         if not line:
@@ -129,11 +119,16 @@ def _parse(rows: str) -> tuple[dict, dict]:
         arch, head_dim, dtype, pass_, *numbers = line
         key = (arch, int(head_dim), dtype, pass_)
         table[key] = Launch(*map(int, numbers[:4]))
-        masked[key] = Launch(*map(int, numbers[5:9])) if numbers[4:5] == ["masked"] else table[key]
-    return table, masked
+        options = numbers[4:]
+        masked[key] = table[key]
+        if options[:1] == ["masked"]:
+            masked[key], options = Launch(*map(int, options[1:5])), options[5:]
+        if options[:1] == ["pack"]:
+            pack[key[:3]] = int(options[1])
+    return table, masked, pack
 
 
-TABLE, MASKED = _parse(_ROWS)
+TABLE, MASKED, PACK = _parse(_ROWS)
 
 # Any other platform (a TPU, the CPU's interpret mode): the BlockSizes defaults; Triton's
 # parameters are then never read.
@@ -144,21 +139,59 @@ def padded_head_dim(head_dim: int) -> int:
     return max(16, 1 << max(head_dim - 1, 0).bit_length())
 
 
-def launch(arch: str, head_dim: int, dtype, pass_: str, masked: bool = False) -> Launch:
-    """The row for a kernel; head_dim as the caller's (padded here), dtype a name or dtype;
-    masked: the call has masked tiles (a partial last block, or head_dim below the tiles' width)."""
-    if arch not in ARCHES:
-        return _PLAIN
+def _cell(arch: str, head_dim: int, dtype) -> tuple[str, int, str]:
+    """(arch, padded head_dim within HEAD_DIMS, dtype name) of a call."""
     dtype = getattr(dtype, "name", None) or str(dtype)
-    dp = padded_head_dim(head_dim)
     if dtype not in DTYPES:  # float64 never reaches the Pallas path (validators); be safe
         dtype = "float32"
-    return (MASKED if masked else TABLE)[(arch, min(max(dp, HEAD_DIMS[0]), HEAD_DIMS[-1]), dtype, pass_)]
+    return arch, min(max(padded_head_dim(head_dim), HEAD_DIMS[0]), HEAD_DIMS[-1]), dtype
 
 
-def block_sizes(arch: str, head_dim: int, dtype, masked: bool = False) -> BlockSizes:
-    """The default BlockSizes of a call (``config=None``) on an architecture."""
-    fwd, dq, dkdv = (launch(arch, head_dim, dtype, p, masked) for p in PASSES)
+def fused(arch: str, head_dim: int, dtype) -> bool:
+    """Whether a call's backward is the fused kernel: its cell has a "bwd" row (every other
+    cell has a "dq" and a "dkdv" row: the fused kernel did not fit there)."""
+    return arch in ARCHES and (*_cell(arch, head_dim, dtype), FUSED) in TABLE
+
+
+def max_pack(arch: str, head_dim: int, dtype) -> int | None:
+    """The most query heads of one kv head a forward (or dQ) tile may stack (GQA,
+    kernel/pallas_attention.py ``_pack``), None for no limit but the tile's: the cell's forward
+    row names one where stacking made its launch spill (and a smaller launch would load each
+    key / value tile for fewer query rows than the unstacked tile does)."""
+    return PACK.get(_cell(arch, head_dim, dtype)) if arch in ARCHES else None
+
+
+def passes(arch: str, head_dim: int, dtype) -> tuple[str, ...]:
+    """The kernels of a call's forward + backward, as named in the table: ("fwd", "bwd") with a
+    fused backward, else ("fwd", "dq", "dkdv")."""
+    return ("fwd", FUSED) if fused(arch, head_dim, dtype) else PASSES
+
+
+def launch(arch: str, head_dim: int, dtype, pass_: str, masked: bool = False, *,
+           fused: bool | None = None) -> Launch:
+    """The row for a kernel; head_dim as the caller's (padded here), dtype a name or dtype;
+    masked: the call has masked tiles (a partial last block, or head_dim below the tiles' width).
+    pass_: one of PASSES or FUSED. fused (None: the table's choice): with a fused backward, "dq"
+    and "dkdv" name its kernel's row. A backward the table does not choose for the cell (forced
+    by the checks: kernel/pallas_attention.py's `backward`) takes the launch of the row it has."""
+    if arch not in ARCHES:
+        return _PLAIN
+    cell = _cell(arch, head_dim, dtype)
+    if pass_ != "fwd":
+        if fused is None:
+            fused = (*cell, FUSED) in TABLE
+        pass_ = FUSED if fused else pass_
+        if (*cell, pass_) not in TABLE:
+            pass_ = "dkdv" if pass_ == FUSED else FUSED
+    return (MASKED if masked else TABLE)[(*cell, pass_)]
+
+
+def block_sizes(arch: str, head_dim: int, dtype, masked: bool = False, *,
+                fused: bool | None = None) -> BlockSizes:
+    """The default BlockSizes of a call (``config=None``) on an architecture; fused as for
+    ``launch`` (a fused backward's tiles are block_q_dkv / block_kv_dkv; the dq ones repeat them,
+    unused)."""
+    fwd, dq, dkdv = (launch(arch, head_dim, dtype, p, masked, fused=fused) for p in PASSES)
     return BlockSizes(block_q=fwd.block_q, block_kv=fwd.block_kv,
                       block_q_dkv=dkdv.block_q, block_kv_dkv=dkdv.block_kv,
                       block_q_dq=dq.block_q, block_kv_dq=dq.block_kv)

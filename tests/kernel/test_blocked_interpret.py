@@ -31,23 +31,37 @@ S, D = 200, 80  # 200 = 3 * 64 + 8: a partial last block; 80 -> tiles of 128 col
 B64 = BlockSizes(block_q=64, block_kv=64)
 MIXED = BlockSizes(block_q=64, block_kv=32, block_q_dkv=32, block_kv_dkv=64,
                    block_q_dq=32, block_kv_dq=64)
+GQA = (4, 2)  # query heads, kv heads
 
-# (dtype, causal, bound, cap, blocks, q_len, kv_len)
+# (dtype, causal, bound, cap, blocks, q_len, kv_len, heads): every case runs with the backward
+# split (dQ kernel + dK/dV kernel) and fused (dQ added atomically by the dK/dV kernel), whichever
+# kernel/tuning.py's table picks on a GPU.
 CASES = [
-    ("float32", True, False, None, B64, S, S),
-    ("float32", False, True, None, B64, S, S),
-    ("float32", True, True, 5.0, MIXED, S, S),
-    ("float32", False, False, None, MIXED, 72, S),  # q_len != kv_len: cross attention
-    ("bfloat16", True, False, None, B64, S, S),
-    ("bfloat16", True, True, 5.0, B64, S, S),
+    ("float32", True, False, None, B64, S, S, GQA),
+    ("float32", False, True, None, B64, S, S, GQA),
+    ("float32", True, True, 5.0, MIXED, S, S, GQA),
+    ("float32", False, False, None, MIXED, 72, S, GQA),  # q_len != kv_len: cross attention
+    ("bfloat16", True, False, None, B64, S, S, GQA),
+    ("bfloat16", True, True, 5.0, B64, S, S, GQA),
 ]
+# Query heads stacked in the forward / dQ tiles (_pack): 4 heads of 16 rows in a 64-row tile
+# (8 over 2 kv heads, and MQA), 2 of 16 in the 32-row dQ tiles of MIXED; a group of 3 stacks none.
+GROUPED = [
+    ("float32", True, True, 5.0, B64, S, S, (8, 2)),
+    ("float32", True, False, None, B64, S, S, (4, 1)),
+    ("bfloat16", True, True, 5.0, MIXED, S, S, (8, 2)),
+    ("float32", False, True, None, MIXED, 72, S, (6, 2)),
+]
+BACKWARDS = ("split", "fused")
+ALL = [(*case, backward) for case in CASES + GROUPED for backward in BACKWARDS]
 IDS = [f"{d}-{'causal' if c else 'full'}{'-bound' if b else ''}{'-cap' if cap else ''}-"
-       f"{'b64' if blocks is B64 else 'mixed'}-{ql}x{kl}"
-       for d, c, b, cap, blocks, ql, kl in CASES]
+       f"{'b64' if blocks is B64 else 'mixed'}-{ql}x{kl}-{hq}q{hk}kv-{backward}"
+       for d, c, b, cap, blocks, ql, kl, (hq, hk), backward in ALL]
 TOL = {"float32": 1e-5, "bfloat16": 6e-2}
 
 
-def _inputs(dtype, q_len, kv_len, hq=4, hkv=2):
+def _inputs(dtype, q_len, kv_len, heads=GQA):
+    hq, hkv = heads
     keys = jax.random.split(jax.random.PRNGKey(0), 4)
     dt = jnp.dtype(dtype)
     q = jax.random.normal(keys[0], (1, q_len, hq, D), dt)
@@ -57,23 +71,30 @@ def _inputs(dtype, q_len, kv_len, hq=4, hkv=2):
     return q, k, v, do
 
 
-@pytest.mark.parametrize("dtype,causal,bound,cap,blocks,q_len,kv_len", CASES, ids=IDS)
+def _kernel(blocks, backward, options, interpret="blocked"):
+    def kernel(q, k, v):
+        return pa.pallas_attention(q, k, v, config=blocks, interpret=interpret,
+                                   backward=backward, **options)
+    return kernel
+
+
+@pytest.mark.parametrize("dtype,causal,bound,cap,blocks,q_len,kv_len,heads,backward", ALL,
+                         ids=IDS)
 def test_blocked_kernels_match_the_reference(dtype, causal, bound, cap, blocks, q_len,
-                                             kv_len):
-    q, k, v, do = _inputs(dtype, q_len, kv_len)
+                                             kv_len, heads, backward):
+    q, k, v, do = _inputs(dtype, q_len, kv_len, heads)
     options = dict(bound=jnp.array([70], jnp.int32) if bound else None, causal=causal,
                    sm_scale=D ** -0.5, cap=cap, cap_method="tanh")
-
-    def kernel(q, k, v):
-        return pa.pallas_attention(q, k, v, config=blocks, interpret="blocked", **options)
+    kernel = _kernel(blocks, backward, options)
 
     def reference(q, k, v):
         return attention_reference(q, k, v, **options)
 
     # the Triton kernels' pallas_calls (not the interpret-mode ones, nor the Mosaic ones)
     jaxpr = jax.make_jaxpr(lambda *a: jax.vjp(kernel, *a[:3])[1](a[3]))(q, k, v, do)
-    assert _pallas_calls(jaxpr) == [("ranker_attention_fwd", True), ("ranker_attention_dq", True),
-                                    ("ranker_attention_dkdv", True)]
+    names = (["ranker_attention_fwd", "ranker_attention_bwd"] if backward == "fused" else
+             ["ranker_attention_fwd", "ranker_attention_dq", "ranker_attention_dkdv"])
+    assert _pallas_calls(jaxpr) == [(name, True) for name in names]
 
     out, vjp = jax.jit(lambda q, k, v: jax.vjp(kernel, q, k, v))(q, k, v)
     grads = jax.jit(vjp)(do)
@@ -88,16 +109,39 @@ def test_blocked_kernels_match_the_reference(dtype, causal, bound, cap, blocks, 
         assert err < TOL[dtype], (name, err)
 
 
-def _pallas_calls(jaxpr):
-    """(name, is a Triton call: Triton compiler parameters) of every pallas_call of a closed
-    jaxpr, in order."""
+@pytest.mark.parametrize("heads,blocks,pack,grid", [
+    ((8, 2), B64, 4, (13, 2)),  # 4 heads x 16 rows a tile: cdiv(200, 16) tiles, 8 / 4 packs
+    ((4, 1), B64, 4, (13, 1)),
+    ((8, 2), MIXED, 2, (7, 4)),  # the dQ tiles have 32 rows: 2 heads x 16 (forward: 2 x 32)
+    ((6, 2), B64, 1, (4, 6)),  # a group of 3: one head a tile
+    ((4, 4), B64, 1, (4, 4)),
+])
+def test_a_group_of_query_heads_shares_each_program(heads, blocks, pack, grid):
+    """One forward (and dQ) program serves `pack` query heads of one kv head: its grid is
+    (query tiles, batch x packs), the tile axis first (CUDA's fastest), and its q block holds
+    the pack's heads."""
+    q, k, v, do = _inputs("float32", S, S, heads)
+    kernel = _kernel(blocks, "split", dict(bound=None, causal=True, sm_scale=D ** -0.5, cap=None,
+                                           cap_method="tanh"), interpret=False)
+    jaxpr = jax.make_jaxpr(lambda *a: jax.vjp(kernel, *a[:3])[1](a[3]))(q, k, v, do)
+    calls = {eqn.params["name"]: eqn.params["grid_mapping"] for eqn in _pallas_eqns(jaxpr)}
+    fwd, dq = calls["ranker_attention_fwd"], calls["ranker_attention_dq"]
+    assert fwd.grid == grid
+    for call, rows in ((fwd, blocks.block_q), (dq, blocks.block_q_dq or blocks.block_q)):
+        # q's block: [rows of each head, the pack's heads (squeezed: one), head_dim]
+        _, q_rows, q_heads, _ = call.block_mappings[0].block_shape
+        assert q_rows.block_size == rows // pack and call.grid[1:] == grid[1:]
+        assert getattr(q_heads, "block_size", 1) == pack
+
+
+def _pallas_eqns(jaxpr):
+    """Every pallas_call equation of a closed jaxpr, in order."""
     found = []
 
     def walk(jaxpr):
         for eqn in jaxpr.eqns:
             if eqn.primitive.name == "pallas_call":
-                found.append((eqn.params["name"],
-                              isinstance(eqn.params["compiler_params"], plgpu.CompilerParams)))
+                found.append(eqn)
                 continue
             for param in eqn.params.values():
                 for sub in param if isinstance(param, (tuple, list)) else (param,):
@@ -108,41 +152,60 @@ def _pallas_calls(jaxpr):
     return found
 
 
+def _pallas_calls(jaxpr):
+    """(name, is a Triton call: Triton compiler parameters) of every pallas_call of a closed
+    jaxpr, in order."""
+    return [(eqn.params["name"], isinstance(eqn.params["compiler_params"], plgpu.CompilerParams))
+            for eqn in _pallas_eqns(jaxpr)]
+
+
 def _kernel_accesses(jaxpr):
     """(primitive name, has a mask, shape) of every ref read and write in the pallas_call
     kernels of a closed jaxpr."""
     found = []
     for eqn in kernel_equations(jaxpr):
         name = eqn.primitive.name
-        if name not in ("get", "swap", "masked_load", "masked_swap"):
+        if name not in ("get", "swap", "masked_load", "masked_swap", "atomic_rmw"):
             continue
         mask = None
-        if name.startswith("masked"):
+        if name.startswith("masked") or name == "atomic_rmw":
             mask = eqn.params["args_tree"].unflatten(eqn.invars)[2 if name == "masked_load" else 3]
         shape = eqn.outvars[0].aval.shape if eqn.outvars else ()
         found.append((name, mask is not None, shape))
     return found
 
 
+@pytest.mark.parametrize("backward", BACKWARDS)
 @pytest.mark.parametrize("bound", [False, True])
-def test_every_tile_access_is_masked(bound):
+def test_every_tile_access_is_masked(bound, backward):
     """At head_dim 80 (tiles of 128 columns) and S=200 (a partial last block), every write and
-    every read of a [rows, 128] tile in the Triton kernels is masked. Plain reads: the bound's
-    scalar, and row vectors (lse, delta) of blocks wholly inside the sequence (dK/dV's loop
-    over full query blocks), whose masked counterparts the numerics test above checks."""
+    every read of a [rows, 128] tile (or [rows, heads, 128]: query heads stacked, GQA) in the
+    Triton kernels is masked, and so is every atomic add of the fused backward's dQ. Plain
+    reads: the bound's scalar, and row vectors (lse, delta) of blocks wholly inside the
+    sequence (dK/dV's loop over full query blocks), whose masked counterparts the numerics test
+    above checks."""
     q, k, v, do = _inputs("bfloat16", S, S)
 
     def kernel(q, k, v):
         return pa.pallas_attention(q, k, v, bound=jnp.array([70], jnp.int32) if bound else None,
                                    causal=True, sm_scale=D ** -0.5, cap=None,
-                                   cap_method="tanh", config=MIXED, interpret=False)
+                                   cap_method="tanh", config=MIXED, interpret=False,
+                                   backward=backward)
 
     jaxpr = jax.make_jaxpr(lambda *a: jax.vjp(kernel, *a[:3])[1](a[3]))(q, k, v, do)
     accesses = _kernel_accesses(jaxpr)
     assert any(name == "masked_swap" for name, _, _ in accesses)  # the stores were seen
-    assert all(masked for name, masked, _ in accesses if "swap" in name), accesses
+    writes = [a for a in accesses if "swap" in a[0] or a[0] == "atomic_rmw"]
+    assert all(masked for _, masked, _ in writes), writes
+    atomics = [a for a in writes if a[0] == "atomic_rmw"]
+    assert bool(atomics) == (backward == "fused"), atomics
     plain = [a for a in accesses if not a[1]]
     assert all(name == "get" and len(shape) <= 1 for name, _, shape in plain), plain
-    assert sum(shape == () for _, _, shape in plain) == (3 if bound else 0)  # bound[b]
-    tiles = [a for a in accesses if len(a[2]) == 2]
-    assert tiles and all(masked and shape[1] == 128 for _, masked, shape in tiles), tiles
+    kernels = 2 if backward == "fused" else 3
+    assert sum(shape == () for _, _, shape in plain) == (kernels if bound else 0)  # bound[b]
+    tiles = [a for a in accesses if len(a[2]) >= 2 and a[2][-1] == 128]
+    assert any(len(shape) == 3 for _, _, shape in tiles)  # GQA: 2 heads a forward tile
+    assert tiles and all(masked for _, masked, _ in tiles), tiles
+    # the rest of rank 2: lse / delta rows of the 2 stacked heads, [2, rows]
+    rows = [a for a in accesses if len(a[2]) >= 2 and a not in tiles]
+    assert rows and all(masked and shape[0] == 2 for _, masked, shape in rows), rows

@@ -35,7 +35,7 @@ B, S = 1, 1000  # not a multiple of any tile: the partial last blocks (masked lo
 S_WHOLE = 1024  # a multiple of every tile: no masked tile at a power-of-two head_dim
 DTYPES = ("bfloat16", "float16", "float32")
 HEAD_DIMS = (64, 80, 96, 128, 256)
-HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1)}
+HEADS = {"mha": (4, 4), "gqa": (4, 2), "mqa": (4, 1), "group8": (8, 1)}
 MASKS = {"none": dict(), "causal": dict(causal=True), "bound": dict(bound=True),
          "bound_causal": dict(causal=True, bound=True)}
 CAPS = {"nocap": dict(), "tanh": dict(cap=5.0, cap_method="tanh"),
@@ -43,11 +43,13 @@ CAPS = {"nocap": dict(), "tanh": dict(cap=5.0, cap_method="tanh"),
 HEAVIEST = ("bound_causal", "tanh", "gqa")  # the most code and live tiles per kernel
 TARGETS = tuple(triton_compile.TARGETS)
 
-# (dtype, head_dim, mask, cap, heads), targets, and whether the forward alone is compiled too.
+# (dtype, head_dim, mask, cap, heads), targets, and whether the forward alone is compiled too
+# ("only": the forward alone, not the backward).
 # Every table row (dtype x padded head_dim 64 / 128 / 256 x pass x target) on its heaviest
-# variant, forward + backward...
+# variant, forward + backward, and the 128 rows' at head_dim 80 and 96 too (masked past head_dim:
+# before the fused backward, the dK/dV kernel spilled 8 B there on sm_90a, uncompiled)...
 HEAVY = [((dtype, head_dim, *HEAVIEST), TARGETS, False)
-         for dtype in DTYPES for head_dim in (64, 128, 256)]
+         for dtype in DTYPES for head_dim in HEAD_DIMS]
 # ...and at head_dim 80 and 96 (tiles 128 wide, masked past head_dim: the same rows) every
 # other mask, cap and head layout, each dtype on both targets, with the forward alone (its
 # kernel writes no residuals; in the heavy cases the forward with residuals stands for it).
@@ -59,6 +61,11 @@ LIGHT = [
     (("float32", 80, "causal", "tanh", "mha"), ("sm_80",), True),
     (("float32", 96, "none", "nocap", "gqa"), ("sm_90a",), True),
 ]
+# ...and the forward of every cell with 8 query heads over one kv head: its tiles stack the most
+# query heads (kernel/pallas_attention.py _pack: 8, or 4 in 64-row tiles; up to the cell's max_pack
+# in kernel/tuning.py), the heaviest such case (the group's K/V tiles are loaded once for all)...
+PACKED = [((dtype, head_dim, "bound_causal", "tanh", "group8"), TARGETS, "only")
+          for dtype in DTYPES for head_dim in (64, 128, 256)]
 # ...and, for the cells whose calls with masked tiles take a launch of their own (kernel/tuning.py's
 # "masked" rows), the heaviest variant with whole tiles, which takes the row's launch. Of those
 # cases only the kernels whose launch differs from the masked one are compiled (`_compiled`): the
@@ -67,8 +74,9 @@ LIGHT = [
 WHOLE = [((dtype, head_dim, *HEAVIEST), (arch,), False)
          for (arch, head_dim, dtype, pass_), row in tuning.TABLE.items()
          if pass_ == "fwd" and any(tuning.TABLE[(arch, head_dim, dtype, p)] != tuning.MASKED[(arch, head_dim, dtype, p)]
-                                   for p in tuning.PASSES)]
-GRID = ([(case, arch, alone, S) for case, targets, alone in HEAVY + LIGHT for arch in targets]
+                                   for p in tuning.passes(arch, head_dim, dtype))]
+GRID = ([(case, arch, alone, S) for case, targets, alone in HEAVY + LIGHT + PACKED
+         for arch in targets]
         + [(case, arch, alone, S_WHOLE) for case, targets, alone in WHOLE for arch in targets])
 CASE_IDS = ["-".join(map(str, case)) + f"-{arch}-S{seq}" for case, arch, _, seq in GRID]
 
@@ -98,8 +106,8 @@ def _require_triton():
 
 
 def _lowerings(case, arch, alone, seq):
-    """{kernel: TritonCall} of the forward + backward lowering of a case (fwd+lse, dq, dkdv)
-    and, with `alone`, of the forward's own lowering (fwd)."""
+    """{kernel: TritonCall} of the forward + backward lowering of a case (fwd+lse, and bwd or dq
+    and dkdv) and, with `alone`, of the forward's own lowering (fwd)."""
     dtype, head_dim, mask, cap, heads = case
     hq, hk = HEADS[heads]
     dt = jnp.dtype(dtype)
@@ -122,11 +130,14 @@ def _lowerings(case, arch, alone, seq):
     with tuning.target(arch):
         if alone:
             (calls["fwd"],) = triton_compile.triton_calls(triton_compile.lower_for_cuda(f, *args))
+        if alone == "only":
+            return calls
         both = triton_compile.triton_calls(triton_compile.lower_for_cuda(
             jax.grad(loss, argnums=(0, 1, 2)), *args))
-    assert [c.name for c in both] == ["ranker_attention_fwd", "ranker_attention_dq",
-                                      "ranker_attention_dkdv"]
-    calls.update(zip(("fwd+lse", "dq", "dkdv"), both))
+    # the forward with residuals, then the fused backward (bwd) or dq and dkdv: the table's choice
+    passes = tuning.passes(arch, head_dim, dtype)
+    assert [c.name for c in both] == [f"ranker_attention_{p}" for p in passes]
+    calls.update(zip(("fwd+lse", *passes[1:]), both))
     return calls
 
 
@@ -170,7 +181,7 @@ def compiles():
 @pytest.mark.parametrize("case,arch,alone,seq", GRID, ids=CASE_IDS)
 def test_every_kernel_fits_its_target(compiles, case, arch, alone, seq):
     calls, futures = compiles.calls[(case, arch, seq)], compiles.futures[(case, arch, seq)]
-    assert ("fwd" in calls) == alone
+    assert ("fwd" in calls) == bool(alone) and ("fwd+lse" in calls) == (alone != "only")
     dtype, head_dim = case[0], case[1]
     problems, report = [], []
     for kernel, call in calls.items():

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import pytest
 from support import kernel_equations, pairwise
 
-from kernel import BlockSizes, ranker_attention
+from kernel import BlockSizes, ranker_attention, tuning
 
 TRITON_CALL = "@__gpu$xla.gpu.triton"
 INTERPRETER_LOOP = "stablehlo.while"
@@ -71,6 +71,12 @@ def _lower(f, args, platform="cuda"):
     return jax.jit(f).trace(*args).lower(lowering_platforms=(platform,)).as_text()
 
 
+def grad_calls(head_dim, dtype, arch=tuning.DEFAULT_ARCH):
+    """Triton calls of a forward + backward lowering: the forward with residuals, then the fused
+    backward or dQ and dK/dV, as kernel/tuning.py's table picks for the cell."""
+    return len(tuning.passes(arch, head_dim, dtype))
+
+
 def _assert_triton(text, calls):
     assert text.count(TRITON_CALL) == calls, text.count(TRITON_CALL)
     assert INTERPRETER_LOOP not in text
@@ -82,8 +88,9 @@ def test_forward_and_backward_lower_for_cuda(dtype, head_dim, heads, mask, cap, 
     args = _args(dtype, head_dim, heads)
     f = _attention(mask, cap, block)
     _assert_triton(_lower(f, args), calls=1)
-    # forward with residuals, dq, dk/dv
-    _assert_triton(_lower(jax.grad(_loss(f), argnums=(0, 1, 2)), args), calls=3)
+    # forward with residuals, then the fused backward or dq and dk/dv
+    _assert_triton(_lower(jax.grad(_loss(f), argnums=(0, 1, 2)), args),
+                   calls=grad_calls(head_dim, dtype))
 
 
 def test_the_grid_covers_every_pair_of_values():
@@ -115,7 +122,8 @@ def test_cpu_lowering_is_interpret_mode():
                               argnums=(0, 1, 2))).trace(*args)
     cpu = traced.lower(lowering_platforms=("cpu",)).as_text()
     assert TRITON_CALL not in cpu and INTERPRETER_LOOP in cpu
-    _assert_triton(traced.lower(lowering_platforms=("cuda",)).as_text(), calls=3)
+    _assert_triton(traced.lower(lowering_platforms=("cuda",)).as_text(),
+                   calls=grad_calls(64, "float32"))
 
 
 def test_default_implementation_on_a_gpu_lowers(monkeypatch):
@@ -138,8 +146,64 @@ def test_dots_take_the_input_dtype(dtype):
     args = _args(dtype, 64, "gqa")
     f = _attention("bound_causal", "tanh", "small")
     dots = _dots(jax.make_jaxpr(jax.grad(_loss(f), argnums=(0, 1, 2)))(*args))
-    assert len(dots) >= 2 * (2 + 3 + 4)  # fwd 2, dq 3, dk/dv 4 per path (interpret, Triton)
+    assert len(dots) >= 2 * (2 + 5)  # fwd 2, fused bwd 5 (or dq 3 + dk/dv 4) per path (interpret, Triton)
     assert set(dots) == {(dtype, dtype)}, set(dots)
+
+
+def _matmuls_per_loop_body(jaxpr):
+    """{pallas_call name: the set of dot_general counts of its loop bodies} of a closed jaxpr:
+    what each kernel computes per tile it streams (every loop of a kernel: masked, unmasked,
+    partial tiles)."""
+    found = {}
+
+    def dots(jaxpr):
+        count = 0
+        for eqn in jaxpr.eqns:
+            count += eqn.primitive.name == "dot_general"
+            for param in eqn.params.values():
+                for sub in param if isinstance(param, (tuple, list)) else (param,):
+                    sub = getattr(sub, "jaxpr", sub)
+                    if hasattr(sub, "eqns"):
+                        count += dots(sub)
+        return count
+
+    def loops(jaxpr, name):
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name in ("while", "scan"):
+                body = eqn.params["body_jaxpr" if eqn.primitive.name == "while" else "jaxpr"]
+                found.setdefault(name, set()).add(dots(body.jaxpr))
+            inner = eqn.params["name"] if eqn.primitive.name == "pallas_call" else name
+            for param in eqn.params.values():
+                for sub in param if isinstance(param, (tuple, list)) else (param,):
+                    sub = getattr(sub, "jaxpr", sub)
+                    if hasattr(sub, "eqns"):
+                        loops(sub, inner)
+    loops(jaxpr.jaxpr, None)
+    found.pop(None, None)
+    return found
+
+
+@pytest.mark.parametrize("backward,matmuls", [
+    ("split", {"ranker_attention_fwd": {2}, "ranker_attention_dq": {3},
+               "ranker_attention_dkdv": {4}}),
+    ("fused", {"ranker_attention_fwd": {2}, "ranker_attention_bwd": {5}}),
+])
+def test_matmuls_per_tile(backward, matmuls):
+    """The backward's matmuls per (query tile, key tile): split, the dQ kernel recomputes QK^T
+    and dO V^T that the dK/dV kernel computes too (3 + 4 = 7: QK^T, dO V^T, dS K; QK^T, P^T dO,
+    dO V^T, dS^T Q); fused, one kernel does each once and adds dS K into dQ (5). Every loop body
+    (masked, unmasked, partial tiles) of the Triton kernels, MHA (no loop over a group)."""
+    from kernel import pallas_attention as pa
+
+    q = jax.ShapeDtypeStruct((B, S, 2, 64), jnp.bfloat16)
+
+    def f(q, k, v, bound):
+        return pa.pallas_attention(q, k, v, bound=bound, causal=True, sm_scale=0.125, cap=5.0,
+                                   cap_method="tanh", interpret=False, backward=backward)
+
+    bound = jax.ShapeDtypeStruct((B,), jnp.int32)
+    jaxpr = jax.make_jaxpr(jax.grad(_loss(f), argnums=(0, 1, 2)))(q, q, q, bound)
+    assert _matmuls_per_loop_body(jaxpr) == matmuls
 
 
 def test_softmax_in_base_2():
@@ -185,6 +249,10 @@ def test_gqa_backward_has_no_per_query_head_partials(num_kv_heads):
     tpu = {((1, 8, 256, 64), "bfloat16"), ((1, num_kv_heads, 256, 64), "bfloat16"),  # [b, h, s, d] layout
            ((1, 8, 256, 128), "float32")}  # Mosaic: lse per row across 128 lanes
     allowed = {(q.shape, "bfloat16"), ((1, 8, 256), "float32"), (k.shape, "bfloat16")} | tpu
+    fused = tuning.fused(tuning.current_arch(), 64, "bfloat16")
+    if fused:  # the fused backward's dq, float32, the one output every kv tile's program adds to
+        allowed.add((q.shape, "float32"))
+        assert outputs.count((q.shape, "float32")) == 2  # of the interpret and Triton paths
     assert set(outputs) <= allowed, set(outputs) - allowed
     assert outputs.count((k.shape, "bfloat16")) == 2 * 2  # dk, dv of the interpret and Triton paths
     assert outputs.count(((1, num_kv_heads, 256, 64), "bfloat16")) == 2  # and of the Mosaic TPU one
@@ -201,9 +269,11 @@ def _backward_temp_bytes(num_q_heads, num_kv_heads):
 
 def test_gqa_backward_temporary_memory_does_not_grow_with_the_group_size():
     """With 8 query heads, sharing kv heads in groups of 2, 4 or 8 needs no more temporary memory
-    than MHA (groups of 1): per-query-head dk/dv partials (the former GQA backward) added two
+    than MHA (groups of 1), but for a few small buffers: per-query-head dk/dv partials (the former GQA backward) added two
     float32 [b, s, num_q_heads, d] buffers, +1 MiB here, as soon as the group exceeded 1."""
     mha = _backward_temp_bytes(8, 8)
     grouped = [_backward_temp_bytes(8, 8 // g) for g in (2, 4, 8)]
-    assert all(t <= mha for t in grouped), (mha, grouped)
+    # a few hundred bytes more than MHA: the forward's stacked query heads (GQA: their lse rows,
+    # transposed in the tile) in the interpreter's program (1,207,960 B vs 1,207,688 B); no slab
+    assert all(t <= mha + 4096 for t in grouped), (mha, grouped)
     assert max(grouped) - min(grouped) < 4096, grouped  # a few small buffers differ, no slab

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import pytest
 
 from kernel import ranker_attention, tuning
-from tests.kernel.test_lowering import TRITON_CALL
+from tests.kernel.test_lowering import TRITON_CALL, grad_calls
 from tests.kernel.test_lowering_tpu import MOSAIC_CALL
 
 B, S, HQ, HK, D = 1, 4000, 4, 2, 80
@@ -96,7 +96,9 @@ CASES = [(platform, mask, what) for platform in PLATFORMS for mask in MASKS
 def test_no_pad_or_slice_of_q_k_v(platform, mask, what):
     text = _lower(_functions(mask)[what], platform)
     call = PLATFORMS[platform][0]
-    assert text.count(call) == (3 if what == "grad" else 1), text.count(call)
+    # grad: the forward with residuals, dQ and dK/dV; on CUDA the table may fuse the last two
+    grads = grad_calls(D, "bfloat16") if platform == "cuda" else 3
+    assert text.count(call) == (grads if what == "grad" else 1), text.count(call)
     problems = _problems(text, platform, what == "grad")
     assert not problems, "\n".join(problems)
 
@@ -127,6 +129,6 @@ def test_no_pad_or_slice_mha_two_heads(what):
         lambda *a: f(*a).astype(jnp.float32).sum(), argnums=(0, 1, 2))
     with tuning.target(tuning.DEFAULT_ARCH):
         text = jax.jit(fn).trace(aval, aval, aval).lower(lowering_platforms=("cuda",)).as_text()
-    assert text.count(TRITON_CALL) == (3 if what == "grad" else 1)
+    assert text.count(TRITON_CALL) == (grad_calls(D, "bfloat16") if what == "grad" else 1)
     problems = _problems(text, "cuda", what == "grad")
     assert not problems, "\n".join(problems)

@@ -22,8 +22,13 @@ def test_the_table_has_a_row_for_every_cell():
     rows = [line.split("#")[0].split()[:4] for line in tuning._ROWS.strip().splitlines()]
     rows = [tuple(r) for r in rows if r]
     assert len(rows) == len(set(rows)), "a cell written twice"
-    cells = set(itertools.product(tuning.ARCHES, tuning.HEAD_DIMS, tuning.DTYPES, tuning.PASSES))
-    assert set(tuning.TABLE) == cells
+    # every cell: a forward row, and a fused backward's row ("bwd") or the two of a split one
+    for cell in itertools.product(tuning.ARCHES, tuning.HEAD_DIMS, tuning.DTYPES):
+        have = {key[3] for key in tuning.TABLE if key[:3] == cell}
+        assert have in ({"fwd", tuning.FUSED}, {"fwd", *tuning.PASSES}), (cell, have)
+        assert tuning.passes(*cell) == ("fwd", tuning.FUSED) if tuning.fused(*cell) else tuning.PASSES
+    assert {key[:3] for key in tuning.TABLE} == set(
+        itertools.product(tuning.ARCHES, tuning.HEAD_DIMS, tuning.DTYPES))
     for row in tuning.TABLE.values():
         for block in (row.block_q, row.block_kv):
             assert block >= 16 and block & (block - 1) == 0, row
@@ -33,9 +38,11 @@ def test_the_table_has_a_row_for_every_cell():
 @pytest.mark.parametrize("head_dim,padded", [(64, 64), (80, 128), (96, 128), (128, 128),
                                              (256, 256), (48, 64), (16, 64), (200, 256)])
 def test_head_dims_take_the_row_of_their_padded_size(head_dim, padded):
-    for arch, dtype, pass_ in itertools.product(tuning.ARCHES, tuning.DTYPES, tuning.PASSES):
-        assert tuning.launch(arch, head_dim, dtype, pass_) == tuning.TABLE[
-            (arch, padded, dtype, pass_)]
+    for arch, dtype in itertools.product(tuning.ARCHES, tuning.DTYPES):
+        for pass_ in tuning.passes(arch, padded, dtype):
+            assert tuning.passes(arch, head_dim, dtype) == tuning.passes(arch, padded, dtype)
+            assert tuning.launch(arch, head_dim, dtype, pass_) == tuning.TABLE[
+                (arch, padded, dtype, pass_)]
 
 
 def test_architectures():
@@ -74,16 +81,16 @@ def test_the_lowered_kernels_carry_the_rows(arch, dtype, head_dim):
     """The custom calls hold the row's num_warps / num_stages, and their grids its tiles."""
     seq = 1024
     calls = _calls(arch, dtype, head_dim, seq=seq)
-    assert [c.name for c in calls] == ["ranker_attention_fwd", "ranker_attention_dq",
-                                       "ranker_attention_dkdv"]
+    passes = tuning.passes(arch, head_dim, dtype)
+    assert [c.name for c in calls] == [f"ranker_attention_{p}" for p in passes]
     masked = head_dim != tuning.padded_head_dim(head_dim)  # 80 in 128-wide tiles
-    for call, pass_ in zip(calls, tuning.PASSES):
+    q_blocks = [tuning.launch(arch, head_dim, dtype, p, masked).block_q for p in passes
+                if p in ("fwd", "dq")]  # the tiles that stack query heads
+    for call, pass_ in zip(calls, passes):
         row = tuning.launch(arch, head_dim, dtype, pass_, masked)
         assert (call.num_warps, call.num_stages) == (row.num_warps, row.num_stages)
-        own = row.block_kv if pass_ == "dkdv" else row.block_q  # the program's own tile
-        heads = 2 if pass_ == "dkdv" else 4
-        # (batch, heads, tiles); the lowering reports it as (x, y, z) with x the last axis
-        assert sorted(call.grid) == sorted((1, heads, seq // own)), (call.grid, row)
+        grid = _grid(pass_, row.block_q, row.block_kv, seq, min_q_block=min(q_blocks))
+        assert call.grid == grid, (call.grid, row)
 
 
 @pytest.mark.parametrize("seq,masked", [(1024, False), (4096, False), (1000, True), (1040, True)])
@@ -97,13 +104,24 @@ def test_a_call_with_a_partial_last_block_takes_the_masked_launch(seq, masked):
     assert calls[0].num_stages == (partial if masked else whole).num_stages
 
 
+def _grid(pass_, block_q, block_kv, seq, min_q_block):
+    """CUDA's (x, y, z) of a kernel of _calls (4 query heads over 2 kv heads, batch 1): the grid
+    (tiles, batch x heads), the tile axis first (CUDA's x, the fastest), z unused; the forward and dQ stack the group's 2 query heads
+    in a tile when it keeps 16 rows of each (kernel/pallas_attention.py _pack), so their tiles hold
+    block_q / 2 rows of each head; dK/dV (or the fused backward) run one program per kv head."""
+    if pass_ in ("dkdv", tuning.FUSED):
+        return (seq // block_kv, 2, 1)
+    pack = 2 if min_q_block >= 32 else 1
+    return (seq // (block_q // pack), 4 // pack, 1)
+
+
 def test_an_explicit_config_replaces_the_tiles_not_the_launch_parameters():
     config = BlockSizes(block_q=32, block_kv=32)
     calls = _calls("sm_90a", "bfloat16", 64, config=config, seq=1024)
-    for call, pass_ in zip(calls, tuning.PASSES):
+    for call, pass_ in zip(calls, tuning.passes("sm_90a", 64, "bfloat16")):
         row = tuning.launch("sm_90a", 64, "bfloat16", pass_)
         assert (call.num_warps, call.num_stages) == (row.num_warps, row.num_stages)
-        assert sorted(call.grid) == sorted((1, 2 if pass_ == "dkdv" else 4, 1024 // 32))
+        assert call.grid == _grid(pass_, 32, 32, 1024, min_q_block=32), call.grid
 
 
 def test_the_pinned_triton_is_the_extra():
