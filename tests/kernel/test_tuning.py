@@ -48,8 +48,16 @@ def test_architectures():
     assert tuning.current_arch() == "sm_90a"
     with tuning.target("tpu"):
         assert tuning.current_arch() == "tpu"
-    # A TPU (or any non-Triton platform) keeps the BlockSizes defaults.
-    assert tuning.block_sizes("tpu", 128, "bfloat16") == BlockSizes(
+    # A TPU takes its own rows (tiles only; float16 takes bfloat16's, head_dim 80 the 128 rows).
+    fwd, dq, dkdv = (tuning.TPU_TABLE[(128, "bfloat16", p)] for p in tuning.PASSES)
+    want = BlockSizes(block_q=fwd[0], block_kv=fwd[1], block_q_dkv=dkdv[0], block_kv_dkv=dkdv[1],
+                      block_q_dq=dq[0], block_kv_dq=dq[1])
+    assert tuning.block_sizes("tpu", 128, "bfloat16") == want
+    assert tuning.block_sizes("tpu", 80, "float16") == want
+    assert set(tuning.TPU_TABLE) == {
+        (d, t, p) for d in tuning.HEAD_DIMS for t in ("bfloat16", "float32") for p in tuning.PASSES}
+    # Any other name (the CPU's interpret mode) keeps the BlockSizes defaults.
+    assert tuning.block_sizes("cpu", 128, "bfloat16") == BlockSizes(
         block_q=128, block_kv=128, block_q_dkv=128, block_kv_dkv=128, block_q_dq=128,
         block_kv_dq=128)
 
