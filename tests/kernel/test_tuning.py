@@ -153,3 +153,27 @@ def test_what_does_not_fit_is_told():
     assert used("sm_90a", 232_449, 0).problems()
     assert used("sm_80", 166_913, 0).problems()
     assert "spills" in used("sm_80", 1024, 8).problems()[0]
+
+
+def test_tpu_defaults_tile_the_benchmark_shape():
+    """On a TPU host (tuning.target("tpu")) the 16-bit head_dim 128 rows give 512 x 1024 tiles:
+    at B=1, S=4096, Hq=4, Hk=2 the forward's grid is (1, 4, 8, 4), 128 steps (128 x 128 tiles,
+    the former default, gave 4,096), and forward+backward 384 (was 12,288)."""
+    from benchmarks.kernel_tpu import grid_steps, pallas_grids
+
+    q = jax.ShapeDtypeStruct((1, 4096, 4, 128), jnp.bfloat16)
+    k = jax.ShapeDtypeStruct((1, 4096, 2, 128), jnp.bfloat16)
+
+    def f(q, k, v):
+        return ranker_attention(q, k, v, causal=True, implementation="pallas")
+
+    def both(q, k, v):
+        out, pullback = jax.vjp(f, q, k, v)
+        return pullback(out)
+
+    def ours(name):
+        return name.endswith("_tpu")
+
+    with tuning.target(tuning.TPU):
+        assert pallas_grids(f, q, k, k, keep=ours) == [("ranker_attention_fwd_tpu", (1, 4, 8, 4))]
+        assert grid_steps(pallas_grids(both, q, k, k, keep=ours)) == 3 * 128  # fwd, dq, dk/dv
