@@ -13,6 +13,12 @@ On a GPU, ``--gpu`` instead measures TFLOP/s of the Triton kernel forward and fo
 against cuDNN and JAX's Pallas mha at LLM shapes (benchmarks/kernel_gpu.py; a few minutes);
 ``--gpu --smoke`` runs its code paths on one small shape on any backend.
 
+On a TPU, ``--tpu`` measures TFLOP/s of the Mosaic kernels forward and forward+backward against
+JAX's splash attention, its TPU flash_attention and the xla path, with the grid-step count of every
+pallas_call (benchmarks/kernel_tpu.py; a few minutes); ``--blocks 128x128,512x1024`` adds our kernel
+at those tiles beside its defaults, ``--sweep`` times each of our three kernels alone over candidate
+tiles instead, and ``--tpu --smoke`` runs the code paths on one small shape on any backend.
+
 ``--compile`` needs no GPU: it lowers every kernel for CUDA (the heaviest variant: bound + causal,
 tanh cap, GQA, S=1000) per head_dim and dtype, compiles it for sm_90a and sm_80 with Triton's own
 compiler (kernel/triton_compile.py; `pip install -e ".[gpu-compile]"`) and prints what ptxas
@@ -73,6 +79,14 @@ def main() -> int:
                         help="TFLOP/s of the Triton kernel vs cuDNN and JAX's mha (on a GPU)")
     parser.add_argument("--smoke", action="store_true",
                         help="with --gpu: one small shape, on any backend (checks the script runs)")
+    parser.add_argument("--tpu", action="store_true",
+                        help="TFLOP/s of the Mosaic kernels vs splash attention and xla (on a TPU)")
+    parser.add_argument("--blocks", default="",
+                        help="with --tpu: extra tiles for ours, 'QxKV' (every pass) comma-separated")
+    parser.add_argument("--check", action="store_true",
+                        help="with --tpu: only the correctness cases (every option, small shapes)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="with --tpu: each of our kernels alone over candidate tiles")
     parser.add_argument("--compile", action="store_true",
                         help="resource use of every kernel on sm_90a and sm_80 (no GPU needed)")
     parser.add_argument("--before", action="store_true",
@@ -82,6 +96,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.gpu:
         return _gpu(args)
+    if args.tpu:
+        return _tpu(args)
     if args.compile:
         return _compile(args)
     dtype = jnp.dtype(args.dtype)
@@ -176,6 +192,36 @@ def _gpu(args) -> int:
     for line in notes:
         print(line)
     return report(rows)
+
+
+def _tpu(args) -> int:
+    from benchmarks import kernel_tpu  # imported here: the CPU run does not need it
+
+    if jax.default_backend() != "tpu" and not args.smoke:
+        print(f"--tpu needs a TPU; jax's backend is {jax.default_backend()} (add --smoke to check "
+              "the script on this backend)", file=sys.stderr)
+        return 2
+    print(f"jax {jax.__version__}, backend {jax.default_backend()} "
+          f"({jax.devices()[0].device_kind}), bfloat16, median of {args.repeats}")
+    if args.sweep:
+        tiles = [(128, 128), (256, 256), (256, 512), (512, 256), (512, 512), (512, 1024),
+                 (1024, 512), (1024, 1024)]
+        for shape in kernel_tpu.TPU_SHAPES[:1] + kernel_tpu.TPU_SHAPES[2:]:
+            kernel_tpu.sweep_rows(shape, tiles, repeats=args.repeats)
+        return 0
+    check, _ = kernel_tpu.check_rows(kernel_tpu.CHECK_CASES[:2] if args.smoke else None)
+    if args.check:
+        return report(check)
+    configs = {"default": None}
+    for spec in filter(None, args.blocks.split(",")):
+        bq, bkv = map(int, spec.split("x"))
+        configs[spec] = BlockSizes(block_q=bq, block_kv=bkv)
+    rows, notes, measured = kernel_tpu.tpu_rows(smoke=args.smoke, repeats=args.repeats,
+                                                configs=configs)
+    kernel_tpu.print_table(measured)
+    for line in notes:
+        print(line)
+    return report(check + rows)
 
 
 if __name__ == "__main__":

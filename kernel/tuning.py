@@ -18,7 +18,7 @@ check measured (shared memory bytes per CTA, registers per thread) for the heavi
 
 Which architecture: that of the first local GPU when there is one (compute capability 9.0 and up
 take the sm_90a rows, 8.x the sm_80 ones: 8.6 / 8.9 have 99 KiB per CTA, not 163, and are not
-proven), the Mosaic defaults (BlockSizes()) on a TPU host, and sm_90a otherwise: what jax 0.10's
+proven), the TPU rows (``TPU_TABLE``, tiles only) on a TPU host, and sm_90a otherwise: what jax 0.10's
 Triton lowering itself assumes when it lowers for CUDA without a GPU (compute capability 9.0).
 ``target(arch)`` overrides the choice for the functions traced inside it (the compile check
 lowers for sm_80 that way).
@@ -135,9 +135,47 @@ def _parse(rows: str) -> tuple[dict, dict]:
 
 TABLE, MASKED = _parse(_ROWS)
 
-# Any other platform (a TPU, the CPU's interpret mode): the BlockSizes defaults; Triton's
-# parameters are then never read.
+# Any other platform (the CPU's interpret mode): the BlockSizes defaults; Triton's parameters are
+# then never read.
 _PLAIN = Launch(BlockSizes.block_q, BlockSizes.block_kv, 4, 3)
+
+# TPU (Mosaic, kernel/pallas_tpu.py): tiles only, per padded head_dim, 16-bit or float32, and pass.
+# Measured on a TPU v5e (jax 0.10.2) with benchmarks/bench_kernel.py --tpu, B=4 S=4096 bfloat16,
+# forward and forward+backward, every pass at the same tiles (TFLOP/s, Hq=32 Hk=8 D=128
+# non-causal / causal, Hq=Hk=16 D=64 causal):
+#   128 x 128 (the former default): 15.7 / 12.6 / 5.8 forward, 18.9 / 14.4 / 6.6 forward+backward
+#   512 x 512:   63.9 / 49.1 / 21.9,  83.2 / 61.6 / 28.6
+#   1024 x 512:  81.2 / 58.1 / 26.3, 100.2 / 68.9 / 32.7
+#   512 x 1024: 109.9 / 72.9 / 31.4, 110.7 / 75.1 / 34.5  <- the 16-bit rows at head_dim 64, 128
+#   (splash attention at 512 blocks, same run: 106.9 / 75.7 / 30.1, 103.5 / 74.7 / 32.8)
+# The other rows are not measured for speed: 256 x 512, whose blocks hold no more bytes than the
+# measured rows' up to twice the element size or head_dim (float32 at 256: twice) and whose
+# [rows, cols] float32 temporaries a quarter; each was compiled and checked against the float32
+# xla path on the v5e (kernel_tpu.check_rows: head_dim 64-256, bound, both caps).
+# head_dim dtype     pass  block_q block_kv
+_TPU_ROWS = """
+   64  bfloat16  fwd    512  1024
+   64  bfloat16  dq     512  1024
+   64  bfloat16  dkdv   512  1024
+  128  bfloat16  fwd    512  1024
+  128  bfloat16  dq     512  1024
+  128  bfloat16  dkdv   512  1024
+  256  bfloat16  fwd    256   512   # not measured
+  256  bfloat16  dq     256   512   # not measured
+  256  bfloat16  dkdv   256   512   # not measured
+   64  float32   fwd    256   512   # not measured
+   64  float32   dq     256   512   # not measured
+   64  float32   dkdv   256   512   # not measured
+  128  float32   fwd    256   512   # not measured
+  128  float32   dq     256   512   # not measured
+  128  float32   dkdv   256   512   # not measured
+  256  float32   fwd    256   512   # not measured
+  256  float32   dq     256   512   # not measured
+  256  float32   dkdv   256   512   # not measured
+"""
+TPU_TABLE = {(int(d), dtype, pass_): (int(bq), int(bkv))
+             for d, dtype, pass_, bq, bkv in (line.split("#")[0].split()
+                                             for line in _TPU_ROWS.strip().splitlines())}
 
 
 def padded_head_dim(head_dim: int) -> int:
@@ -147,13 +185,16 @@ def padded_head_dim(head_dim: int) -> int:
 def launch(arch: str, head_dim: int, dtype, pass_: str, masked: bool = False) -> Launch:
     """The row for a kernel; head_dim as the caller's (padded here), dtype a name or dtype;
     masked: the call has masked tiles (a partial last block, or head_dim below the tiles' width)."""
-    if arch not in ARCHES:
+    if arch not in ARCHES and arch != TPU:
         return _PLAIN
     dtype = getattr(dtype, "name", None) or str(dtype)
-    dp = padded_head_dim(head_dim)
+    dp = min(max(padded_head_dim(head_dim), HEAD_DIMS[0]), HEAD_DIMS[-1])
     if dtype not in DTYPES:  # float64 never reaches the Pallas path (validators); be safe
         dtype = "float32"
-    return (MASKED if masked else TABLE)[(arch, min(max(dp, HEAD_DIMS[0]), HEAD_DIMS[-1]), dtype, pass_)]
+    if arch == TPU:
+        block_q, block_kv = TPU_TABLE[(dp, "bfloat16" if dtype == "float16" else dtype, pass_)]
+        return Launch(block_q, block_kv, _PLAIN.num_warps, _PLAIN.num_stages)
+    return (MASKED if masked else TABLE)[(arch, dp, dtype, pass_)]
 
 
 def block_sizes(arch: str, head_dim: int, dtype, masked: bool = False) -> BlockSizes:
@@ -169,8 +210,8 @@ _TARGET: contextvars.ContextVar[str | None] = contextvars.ContextVar("kernel_tar
 
 @contextlib.contextmanager
 def target(arch: str):
-    """Calls traced inside pick their defaults for `arch`: one of ARCHES, or any other name
-    (TPU) for the BlockSizes defaults."""
+    """Calls traced inside pick their defaults for `arch`: one of ARCHES, TPU for the TPU rows,
+    or any other name for the BlockSizes defaults."""
     token = _TARGET.set(arch)
     try:
         yield

@@ -34,6 +34,25 @@ def test_the_gpu_benchmark_runs_its_code_paths_on_this_backend():
     assert not any("failed" in line for line in notes), notes
 
 
+def test_the_tpu_benchmark_runs_its_code_paths_on_this_backend():
+    """bench_kernel.py --tpu is for a TPU this CI does not have: its smoke mode runs ours, splash
+    attention (in its interpreter) and the xla path on one small shape here, with the grid steps
+    of every pallas_call, and one correctness case of the device check."""
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import kernel_tpu
+
+    rows, notes, measured = kernel_tpu.tpu_rows(smoke=True, repeats=1)
+    by_name = {m.name: m for m in measured}
+    assert {"ours default", "splash 512", "splash 128", "xla"} <= set(by_name), by_name
+    assert by_name["ours default"].errors and by_name["splash 512"].errors
+    assert by_name["ours default"].fwd_steps and by_name["splash 512"].both_steps
+    assert all(row.met for row in rows if "max error" in row.name), rows
+    assert any("flash_attention 512 skipped" in line for line in notes), notes
+    assert not any("failed" in m.note for m in measured), [m.note for m in measured]
+    check, ok = kernel_tpu.check_rows(kernel_tpu.CHECK_CASES[6:7])
+    assert ok and len(check) == 1
+
+
 def test_gpu_benchmark_flop_counts():
     sys.path.insert(0, str(ROOT))
     from benchmarks.kernel_gpu import Shape
