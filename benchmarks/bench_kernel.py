@@ -9,9 +9,10 @@ below 1 means ours is faster; targets: (a) <= 1.0, (b) <= 1.2, for every shape. 
 
     python benchmarks/bench_kernel.py [--repeats N] [--dtype float32|bfloat16]
 
-On a GPU, ``--gpu`` instead measures TFLOP/s of the Triton kernel forward and forward+backward
-against cuDNN and JAX's Pallas mha at LLM shapes (benchmarks/kernel_gpu.py; a few minutes);
-``--gpu --smoke`` runs its code paths on one small shape on any backend.
+On a GPU, ``--gpu`` instead measures TFLOP/s of the kernel forward and forward+backward against
+cuDNN and JAX's Pallas mha at LLM shapes, and on Hopper the Mosaic GPU forward against our Triton
+one (benchmarks/kernel_gpu.py; a few minutes); ``--gpu --smoke`` runs its code paths on one small
+shape on any backend.
 
 On a TPU, ``--tpu`` measures TFLOP/s of the Mosaic kernels forward and forward+backward against
 JAX's splash attention, its TPU flash_attention and the xla path, with the grid-step count of every
@@ -24,7 +25,9 @@ tanh cap, GQA, S=1000) per head_dim and dtype, compiles it for sm_90a and sm_80 
 compiler (kernel/triton_compile.py; `pip install -e ".[gpu-compile]"`) and prints what ptxas
 reports, with kernel/tuning.py's table; ``--compile --before`` does the same with the defaults
 the kernel had before that table (128 x 128 tiles everywhere, 8 warps, 3 stages, 2 at
-head_dim 256).
+head_dim 256). It then lowers the Mosaic GPU forward (kernel/mosaic_gpu.py) per head_dim and
+dtype and prints its launch as lowered (warpgroups, shared memory); that kernel's own compile to
+PTX runs in jax's CUDA plugin, on a GPU host only, so its registers are not reported.
 """
 
 from __future__ import annotations
@@ -160,7 +163,7 @@ def _compile(args) -> int:
                                             config=config, implementation="pallas").astype(
                         jnp.float32).sum()
 
-                with tuning.target(arch):
+                with tuning.target(arch), tuning.forward_kernel("triton"):
                     calls = triton_compile.triton_calls(triton_compile.lower_for_cuda(
                         jax.grad(loss, argnums=(0, 1, 2)), q, k, k, bound))
                 dp = tuning.padded_head_dim(head_dim)
@@ -176,7 +179,40 @@ def _compile(args) -> int:
                     print(f"| {pass_} | {head_dim} | {dtype} | {arch} | {tiles[0]} x {tiles[1]} "
                           f"| {launch[0]} | {launch[1]} | {used.shared:,} | {limit:,} "
                           f"| {used.registers} | {used.spills:,} |", flush=True)
-    return 0 if fits else 1
+    return 0 if _mosaic_gpu_launches(args, seq) and fits else 1
+
+
+def _mosaic_gpu_launches(args, seq: int) -> bool:
+    """The Mosaic GPU forward (with the lse, the heaviest variant) as lowered for sm_90a: whether
+    every launch's shared memory fits."""
+    from kernel import mosaic_gpu, tuning
+
+    print("\nMosaic GPU forward (sm_90a), as lowered; bound + causal, tanh cap, GQA, S=1000")
+    print("| head_dim | dtype | block_q x 2 | block_kv | stages | threads | shared B | limit B |")
+    print("|---|---|---|---|---|---|---|---|")
+    fits = True
+    for head_dim in map(int, args.head_dims.split(",")):
+        for dtype in args.dtypes.split(","):
+            dt = jnp.dtype(dtype)
+            if tuning.gpu_forward("sm_90a", head_dim, dt, (seq, seq)) != "mosaic_gpu":
+                continue
+            q = jax.ShapeDtypeStruct((1, seq, 4, head_dim), dt)
+            k = jax.ShapeDtypeStruct((1, seq, 2, head_dim), dt)
+            bound = jax.ShapeDtypeStruct((1,), jnp.int32)
+
+            def loss(q, k, v, bound):
+                return ranker_attention(q, k, v, bound=bound, causal=True, cap=5.0,
+                                        implementation="pallas").astype(jnp.float32).sum()
+
+            with tuning.target("sm_90a"):
+                lowered = jax.jit(jax.grad(loss, argnums=(0, 1, 2))).trace(
+                    q, k, k, bound).lower(lowering_platforms=("cuda",))
+            (launch,) = mosaic_gpu.launches(lowered)
+            cfg = mosaic_gpu.CONFIGS[head_dim]
+            fits &= launch.smem <= mosaic_gpu.SMEM_PER_CTA
+            print(f"| {head_dim} | {dtype} | {cfg.block_q} x 2 | {cfg.block_kv} | {cfg.num_stages} "
+                  f"| {launch.threads} | {launch.smem:,} | {mosaic_gpu.SMEM_PER_CTA:,} |", flush=True)
+    return fits
 
 
 def _gpu(args) -> int:

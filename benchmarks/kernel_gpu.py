@@ -1,7 +1,12 @@
 """GPU mode of benchmarks/bench_kernel.py: TFLOP/s of ranker_attention's Pallas
-(Triton) kernel, forward and forward+backward, at LLM shapes, side by side with
+kernels, forward and forward+backward, at LLM shapes, side by side with
 ``jax.nn.dot_product_attention(implementation="cudnn")`` and JAX's ``pallas.ops.gpu.attention.mha``
 in the same process, and the kernel's error against the xla path (float32) in the same run.
+
+"ours" is ranker_attention as a caller gets it: on Hopper (sm_90a) its forward is the Mosaic GPU
+kernel (kernel/mosaic_gpu.py; bfloat16 at these head dims), elsewhere Triton's; the backward is
+Triton's. "ours, Triton forward" is the same call with ``tuning.forward_kernel("triton")``: the
+column that compares the two forwards (on another GPU, or the CPU, the two are the same kernel).
 
 FLOPs counted as FlashAttention does: forward 4 * B * Hq * Sq * Skv * D (two products), halved when
 causal; forward + backward 3.5 times that (the backward has five products to the forward's two).
@@ -14,6 +19,7 @@ no cuDNN) so that the code paths are exercised without a GPU; its figures mean n
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import statistics
 import time
@@ -24,7 +30,7 @@ import numpy as np
 from jax.experimental.pallas.ops.gpu import attention as jax_gpu_attention
 
 from benchmarks._timing import Result, Target
-from kernel import ranker_attention
+from kernel import ranker_attention, tuning
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,12 +82,29 @@ def _forward_and_backward(attention):
     return run
 
 
+def _ours(causal: bool, forward: str | None = None):
+    """ranker_attention's Pallas path; forward: the forward kernel forced (tuning.forward_kernel),
+    None for the call's own choice. The context is entered when the function is traced."""
+    def run(q, k, v):
+        with tuning.forward_kernel(forward) if forward else contextlib.nullcontext():
+            return ranker_attention(q, k, v, causal=causal, implementation="pallas")
+    return run
+
+
+def our_forward(shape: Shape, dtype) -> str:
+    """Which forward kernel "ours" runs on this backend."""
+    if jax.default_backend() != "gpu":
+        return f"interpret mode ({jax.default_backend()})"
+    lengths = (shape.seq_len, shape.seq_len)
+    return tuning.gpu_forward(tuning.current_arch(), shape.head_dim, jnp.dtype(dtype), lengths)
+
+
 def _implementations(shape: Shape, smoke: bool) -> dict:
     """name -> (forward fn of q, k, v; needs k/v repeated to Hq heads), or a reason it is absent."""
     causal = shape.causal
     impls = {
-        "ours": (lambda q, k, v: ranker_attention(q, k, v, causal=causal, implementation="pallas"),
-                 False),
+        "ours": (_ours(causal), False),
+        "ours_triton": (_ours(causal, "triton"), False),
         "xla": (lambda q, k, v: ranker_attention(
             q.astype(jnp.float32), k.astype(jnp.float32), v.astype(jnp.float32), causal=causal,
             implementation="xla"), False),
@@ -144,6 +167,16 @@ def gpu_rows(*, smoke: bool = False, repeats: int = 10, dtype=jnp.bfloat16) -> t
                                errors["out"] / BF16_TOLERANCE, Target("<=", 1.0)))
         flops = shape.forward_flops()
         ours_fwd, ours_both, _ = results["ours"]
+        notes.append(f"{shape}: ours' forward: {our_forward(shape, dtype)}")
+        if "ours_triton" in results:  # the Mosaic GPU column: our forward against our Triton one
+            triton_fwd, triton_both, _ = results["ours_triton"]
+            label = f"ours ({our_forward(shape, dtype)} forward) vs ours, Triton forward"
+            rows.append(Result(f"kernel forward {shape}, {jnp.dtype(dtype)}: {label}",
+                               _tflops(flops, ours_fwd), _tflops(flops, triton_fwd),
+                               triton_fwd / ours_fwd))
+            rows.append(Result(f"kernel forward+backward {shape}, {jnp.dtype(dtype)}: {label}",
+                               _tflops(3.5 * flops, ours_both), _tflops(3.5 * flops, triton_both),
+                               triton_both / ours_both))
         for name in ("cudnn", "mha"):
             if name not in results:
                 continue

@@ -22,6 +22,16 @@ proven), the TPU rows (``TPU_TABLE``, tiles only) on a TPU host, and sm_90a othe
 Triton lowering itself assumes when it lowers for CUDA without a GPU (compute capability 9.0).
 ``target(arch)`` overrides the choice for the functions traced inside it (the compile check
 lowers for sm_80 that way).
+
+Which forward kernel on a CUDA GPU (``gpu_forward``): on Hopper (sm_90a), for bfloat16 / float16
+inputs at head_dim 64, 128 or 256 whose sequence lengths are multiples of 8, with the default
+tiles (``config=None``), the Mosaic GPU kernel of kernel/mosaic_gpu.py (its own tiles, CONFIGS
+there); Triton (this table) for everything else: float32, other head dims, other lengths (Mosaic
+GPU's TMA copies into swizzled tiles of 8 rows refuse them), sm_80, an explicit ``config``
+(whose tiles are Triton's), ROCm. The backward is Triton's either way. ``forward_kernel("triton")`` forces Triton for the functions
+traced inside it (the Triton lowering and compile checks), ``forward_kernel("mosaic_gpu")`` the
+Mosaic GPU kernel wherever it can run (16-bit, head_dim 64 / 128 / 256, lengths multiples of 8),
+whatever the target and config.
 """
 
 from __future__ import annotations
@@ -217,6 +227,46 @@ def target(arch: str):
         yield
     finally:
         _TARGET.reset(token)
+
+
+FORWARDS = ("mosaic_gpu", "triton")
+MOSAIC_GPU_ARCHES = ("sm_90a",)  # wgmma and TMA: Hopper
+MOSAIC_GPU_HEAD_DIMS = (64, 128, 256)  # kernel/mosaic_gpu.py CONFIGS
+MOSAIC_GPU_DTYPES = ("bfloat16", "float16")  # wgmma's 16-bit operands
+MOSAIC_GPU_SEQ_MULTIPLE = 8  # q_len and kv_len: rows of a TMA into (8, 64)-tiled shared memory
+
+_FORWARD: contextvars.ContextVar[str | None] = contextvars.ContextVar("kernel_forward",
+                                                                     default=None)
+
+
+@contextlib.contextmanager
+def forward_kernel(kind: str):
+    """Calls traced inside take `kind` ("triton" or "mosaic_gpu", one of FORWARDS) for their
+    forward on a CUDA GPU (see ``gpu_forward``); nested ``target()`` calls keep it."""
+    token = _FORWARD.set(kind)
+    try:
+        yield
+    finally:
+        _FORWARD.reset(token)
+
+
+def current_forward() -> str | None:
+    """The forward kernel ``forward_kernel()`` forces now; None: each call's own choice."""
+    return _FORWARD.get()
+
+
+def gpu_forward(arch: str, head_dim: int, dtype, lengths: tuple[int, int], *,
+                default_tiles: bool = True, forced: str | None = None) -> str:
+    """"mosaic_gpu" or "triton": the kernel of a call's forward on a CUDA GPU (module docstring).
+    lengths: (q_len, kv_len); default_tiles: the call takes the default tiles (config=None);
+    forced: current_forward()."""
+    dtype = getattr(dtype, "name", None) or str(dtype)
+    if (forced == "triton" or dtype not in MOSAIC_GPU_DTYPES or head_dim not in MOSAIC_GPU_HEAD_DIMS
+            or any(n % MOSAIC_GPU_SEQ_MULTIPLE for n in lengths)):
+        return "triton"
+    if forced == "mosaic_gpu" or (arch in MOSAIC_GPU_ARCHES and default_tiles):
+        return "mosaic_gpu"
+    return "triton"
 
 
 def arch_of(compute_capability: str) -> str:

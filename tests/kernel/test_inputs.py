@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from jax.experimental import checkify
 
-from kernel import BlockSizes, _validators, ranker_attention
+from kernel import BlockSizes, _validators, ranker_attention, tuning
 
 B, S, H, KV, D = 2, 16, 2, 1, 16
 
@@ -248,7 +248,7 @@ def test_x64_mode_lowers_forward_and_backward_for_cuda():
             q, k, v, bound=bound, implementation="pallas").astype(jnp.float32).sum(),
             argnums=(0, 1, 2))(q, k, v)
 
-    with jax.enable_x64(True):
+    with jax.enable_x64(True), tuning.forward_kernel("triton"):  # the Triton forward on sm_90a
         text = jax.jit(fwd_bwd).trace(spec, kv_spec, kv_spec, jax.ShapeDtypeStruct((B,), jnp.int64)).lower(
             lowering_platforms=("cuda",)).as_text()
     assert text.count("__gpu$xla.gpu.triton") == 3, "forward, dq and dk/dv Triton calls"

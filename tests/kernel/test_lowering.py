@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import pytest
 from support import kernel_equations, pairwise
 
-from kernel import BlockSizes, ranker_attention
+from kernel import BlockSizes, ranker_attention, tuning
 
 TRITON_CALL = "@__gpu$xla.gpu.triton"
 INTERPRETER_LOOP = "stablehlo.while"
@@ -40,6 +40,15 @@ AXES = (("float32", "bfloat16"), (64, 128, 256, 48), tuple(sorted(HEADS)), tuple
 # one case: 19 cases (the full product, 768, lowers as well but takes ten minutes; test_compile.py
 # lowers and compiles the heaviest variant of every tuning cell besides).
 GRID = pairwise(*AXES)
+
+
+@pytest.fixture(autouse=True)
+def _triton_forward():
+    """Every test here is about the Triton kernels: on sm_90a, this CPU host's default target, a
+    forward of 16-bit inputs at head_dim 64 / 128 / 256 with the default tiles would be Mosaic
+    GPU's (kernel/tuning.py gpu_forward; tests/kernel/test_mosaic_gpu.py)."""
+    with tuning.forward_kernel("triton"):
+        yield
 
 
 def _args(dtype, head_dim, heads):
