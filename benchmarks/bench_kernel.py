@@ -89,7 +89,10 @@ def main() -> int:
     parser.add_argument("--check", action="store_true",
                         help="with --tpu: only the correctness cases (every option, small shapes)")
     parser.add_argument("--sweep", action="store_true",
-                        help="with --tpu: each of our kernels alone over candidate tiles")
+                        help="with --tpu: each of our kernels alone over candidate tiles; with --gpu: our "
+                             "forward+backward at a dozen Triton BlockSizes per shape")
+    parser.add_argument("--chart", default="kernel_gpu_tflops.png",
+                        help="with --gpu: where the TFLOP/s chart (PNG) goes; '' for none")
     parser.add_argument("--compile", action="store_true",
                         help="resource use of every kernel on sm_90a and sm_80 (no GPU needed)")
     parser.add_argument("--before", action="store_true",
@@ -216,7 +219,7 @@ def _mosaic_gpu_launches(args, seq: int) -> bool:
 
 
 def _gpu(args) -> int:
-    from benchmarks.kernel_gpu import gpu_rows  # imported here: the CPU run does not need it
+    from benchmarks.kernel_gpu import chart, gpu_rows, sweep_rows  # imported here: the CPU run does not need them
 
     if jax.default_backend() != "gpu" and not args.smoke:
         print(f"--gpu needs a GPU; jax's backend is {jax.default_backend()} (add --smoke to check "
@@ -224,9 +227,16 @@ def _gpu(args) -> int:
         return 2
     print(f"jax {jax.__version__}, backend {jax.default_backend()} "
           f"({jax.devices()[0].device_kind}), bfloat16, median of {args.repeats}")
-    rows, notes = gpu_rows(smoke=args.smoke, repeats=args.repeats)
+    measured: dict = {}
+    rows, notes = gpu_rows(smoke=args.smoke, repeats=args.repeats, measured=measured)
+    if args.sweep:
+        sweep, sweep_notes = sweep_rows(smoke=args.smoke, repeats=args.repeats)
+        rows, notes = rows + sweep, notes + sweep_notes
     for line in notes:
         print(line)
+    if args.chart:
+        chart(measured, args.chart)
+        print(f"chart: {args.chart}")
     return report(rows)
 
 
