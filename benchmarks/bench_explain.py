@@ -129,9 +129,10 @@ def cold_start(bin_dir: Path, tmp: Path) -> list[Result]:
 def extra_catalogue(site: Path, dist: str, prefix: str) -> None:
     """Install a small catalogue (tests/fixtures/kernels, codes renamed to `prefix`) as a package
     registering its index under `errkit.catalogues`, the way pip leaves one in site-packages."""
+    from errkit.cli import _compile_catalogue
     from errkit.explain.registry import catalog_index
 
-    data = catalog_index(ROOT / "tests" / "fixtures" / "kernels")
+    data = catalog_index(ROOT / "tests" / "fixtures" / "kernels", _compile_catalogue)
     rename = {code: prefix + code[2:] for code in data["entries"]}
     data["project"] = dist
     data["entries"] = {rename[code]: entry for code, entry in data["entries"].items()}

@@ -9,16 +9,25 @@ below 1 means ours is faster; targets: (a) <= 1.0, (b) <= 1.2, for every shape. 
 
     python benchmarks/bench_kernel.py [--repeats N] [--dtype float32|bfloat16]
 
-On a GPU, ``--gpu`` instead measures TFLOP/s of the Triton kernel forward and forward+backward
-against cuDNN and JAX's Pallas mha at LLM shapes (benchmarks/kernel_gpu.py; a few minutes);
-``--gpu --smoke`` runs its code paths on one small shape on any backend.
+On a GPU, ``--gpu`` instead measures TFLOP/s of the kernel forward and forward+backward against
+cuDNN and JAX's Pallas mha at LLM shapes, and on Hopper the Mosaic GPU forward against our Triton
+one (benchmarks/kernel_gpu.py; a few minutes); ``--gpu --smoke`` runs its code paths on one small
+shape on any backend.
+
+On a TPU, ``--tpu`` measures TFLOP/s of the Mosaic kernels forward and forward+backward against
+JAX's splash attention, its TPU flash_attention and the xla path, with the grid-step count of every
+pallas_call (benchmarks/kernel_tpu.py; a few minutes); ``--blocks 128x128,512x1024`` adds our kernel
+at those tiles beside its defaults, ``--sweep`` times each of our three kernels alone over candidate
+tiles instead, and ``--tpu --smoke`` runs the code paths on one small shape on any backend.
 
 ``--compile`` needs no GPU: it lowers every kernel for CUDA (the heaviest variant: bound + causal,
 tanh cap, GQA, S=1000) per head_dim and dtype, compiles it for sm_90a and sm_80 with Triton's own
 compiler (kernel/triton_compile.py; `pip install -e ".[gpu-compile]"`) and prints what ptxas
 reports, with kernel/tuning.py's table; ``--compile --before`` does the same with the defaults
 the kernel had before that table (128 x 128 tiles everywhere, 8 warps, 3 stages, 2 at
-head_dim 256).
+head_dim 256). It then lowers the Mosaic GPU forward (kernel/mosaic_gpu.py) per head_dim and
+dtype and prints its launch as lowered (warpgroups, shared memory); that kernel's own compile to
+PTX runs in jax's CUDA plugin, on a GPU host only, so its registers are not reported.
 """
 
 from __future__ import annotations
@@ -73,6 +82,17 @@ def main() -> int:
                         help="TFLOP/s of the Triton kernel vs cuDNN and JAX's mha (on a GPU)")
     parser.add_argument("--smoke", action="store_true",
                         help="with --gpu: one small shape, on any backend (checks the script runs)")
+    parser.add_argument("--tpu", action="store_true",
+                        help="TFLOP/s of the Mosaic kernels vs splash attention and xla (on a TPU)")
+    parser.add_argument("--blocks", default="",
+                        help="with --tpu: extra tiles for ours, 'QxKV' (every pass) comma-separated")
+    parser.add_argument("--check", action="store_true",
+                        help="with --tpu: only the correctness cases (every option, small shapes)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="with --tpu: each of our kernels alone over candidate tiles; with --gpu: our "
+                             "forward+backward at a dozen Triton BlockSizes per shape")
+    parser.add_argument("--chart", default="kernel_gpu_tflops.png",
+                        help="with --gpu: where the TFLOP/s chart (PNG) goes; '' for none")
     parser.add_argument("--compile", action="store_true",
                         help="resource use of every kernel on sm_90a and sm_80 (no GPU needed)")
     parser.add_argument("--before", action="store_true",
@@ -82,6 +102,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.gpu:
         return _gpu(args)
+    if args.tpu:
+        return _tpu(args)
     if args.compile:
         return _compile(args)
     dtype = jnp.dtype(args.dtype)
@@ -144,7 +166,7 @@ def _compile(args) -> int:
                                             config=config, implementation="pallas").astype(
                         jnp.float32).sum()
 
-                with tuning.target(arch):
+                with tuning.target(arch), tuning.forward_kernel("triton"):
                     calls = triton_compile.triton_calls(triton_compile.lower_for_cuda(
                         jax.grad(loss, argnums=(0, 1, 2)), q, k, k, bound))
                 dp = tuning.padded_head_dim(head_dim)
@@ -161,11 +183,44 @@ def _compile(args) -> int:
                     print(f"| {pass_} | {head_dim} | {dtype} | {arch} | {tiles[0]} x {tiles[1]} "
                           f"| {launch[0]} | {launch[1]} | {used.shared:,} | {limit:,} "
                           f"| {used.registers} | {used.spills:,} |", flush=True)
-    return 0 if fits else 1
+    return 0 if _mosaic_gpu_launches(args, seq) and fits else 1
+
+
+def _mosaic_gpu_launches(args, seq: int) -> bool:
+    """The Mosaic GPU forward (with the lse, the heaviest variant) as lowered for sm_90a: whether
+    every launch's shared memory fits."""
+    from kernel import mosaic_gpu, tuning
+
+    print("\nMosaic GPU forward (sm_90a), as lowered; bound + causal, tanh cap, GQA, S=1000")
+    print("| head_dim | dtype | block_q x 2 | block_kv | stages | threads | shared B | limit B |")
+    print("|---|---|---|---|---|---|---|---|")
+    fits = True
+    for head_dim in map(int, args.head_dims.split(",")):
+        for dtype in args.dtypes.split(","):
+            dt = jnp.dtype(dtype)
+            if tuning.gpu_forward("sm_90a", head_dim, dt, (seq, seq)) != "mosaic_gpu":
+                continue
+            q = jax.ShapeDtypeStruct((1, seq, 4, head_dim), dt)
+            k = jax.ShapeDtypeStruct((1, seq, 2, head_dim), dt)
+            bound = jax.ShapeDtypeStruct((1,), jnp.int32)
+
+            def loss(q, k, v, bound):
+                return ranker_attention(q, k, v, bound=bound, causal=True, cap=5.0,
+                                        implementation="pallas").astype(jnp.float32).sum()
+
+            with tuning.target("sm_90a"):
+                lowered = jax.jit(jax.grad(loss, argnums=(0, 1, 2))).trace(
+                    q, k, k, bound).lower(lowering_platforms=("cuda",))
+            (launch,) = mosaic_gpu.launches(lowered)
+            cfg = mosaic_gpu.CONFIGS[head_dim]
+            fits &= launch.smem <= mosaic_gpu.SMEM_PER_CTA
+            print(f"| {head_dim} | {dtype} | {cfg.block_q} x 2 | {cfg.block_kv} | {cfg.num_stages} "
+                  f"| {launch.threads} | {launch.smem:,} | {mosaic_gpu.SMEM_PER_CTA:,} |", flush=True)
+    return fits
 
 
 def _gpu(args) -> int:
-    from benchmarks.kernel_gpu import gpu_rows  # imported here: the CPU run does not need it
+    from benchmarks.kernel_gpu import chart, gpu_rows, sweep_rows  # imported here: the CPU run does not need them
 
     if jax.default_backend() != "gpu" and not args.smoke:
         print(f"--gpu needs a GPU; jax's backend is {jax.default_backend()} (add --smoke to check "
@@ -173,10 +228,47 @@ def _gpu(args) -> int:
         return 2
     print(f"jax {jax.__version__}, backend {jax.default_backend()} "
           f"({jax.devices()[0].device_kind}), bfloat16, median of {args.repeats}")
-    rows, notes = gpu_rows(smoke=args.smoke, repeats=args.repeats)
+    measured: dict = {}
+    rows, notes = gpu_rows(smoke=args.smoke, repeats=args.repeats, measured=measured)
+    if args.sweep:
+        sweep, sweep_notes = sweep_rows(smoke=args.smoke, repeats=args.repeats)
+        rows, notes = rows + sweep, notes + sweep_notes
     for line in notes:
         print(line)
+    if args.chart:
+        chart(measured, args.chart)
+        print(f"chart: {args.chart}")
     return report(rows)
+
+
+def _tpu(args) -> int:
+    from benchmarks import kernel_tpu  # imported here: the CPU run does not need it
+
+    if jax.default_backend() != "tpu" and not args.smoke:
+        print(f"--tpu needs a TPU; jax's backend is {jax.default_backend()} (add --smoke to check "
+              "the script on this backend)", file=sys.stderr)
+        return 2
+    print(f"jax {jax.__version__}, backend {jax.default_backend()} "
+          f"({jax.devices()[0].device_kind}), bfloat16, median of {args.repeats}")
+    if args.sweep:
+        tiles = [(128, 128), (256, 256), (256, 512), (512, 256), (512, 512), (512, 1024),
+                 (1024, 512), (1024, 1024)]
+        for shape in kernel_tpu.TPU_SHAPES[:1] + kernel_tpu.TPU_SHAPES[2:]:
+            kernel_tpu.sweep_rows(shape, tiles, repeats=args.repeats)
+        return 0
+    check, _ = kernel_tpu.check_rows(kernel_tpu.CHECK_CASES[:2] if args.smoke else None)
+    if args.check:
+        return report(check)
+    configs = {"default": None}
+    for spec in filter(None, args.blocks.split(",")):
+        bq, bkv = map(int, spec.split("x"))
+        configs[spec] = BlockSizes(block_q=bq, block_kv=bkv)
+    rows, notes, measured = kernel_tpu.tpu_rows(smoke=args.smoke, repeats=args.repeats,
+                                                configs=configs)
+    kernel_tpu.print_table(measured)
+    for line in notes:
+        print(line)
+    return report(check + rows)
 
 
 if __name__ == "__main__":

@@ -99,14 +99,15 @@ def dispatch(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
     # The architecture whose table row (kernel/tuning.py) the kernel takes: a static argument,
     # read outside the jit so that tuning.target() is never hidden by its trace cache.
     arch = tuning.current_arch() if impl == "pallas" else None
+    forward = tuning.current_forward() if impl == "pallas" else None  # tuning.forward_kernel()
     return _run(q, k, v, bound, causal=bool(causal), sm_scale=float(sm_scale),
                 cap=None if cap is None else float(cap), cap_method=cap_method,
-                config=config, impl=impl, arch=arch)
+                config=config, impl=impl, arch=arch, forward=forward)
 
 
 @functools.partial(jax.jit, static_argnames=(
-    "causal", "sm_scale", "cap", "cap_method", "config", "impl", "arch"))
-def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl, arch):
+    "causal", "sm_scale", "cap", "cap_method", "config", "impl", "arch", "forward"))
+def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl, arch, forward):
     if impl == "xla":
         return attention_reference(q, k, v, bound=bound, causal=causal,
                                    sm_scale=sm_scale, cap=cap,
@@ -114,9 +115,10 @@ def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl, arc
     return pallas_attention(
         q, k, v, bound=bound, causal=causal, sm_scale=sm_scale, cap=cap,
         cap_method=cap_method, config=config,
-        # Interpret mode on CPU, Triton on GPU: chosen when the call is lowered, not
+        # Interpret mode on CPU, Triton on GPU (on Hopper, Mosaic GPU's forward for 16-bit
+        # inputs: kernel/tuning.py gpu_forward): chosen when the call is lowered, not
         # traced, so a function exported for CUDA from a CPU host holds the kernel.
-        interpret=None, arch=arch)
+        interpret=None, arch=arch, forward=forward)
 
 
 def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
@@ -158,10 +160,12 @@ def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
         with the default holds no kernel, whichever platform it is lowered
         for: to export for a GPU (or a TPU) from a CPU host, pass
         implementation="pallas".
-        "pallas" is lowered as Triton kernels for a GPU, as Mosaic kernels for
+        "pallas" is lowered as Triton kernels for a GPU (on Hopper, the forward of
+        bfloat16 / float16 inputs at head_dim 64, 128 or 256 with config=None as a
+        Mosaic GPU kernel, kernel/mosaic_gpu.py), as Mosaic kernels for
         a TPU, and run in Pallas' interpret mode on the CPU; which one is decided when the function is
         lowered, not traced, so `jax.jit(f).trace(...).lower(
-        lowering_platforms=("cuda",))` on a CPU host holds the Triton kernels.
+        lowering_platforms=("cuda",))` on a CPU host holds the GPU kernels.
         Lowering for several platforms at once that include the CPU (e.g.
         ("cuda", "cpu")) fails in jax 0.10 ("Only interpret mode is supported
         on CPU backend"): jax lowers both branches for every platform.

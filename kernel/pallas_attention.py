@@ -103,6 +103,9 @@ class _Static:
     pack: int = 1
     batch: int = 1  # the batch size and kv heads: grid axis 1 runs over batch x heads
     kv_heads: int = 1
+    # The forward's kernel on CUDA (kernel/tuning.py gpu_forward): "triton", or "mosaic_gpu"
+    # (kernel/mosaic_gpu.py; with interpret="mosaic_gpu" run by Mosaic GPU's interpreter)
+    gpu_forward: str = "triton"
 
     @property
     def dp(self) -> int:
@@ -721,7 +724,7 @@ def _padded_shape(shape: jax.ShapeDtypeStruct, role, st: _Static):
 
 
 def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: str, *,
-          in_specs, out_specs, compiler_params, tpu, input_output_aliases=None):
+          in_specs, out_specs, compiler_params, tpu, cuda=None, input_output_aliases=None):
     """pallas_call on `args` (None entries dropped): whole operands in interpret mode,
     the given blocked specs with Triton. With ``st.interpret`` None the choice is made
     when lowering (``lax.platform_dependent``): interpret on CPU, Mosaic on TPU (`tpu`, a
@@ -755,15 +758,18 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
             input_output_aliases=aliases, compiler_params=compiler_params,
             interpret=interpret, name=name)(*args)
 
-    if st.interpret is True:
+    if st.interpret is True or (st.interpret == "mosaic_gpu" and cuda is None):
         return interpret(*args)
+    if st.interpret == "mosaic_gpu":  # `cuda`, the Mosaic GPU kernel, in its interpreter
+        return cuda(*args, interpret=True)
     if st.interpret is False:
         return triton(*args)
     if st.interpret == "blocked":
         return triton(*args, interpret=True)
-    # tpu: the Mosaic calls of kernel/pallas_tpu.py (same arguments and results)
+    # tpu: the Mosaic calls of kernel/pallas_tpu.py; cuda: kernel/mosaic_gpu.py's forward, or
+    # None (Triton). Same arguments and results.
     return lax.platform_dependent(*args, cpu=interpret, tpu=functools.partial(tpu, st=st),
-                                  default=triton)
+                                  default=triton, **({} if cuda is None else {"cuda": cuda}))
 
 
 def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
@@ -778,11 +784,16 @@ def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
     in_specs = [_q_spec(st, bq, d), _kv_slab_spec(st, skv, d), _kv_slab_spec(st, skv, d),
                 pl.BlockSpec()]
     kernel = functools.partial(_fwd_kernel, st=st, with_lse=with_lse)
+    cuda = None
+    if st.gpu_forward == "mosaic_gpu":  # Hopper (kernel/tuning.py gpu_forward)
+        from kernel import mosaic_gpu
+
+        cuda = functools.partial(mosaic_gpu.forward, st=st, with_lse=with_lse)
     return _call(kernel, (_cdiv(sq, bq), batch * _heads(st, False)), [q, k, v, bound],
                  ["q", "kv", "kv", None], out_shape, ["q", "q"][:len(out_shape)], st,
                  "ranker_attention_fwd", in_specs=in_specs, out_specs=out_specs,
                  compiler_params=_compiler_params(st, "fwd"),
-                 tpu=functools.partial(pallas_tpu.forward, with_lse=with_lse))
+                 tpu=functools.partial(pallas_tpu.forward, with_lse=with_lse), cuda=cuda)
 
 
 _BWD_ROLES = ["q", "kv", "kv", "q", "q", "q", None]  # q, k, v, do, lse, delta, bound
@@ -904,7 +915,8 @@ def _pack(group: int, block_q: int, most: int | None = None) -> int:
 def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
                      cap: float | None, cap_method: str, config: BlockSizes | None = None,
                      interpret: bool | str | None = None, arch: str | None = None,
-                     backward: str | None = None, pack: int | None = None):
+                     forward: str | None = None, backward: str | None = None,
+                     pack: int | None = None):
     """Ranker attention with the Pallas kernels. Inputs are assumed validated.
 
     config: the tiles, None for kernel/tuning.py's table row of `arch` (None: the
@@ -914,7 +926,10 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
     interpret: True (interpret mode), False (Triton), or None: chosen when the call is
     lowered, interpret mode for CPU, Mosaic for TPU and Triton for any other platform;
     "blocked" (a check): the Triton kernels, as lowered for a GPU, run by Pallas'
-    interpreter on the CPU.
+    interpreter on the CPU; "mosaic_gpu" (a check): the forward's Mosaic GPU kernel, where the
+    call takes it, run by Mosaic GPU's interpreter, the rest in interpret mode.
+    forward: the forward kernel forced on CUDA, "triton" or "mosaic_gpu", None for the call's
+    own choice (kernel/tuning.py gpu_forward, forward_kernel).
     backward: "fused" (one kernel, dQ by atomic adds), "split" (a dQ and a dK/dV kernel), or
     None: the table's choice (tuning.fused). A choice the table does not make takes the
     launch parameters of the rows it has (unproven on a GPU: for the checks).
@@ -966,8 +981,10 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
         cap=None if no_cap else float(cap),
         cap_method="none" if no_cap else cap_method,
         causal=bool(causal), has_bound=bound is not None,
-        interpret=interpret if interpret in (None, "blocked") else bool(interpret),
+        interpret=interpret if interpret in (None, "blocked", "mosaic_gpu") else bool(interpret),
         launch=tuple((row.num_warps, row.num_stages) for row in rows),
         fused=fused, pack=pack, batch=batch, kv_heads=num_kv_heads,
+        gpu_forward=tuning.gpu_forward(arch, head_dim, q.dtype, (q_len, kv_len),
+                                       default_tiles=config is None, forced=forward),
     )
     return _flash_attention(q, k, v, bound, st)

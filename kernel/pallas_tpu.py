@@ -15,6 +15,8 @@ results, so the branches are interchangeable under ``lax.platform_dependent``.
   that may hold them has them zeroed (``_zero_past``) before it is used; writes past the
   end are dropped. Keys past the end are masked (``tiles.allowed``), and queries past the
   end too in dK/dV;
+- tiles: kernel/tuning.py's TPU rows (512 x 1024 for 16-bit head_dim <= 128, measured on a TPU
+  v5e), with a VMEM limit of three quarters of the core's (``_params``);
 - the kv (forward, dQ) or q (dK/dV) axis is the innermost, sequential ("arbitrary") grid
   axis; the running softmax state / gradients live in VMEM scratch, VMEM-sized blocks are
   DMA'd per step (no whole-sequence slab), tiles wholly masked skip their compute
@@ -46,6 +48,9 @@ from kernel.tiles import cap_grad as _cap_grad
 from kernel.tiles import div as _idiv
 
 LANES = 128  # lane width of the replicated per-row vectors
+# VMEM per core when no TPU is attached: TPU v7x's, the smallest of the generations with 64 MiB
+# or more (v5e, v6e: 128 MiB).
+FALLBACK_VMEM = 64 * 2**20
 _LOG2E = 1.4426950408889634
 _NT = (((1,), (1,)), ((), ()))  # a @ b^T
 
@@ -108,9 +113,22 @@ def _zero_past(x, row0, length: int, partial: bool):
     return jnp.where(rows < length, x, jnp.zeros((), x.dtype))
 
 
+def vmem_capacity() -> int:
+    """VMEM of the attached TPU core; FALLBACK_VMEM when there is none (lowering for TPU from
+    another host)."""
+    try:
+        return int(pltpu.get_tpu_info().vmem_capacity_bytes)
+    except Exception:  # no TPU attached: the fallback
+        return FALLBACK_VMEM
+
+
 def _params(n_seq_axes: int):
+    """Grid semantics, and a VMEM limit of three quarters of the core's (Mosaic's default scope
+    is 16 MiB, which kernel/tuning.py's larger TPU tiles, with a cap's extra [rows, cols]
+    temporaries in dK/dV, can outgrow)."""
     return pltpu.CompilerParams(
-        dimension_semantics=("parallel",) * (4 - n_seq_axes) + ("arbitrary",) * n_seq_axes)
+        dimension_semantics=("parallel",) * (4 - n_seq_axes) + ("arbitrary",) * n_seq_axes,
+        vmem_limit_bytes=vmem_capacity() * 3 // 4)
 
 
 def _bhsd(x):

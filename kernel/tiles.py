@@ -26,7 +26,7 @@ def cap_grad(s, st, tanh=None):
 
 
 def allowed(st, i0, j0, bq: int, bkv: int, ctx, *, kv_partial: bool, q_partial: bool = False,
-            iota_2d: bool = False):
+            iota_2d: bool = False, iota=None):
     """Boolean [bq, bkv] (or broadcastable) mask of a tile, None if all-True.
 
     i0 / j0: first query row / key column of the tile; ctx: the context end (bound[b] with a
@@ -34,9 +34,13 @@ def allowed(st, i0, j0, bq: int, bkv: int, ctx, *, kv_partial: bool, q_partial: 
     its last block (its length is not a multiple of the block: the grids are cdiv), whose
     rows past the end are masked out: keys j >= kv_len, queries i >= q_len. iota_2d: rows
     and columns from 2-D iotas (Mosaic TPU wants them), else from 1-D aranges broadcast
-    (Triton).
+    (Triton). iota: None, or the 2-D iota to take, ``iota(shape, dimension)`` (Mosaic GPU's,
+    in the layout of its wgmma results: kernel/mosaic_gpu.py).
     """
-    if iota_2d:
+    if iota is not None:
+        rows = i0 + iota((bq, bkv), 0)
+        cols = j0 + iota((bq, bkv), 1)
+    elif iota_2d:
         rows = i0 + lax.broadcasted_iota(jnp.int32, (bq, bkv), 0)
         cols = j0 + lax.broadcasted_iota(jnp.int32, (bq, bkv), 1)
     else:

@@ -22,10 +22,20 @@ check measured (shared memory bytes per CTA, registers per thread) for the heavi
 
 Which architecture: that of the first local GPU when there is one (compute capability 9.0 and up
 take the sm_90a rows, 8.x the sm_80 ones: 8.6 / 8.9 have 99 KiB per CTA, not 163, and are not
-proven), the Mosaic defaults (BlockSizes()) on a TPU host, and sm_90a otherwise: what jax 0.10's
+proven), the TPU rows (``TPU_TABLE``, tiles only) on a TPU host, and sm_90a otherwise: what jax 0.10's
 Triton lowering itself assumes when it lowers for CUDA without a GPU (compute capability 9.0).
 ``target(arch)`` overrides the choice for the functions traced inside it (the compile check
 lowers for sm_80 that way).
+
+Which forward kernel on a CUDA GPU (``gpu_forward``): on Hopper (sm_90a), for bfloat16 / float16
+inputs at head_dim 64, 128 or 256 whose sequence lengths are multiples of 8, with the default
+tiles (``config=None``), the Mosaic GPU kernel of kernel/mosaic_gpu.py (its own tiles, CONFIGS
+there); Triton (this table) for everything else: float32, other head dims, other lengths (Mosaic
+GPU's TMA copies into swizzled tiles of 8 rows refuse them), sm_80, an explicit ``config``
+(whose tiles are Triton's), ROCm. The backward is Triton's either way. ``forward_kernel("triton")`` forces Triton for the functions
+traced inside it (the Triton lowering and compile checks), ``forward_kernel("mosaic_gpu")`` the
+Mosaic GPU kernel wherever it can run (16-bit, head_dim 64 / 128 / 256, lengths multiples of 8),
+whatever the target and config.
 """
 
 from __future__ import annotations
@@ -130,9 +140,47 @@ def _parse(rows: str) -> tuple[dict, dict, dict]:
 
 TABLE, MASKED, PACK = _parse(_ROWS)
 
-# Any other platform (a TPU, the CPU's interpret mode): the BlockSizes defaults; Triton's
-# parameters are then never read.
+# Any other platform (the CPU's interpret mode): the BlockSizes defaults; Triton's parameters are
+# then never read.
 _PLAIN = Launch(BlockSizes.block_q, BlockSizes.block_kv, 4, 3)
+
+# TPU (Mosaic, kernel/pallas_tpu.py): tiles only, per padded head_dim, 16-bit or float32, and pass.
+# Measured on a TPU v5e (jax 0.10.2) with benchmarks/bench_kernel.py --tpu, B=4 S=4096 bfloat16,
+# forward and forward+backward, every pass at the same tiles (TFLOP/s, Hq=32 Hk=8 D=128
+# non-causal / causal, Hq=Hk=16 D=64 causal):
+#   128 x 128 (the former default): 15.7 / 12.6 / 5.8 forward, 18.9 / 14.4 / 6.6 forward+backward
+#   512 x 512:   63.9 / 49.1 / 21.9,  83.2 / 61.6 / 28.6
+#   1024 x 512:  81.2 / 58.1 / 26.3, 100.2 / 68.9 / 32.7
+#   512 x 1024: 109.9 / 72.9 / 31.4, 110.7 / 75.1 / 34.5  <- the 16-bit rows at head_dim 64, 128
+#   (splash attention at 512 blocks, same run: 106.9 / 75.7 / 30.1, 103.5 / 74.7 / 32.8)
+# The other rows are not measured for speed: 256 x 512, whose blocks hold no more bytes than the
+# measured rows' up to twice the element size or head_dim (float32 at 256: twice) and whose
+# [rows, cols] float32 temporaries a quarter; each was compiled and checked against the float32
+# xla path on the v5e (kernel_tpu.check_rows: head_dim 64-256, bound, both caps).
+# head_dim dtype     pass  block_q block_kv
+_TPU_ROWS = """
+   64  bfloat16  fwd    512  1024
+   64  bfloat16  dq     512  1024
+   64  bfloat16  dkdv   512  1024
+  128  bfloat16  fwd    512  1024
+  128  bfloat16  dq     512  1024
+  128  bfloat16  dkdv   512  1024
+  256  bfloat16  fwd    256   512   # not measured
+  256  bfloat16  dq     256   512   # not measured
+  256  bfloat16  dkdv   256   512   # not measured
+   64  float32   fwd    256   512   # not measured
+   64  float32   dq     256   512   # not measured
+   64  float32   dkdv   256   512   # not measured
+  128  float32   fwd    256   512   # not measured
+  128  float32   dq     256   512   # not measured
+  128  float32   dkdv   256   512   # not measured
+  256  float32   fwd    256   512   # not measured
+  256  float32   dq     256   512   # not measured
+  256  float32   dkdv   256   512   # not measured
+"""
+TPU_TABLE = {(int(d), dtype, pass_): (int(bq), int(bkv))
+             for d, dtype, pass_, bq, bkv in (line.split("#")[0].split()
+                                             for line in _TPU_ROWS.strip().splitlines())}
 
 
 def padded_head_dim(head_dim: int) -> int:
@@ -174,9 +222,14 @@ def launch(arch: str, head_dim: int, dtype, pass_: str, masked: bool = False, *,
     pass_: one of PASSES or FUSED. fused (None: the table's choice): with a fused backward, "dq"
     and "dkdv" name its kernel's row. A backward the table does not choose for the cell (forced
     by the checks: kernel/pallas_attention.py's `backward`) takes the launch of the row it has."""
-    if arch not in ARCHES:
+    if arch not in ARCHES and arch != TPU:
         return _PLAIN
     cell = _cell(arch, head_dim, dtype)
+    if arch == TPU:  # the Mosaic kernels: a split backward (dq, dkdv) whatever `fused`
+        _, dp, dtype = cell
+        pass_ = "dkdv" if pass_ == FUSED else pass_
+        block_q, block_kv = TPU_TABLE[(dp, "bfloat16" if dtype == "float16" else dtype, pass_)]
+        return Launch(block_q, block_kv, _PLAIN.num_warps, _PLAIN.num_stages)
     if pass_ != "fwd":
         if fused is None:
             fused = (*cell, FUSED) in TABLE
@@ -202,13 +255,54 @@ _TARGET: contextvars.ContextVar[str | None] = contextvars.ContextVar("kernel_tar
 
 @contextlib.contextmanager
 def target(arch: str):
-    """Calls traced inside pick their defaults for `arch`: one of ARCHES, or any other name
-    (TPU) for the BlockSizes defaults."""
+    """Calls traced inside pick their defaults for `arch`: one of ARCHES, TPU for the TPU rows,
+    or any other name for the BlockSizes defaults."""
     token = _TARGET.set(arch)
     try:
         yield
     finally:
         _TARGET.reset(token)
+
+
+FORWARDS = ("mosaic_gpu", "triton")
+MOSAIC_GPU_ARCHES = ("sm_90a",)  # wgmma and TMA: Hopper
+MOSAIC_GPU_HEAD_DIMS = (64, 128, 256)  # kernel/mosaic_gpu.py CONFIGS
+MOSAIC_GPU_DTYPES = ("bfloat16", "float16")  # wgmma's 16-bit operands
+MOSAIC_GPU_SEQ_MULTIPLE = 8  # q_len and kv_len: rows of a TMA into (8, 64)-tiled shared memory
+
+_FORWARD: contextvars.ContextVar[str | None] = contextvars.ContextVar("kernel_forward",
+                                                                     default=None)
+
+
+@contextlib.contextmanager
+def forward_kernel(kind: str):
+    """Calls traced inside take `kind` ("triton" or "mosaic_gpu", one of FORWARDS) for their
+    forward on a CUDA GPU (see ``gpu_forward``); nested ``target()`` calls keep it."""
+    token = _FORWARD.set(kind)
+    try:
+        yield
+    finally:
+        _FORWARD.reset(token)
+
+
+def current_forward() -> str | None:
+    """The forward kernel ``forward_kernel()`` forces now; None: each call's own choice."""
+    return _FORWARD.get()
+
+
+
+def gpu_forward(arch: str, head_dim: int, dtype, lengths: tuple[int, int], *,
+                default_tiles: bool = True, forced: str | None = None) -> str:
+    """"mosaic_gpu" or "triton": the kernel of a call's forward on a CUDA GPU (module docstring).
+    lengths: (q_len, kv_len); default_tiles: the call takes the default tiles (config=None);
+    forced: current_forward()."""
+    dtype = getattr(dtype, "name", None) or str(dtype)
+    if (forced == "triton" or dtype not in MOSAIC_GPU_DTYPES or head_dim not in MOSAIC_GPU_HEAD_DIMS
+            or any(n % MOSAIC_GPU_SEQ_MULTIPLE for n in lengths)):
+        return "triton"
+    if forced == "mosaic_gpu" or (arch in MOSAIC_GPU_ARCHES and default_tiles):
+        return "mosaic_gpu"
+    return "triton"
 
 
 def arch_of(compute_capability: str) -> str:

@@ -219,3 +219,18 @@ def test_the_first_lines_find_the_keys_the_compiled_set_finds():
     for line in lines:
         assert literal.present(line) == compiled.present(line), line
     assert literal._regexes is None  # answered without compiling
+
+
+def test_a_caller_of_main_gets_the_garbage_collector_back(capsys):
+    """Explaining a paste pauses the collector (a short process's start); main() called with argv
+    by another program (a notebook, a test) restores it, whatever the outcome."""
+    import gc
+
+    from errkit.cli import main
+
+    assert gc.isenabled()
+    assert main(["explain", "num_q_heads=12 must be divisible by and num_kv_heads=8"]) == 0
+    assert gc.isenabled()
+    assert main(["explain", "no catalogued error here"]) == 1
+    assert gc.isenabled()
+    capsys.readouterr()

@@ -10,7 +10,6 @@ release it stopped (`<0.4.36`: no longer raised since 0.4.36; `<=0.4.35`: no lon
 path imports it.
 """
 
-from __future__ import annotations
 
 
 def _release(nums) -> str:

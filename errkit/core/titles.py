@@ -1,6 +1,5 @@
 """Titles as they read inside a sentence, for every side that writes one into prose."""
 
-from __future__ import annotations
 
 _ARTICLES = ("This", "The", "An", "A", "Our")
 

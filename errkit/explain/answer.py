@@ -5,7 +5,6 @@ from errkit.core.bounds import Meter
 from errkit.core.lifespan import life
 from errkit.core.runtime import query_string
 from errkit.core.suggest import jsonable, suggestions
-from errkit.explain.context import ordered
 from errkit.explain.match import Index, Match, approximate, explain_chunks, told_kernel
 
 def offered(fixes: list[dict], wording: dict, told: str | None) -> list[dict]:
@@ -43,6 +42,8 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
     context = match.context or {}
     fixes = entry["fixes"] if match.weak else offered(entry["fixes"], wording, told)
     if context and not match.weak:
+        from errkit.explain.context import ordered  # (only the entries whose fixes depend on it read a context)
+
         fixes = ordered(fixes, index.data.get("kernels") or {}, context.get("framework"), context.get("site"))
     return {
         "code": match.code,

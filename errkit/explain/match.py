@@ -184,6 +184,15 @@ def plan(wordings) -> tuple[list[str], list[list[int]], list[int], list[int]]:
     return keys, [keyed[k] for k in keys], located, always
 
 
+def printed_params(wordings) -> dict[str, list[str]]:
+    """Code -> the params its wordings print (kept in explain's index cache: reading every wording
+    to answer one message cost a third of a cold start)."""
+    table: dict[str, dict] = {}
+    for wording in wordings:
+        table.setdefault(wording["code"], {}).update(dict.fromkeys(c[1] for c in wording["captures"]))
+    return {code: list(names) for code, names in table.items()}
+
+
 class Index:
     def __init__(self, data: dict):
         self.data = data
@@ -194,11 +203,11 @@ class Index:
         self._keyset: _KeySet | None = None
         self._locator = None
         self._prefilter = None  # errkit/explain/prefilter.py: where the next line worth reading starts
-        self._compiled: dict[tuple, object] = {}  # compiled regexes
+        self._compiled: dict = {}  # compiled regexes, by (wording, how) and by a bytes regex's source
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
         self._headers: dict[str, Match | None] = {}
         self._postings: dict[str, list[int]] | None = None
-        self._printed: dict[str, frozenset] | None = None
+        self._printed: dict | None = None  # code -> the params its wordings print (match.printed_params)
         self._skeletons: dict[int, str] = {}
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
         self._context_codes: dict[str, bool] = {}  # code -> whether its fixes depend on the context (read_context)
@@ -217,13 +226,14 @@ class Index:
 
     def printed(self, code: str) -> frozenset:
         """The params some wording of entry `code` prints (or its reads read from the lines after it)."""
-        if self._printed is None:
-            table: dict[str, set] = {}
-            for wording in self.wordings:
-                table.setdefault(wording["code"], set()).update(c[1] for c in wording["captures"])
-            self._printed = {k: frozenset(v) for k, v in table.items()}
-        reads = {c[1] for read in self.entries[code].get("reads", ()) for c in read["captures"]}
-        return self._printed.get(code, frozenset()) | reads
+        entry = self.entries[code]
+        found = entry.get("printed")  # explain's index cache keeps it in the entry
+        if found is None:
+            if self._printed is None:
+                self._printed = printed_params(self.wordings)
+            found = self._printed.get(code, ())
+        reads = {c[1] for read in entry.get("reads", ()) for c in read["captures"]}
+        return frozenset(found) | reads
 
     def catalogue(self, code: str) -> str:
         """The name of the catalogue entry `code` comes from."""
@@ -256,7 +266,9 @@ class Index:
             numbered = wording.get("numbered")  # explain's index cache: groups by number (see `numbered`)
             source = numbered[0] if numbered else wording["regex"]
             source = at_line_end(source) if to_line_end else source
-            pattern = self._compiled[key] = engine().compile(source.encode("utf-8"))
+            # one text raised at several sites is several wordings of one regex: compiled once
+            pattern = self._compiled[key] = self._compiled.get(source) or engine().compile(source.encode("utf-8"))
+            self._compiled[source] = pattern
             if numbered:
                 self._groups[i] = numbered[1]
             else:

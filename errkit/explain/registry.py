@@ -37,7 +37,7 @@ import sys
 
 GROUP = "errkit.catalogues"
 CACHE_ENV = "ERRKIT_CACHE_DIR"
-CACHE_FORMAT = 4  # 4: indexes screened (errkit/explain/screen.py); 3: guarded code objects; 2: marshal (1 was JSON)
+CACHE_FORMAT = 5  # 5: printed params kept; 4: indexes screened (errkit/explain/screen.py); 3: guarded code objects; 2: marshal (1 was JSON)
 _HEAD = 4096  # the bytes of an index read for its "project" name
 
 
@@ -504,13 +504,13 @@ class CacheFile:
 
 def _prepared(data: dict) -> dict:
     """The merged index as explain's cache keeps it (CacheFile): entries parsed, the matcher's plan
-    made (match.plan), each entry's suggest expressions vetted and compiled once
+    made (match.plan), the params each entry's wordings print kept in the entry (match.printed_params), each entry's suggest expressions vetted and compiled once
     (match.Index.vetted), so that answering needs neither `json` nor `ast`, and each wording's
     regex with its groups numbered (match.numbered: RE2 compiles a named group slowly once)."""
     import json
 
     from errkit.core import expr
-    from errkit.explain.match import numbered, plan
+    from errkit.explain.match import numbered, plan, printed_params
 
     entries, vetted = {}, dict(data.get("vetted") or {})  # (a screened index's: vetted already)
     for code, raw in data["entries"].items():
@@ -527,6 +527,8 @@ def _prepared(data: dict) -> dict:
                     continue  # vetted when run, as without the cache (its error is reported there)
         if compiled:
             vetted[code] = compiled
+    for code, names in printed_params(data["wordings"]).items():
+        entries[code] = {**entries[code], "printed": names}  # (read with the entry when it answers)
     wordings = [{**w, "numbered": numbered(w)} for w in data["wordings"]]
     return {**data, "entries": entries, "vetted": vetted, "wordings": wordings, "plan": plan(data["wordings"])}
 

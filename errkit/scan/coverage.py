@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from errkit.core import values
-from errkit.core import UsageError
+from errkit.core import UsageError, template, values
 from errkit.scan.messages import parse_template
 from errkit.scan.sites import Site
 
@@ -48,7 +47,44 @@ class Coverage:
             code = self.code_for(site, text, located)
             if code is not None:
                 return code
-        return "generated" if site.generated else None
+        code = self.printable(site, texts) or (self.placed_at(site) if located and not _fixed_words(site) else None)
+        return code or ("generated" if site.generated else None)
+
+    def printable(self, site: Site, texts: list[str]) -> str | None:
+        """The code of a wording the site prints for some values of its fields: one whose rendering
+        the site's template reads with each field as any text. A field may be a name the caller
+        chooses (`{prefix}{suffix}={minor}`, which jax's BlockSizes calls with block_k, block_q and
+        _dkv): no sample value guesses it, but the fixed text around it must all be there, in order.
+        Asked only of the wordings sharing a prefilter key with a rendering or rare words with the
+        template (the approximate pass's shortlist), and only for a template with words of its own."""
+        if not _fixed_words(site) or not texts:
+            return None
+        tpl = parse_template(site.template)
+        reads = re.compile("".join(re.escape(p) if isinstance(p, str) else re.escape(p.doc) + "(?:.+?)" for p in tpl.parts), re.S)
+        for i in dict.fromkeys([*self.index.candidates(texts[0]), *self.index.shortlist(" ".join(tpl.literals))]):
+            wording = self.index.wordings[i]
+            try:
+                tpl_w = template.parse(wording["template"])
+                types = dict(zip((f.name for f in tpl_w.fields), (c[2] for c in wording["captures"])))
+                rendered = tpl_w.render(lambda f: values.sample(types.get(f.name, "int"), 0))
+            except (ValueError, TypeError, KeyError):  # (a TemplateError is a ValueError)
+                continue
+            if tpl_w.fields and reads.fullmatch(rendered):
+                return wording["code"]
+        return None
+
+    def placed_at(self, site: Site) -> str | None:
+        """The code of a wording the catalogue places at this very raise site (file and function,
+        same exception) for a message with no fixed text of its own (an assert printing a tuple of
+        shapes): nothing in a sample rendering can tell it, the catalogue's location does."""
+        path = site.abspath.replace("\\", "/")
+        for i in self.index.located:
+            wording = self.index.wordings[i]
+            place, _, where = (wording["location"] or "").partition(" in ")
+            file = place.partition(":")[0]
+            if file and path.endswith(file) and where == site.bare_function and wording["exception"] == site.base:
+                return wording["code"]
+        return None
 
     def code_for(self, site: Site, text: str, located: bool = True) -> str | None:
         """The code of the wording that reads `text` whole; `located`: whether the site's file has
@@ -98,6 +134,11 @@ class Coverage:
             if text is not None:
                 out.append(text)
         return out
+
+
+def _fixed_words(site: Site) -> bool:
+    """Whether the site's template has fixed text of its own: a word of 3+ letters."""
+    return any(re.search(r"[A-Za-z]{3}", part) for part in parse_template(site.template).literals)
 
 
 def load_index(path: str | None):

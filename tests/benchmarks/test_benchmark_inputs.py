@@ -25,13 +25,52 @@ def test_the_gpu_benchmark_runs_its_code_paths_on_this_backend():
     sys.path.insert(0, str(ROOT))
     from benchmarks import kernel_gpu
 
-    rows, notes = kernel_gpu.gpu_rows(smoke=True, repeats=1)
+    measured: dict = {}
+    rows, notes = kernel_gpu.gpu_rows(smoke=True, repeats=1, measured=measured)
     names = [row.name for row in rows]
     assert any(name.startswith("kernel output") for name in names), names
     assert all(row.met for row in rows if row.name.startswith("kernel output")), rows
     assert sum("attention.mha" in name for name in names) == 2, names  # forward, forward+backward
     assert any("cudnn skipped" in line for line in notes), notes
+    assert any("attention_mgpu skipped" in line for line in notes), notes
     assert not any("failed" in line for line in notes), notes
+    (per_shape,) = measured.values()
+    assert {"ours", "ours_triton", "xla", "mha"} <= set(per_shape) and all(f > 0 and b > 0 for f, b in per_shape.values())
+
+
+def test_the_gpu_benchmark_sweeps_configurations_and_draws_its_chart(tmp_path):
+    """--gpu --sweep times our kernel at explicit BlockSizes (two of them in smoke mode), and
+    --chart writes a PNG of every implementation's TFLOP/s (read back: a real image)."""
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import kernel_gpu
+
+    rows, notes = kernel_gpu.sweep_rows(smoke=True, repeats=1)
+    assert len(rows) == 2 and all(row.name.startswith("sweep ") and "BlockSizes(" in row.name for row in rows), (rows, notes)
+    path = tmp_path / "chart.png"
+    kernel_gpu.chart({"B=1 S=128 Hq=4 Hk=2 D=64 causal": {"ours": (3.0, 2.0), "mha": (2.5, None)}}, path)
+    from matplotlib import image
+
+    pixels = image.imread(path)
+    assert pixels.shape[0] > 300 and pixels.shape[1] > 1000 and pixels.std() > 0.01  # drawn, not blank
+
+
+def test_the_tpu_benchmark_runs_its_code_paths_on_this_backend():
+    """bench_kernel.py --tpu is for a TPU this CI does not have: its smoke mode runs ours, splash
+    attention (in its interpreter) and the xla path on one small shape here, with the grid steps
+    of every pallas_call, and one correctness case of the device check."""
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import kernel_tpu
+
+    rows, notes, measured = kernel_tpu.tpu_rows(smoke=True, repeats=1)
+    by_name = {m.name: m for m in measured}
+    assert {"ours default", "splash 512", "splash 128", "xla"} <= set(by_name), by_name
+    assert by_name["ours default"].errors and by_name["splash 512"].errors
+    assert by_name["ours default"].fwd_steps and by_name["splash 512"].both_steps
+    assert all(row.met for row in rows if "max error" in row.name), rows
+    assert any("flash_attention 512 skipped" in line for line in notes), notes
+    assert not any("failed" in m.note for m in measured), [m.note for m in measured]
+    check, ok = kernel_tpu.check_rows(kernel_tpu.CHECK_CASES[6:7])
+    assert ok and len(check) == 1
 
 
 def test_gpu_benchmark_flop_counts():

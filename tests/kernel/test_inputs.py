@@ -248,7 +248,7 @@ def test_x64_mode_lowers_forward_and_backward_for_cuda():
             q, k, v, bound=bound, implementation="pallas").astype(jnp.float32).sum(),
             argnums=(0, 1, 2))(q, k, v)
 
-    with jax.enable_x64(True):
+    with jax.enable_x64(True), tuning.forward_kernel("triton"):  # the Triton forward on sm_90a
         text = jax.jit(fwd_bwd).trace(spec, kv_spec, kv_spec, jax.ShapeDtypeStruct((B,), jnp.int64)).lower(
             lowering_platforms=("cuda",)).as_text()
     # the forward, then the fused backward or dq and dk/dv (kernel/tuning.py's choice)

@@ -42,6 +42,15 @@ AXES = (("float32", "bfloat16"), (64, 128, 256, 48), tuple(sorted(HEADS)), tuple
 GRID = pairwise(*AXES)
 
 
+@pytest.fixture(autouse=True)
+def _triton_forward():
+    """Every test here is about the Triton kernels: on sm_90a, this CPU host's default target, a
+    forward of 16-bit inputs at head_dim 64 / 128 / 256 with the default tiles would be Mosaic
+    GPU's (kernel/tuning.py gpu_forward; tests/kernel/test_mosaic_gpu.py)."""
+    with tuning.forward_kernel("triton"):
+        yield
+
+
 def _args(dtype, head_dim, heads):
     hq, hk = HEADS[heads]
     dt = jnp.dtype(dtype)

@@ -64,7 +64,7 @@ def _functions(mask):
 
 
 def _lower(f, platform):
-    with tuning.target(PLATFORMS[platform][1]):
+    with tuning.target(PLATFORMS[platform][1]), tuning.forward_kernel("triton"):
         return jax.jit(f).trace(*_args()).lower(lowering_platforms=(platform,)).as_text()
 
 
@@ -127,7 +127,7 @@ def test_no_pad_or_slice_mha_two_heads(what):
 
     fn = f if what == "forward" else jax.grad(
         lambda *a: f(*a).astype(jnp.float32).sum(), argnums=(0, 1, 2))
-    with tuning.target(tuning.DEFAULT_ARCH):
+    with tuning.target(tuning.DEFAULT_ARCH), tuning.forward_kernel("triton"):
         text = jax.jit(fn).trace(aval, aval, aval).lower(lowering_platforms=("cuda",)).as_text()
     assert text.count(TRITON_CALL) == (grad_calls(D, "bfloat16") if what == "grad" else 1)
     problems = _problems(text, "cuda", what == "grad")

@@ -55,8 +55,16 @@ def test_architectures():
     assert tuning.current_arch() == "sm_90a"
     with tuning.target("tpu"):
         assert tuning.current_arch() == "tpu"
-    # A TPU (or any non-Triton platform) keeps the BlockSizes defaults.
-    assert tuning.block_sizes("tpu", 128, "bfloat16") == BlockSizes(
+    # A TPU takes its own rows (tiles only; float16 takes bfloat16's, head_dim 80 the 128 rows).
+    fwd, dq, dkdv = (tuning.TPU_TABLE[(128, "bfloat16", p)] for p in tuning.PASSES)
+    want = BlockSizes(block_q=fwd[0], block_kv=fwd[1], block_q_dkv=dkdv[0], block_kv_dkv=dkdv[1],
+                      block_q_dq=dq[0], block_kv_dq=dq[1])
+    assert tuning.block_sizes("tpu", 128, "bfloat16") == want
+    assert tuning.block_sizes("tpu", 80, "float16") == want
+    assert set(tuning.TPU_TABLE) == {
+        (d, t, p) for d in tuning.HEAD_DIMS for t in ("bfloat16", "float32") for p in tuning.PASSES}
+    # Any other name (the CPU's interpret mode) keeps the BlockSizes defaults.
+    assert tuning.block_sizes("cpu", 128, "bfloat16") == BlockSizes(
         block_q=128, block_kv=128, block_q_dkv=128, block_kv_dkv=128, block_q_dq=128,
         block_kv_dq=128)
 
@@ -69,7 +77,7 @@ def _calls(arch, dtype, head_dim, config=None, seq=1000):
         return ranker_attention(q, k, v, causal=True, config=config,
                                 implementation="pallas").astype(jnp.float32).sum()
 
-    with tuning.target(arch):
+    with tuning.target(arch), tuning.forward_kernel("triton"):  # (sm_90a: not Mosaic GPU's)
         lowered = triton_compile.lower_for_cuda(jax.grad(loss, argnums=(0, 1, 2)), q, k, k)
     return triton_compile.triton_calls(lowered)
 
@@ -163,3 +171,27 @@ def test_what_does_not_fit_is_told():
     assert used("sm_90a", 232_449, 0).problems()
     assert used("sm_80", 166_913, 0).problems()
     assert "spills" in used("sm_80", 1024, 8).problems()[0]
+
+
+def test_tpu_defaults_tile_the_benchmark_shape():
+    """On a TPU host (tuning.target("tpu")) the 16-bit head_dim 128 rows give 512 x 1024 tiles:
+    at B=1, S=4096, Hq=4, Hk=2 the forward's grid is (1, 4, 8, 4), 128 steps (128 x 128 tiles,
+    the former default, gave 4,096), and forward+backward 384 (was 12,288)."""
+    from benchmarks.kernel_tpu import grid_steps, pallas_grids
+
+    q = jax.ShapeDtypeStruct((1, 4096, 4, 128), jnp.bfloat16)
+    k = jax.ShapeDtypeStruct((1, 4096, 2, 128), jnp.bfloat16)
+
+    def f(q, k, v):
+        return ranker_attention(q, k, v, causal=True, implementation="pallas")
+
+    def both(q, k, v):
+        out, pullback = jax.vjp(f, q, k, v)
+        return pullback(out)
+
+    def ours(name):
+        return name.endswith("_tpu")
+
+    with tuning.target(tuning.TPU):
+        assert pallas_grids(f, q, k, k, keep=ours) == [("ranker_attention_fwd_tpu", (1, 4, 8, 4))]
+        assert grid_steps(pallas_grids(both, q, k, k, keep=ours)) == 3 * 128  # fwd, dq, dk/dv

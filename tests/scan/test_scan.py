@@ -418,6 +418,21 @@ def test_coverage_does_not_depend_on_guessed_types(tmp_path):
     assert scan.Coverage(index).covered_by(site) == "RA997"
 
 
+@pytest.mark.parametrize("template, covered", [
+    ("{prefix}{suffix}={minor} should be smaller than {prefix}_major{suffix}={major}", True),  # block_k_dq=... (RA600)
+    ("{prefix}{suffix}={minor} should be larger than {prefix}_major{suffix}={major}", False),  # no such wording
+    ("{prefix}{suffix}={minor} should be smaller than {prefix}_minor{suffix}={major}", False),  # '_major' is fixed text
+])
+def test_a_site_whose_fields_name_what_it_prints_is_covered_by_the_wordings_it_can_print(tmp_path, template, covered):
+    """jax's BlockSizes check is one helper called with (block_k, ''), (block_q, '_dkv')...: no sample
+    value is a name, but each wording of RA600 is one of its renderings; fixed text that differs is not."""
+    site = one(tmp_path, f'''
+        def verify_major_minor(prefix, suffix, major, minor):
+            raise ValueError(f"{template}")
+    ''')
+    assert scan.Coverage(Index.load()).covered_by(site) == ("RA600" if covered else None)
+
+
 def test_empty_message_is_covered_by_location(tmp_path):
     site = one(tmp_path, '''
         def reference_bwd():
