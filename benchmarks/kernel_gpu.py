@@ -7,6 +7,10 @@ in the same process, and the kernel's error against the xla path (float32) in th
 kernel (kernel/mosaic_gpu.py; bfloat16 at these head dims), elsewhere Triton's; the backward is
 Triton's. "ours, Triton forward" is the same call with ``tuning.forward_kernel("triton")``: the
 column that compares the two forwards (on another GPU, or the CPU, the two are the same kernel).
+"ours, split backward" is the same call with ``tuning.backward_kernel("split")``: the backward as a
+dQ and a dK/dV kernel (7 matmuls a tile) where the table fuses it (5, dQ added with float32
+atomics); its launches are not in the table (kernel/tuning.py launch: unproven, the forward's for
+dQ), so it compares the two designs, not two proven configurations.
 
 FLOPs counted as FlashAttention does: forward 4 * B * Hq * Sq * Skv * D (two products), halved when
 causal; forward + backward 3.5 times that (the backward has five products to the forward's two).
@@ -91,11 +95,16 @@ def _forward_and_backward(attention):
     return run
 
 
-def _ours(causal: bool, forward: str | None = None):
-    """ranker_attention's Pallas path; forward: the forward kernel forced (tuning.forward_kernel),
-    None for the call's own choice. The context is entered when the function is traced."""
+def _ours(causal: bool, forward: str | None = None, backward: str | None = None):
+    """ranker_attention's Pallas path; forward / backward: the kernels forced
+    (tuning.forward_kernel, tuning.backward_kernel), None for the call's own choice. The contexts
+    are entered when the function is traced."""
     def run(q, k, v):
-        with tuning.forward_kernel(forward) if forward else contextlib.nullcontext():
+        with contextlib.ExitStack() as stack:
+            if forward:
+                stack.enter_context(tuning.forward_kernel(forward))
+            if backward:
+                stack.enter_context(tuning.backward_kernel(backward))
             return ranker_attention(q, k, v, causal=causal, implementation="pallas")
     return run
 
@@ -114,6 +123,7 @@ def _implementations(shape: Shape, smoke: bool) -> dict:
     impls = {
         "ours": (_ours(causal), False),
         "ours_triton": (_ours(causal, "triton"), False),
+        "ours_split": (_ours(causal, backward="split"), False),
         "xla": (lambda q, k, v: ranker_attention(
             q.astype(jnp.float32), k.astype(jnp.float32), v.astype(jnp.float32), causal=causal,
             implementation="xla"), False),
@@ -205,6 +215,13 @@ def gpu_rows(*, smoke: bool = False, repeats: int = 10, dtype=jnp.bfloat16,
             rows.append(Result(f"kernel forward+backward {shape}, {jnp.dtype(dtype)}: {label}",
                                _tflops(3.5 * flops, ours_both), _tflops(3.5 * flops, triton_both),
                                triton_both / ours_both))
+        if "ours_split" in results and results["ours_split"][1] is not None:
+            split_both = results["ours_split"][1]
+            fused = tuning.fused(tuning.current_arch(), shape.head_dim, jnp.dtype(dtype))
+            label = f"ours ({'fused' if fused else 'split'} backward) vs ours, split backward"
+            rows.append(Result(f"kernel forward+backward {shape}, {jnp.dtype(dtype)}: {label}",
+                               _tflops(3.5 * flops, ours_both), _tflops(3.5 * flops, split_both),
+                               split_both / ours_both))
         for name in ("cudnn", "mha", "attention_mgpu"):
             if name not in results:
                 continue

@@ -100,14 +100,16 @@ def dispatch(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
     # read outside the jit so that tuning.target() is never hidden by its trace cache.
     arch = tuning.current_arch() if impl == "pallas" else None
     forward = tuning.current_forward() if impl == "pallas" else None  # tuning.forward_kernel()
+    backward = tuning.current_backward() if impl == "pallas" else None  # tuning.backward_kernel()
     return _run(q, k, v, bound, causal=bool(causal), sm_scale=float(sm_scale),
                 cap=None if cap is None else float(cap), cap_method=cap_method,
-                config=config, impl=impl, arch=arch, forward=forward)
+                config=config, impl=impl, arch=arch, forward=forward, backward=backward)
 
 
 @functools.partial(jax.jit, static_argnames=(
-    "causal", "sm_scale", "cap", "cap_method", "config", "impl", "arch", "forward"))
-def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl, arch, forward):
+    "causal", "sm_scale", "cap", "cap_method", "config", "impl", "arch", "forward", "backward"))
+def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl, arch, forward,
+         backward):
     if impl == "xla":
         return attention_reference(q, k, v, bound=bound, causal=causal,
                                    sm_scale=sm_scale, cap=cap,
@@ -118,7 +120,7 @@ def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl, arc
         # Interpret mode on CPU, Triton on GPU (on Hopper, Mosaic GPU's forward for 16-bit
         # inputs: kernel/tuning.py gpu_forward): chosen when the call is lowered, not
         # traced, so a function exported for CUDA from a CPU host holds the kernel.
-        interpret=None, arch=arch, forward=forward)
+        interpret=None, arch=arch, forward=forward, backward=backward)
 
 
 def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,

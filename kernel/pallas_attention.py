@@ -931,8 +931,9 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
     forward: the forward kernel forced on CUDA, "triton" or "mosaic_gpu", None for the call's
     own choice (kernel/tuning.py gpu_forward, forward_kernel).
     backward: "fused" (one kernel, dQ by atomic adds), "split" (a dQ and a dK/dV kernel), or
-    None: the table's choice (tuning.fused). A choice the table does not make takes the
-    launch parameters of the rows it has (unproven on a GPU: for the checks).
+    None: the table's choice (tuning.fused; tuning.backward_kernel forces one through the public
+    API). A choice the table does not make takes the launches of the rows it has (tuning.launch:
+    unproven on a GPU; for the checks and the GPU benchmark's comparison).
     pack: the query heads stacked per forward / dQ tile (a power of two dividing the group
     size, block_q // pack >= 16), None for the largest such within the table's limit
     (``_pack``, tuning.max_pack).

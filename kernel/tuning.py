@@ -220,8 +220,9 @@ def launch(arch: str, head_dim: int, dtype, pass_: str, masked: bool = False, *,
     """The row for a kernel; head_dim as the caller's (padded here), dtype a name or dtype;
     masked: the call has masked tiles (a partial last block, or head_dim below the tiles' width).
     pass_: one of PASSES or FUSED. fused (None: the table's choice): with a fused backward, "dq"
-    and "dkdv" name its kernel's row. A backward the table does not choose for the cell (forced
-    by the checks: kernel/pallas_attention.py's `backward`) takes the launch of the row it has."""
+    and "dkdv" name its kernel's row. A backward the table does not choose for the cell (forced:
+    ``backward_kernel``) takes the rows it has, unproven: the split dK/dV the fused kernel's, dQ
+    the forward's (a query tile streaming keys too); the fused kernel the dK/dV's."""
     if arch not in ARCHES and arch != TPU:
         return _PLAIN
     cell = _cell(arch, head_dim, dtype)
@@ -235,7 +236,7 @@ def launch(arch: str, head_dim: int, dtype, pass_: str, masked: bool = False, *,
             fused = (*cell, FUSED) in TABLE
         pass_ = FUSED if fused else pass_
         if (*cell, pass_) not in TABLE:
-            pass_ = "dkdv" if pass_ == FUSED else FUSED
+            pass_ = {"dq": "fwd", "dkdv": FUSED, FUSED: "dkdv"}[pass_]
     return (MASKED if masked else TABLE)[(*cell, pass_)]
 
 
@@ -289,6 +290,27 @@ def current_forward() -> str | None:
     """The forward kernel ``forward_kernel()`` forces now; None: each call's own choice."""
     return _FORWARD.get()
 
+
+BACKWARDS = ("fused", "split")
+_BACKWARD: contextvars.ContextVar[str | None] = contextvars.ContextVar("kernel_backward",
+                                                                      default=None)
+
+
+@contextlib.contextmanager
+def backward_kernel(kind: str):
+    """Calls traced inside take `kind` ("fused" or "split", one of BACKWARDS) for their Triton
+    backward, whatever the table chooses for the cell (``fused``): the GPU benchmark's comparison
+    of the two. The launch of a backward the table does not choose is unproven (``launch``)."""
+    token = _BACKWARD.set(kind)
+    try:
+        yield
+    finally:
+        _BACKWARD.reset(token)
+
+
+def current_backward() -> str | None:
+    """The backward ``backward_kernel()`` forces now; None: the table's choice."""
+    return _BACKWARD.get()
 
 
 def gpu_forward(arch: str, head_dim: int, dtype, lengths: tuple[int, int], *,

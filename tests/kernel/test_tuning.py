@@ -132,6 +132,22 @@ def test_an_explicit_config_replaces_the_tiles_not_the_launch_parameters():
         assert call.grid == _grid(pass_, 32, 32, 1024, min_q_block=32), call.grid
 
 
+def test_backward_kernel_forces_the_split_backward():
+    """tuning.backward_kernel("split") (the GPU benchmark's comparison) lowers a fused cell's
+    backward as the dQ and dK/dV kernels, with the launches tuning.launch falls back to: dQ the
+    forward row's, dK/dV the fused row's; the table's choice is back outside the context."""
+    assert tuning.fused("sm_90a", 128, "bfloat16")  # a fused cell, or the check is vacuous
+    with tuning.backward_kernel("split"):
+        calls = _calls("sm_90a", "bfloat16", 128, seq=1024)
+    assert [c.name for c in calls] == [f"ranker_attention_{p}" for p in tuning.PASSES]
+    fwd, bwd = (tuning.launch("sm_90a", 128, "bfloat16", p) for p in ("fwd", tuning.FUSED))
+    assert [(c.num_warps, c.num_stages) for c in calls] == [
+        (fwd.num_warps, fwd.num_stages), (fwd.num_warps, fwd.num_stages),
+        (bwd.num_warps, bwd.num_stages)]
+    assert [c.name for c in _calls("sm_90a", "bfloat16", 128, seq=1024)] == [
+        "ranker_attention_fwd", "ranker_attention_bwd"]
+
+
 def test_the_pinned_triton_is_the_extra():
     """pyproject.toml's gpu-compile extra, and the test extra the README's test command installs, pin
     the release kernel/triton_compile.py reads."""
