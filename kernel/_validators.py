@@ -434,6 +434,16 @@ class BackwardBlocksPartialError(CatalogueError, ValueError):
     title = 'Only some of the backward block sizes are set'
 
 
+class TilesExceedSharedMemoryError(CatalogueError, ValueError):
+    """RA214: The BlockSizes tiles cannot fit the GPU's shared memory"""
+
+    code = 'RA214'
+    title = "The BlockSizes tiles cannot fit the GPU's shared memory"
+    suggestions = (
+        ('tiles that fit', lambda fit, **_: fit),
+    )
+
+
 class BoundShapeError(CatalogueError, ValueError):
     """RA301: bound does not have shape (batch,)"""
 
@@ -560,6 +570,7 @@ ERRORS = {
     'RA211': BlockSizeInvalidError,
     'RA212': BackwardBlockSizeInvalidError,
     'RA213': BackwardBlocksPartialError,
+    'RA214': TilesExceedSharedMemoryError,
     'RA301': BoundShapeError,
     'RA302': BoundDtypeError,
     'RA303': BoundNeedsEqualLengthsError,
@@ -699,6 +710,12 @@ def check_ra213(has_config, block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq):
             raise BackwardBlocksPartialError(f'Backward block sizes (block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq) must either all be specified or all be None.', {'has_config': has_config, 'block_q_dkv': block_q_dkv, 'block_kv_dkv': block_kv_dkv, 'block_q_dq': block_q_dq, 'block_kv_dq': block_kv_dq})
 
 
+def check_ra214(tiles, needed, kernel_pass, arch, head_dim, dtype, num_stages, available, fit):
+    """RA214 tiles-exceed-shared-memory: raise TilesExceedSharedMemoryError unless the invariant holds."""
+    if not (needed <= available):
+        raise TilesExceedSharedMemoryError(f'BlockSizes{tiles} need at least {needed} bytes of shared memory in the {kernel_pass} kernel on {arch} (head_dim={head_dim}, {dtype}, num_stages={num_stages}), over the {available} bytes one thread block has there; tiles that fit: BlockSizes{fit}', {'tiles': tiles, 'needed': needed, 'kernel_pass': kernel_pass, 'arch': arch, 'head_dim': head_dim, 'dtype': dtype, 'num_stages': num_stages, 'available': available, 'fit': fit})
+
+
 def check_ra301(has_bound, batch, bound_shape):
     """RA301 bound-shape: raise BoundShapeError unless the invariant holds."""
     if has_bound:
@@ -802,6 +819,7 @@ CHECKS = {
     'RA211': check_ra211,
     'RA212': check_ra212,
     'RA213': check_ra213,
+    'RA214': check_ra214,
     'RA301': check_ra301,
     'RA302': check_ra302,
     'RA303': check_ra303,
@@ -1043,6 +1061,15 @@ def validate_config(config, implementation):
             block_kv_dq = getattr(config, 'block_kv_dq', None)
             if not (_fx_is_power_of_two(block_q_dkv) and 16 <= block_q_dkv <= 1024 and _fx_is_power_of_two(block_kv_dkv) and (16 <= block_kv_dkv <= 1024) and _fx_is_power_of_two(block_q_dq) and (16 <= block_q_dq <= 1024) and _fx_is_power_of_two(block_kv_dq) and (16 <= block_kv_dq <= 1024)):
                 raise BackwardBlockSizeInvalidError(f'backward block sizes must be powers of two in [16, 1024], got {block_q_dkv=}, {block_kv_dkv=}, {block_q_dq=}, {block_kv_dq=}', {'has_config': has_config, 'block_q_dkv': block_q_dkv, 'block_kv_dkv': block_kv_dkv, 'block_q_dq': block_q_dq, 'block_kv_dq': block_kv_dq})
+
+
+def validate_launch(tiles, needed, kernel_pass, arch, head_dim, dtype, num_stages, available, fit):
+    """An explicit config's tiles of one Triton kernel against the GPU the call targets (kernel/shared_memory.py computes the params).
+
+    Checks, in order: RA214.
+    """
+    if not (needed <= available):
+        raise TilesExceedSharedMemoryError(f'BlockSizes{tiles} need at least {needed} bytes of shared memory in the {kernel_pass} kernel on {arch} (head_dim={head_dim}, {dtype}, num_stages={num_stages}), over the {available} bytes one thread block has there; tiles that fit: BlockSizes{fit}', {'tiles': tiles, 'needed': needed, 'kernel_pass': kernel_pass, 'arch': arch, 'head_dim': head_dim, 'dtype': dtype, 'num_stages': num_stages, 'available': available, 'fit': fit})
 
 
 def validate_sharding(mesh, batch_axis, head_axis, q, k):

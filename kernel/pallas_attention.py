@@ -58,7 +58,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
-from kernel import pallas_tpu, tuning
+from kernel import _validators, pallas_tpu, shared_memory, tuning
 from kernel.config import BlockSizes
 from kernel.tiles import allowed as _allowed
 from kernel.tiles import cap_grad as _tiles_cap_grad
@@ -106,6 +106,9 @@ class _Static:
     # The forward's kernel on CUDA (kernel/tuning.py gpu_forward): "triton", or "mosaic_gpu"
     # (kernel/mosaic_gpu.py; with interpret="mosaic_gpu" run by Mosaic GPU's interpreter)
     gpu_forward: str = "triton"
+    # RA214's checks of an explicit config's tiles on the GPU the call targets (_launch_checks):
+    # (kernel, its validate_launch params as sorted items), run when that kernel is traced
+    checks: tuple = ()
 
     @property
     def dp(self) -> int:
@@ -773,6 +776,7 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
 
 
 def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
+    _check_launches(st, forward=True)
     batch, sq, hq, d = q.shape
     skv = k.shape[1]
     bq = st.block_q // st.pack  # query rows per tile (of each of the pack's heads)
@@ -869,6 +873,7 @@ def _flash_attention_fwd(q, k, v, bound, st: _Static):
 
 def _flash_attention_bwd(st: _Static, residuals, do):
     q, k, v, bound, out, lse = residuals
+    _check_launches(st, forward=False)
     # delta_i = sum_d o_id * do_id = sum_j p_ij dp_ij  (softmax backward term)
     delta = jnp.sum(out.astype(jnp.float32) * do.astype(jnp.float32), axis=-1)
     delta = jnp.transpose(delta, (0, 2, 1))  # [b, hq, sq], like lse
@@ -988,4 +993,39 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
         gpu_forward=tuning.gpu_forward(arch, head_dim, q.dtype, (q_len, kv_len),
                                        default_tiles=config is None, forced=forward),
     )
+    if config is not None:
+        st = dataclasses.replace(st, checks=_launch_checks(st, arch, q.dtype, masked))
     return _flash_attention(q, k, v, bound, st)
+
+
+def _launch_checks(st: _Static, arch: str, dtype, masked: bool) -> tuple:
+    """RA214's params of each Triton kernel of a call with an explicit config, when the call
+    targets a GPU (kernel/tuning.py ``target``, or a GPU backend) and may run Triton there (not
+    in interpret mode): the tiles that cannot fit its shared memory are refused when traced."""
+    if st.interpret not in (None, False) or arch not in tuning.ARCHES:
+        return ()
+    if tuning.chosen_target() is None and jax.default_backend() != "gpu":
+        return ()
+    dtype = jnp.dtype(dtype).name
+    kernels = [("fwd", (st.block_q, st.block_kv), st.launch[0])] if st.gpu_forward == "triton" else []
+    if st.fused:
+        kernels.append((tuning.FUSED, (st.block_q_dkv, st.block_kv_dkv), st.launch[2]))
+    else:
+        kernels += [("dq", (st.block_q_dq, st.block_kv_dq), st.launch[1]),
+                    ("dkdv", (st.block_q_dkv, st.block_kv_dkv), st.launch[2])]
+    checks = []
+    for pass_, tiles, (_, num_stages) in kernels:
+        row = tuning.launch(arch, st.head_dim, dtype, "dkdv" if pass_ == tuning.FUSED else pass_,
+                            masked, fused=st.fused)
+        params = shared_memory.launch_params(arch, pass_, st.head_dim, dtype, tiles, num_stages,
+                                             (row.block_q, row.block_kv))
+        if params is not None:
+            checks.append((pass_, tuple(sorted(params.items()))))
+    return tuple(checks)
+
+
+def _check_launches(st: _Static, forward: bool) -> None:
+    """Raise RA214 for the forward's kernel (`forward`) or the backward's, as _launch_checks found."""
+    for pass_, params in st.checks:
+        if (pass_ == "fwd") == forward:
+            _validators.validate_launch(**dict(params))

@@ -333,6 +333,11 @@ def arch_of(compute_capability: str) -> str:
     return "sm_90a" if major >= 9 else "sm_80"
 
 
+def chosen_target() -> str | None:
+    """The architecture ``target()`` chose for the calls traced now, None outside one."""
+    return _TARGET.get()
+
+
 def current_arch() -> str:
     """The architecture a call traced now picks its defaults for."""
     chosen = _TARGET.get()

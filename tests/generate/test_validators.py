@@ -78,7 +78,7 @@ def _with_params(group):
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id in group.bindings:
             node.value = ast.Subscript(ast.Name("params_", ast.Load()), ast.Constant(node.targets[0].id), ast.Load())
             swapped += 1
-    assert swapped, f"validate_{group.name} binds nothing?"
+    assert swapped or not group.bindings, f"validate_{group.name} binds nothing?"  # (a group may take its params as args)
     function.args.args.append(ast.arg("params_"))
     namespace = dict(vars(validators))  # the generated classes and helpers, not copies
     exec(compile(ast.fix_missing_locations(tree), validators.__file__, "exec"), namespace)

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from kernel import ranker_attention, triton_compile, tuning
+from kernel import ranker_attention, shared_memory, triton_compile, tuning
 
 pytestmark = pytest.mark.slow
 
@@ -197,4 +197,8 @@ def test_every_kernel_fits_its_target(compiles, case, arch, alone, seq):
         report.append(f"{kernel}: {used.shared:,} B shared, {used.registers} registers, "
                       f"{used.spills} B spilled ({row})")
         problems += used.problems()
+        least = shared_memory.least_bytes("fwd" if kernel.startswith("fwd") else kernel, head_dim, dtype,
+                                          row.block_q, row.block_kv, row.num_stages)
+        if least > used.shared:  # RA214's bound would refuse tiles that fit
+            problems.append(f"{kernel}: kernel/shared_memory.py's bound {least:,} B is over the {used.shared:,} B used")
     assert not problems, "\n".join(problems + ["", *report])

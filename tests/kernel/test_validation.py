@@ -41,6 +41,14 @@ def sharded(**overrides):
     return lambda: sharded_ranker_attention(q, k, v, **overrides)
 
 
+def _for_hopper(f):
+    """f traced as for an H100 (RA214 checks tiles only when a GPU is the target)."""
+    from kernel import tuning
+
+    with tuning.target("sm_90a"):
+        return jax.jit(f).trace()
+
+
 CASES = {
     "RA100": call(qkv=([[1.0]], *arrays()[1:])),
     "RA101": call(qkv=arrays(q_shape=(S, H, D))),
@@ -60,6 +68,8 @@ CASES = {
     "RA211": call(config=BlockSizes(block_q=96)),
     "RA212": call(config=BlockSizes(block_q_dkv=8, block_kv_dkv=32, block_q_dq=32, block_kv_dq=32)),
     "RA213": call(config=BlockSizes(block_q_dkv=32)),
+    "RA214": lambda: _for_hopper(call(qkv=arrays(q_shape=(1, 1024, H, D), k_shape=(1, 1024, KV, D)),
+                                      config=BlockSizes(block_q=512, block_kv=1024), implementation="pallas")),
     "RA301": call(bound=jnp.array([1, 2, 3], jnp.int32)),
     "RA302": call(bound=jnp.array([1.0, 2.0])),
     "RA303": call(qkv=arrays(k_shape=(B, S + 8, KV, D)), bound=jnp.array([1, 2], jnp.int32)),

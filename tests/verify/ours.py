@@ -200,6 +200,31 @@ def block_sizes(p: dict):
     return _grad(*_qkv(), config=BlockSizes(**fields), implementation="pallas")
 
 
+@register("RA214")
+def tiles_exceed_shared_memory(p: dict):
+    """The params' tiles for their kernel, traced for their GPU from the CPU (kernel.tuning.target:
+    Triton's kernels, checked when traced, as on that GPU); the other kernels take the table's
+    tiles. A backward kernel is traced under jax.grad (dQ and dK/dV with the split backward)."""
+    from kernel import tuning
+
+    fields = dict(re.findall(r"(\w+)=(\d+)", p["tiles"]))
+    fields = {name: int(value) for name, value in fields.items()}
+    arch, head_dim, dtype = p["arch"], p["head_dim"], p["dtype"]
+    table = tuning.block_sizes(arch, head_dim, dtype)
+    config = BlockSizes(**{**vars(table), **fields})
+    seq = max([128, *fields.values()])
+    shapes = [jax.ShapeDtypeStruct((1, seq, 2, head_dim), jnp.dtype(dtype))] * 3
+
+    def f(q, k, v):
+        return ranker_attention(q, k, v, config=config, implementation="pallas")
+
+    split = tuning.backward_kernel("split") if p["kernel_pass"] in ("dQ", "dK/dV") else contextlib.nullcontext()
+    if p["kernel_pass"] != "forward":
+        f = jax.grad(lambda q, k, v, f=f: f(q, k, v).astype(jnp.float32).sum(), argnums=(0, 1, 2))
+    with tuning.target(arch), split:
+        return jax.jit(f).trace(*shapes)
+
+
 # -- mask ------------------------------------------------------------------------------------------
 
 

@@ -157,6 +157,13 @@
       [
       ],
     ],
+    "RA214": [
+      [
+        ["tiles that fit", ["fit"], function (p, m) { return p["fit"]; }],
+      ],
+      [
+      ],
+    ],
     "RA220": [
       [
         ["nearest valid block_q", ["block_q"], function (p, m) { return (R.truthy(R.compare(m.v(p["block_q"]), [["is not", function () { return null; }]])) ? m.call("nearest", [(function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["candidate_"] = items[i]; if (!R.truthy(R.and_(function () { return R.compare(m.v(e["candidate_"]), [[">=", function () { return 64n; }]]); }, function () { return R.compare(m.v(m.mod(e["candidate_"], 64n)), [["==", function () { return 0n; }]]); }))) continue; out.push(e["candidate_"]); } return out; })(R.iterate(m.each([m.call("prev_multiple", [p["block_q"], 64n]), m.call("next_multiple", [p["block_q"], 64n])], 11))), p["block_q"]]) : null); }],
