@@ -7,9 +7,10 @@ the dQ kernel over key / value tiles, block_kv x head_dim each; the fused backwa
 kernel over query / output-gradient tiles, block_q x head_dim each), and Triton's software
 pipeline keeps at least ``max(1, num_stages - 1)`` buffers of that pair in shared memory. Every
 other buffer (the resident tile, the probabilities, layout conversions) is left out: Triton
-keeps some of them in registers or reuses their space. Checked against the 638 kernels compiled
-with ptxas for kernel/compile_resources.md and its sweeps (tests/kernel/test_shared_memory.py):
-the bound is below every measured figure (a median third of it), so it refuses only tiles that
+keeps some of them in registers or reuses their space. The bound is below what ptxas measured
+for every kernel kernel/compile_resources.md lists (tests/kernel/test_shared_memory.py) and every
+kernel tests/kernel/test_compile.py compiles (when written: 638 kernels with the sweeps that
+chose the rows, measured / bound 3.1x at the median, 8.5x at most), so it refuses only tiles that
 are far too large (a TPU's 512 x 1024 tiles on a GPU, 256-row tiles at head_dim 256), and tiles
 near the limit are still left to the compiler.
 """
