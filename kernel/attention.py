@@ -101,15 +101,20 @@ def dispatch(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
     arch = tuning.current_arch() if impl == "pallas" else None
     forward = tuning.current_forward() if impl == "pallas" else None  # tuning.forward_kernel()
     backward = tuning.current_backward() if impl == "pallas" else None  # tuning.backward_kernel()
+    # A GPU the call targets (its backend, or tuning.target()): an explicit config's tiles are
+    # checked against it (RA214); static too, so that a trace made without it is not reused
+    fits_on = arch if impl == "pallas" and config is not None and tuning.gpu_targeted(arch) else None
     return _run(q, k, v, bound, causal=bool(causal), sm_scale=float(sm_scale),
                 cap=None if cap is None else float(cap), cap_method=cap_method,
-                config=config, impl=impl, arch=arch, forward=forward, backward=backward)
+                config=config, impl=impl, arch=arch, forward=forward, backward=backward,
+                fits_on=fits_on)
 
 
 @functools.partial(jax.jit, static_argnames=(
-    "causal", "sm_scale", "cap", "cap_method", "config", "impl", "arch", "forward", "backward"))
+    "causal", "sm_scale", "cap", "cap_method", "config", "impl", "arch", "forward", "backward",
+    "fits_on"))
 def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl, arch, forward,
-         backward):
+         backward, fits_on):
     if impl == "xla":
         return attention_reference(q, k, v, bound=bound, causal=causal,
                                    sm_scale=sm_scale, cap=cap,
@@ -120,7 +125,7 @@ def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl, arc
         # Interpret mode on CPU, Triton on GPU (on Hopper, Mosaic GPU's forward for 16-bit
         # inputs: kernel/tuning.py gpu_forward): chosen when the call is lowered, not
         # traced, so a function exported for CUDA from a CPU host holds the kernel.
-        interpret=None, arch=arch, forward=forward, backward=backward)
+        interpret=None, arch=arch, forward=forward, backward=backward, fits_on=fits_on)
 
 
 def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,

@@ -921,7 +921,7 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
                      cap: float | None, cap_method: str, config: BlockSizes | None = None,
                      interpret: bool | str | None = None, arch: str | None = None,
                      forward: str | None = None, backward: str | None = None,
-                     pack: int | None = None):
+                     pack: int | None = None, fits_on: str | None = None):
     """Ranker attention with the Pallas kernels. Inputs are assumed validated.
 
     config: the tiles, None for kernel/tuning.py's table row of `arch` (None: the
@@ -939,6 +939,8 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
     None: the table's choice (tuning.fused; tuning.backward_kernel forces one through the public
     API). A choice the table does not make takes the launches of the rows it has (tuning.launch:
     unproven on a GPU; for the checks and the GPU benchmark's comparison).
+    fits_on: the GPU architecture the call targets (kernel/attention.py, tuning.gpu_targeted), on
+    which an explicit config's tiles are checked (RA214); None: not checked.
     pack: the query heads stacked per forward / dQ tile (a power of two dividing the group
     size, block_q // pack >= 16), None for the largest such within the table's limit
     (``_pack``, tuning.max_pack).
@@ -993,18 +995,16 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
         gpu_forward=tuning.gpu_forward(arch, head_dim, q.dtype, (q_len, kv_len),
                                        default_tiles=config is None, forced=forward),
     )
-    if config is not None:
-        st = dataclasses.replace(st, checks=_launch_checks(st, arch, q.dtype, masked))
+    if config is not None and fits_on is not None:
+        st = dataclasses.replace(st, checks=_launch_checks(st, fits_on, q.dtype, masked))
     return _flash_attention(q, k, v, bound, st)
 
 
 def _launch_checks(st: _Static, arch: str, dtype, masked: bool) -> tuple:
-    """RA214's params of each Triton kernel of a call with an explicit config, when the call
-    targets a GPU (kernel/tuning.py ``target``, or a GPU backend) and may run Triton there (not
-    in interpret mode): the tiles that cannot fit its shared memory are refused when traced."""
+    """RA214's params of each Triton kernel of a call with an explicit config on the GPU `arch`
+    it targets, unless it runs in interpret mode: the tiles that cannot fit its shared memory
+    are refused when the kernel is traced."""
     if st.interpret not in (None, False) or arch not in tuning.ARCHES:
-        return ()
-    if tuning.chosen_target() is None and jax.default_backend() != "gpu":
         return ()
     dtype = jnp.dtype(dtype).name
     kernels = [("fwd", (st.block_q, st.block_kv), st.launch[0])] if st.gpu_forward == "triton" else []

@@ -333,9 +333,16 @@ def arch_of(compute_capability: str) -> str:
     return "sm_90a" if major >= 9 else "sm_80"
 
 
-def chosen_target() -> str | None:
-    """The architecture ``target()`` chose for the calls traced now, None outside one."""
-    return _TARGET.get()
+def gpu_targeted(arch: str | None) -> bool:
+    """Whether the calls traced now target a CUDA GPU of `arch` (one of ARCHES): ``target()``
+    chose it, or no target is chosen and jax's default backend is a GPU."""
+    if arch not in ARCHES:
+        return False
+    if _TARGET.get() is not None:
+        return True
+    import jax
+
+    return jax.default_backend() == "gpu"
 
 
 def current_arch() -> str:

@@ -103,3 +103,17 @@ def test_no_gpu_target_no_check():
     if jax.default_backend() != "cpu":
         pytest.skip("on a GPU host every call targets the GPU")
     _traced(kernel.BlockSizes(block_q=512, block_kv=1024), arch=None)
+
+
+def test_a_trace_without_a_target_is_not_reused_for_one():
+    """kernel/attention.py's jitted dispatch caches traces by its static arguments: the one made
+    on the CPU without a target (no check) must not answer the same call traced for a GPU."""
+    if jax.default_backend() != "cpu":
+        pytest.skip("on a GPU host every call targets the GPU")
+    q = k = v = jnp.zeros((1, 1024, 2, 128), jnp.bfloat16)
+    config = kernel.BlockSizes(block_q=512, block_kv=1024)
+    call = jax.jit(lambda q, k, v: kernel.ranker_attention(q, k, v, config=config, implementation="pallas"))
+    call.trace(q, k, v)
+    with tuning.target("sm_90a"), pytest.raises(ValueError) as caught:
+        jax.jit(lambda q, k, v: kernel.ranker_attention(q, k, v, config=config, implementation="pallas")).trace(q, k, v)
+    assert caught.value.code == "RA214"
