@@ -219,15 +219,23 @@ def _mosaic_gpu_launches(args, seq: int) -> bool:
     return fits
 
 
+def _on_backend(backend: str, args) -> bool:
+    """Whether --gpu / --tpu can run here (on that backend, or --smoke anywhere): says why not on
+    standard error, else prints the run's header."""
+    if jax.default_backend() != backend and not args.smoke:
+        print(f"--{backend} needs a {backend.upper()}; jax's backend is {jax.default_backend()} (add "
+              "--smoke to check the script on this backend)", file=sys.stderr)
+        return False
+    print(f"jax {jax.__version__}, backend {jax.default_backend()} "
+          f"({jax.devices()[0].device_kind}), bfloat16, median of {args.repeats}")
+    return True
+
+
 def _gpu(args) -> int:
     from benchmarks.kernel_gpu import chart, gpu_rows, sweep_rows  # imported here: the CPU run does not need them
 
-    if jax.default_backend() != "gpu" and not args.smoke:
-        print(f"--gpu needs a GPU; jax's backend is {jax.default_backend()} (add --smoke to check "
-              "the script on this backend)", file=sys.stderr)
+    if not _on_backend("gpu", args):
         return 2
-    print(f"jax {jax.__version__}, backend {jax.default_backend()} "
-          f"({jax.devices()[0].device_kind}), bfloat16, median of {args.repeats}")
     measured: dict = {}
     rows, notes = gpu_rows(smoke=args.smoke, repeats=args.repeats, measured=measured)
     if args.sweep:
@@ -244,12 +252,8 @@ def _gpu(args) -> int:
 def _tpu(args) -> int:
     from benchmarks import kernel_tpu  # imported here: the CPU run does not need it
 
-    if jax.default_backend() != "tpu" and not args.smoke:
-        print(f"--tpu needs a TPU; jax's backend is {jax.default_backend()} (add --smoke to check "
-              "the script on this backend)", file=sys.stderr)
+    if not _on_backend("tpu", args):
         return 2
-    print(f"jax {jax.__version__}, backend {jax.default_backend()} "
-          f"({jax.devices()[0].device_kind}), bfloat16, median of {args.repeats}")
     if args.sweep:
         tiles = [(128, 128), (256, 256), (256, 512), (512, 256), (512, 512), (512, 1024),
                  (1024, 512), (1024, 1024)]

@@ -62,6 +62,15 @@ class Shape:
         flops = 4.0 * self.batch * self.num_q_heads * self.seq_len * self.seq_len * self.head_dim
         return flops / 2 if self.causal else flops
 
+    def inputs(self, rng, dtype) -> tuple:
+        """q, k, v and an output cotangent do of this shape, standard normal from `rng`."""
+        q_shape = (self.batch, self.seq_len, self.num_q_heads, self.head_dim)
+        kv_shape = (self.batch, self.seq_len, self.num_kv_heads, self.head_dim)
+        q = jnp.asarray(rng.standard_normal(q_shape), dtype)
+        k, v = (jnp.asarray(rng.standard_normal(kv_shape), dtype) for _ in range(2))
+        do = jnp.asarray(rng.standard_normal(q_shape), dtype)
+        return q, k, v, do
+
 
 GPU_SHAPES = [
     Shape(4, 4096, 32, 8, 128, False),
@@ -76,7 +85,8 @@ BOTH_TARGET = Target(">=", 0.7)  # the same, forward+backward
 BF16_TOLERANCE = 2e-2  # max |ours - xla(float32)|, outputs of unit scale
 
 
-def _median_seconds(fn, args, repeats: int) -> float:
+def median_seconds(fn, args, repeats: int) -> float:
+    """Median seconds of fn(*args), each call waited for, after a compiling and a warming call."""
     jax.block_until_ready(fn(*args))  # compile
     jax.block_until_ready(fn(*args))
     times = []
@@ -159,11 +169,7 @@ def gpu_rows(*, smoke: bool = False, repeats: int = 10, dtype=jnp.bfloat16,
     rows, notes = [], []
     rng = np.random.default_rng(0)
     for shape in SMOKE_SHAPES if smoke else GPU_SHAPES:
-        q_shape = (shape.batch, shape.seq_len, shape.num_q_heads, shape.head_dim)
-        kv_shape = (shape.batch, shape.seq_len, shape.num_kv_heads, shape.head_dim)
-        q = jnp.asarray(rng.standard_normal(q_shape), dtype)
-        k, v = (jnp.asarray(rng.standard_normal(kv_shape), dtype) for _ in range(2))
-        do = jnp.asarray(rng.standard_normal(q_shape), dtype)
+        q, k, v, do = shape.inputs(rng, dtype)
         group = shape.num_q_heads // shape.num_kv_heads
         k_mha, v_mha = jnp.repeat(k, group, axis=2), jnp.repeat(v, group, axis=2)
 
@@ -177,12 +183,12 @@ def gpu_rows(*, smoke: bool = False, repeats: int = 10, dtype=jnp.bfloat16,
             fwd = jax.jit(fn)
             both = jax.jit(_forward_and_backward(fn))
             try:
-                forward_seconds = _median_seconds(fwd, args, repeats)
+                forward_seconds = median_seconds(fwd, args, repeats)
             except Exception as exc:  # a baseline that cannot run this shape is reported, not fatal
                 notes.append(f"{shape}: {name} failed: {type(exc).__name__}: {str(exc)[:200]}")
                 continue
             try:
-                results[name] = (forward_seconds, _median_seconds(both, (*args, do), repeats), both(*args, do))
+                results[name] = (forward_seconds, median_seconds(both, (*args, do), repeats), both(*args, do))
             except Exception as exc:  # (attention_mgpu's backward refuses a causal mask)
                 notes.append(f"{shape}: {name} forward+backward failed: {type(exc).__name__}: {str(exc)[:200]}")
                 results[name] = (forward_seconds, None, None)
@@ -258,13 +264,9 @@ def sweep_rows(*, smoke: bool = False, repeats: int = 10, dtype=jnp.bfloat16) ->
     rows, notes = [], []
     rng = np.random.default_rng(1)
     for shape in SMOKE_SHAPES if smoke else SWEEP_SHAPES:
-        q_shape = (shape.batch, shape.seq_len, shape.num_q_heads, shape.head_dim)
-        kv_shape = (shape.batch, shape.seq_len, shape.num_kv_heads, shape.head_dim)
-        q = jnp.asarray(rng.standard_normal(q_shape), dtype)
-        k, v = (jnp.asarray(rng.standard_normal(kv_shape), dtype) for _ in range(2))
-        do = jnp.asarray(rng.standard_normal(q_shape), dtype)
+        q, k, v, do = shape.inputs(rng, dtype)
         default = jax.jit(_forward_and_backward(_ours(shape.causal)))
-        base = _median_seconds(default, (q, k, v, do), repeats)
+        base = median_seconds(default, (q, k, v, do), repeats)
         flops = 3.5 * shape.forward_flops()
         for sizes in SWEEP_CONFIGS[:2] if smoke else SWEEP_CONFIGS:
             config = BlockSizes(*sizes)
@@ -272,7 +274,7 @@ def sweep_rows(*, smoke: bool = False, repeats: int = 10, dtype=jnp.bfloat16) ->
             def run(q, k, v, config=config):
                 return ranker_attention(q, k, v, causal=shape.causal, config=config, implementation="pallas")
             try:
-                seconds = _median_seconds(jax.jit(_forward_and_backward(run)), (q, k, v, do), repeats)
+                seconds = median_seconds(jax.jit(_forward_and_backward(run)), (q, k, v, do), repeats)
             except Exception as exc:  # refused by a validator (RA2xx) or by the compiler: reported
                 notes.append(f"{shape}: {config} refused: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
                 continue

@@ -29,8 +29,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import statistics
-import time
 
 import jax
 import jax.extend
@@ -38,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from benchmarks._timing import Result, Target
-from benchmarks.kernel_gpu import BF16_TOLERANCE, Shape
+from benchmarks.kernel_gpu import BF16_TOLERANCE, Shape, median_seconds
 from kernel import BlockSizes, ranker_attention
 
 TPU_SHAPES = [
@@ -53,17 +51,6 @@ SPLASH_BLOCK = 512
 # --------------------------------------------------------------------------
 # Timing, grid steps.
 # --------------------------------------------------------------------------
-
-
-def median_seconds(fn, args, repeats: int) -> float:
-    jax.block_until_ready(fn(*args))  # compile
-    jax.block_until_ready(fn(*args))
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def _subjaxprs(value):
@@ -281,11 +268,7 @@ def tpu_rows(*, smoke: bool = False, repeats: int = 10, dtype=jnp.bfloat16, conf
     rows, notes, measured = [], [], []
     rng = np.random.default_rng(0)
     for shape in shapes or (SMOKE_SHAPES if smoke else TPU_SHAPES):
-        q_shape = (shape.batch, shape.seq_len, shape.num_q_heads, shape.head_dim)
-        kv_shape = (shape.batch, shape.seq_len, shape.num_kv_heads, shape.head_dim)
-        q = jnp.asarray(rng.standard_normal(q_shape), dtype)
-        k, v = (jnp.asarray(rng.standard_normal(kv_shape), dtype) for _ in range(2))
-        do = jnp.asarray(rng.standard_normal(q_shape), dtype)
+        q, k, v, do = shape.inputs(rng, dtype)
         want = _reference(shape, q, k, v, do)
         by_name = {}
         for name, impl in implementations(shape, smoke, configs).items():
