@@ -211,6 +211,7 @@ class Index:
         self._skeletons: dict[int, str] = {}
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
         self._context_codes: dict[str, bool] = {}  # code -> whether its fixes depend on the context (read_context)
+        self._reads: dict[str, list | None] = {}  # code -> its entry's reads (read_on)
         # the catalogue each code comes from (errkit/explain/registry.py): code -> name, or one name for all
         self._catalogues = data.get("catalogues") or data.get("project") or ""
         # code -> its fixes' suggest expressions already vetted and compiled (explain's index cache)
@@ -319,10 +320,13 @@ class Index:
         and the kernel they name (a pallas_call's name, `%splash_mha_fwd`) when its wording is
         raised by several. Read from the match's line to the next traceback, READ_WINDOW at most.
         `ahead`: an errkit/explain/ahead.py Ahead of `data` (the scan's: windows overlap)."""
-        entry = self.entries.get(match.code)
-        reads = (entry or {}).get("reads")
-        kernels = self.data.get("kernels") or {}
         raised_by = match.wording.get("kernels") or ()
+        reads = self._reads.get(match.code, False)
+        if reads is False:
+            reads = self._reads[match.code] = (self.entries.get(match.code) or {}).get("reads")
+        if not reads and len(raised_by) < 2:
+            return
+        kernels = self.data.get("kernels") or {}
         # a wording of one kernel is that kernel's (told_kernel): its names are not looked for
         candidates = [k for k in raised_by if (kernels.get(k) or {}).get("names")] if len(raised_by) > 1 else []
         if not reads and not candidates:
@@ -419,28 +423,36 @@ class Index:
         A JSON log line (`{"level": "error", "msg": "ValueError: ..."}`) is read as the strings it
         holds, unescaped, each line of each (a traceback in an `exc_info` field too)."""
         line = clean(line)
+        json_line = line.startswith("{") or line.lstrip().startswith("{")
+        header = False if json_line else HEADER.search(line)  # (False: not searched)
+        if header and header.group(MSG) is not None:
+            # a message answered before needs no key lookup: every wording that matches it whole
+            # has its key in it, so in any line holding it (the keys' set match is the cost here)
+            remembered = self._headers.get(header.group(MSG).strip())
+            if remembered is not None:
+                return _remembered(remembered, header, line_no)
         ids = self.candidates(line)
         if not ids:
             return None
-        if line.startswith("{") or line.lstrip().startswith("{"):
+        if json_line:
             for text in _json_strings(line):
                 for part in text.splitlines():
                     found = self._match_text(clean(part), line_no)
                     if found is not None:
                         found.span = None  # in the unescaped string, not in the line
                         return found
-        return self._match_text(line, line_no, ids)
+        return self._match_text(line, line_no, ids, header)
 
-    def _match_text(self, line: str, line_no: int, ids: list[int] | None = None) -> Match | None:
+    def _match_text(self, line: str, line_no: int, ids: list[int] | None = None, header=False) -> Match | None:
+        """`header`: HEADER's search of `line` when the caller made it (False: not made)."""
         ids = self.candidates(line) if ids is None else ids
         if not ids:
             return None
-        header = HEADER.search(line)
+        header = HEADER.search(line) if header is False else header
         if header and header.group(MSG) is not None:
             # The message after `SomeError: ` decides alone when a wording matches it whole: a log
             # repeats the same messages behind different timestamps, so that answer is remembered.
-            raw = header.group(MSG)
-            msg = raw.strip()
+            msg = header.group(MSG).strip()
             if msg in self._headers:
                 hit = self._headers[msg]
             else:
@@ -448,10 +460,7 @@ class Index:
                     self._headers.clear()
                 hit = self._headers[msg] = self._best(ids, msg, "full", 0)
             if hit is not None:
-                at = header.start(MSG) + len(raw) - len(raw.lstrip())
-                found = Match(hit.code, hit.wording, hit.params, line_no, text=hit.text, span=(at, at + len(msg)))
-                found.ties = [Match(t.code, t.wording, t.params, line_no, text=t.text, span=found.span) for t in hit.ties]
-                return found
+                return _remembered(hit, header, line_no)
         # Then the whole line, the line's end, anywhere; only the wordings found somewhere in it
         # can match it one of these ways (one search each: a line no wording matches costs that)
         stripped = line.strip()
@@ -587,16 +596,24 @@ class Index:
             self._prefilter = prefilter.chosen(self._alternatives(), self.locator())
         return self._prefilter
 
-    def scan(self, data: bytes | str, first_line: int = 1, undecodable=None, paste: bool | None = None):
+    def scan(self, data: bytes | str, first_line: int = 1, undecodable=None, paste: bool | None = None,
+             begin: int = 0, end: int | None = None, reached: list | None = None):
         """Every match in a block of text (bytes as read, or str), in order.
 
         A traceback is read at its exception line (the last frame tells the raise site). An input
         of PASTE_SIZE bytes or fewer (`paste`, decided by the caller who sees the whole input) is a paste: every line naming an exception is read too, and a line that
         matches nothing is tried joined with its neighbours (terminals hard-wrap long lines).
         `undecodable()` is called for each line read further that is not valid UTF-8.
+
+        Only the lines starting in `begin:end` (line starts; `first_line` is the number of the one
+        at `begin`) are scanned, the rest of `data` is read around them; `reached[0]` is set to
+        where the scan stopped, `end` or past it (a traceback's exception line read after a frame).
         """
         if isinstance(data, str):
             data = data.encode("utf-8", "replace")
+        stop = len(data) if end is None else end
+        if reached is not None:
+            reached[0] = stop
         if not (self.keys or self.always or self.located):
             return  # nothing to look for: no wording can match
         if paste is None:
@@ -607,10 +624,10 @@ class Index:
         def search(*where):  # compiled only when used: a paste rarely needs it (start-up time)
             return self.locator().search(data, *where)
         first = None if paste else self.prefilter().over(data)  # a log: its blocks scanned by the prefilter
-        line_no, counted, pos, size = first_line, 0, 0, len(data)
+        line_no, counted, pos, size = first_line, begin, begin, len(data)
         ahead = None if paste else _ahead(data)  # a log: the windows read after matches, searched once (read_on)
         taken = 0  # where the text of the last match ends: a line before it is not joined to the next
-        while pos < size:
+        while pos < stop:
             if paste:  # every line; a huge one is read around its first hit
                 start = pos
                 end = data.find(b"\n", pos)
@@ -619,7 +636,7 @@ class Index:
                 where = hit.start() if hit else start
             else:
                 where = first(pos)
-                if where is None:
+                if where is None or where >= stop:
                     return
                 start = data.rfind(b"\n", 0, where) + 1
                 end = data.find(b"\n", where)
@@ -631,6 +648,8 @@ class Index:
                     start, end = exception_line
                     where, traceback = start, True
             pos = end + 1
+            if reached is not None and pos > stop:
+                reached[0] = pos
             if paste and not traceback:
                 line = _read_line(data, start, end, where, None)
                 if not _worth_reading(self, line):
@@ -714,6 +733,16 @@ class Index:
             end = at
         message = (header.group(MSG) or "").strip()
         return self.match_location(last.group("path"), last.group("func"), line_no, header.group(EXC), message)
+
+
+def _remembered(hit: Match, header, line_no: int) -> Match:
+    """The remembered answer `hit` to the message HEADER found (`header`), as a match of this line."""
+    raw = header.group(MSG)
+    at = header.start(MSG) + len(raw) - len(raw.lstrip())
+    span = (at, at + len(raw.strip()))
+    found = Match(hit.code, hit.wording, hit.params, line_no, text=hit.text, span=span)
+    found.ties = [Match(t.code, t.wording, t.params, line_no, text=t.text, span=span) for t in hit.ties]
+    return found
 
 
 def raise_statement(line: str) -> bool:
@@ -995,6 +1024,9 @@ class Found:
         self.match, self.count, self.last_line = match, 0, match.line
 
 
+LONGEST_CARRY = 32 << 20  # bytes of one line kept unscanned while waiting for its end (scan_chunks)
+
+
 class Reading:
     """What reading a whole input saw besides its matches: the lines read so far, its tail (what
     the approximate pass reads) and whether it held any text."""
@@ -1021,6 +1053,7 @@ def scan_chunks(index: Index, chunks, warn=None, reading: Reading | None = None)
     chunks = iter(chunks)
     upcoming = next(chunks, None)
     i = -1
+    carry, begin = b"", 0  # the end of what was read: lines for the windows before the next ones, then the lines not scanned yet
     while upcoming is not None:
         chunk, upcoming, i = upcoming, next(chunks, None), i + 1
         if isinstance(chunk, str):
@@ -1034,11 +1067,26 @@ def scan_chunks(index: Index, chunks, warn=None, reading: Reading | None = None)
                     undecodable()
         if not reading.seen_text and not chunk.isspace() and chunk:
             reading.seen_text = True
-        counted = 0  # the scan counted the lines up to its last match; count the rest once
-        for match in index.scan(chunk, first_line=reading.line, undecodable=undecodable, paste=paste):
-            reading.line, counted = match.line, match.offset
-            yield match, chunk
-        reading.line += chunk.count(b"\n", counted)
+        # The lines scanned now start in begin:stop of `data`: the lines kept from the chunk
+        # before, then this one's, less its last READ_WINDOW bytes (scanned with the next chunk),
+        # so that the windows a match reads around its line (TIE_CONTEXT before, READ_WINDOW
+        # after) are never cut short by where a chunk ends
+        data = carry + chunk if carry else chunk
+        stop = len(data) if upcoming is None else data.rfind(b"\n", begin, max(begin, len(data) - READ_WINDOW)) + 1
+        if stop <= begin and len(data) - begin > LONGEST_CARRY:  # no line's end for that long: scanned as it is
+            stop = len(data)
+        if stop > begin:
+            counted, reached = begin, [stop]  # the scan counted the lines up to its last match; count the rest once
+            for match in index.scan(data, first_line=reading.line, undecodable=undecodable, paste=paste,
+                                    begin=begin, end=stop, reached=reached):
+                reading.line, counted = match.line, match.offset
+                yield match, data
+            reading.line += data.count(b"\n", counted, reached[0])
+            low = max(0, reached[0] - TIE_CONTEXT)
+            keep = data.rfind(b"\n", max(0, low - TIE_CONTEXT), low) + 1 or low  # from a line's start where one is near
+            carry, begin = data[keep:], reached[0] - keep
+        else:
+            carry = data
         reading.tail = (reading.tail + chunk[-TAIL:])[-TAIL:]
 
 

@@ -72,7 +72,7 @@ class Matcher:
 
     def explain_lines(self, lines) -> list[dict]:
         """The answers for an iterable of lines (str or bytes, with or without their newlines), read
-        as one text, streamed in blocks of about 4 MB."""
+        as one text, streamed in blocks of about 1 MB."""
         from errkit.explain.answer import answers
         from errkit.explain.reading import line_chunks
 

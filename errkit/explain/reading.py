@@ -8,14 +8,19 @@ import os
 from errkit.core import UsageError
 from errkit.core.normalise import text_encoding
 
-CHUNK = 4 * 1024 * 1024
+CHUNK = 1024 * 1024  # bytes read at a time: a block stays in the CPU's cache while it is scanned, counted and copied
 
 
 def _binary_chunks(stream):
+    """The stream's blocks; where it reads lines fast (a buffered file, gzip, bz2: it has `peek`),
+    each block goes on to its line's end, so that line_chunks cuts nothing (no copy of the block)."""
+    readline = getattr(stream, "readline", None) if hasattr(stream, "peek") else None
     while True:
         block = stream.read(CHUNK)
         if not block:
             return
+        if readline is not None and not block.endswith(b"\n"):
+            block += readline(CHUNK)
         yield block
 
 

@@ -3,6 +3,7 @@ across chunks, and the approximate pass's bounded shortlist."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -12,7 +13,10 @@ from errkit.explain import match
 from errkit.catalogue import wordings
 from errkit.generate.index import choose_keys, key_candidates
 from errkit.explain.match import SHORTLIST, Index, key_pattern
-from support import bundled_catalogue
+from support import FIXTURES, bundled_catalogue
+
+from errkit.catalogue.load import load
+from errkit.generate import index as index_gen
 
 CATALOGUE = bundled_catalogue()
 WORDINGS = [w for e in CATALOGUE.entries for w in wordings.wordings(e)]
@@ -90,6 +94,36 @@ def test_line_numbers_are_the_same_whatever_the_chunks():
     for parts in ([data], chunks):
         found, _, _ = match.explain_chunks(Index.load(), parts)
         assert {f.last_line: f.match.params["num_q_heads"] for f in found} == {i: i for i in errors}
+
+
+def _answers(index, parts) -> list[tuple]:
+    found, _, _ = match.explain_chunks(index, parts)
+    return sorted((f.match.code, f.last_line, f.count, f.match.key()[1], f.match.wording.get("location") or "", f.match.kernel)
+                  for f in found)
+
+
+def test_the_windows_around_a_match_are_read_across_where_chunks_end():
+    """A traceback's frames that tell which kernel raised a message (before it) and a compiler
+    dump's values (after it) are read even when the input's chunks end between them and the
+    message: a chunk per line gives the answers of the whole input."""
+    raised = ("Traceback (most recent call last):\n"
+              '  File "/venv/lib/python3.12/site-packages/jax/experimental/pallas/ops/tpu/ragged_paged_attention/kernel.py",'
+              " line 212, in static_validate_inputs\n"
+              '    raise ValueError(f"{num_q_heads=} must be divisible by {num_kv_heads=}")\n'
+              "ValueError: num_q_heads=12 must be divisible by num_kv_heads=8\n")
+    dump = ("RuntimeError: kernel compile failed: out of scratch memory\n\nThe dump:\n"
+            '  %12 = failing op: "tpu.matmul"(%3, %4)\n  allocation in tiles_kernel.3\n  scratch 19.85M of 16.00M\n')
+    noise = "\n".join(NOISE * 10) + "\n"
+    text = (noise + raised + noise + dump + noise).encode()
+    lines = text.splitlines(keepends=True)
+    kernels = Index(json.loads(json.dumps(index_gen.build(load(FIXTURES / "kernels").catalogue))))
+    for index in (Index.load(), kernels):
+        whole = _answers(index, [text])
+        assert whole and whole == _answers(index, lines)
+    assert [a[4].split(":")[0] for a in _answers(Index.load(), lines) if a[0] == "RA105"] == [
+        "jax/experimental/pallas/ops/tpu/ragged_paged_attention/kernel.py"]
+    assert [(a[3], a[5]) for a in _answers(kernels, lines)] == [
+        ("[('limit', 16777216), ('operation', 'tpu.matmul'), ('used', 20814234)]", "tiles")]
 
 
 def test_undecodable_bytes_are_reported_where_they_matter():
