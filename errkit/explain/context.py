@@ -15,13 +15,41 @@ MARKS = {"pytorch": PYTORCH_MARKS, "jax": JAX_MARKS}
 
 
 def _last(text: str, marks: tuple) -> tuple[int, str]:
-    """(the position of the last of `marks` in `text`, -1 if none; that mark)."""
+    """(the position of the last of `marks` in `text`, -1 if none; that mark). The marks sharing
+    an anchor (`_anchored`) are looked for only where it is in the text: most texts hold none."""
     best, which = -1, ""
-    for mark in marks:
-        at = text.rfind(mark)
-        if at > best:
-            best, which = at, mark
+    for anchor, held in _anchored(marks):
+        if anchor not in text:
+            continue
+        for mark in held:
+            at = text.rfind(mark)
+            if at > best:
+                best, which = at, mark
     return best, which
+
+
+_ANCHORED: dict[tuple, list[tuple[str, list[str]]]] = {}
+
+
+def _anchored(marks: tuple) -> list[tuple[str, list[str]]]:
+    """[(anchor, the marks holding it)]: each mark's first run of letters (the whole mark when it
+    has none), an anchor holding another left out for that one (`jaxlib` for `jax`)."""
+    found = _ANCHORED.get(marks)
+    if found is None:
+        firsts = {mark: _first_letters(mark) for mark in marks}
+        anchors = {a for a in firsts.values() if not any(b != a and b in a for b in firsts.values())}
+        found = _ANCHORED[marks] = [(a, [m for m in marks if a in m]) for a in sorted(anchors)]
+    return found
+
+
+def _first_letters(mark: str) -> str:
+    start = next((i for i, c in enumerate(mark) if c.isalpha()), None)
+    if start is None:
+        return mark
+    end = start
+    while end < len(mark) and mark[end].isalpha():
+        end += 1
+    return mark[start:end]
 
 
 def framework(before: str, line: str, after: str = "") -> tuple[str | None, str | None]:

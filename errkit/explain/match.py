@@ -424,7 +424,7 @@ class Index:
         holds, unescaped, each line of each (a traceback in an `exc_info` field too)."""
         line = clean(line)
         json_line = line.startswith("{") or line.lstrip().startswith("{")
-        header = False if json_line else HEADER.search(line)  # (False: not searched)
+        header = False if json_line else header_of(line)  # (False: not searched)
         if header and header.group(MSG) is not None:
             # a message answered before needs no key lookup: every wording that matches it whole
             # has its key in it, so in any line holding it (the keys' set match is the cost here)
@@ -448,7 +448,7 @@ class Index:
         ids = self.candidates(line) if ids is None else ids
         if not ids:
             return None
-        header = HEADER.search(line) if header is False else header
+        header = header_of(line) if header is False else header
         if header and header.group(MSG) is not None:
             # The message after `SomeError: ` decides alone when a wording matches it whole: a log
             # repeats the same messages behind different timestamps, so that answer is remembered.
@@ -733,6 +733,30 @@ class Index:
             end = at
         message = (header.group(MSG) or "").strip()
         return self.match_location(last.group("path"), last.group("func"), line_no, header.group(EXC), message)
+
+
+_DOTTED_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
+
+
+def header_of(line: str):
+    """HEADER.search(line), begun where a match can first start (header_begin)."""
+    begin = header_begin(line)
+    return None if begin is None else HEADER.search(line, begin)
+
+
+def header_begin(line: str) -> int | None:
+    """Where HEADER can first match in `line` (None: nowhere). Its exception name is a run of
+    identifier characters and dots ending in Error or Exception, after a separator or the line's
+    start: none starts before the run holding the line's first `Error` or `Exception`, so a log
+    line's timestamp and logger are not tried character by character."""
+    first = line.find("Error")
+    other = line.find("Exception", 0, first if first >= 0 else len(line))
+    first = other if other >= 0 else first
+    if first < 0:
+        return None
+    while first > 0 and line[first - 1] in _DOTTED_NAME:
+        first -= 1
+    return max(0, first - 1)
 
 
 def _remembered(hit: Match, header, line_no: int) -> Match:

@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+from hypothesis import given, strategies as st
 
 from errkit.explain import command, context
 
@@ -117,3 +118,17 @@ def test_the_text_output_says_what_was_read():
     out, err = io.StringIO(), io.StringIO()
     command.run([INDUCTOR], as_json=False, show_all=False, out=out, err=err)
     assert 'context  PyTorch (read from "triton_tem_fused")' in out.getvalue()
+
+
+_PIECES = [m for marks in (context.MARKS["pytorch"], context.MARKS["jax"], context.TRITON_MARKS) for m in marks]
+
+
+@given(st.lists(st.sampled_from(_PIECES + ["torc", "ja", "x", "\n", " ", "/", "Triton", "jaxli"]), max_size=12).map("".join))
+def test_the_last_mark_is_found_as_every_mark_looked_for_finds_it(text):
+    """_last looks only for the marks whose anchor is in the text (planted: an anchor that some of
+    its marks do not hold -> fails)."""
+    for marks in (context.MARKS["pytorch"], context.MARKS["jax"], context.TRITON_MARKS):
+        every = max(((text.rfind(m), m) for m in marks), key=lambda hit: hit[0])
+        assert context._last(text, marks)[0] == every[0]
+        if every[0] >= 0:
+            assert text.startswith(context._last(text, marks)[1], every[0])
