@@ -177,3 +177,23 @@ def test_json_log_lines_are_read_as_the_strings_they_hold():
     found, _, _ = match.explain_chunks(Index.load(), ["\n".join(lines) + "\n"])
     got = {f.match.code: (f.match.params, f.last_line) for f in found}
     assert got == {"RA550": ({"layout": "BHSD"}, 1), "RA105": ({"num_q_heads": 12, "num_kv_heads": 8}, 2)}
+
+
+def test_a_line_with_no_end_in_sight_is_not_held_whole(monkeypatch):
+    """Lines are held back until their end is read, LONGEST_CARRY bytes at most: a log with no
+    newline for that long is scanned as it comes (memory flat in its size) and still matched
+    (planted: no such bound -> the scanned blocks grow with the input)."""
+    monkeypatch.setattr(match, "LONGEST_CARRY", 64 << 10)
+    sizes = []
+    original = Index.scan
+
+    def spy(self, data, *args, **kwargs):
+        sizes.append(len(data))
+        return original(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(Index, "scan", spy)
+    error = b" ValueError: num_q_heads=12 must be divisible by and num_kv_heads=8 "
+    chunks = [b"a" * 16384] * 60 + [error] + [b"b" * 16384] * 60 + [b"\n" + "\n".join(NOISE).encode() + b"\n"]
+    found, _, _ = match.explain_chunks(Index.load(), chunks)
+    assert [f.match.code for f in found] == ["RA105"]
+    assert max(sizes) <= (64 << 10) + 2 * 16384 + match.TIE_CONTEXT
