@@ -29,7 +29,8 @@ NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
 
 
 class Match:
-    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "span", "weak", "ties", "kernel", "context")
+    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "span", "weak", "ties", "kernel", "context",
+                 "_keyed")
 
     def __init__(self, code, wording, params, line, exact=True, score=1.0, text="", span=None, weak=False):
         self.code, self.wording, self.params, self.line = code, wording, params, line
@@ -40,9 +41,13 @@ class Match:
         self.ties: list[Match] = []  # other wordings that match the same text as well (match._apart)
         self.kernel = None  # the kernel that raised it, when a shared wording's context tells (see told_kernel)
         self.context = None  # what the text around it tells of where it was raised (read_context), when asked
+        self._keyed = None  # (the params, the key made of them): matches of a remembered message share both
 
     def key(self):
-        return (self.code, repr(sorted(self.params.items())))
+        keyed = self._keyed
+        if keyed is None or keyed[0] is not self.params:  # (params replaced: values read after it, merged)
+            keyed = self._keyed = (self.params, (self.code, repr(sorted(self.params.items()))))
+        return keyed[1]
 
 
 def stored(value, blob=None):
@@ -765,6 +770,8 @@ def _remembered(hit: Match, header, line_no: int) -> Match:
     at = header.start(MSG) + len(raw) - len(raw.lstrip())
     span = (at, at + len(raw.strip()))
     found = Match(hit.code, hit.wording, hit.params, line_no, text=hit.text, span=span)
+    hit.key()
+    found._keyed = hit._keyed
     found.ties = [Match(t.code, t.wording, t.params, line_no, text=t.text, span=span) for t in hit.ties]
     return found
 

@@ -197,3 +197,15 @@ def test_a_line_with_no_end_in_sight_is_not_held_whole(monkeypatch):
     found, _, _ = match.explain_chunks(Index.load(), chunks)
     assert [f.match.code for f in found] == ["RA105"]
     assert max(sizes) <= (64 << 10) + 2 * 16384 + match.TIE_CONTEXT
+
+
+def test_a_remembered_message_with_values_read_after_it_is_another_answer():
+    """Matches of one remembered message share its values and their key; values read from the
+    lines after one of them make it another answer (planted: the key kept from before its values
+    were read -> the two are counted as one)."""
+    kernels = Index(json.loads(json.dumps(index_gen.build(load(FIXTURES / "kernels").catalogue))))
+    header = "RuntimeError: kernel compile failed: out of scratch memory\n"
+    dump = '\nThe dump:\n  %12 = failing op: "tpu.matmul"(%3, %4)\n  scratch 19.85M of 16.00M\n'
+    noise = "\n".join(NOISE * 200) + "\n"
+    found, _, _ = match.explain_chunks(kernels, [(header + noise + header + dump + noise + header + noise).encode()])
+    assert sorted((f.count, sorted(f.match.params)) for f in found) == [(1, ["limit", "operation", "used"]), (2, [])]
