@@ -1069,8 +1069,10 @@ class Reading:
 
 
 def scan_chunks(index: Index, chunks, warn=None, reading: Reading | None = None):
-    """Every match of a whole input, in order, with the chunk holding it (`match.offset`: where its
-    line starts there). `chunks` are bytes cut on line boundaries (or str); `warn(message)` hears
+    """Every match of a whole input, in order, with the block holding it (`match.offset`: where its
+    line starts there: a chunk with the end of the one before, see below). `chunks` are bytes (or
+    str), best cut on line boundaries (the windows read around a match are the same wherever the
+    input is cut; one small chunk alone is read as a paste, see Index.scan): `warn(message)` hears
     once of input that is not UTF-8 where it mattered: in the first 8 KB or on a line read
     further; `reading` keeps the line count, tail and whether text was seen."""
     reading = Reading() if reading is None else reading
