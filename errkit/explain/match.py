@@ -29,13 +29,14 @@ NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
 
 
 class Match:
-    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "span", "weak", "ties", "kernel", "context",
-                 "_keyed")
+    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "at", "span", "weak", "ties", "kernel",
+                 "context", "_keyed")
 
     def __init__(self, code, wording, params, line, exact=True, score=1.0, text="", span=None, weak=False):
         self.code, self.wording, self.params, self.line = code, wording, params, line
         self.exact, self.score, self.text = exact, score, text
         self.offset = 0  # set by scan: where the match's line starts in the scanned block (bytes)
+        self.at = 0  # set by scan_chunks: where it starts in the whole input (bytes)
         self.span = span  # where `text` is in the line that was matched (characters), when known
         self.weak = weak  # the entry was named (a note line, a docs link), no message matched
         self.ties: list[Match] = []  # other wordings that match the same text as well (match._apart)
@@ -1056,6 +1057,7 @@ class Found:
 
 
 LONGEST_CARRY = 32 << 20  # bytes of one line kept unscanned while waiting for its end (scan_chunks)
+GATHER = 4 * READ_WINDOW  # bytes of small chunks gathered before they are scanned (scan_chunks)
 
 
 class Reading:
@@ -1087,6 +1089,9 @@ def scan_chunks(index: Index, chunks, warn=None, reading: Reading | None = None)
     upcoming = next(chunks, None)
     i = -1
     carry, begin = b"", 0  # the end of what was read: lines for the windows before the next ones, then the lines not scanned yet
+    base = 0  # where `carry` starts in the input
+    gathered: list[bytes] = []  # small chunks held until GATHER bytes are (a chunk per line is not copied again for each)
+    held = 0
     while upcoming is not None:
         chunk, upcoming, i = upcoming, next(chunks, None), i + 1
         if isinstance(chunk, str):
@@ -1100,6 +1105,14 @@ def scan_chunks(index: Index, chunks, warn=None, reading: Reading | None = None)
                     undecodable()
         if not reading.seen_text and not chunk.isspace() and chunk:
             reading.seen_text = True
+        reading.tail = (reading.tail + chunk[-TAIL:])[-TAIL:]
+        if upcoming is not None and held + len(chunk) < GATHER:
+            gathered.append(chunk)
+            held += len(chunk)
+            continue
+        if gathered:
+            chunk = b"".join(gathered + [chunk])
+            gathered, held = [], 0
         # The lines scanned now start in begin:stop of `data`: the lines kept from the chunk
         # before, then this one's, less its last READ_WINDOW bytes (scanned with the next chunk),
         # so that the windows a match reads around its line (TIE_CONTEXT before, READ_WINDOW
@@ -1113,14 +1126,14 @@ def scan_chunks(index: Index, chunks, warn=None, reading: Reading | None = None)
             for match in index.scan(data, first_line=reading.line, undecodable=undecodable, paste=paste,
                                     begin=begin, end=stop, reached=reached):
                 reading.line, counted = match.line, match.offset
+                match.at = base + match.offset
                 yield match, data
             reading.line += data.count(b"\n", counted, reached[0])
             low = max(0, reached[0] - TIE_CONTEXT)
             keep = data.rfind(b"\n", max(0, low - TIE_CONTEXT), low) + 1 or low  # from a line's start where one is near
-            carry, begin = data[keep:], reached[0] - keep
+            carry, begin, base = data[keep:], reached[0] - keep, base + keep
         else:
             carry = data
-        reading.tail = (reading.tail + chunk[-TAIL:])[-TAIL:]
 
 
 def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, bool]:
@@ -1128,9 +1141,9 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
     of the matches `scan_chunks` finds."""
     found: dict = {}
     reading = Reading()
-    previous = None  # (the match before, its key, its chunk)
-    for match, chunk in scan_chunks(index, chunks, warn, reading):
-        if previous is not None and _same_block(previous[0], match, previous[2] is chunk):
+    previous = None  # (the match before, its key)
+    for match, _ in scan_chunks(index, chunks, warn, reading):
+        if previous is not None and _same_block(previous[0], match):
             # one error printed over several lines (a status, then "Look at the errors above"):
             # one answer with every value, counted once
             match.params = {**previous[0].params, **match.params}
@@ -1144,7 +1157,7 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
             item = found[key] = Found(match)
         item.count += 1
         item.last_line = match.line
-        previous = (match, key, chunk)
+        previous = (match, key)
     strong = {f.match.code for f in found.values() if not f.match.weak}
     # a note line or a page link under a message that matched says nothing more
     ordered = sorted((f for f in found.values() if not (f.match.weak and f.match.code in strong)),
@@ -1154,13 +1167,13 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
     return ordered, text, reading.seen_text
 
 
-def _same_block(before: Match, match: Match, same_chunk: bool) -> bool:
+def _same_block(before: Match, match: Match) -> bool:
     """Whether `match` ends the error `before` began (issue 26, item 2): the next match, of the same
-    entry, both exact, within TIE_CONTEXT bytes in one chunk, their values agreeing, and `before`
+    entry, both exact, within TIE_CONTEXT bytes of the input, their values agreeing, and `before`
     holding a value `match` lacks (a repeated error with the same values is counted, not merged)."""
-    if not same_chunk or before.code != match.code or before.weak or match.weak or not (before.exact and match.exact):
+    if before.code != match.code or before.weak or match.weak or not (before.exact and match.exact):
         return False
-    if not 0 <= match.offset - before.offset <= TIE_CONTEXT:
+    if not 0 <= match.at - before.at <= TIE_CONTEXT:
         return False
     shared = before.params.keys() & match.params.keys()
     return all(before.params[k] == match.params[k] for k in shared) and bool(before.params.keys() - match.params.keys())

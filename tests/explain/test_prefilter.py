@@ -103,9 +103,10 @@ def _answers(index, parts) -> list[tuple]:
 
 
 def test_the_windows_around_a_match_are_read_across_where_chunks_end():
-    """A traceback's frames that tell which kernel raised a message (before it) and a compiler
-    dump's values (after it) are read even when the input's chunks end between them and the
-    message: a chunk per line gives the answers of the whole input."""
+    """A traceback's frames that tell which kernel raised a message (before it), a compiler dump's
+    values (after it) and one error printed over two lines (one answer) are read even when the
+    input's chunks end between them and the message: a chunk per line gives the answers of the
+    whole input."""
     raised = ("Traceback (most recent call last):\n"
               '  File "/venv/lib/python3.12/site-packages/jax/experimental/pallas/ops/tpu/ragged_paged_attention/kernel.py",'
               " line 212, in static_validate_inputs\n"
@@ -113,13 +114,19 @@ def test_the_windows_around_a_match_are_read_across_where_chunks_end():
               "ValueError: num_q_heads=12 must be divisible by num_kv_heads=8\n")
     dump = ("RuntimeError: kernel compile failed: out of scratch memory\n\nThe dump:\n"
             '  %12 = failing op: "tpu.matmul"(%3, %4)\n  allocation in tiles_kernel.3\n  scratch 19.85M of 16.00M\n')
-    noise = "\n".join(NOISE * 10) + "\n"
-    text = (noise + raised + noise + dump + noise).encode()
+    cudnn = ("E0101 cuda_dnn.cc:429] Loaded runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0.\n"
+             "E1126 13:04:33.173027 1713450 cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"
+             "E1126 13:04:33.173300 1713450 cuda_dnn.cc:539] Memory usage: 11372396544 bytes free, 11539054592 bytes total.\n")
+    noise = "\n".join(NOISE * 200) + "\n"  # 40 KB: more than a window, so a chunk per line is scanned in many rounds
+    text = (noise + raised + noise + dump + noise + cudnn + noise).encode()
     lines = text.splitlines(keepends=True)
     kernels = Index(json.loads(json.dumps(index_gen.build(load(FIXTURES / "kernels").catalogue))))
     for index in (Index.load(), kernels):
         whole = _answers(index, [text])
         assert whole and whole == _answers(index, lines)
+    assert [(a[2], a[3]) for a in _answers(Index.load(), lines) if a[0] == "RA827"] == [
+        (1, "[('compiled_cudnn', '8.6.0'), ('free_bytes', 11372396544), ('runtime_cudnn', '8.5.0'), "
+            "('status', 'CUDNN_STATUS_INTERNAL_ERROR'), ('total_bytes', 11539054592)]")]
     assert [a[4].split(":")[0] for a in _answers(Index.load(), lines) if a[0] == "RA105"] == [
         "jax/experimental/pallas/ops/tpu/ragged_paged_attention/kernel.py"]
     assert [(a[3], a[5]) for a in _answers(kernels, lines)] == [
@@ -196,7 +203,7 @@ def test_a_line_with_no_end_in_sight_is_not_held_whole(monkeypatch):
     chunks = [b"a" * 16384] * 60 + [error] + [b"b" * 16384] * 60 + [b"\n" + "\n".join(NOISE).encode() + b"\n"]
     found, _, _ = match.explain_chunks(Index.load(), chunks)
     assert [f.match.code for f in found] == ["RA105"]
-    assert max(sizes) <= (64 << 10) + 2 * 16384 + match.TIE_CONTEXT
+    assert max(sizes) <= (64 << 10) + match.GATHER + 16384 + match.TIE_CONTEXT
 
 
 def test_a_remembered_message_with_values_read_after_it_is_another_answer():
