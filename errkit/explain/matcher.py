@@ -19,6 +19,7 @@ recent first; a file's summary is what `errkit explain --all PATH...` merges int
 import threading
 
 from errkit.explain.match import Index
+from errkit.explain.reading import CHUNK
 
 
 _UNPICKLED: dict = {}  # (cache file, stamp) -> (Index, its lock): what this process has unpickled
@@ -103,7 +104,7 @@ def _stale(folder):
                      "or pass compile_catalogue=errkit.generate.compiled_index)")
 
 
-def _blocks(lines, size: int = 4 * 1024 * 1024):
+def _blocks(lines, size: int = CHUNK):
     """Lines joined into blocks of about `size` bytes, each line ended by a newline."""
     pending: list[bytes] = []
     held = 0
