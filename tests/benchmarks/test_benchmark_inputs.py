@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 from errkit.generate import index as index_gen
@@ -79,3 +80,31 @@ def test_gpu_benchmark_flop_counts():
 
     assert Shape(4, 4096, 32, 8, 128, False).forward_flops() == 4 * 4 * 32 * 4096 * 4096 * 128
     assert Shape(4, 4096, 32, 8, 128, True).forward_flops() == 2 * 4 * 32 * 4096 * 4096 * 128
+
+
+def test_every_exact_query_of_the_scaling_benchmark_is_recognised_alone():
+    """bench_explain's scaling rows assert each query finds its entry; a wording recognised only at
+    its raise site (located_only) is left out of them (it crashed the benchmark before)."""
+    import bench_explain
+    from errkit.explain import match
+
+    base = catalogues.grown(100)  # as the benchmark builds it
+    exact, _ = bench_explain._queries(base)
+    index = match.Index(json.loads(json.dumps(index_gen.build(base))))
+    missed = [(code, text) for code, text in exact if [f.match.code for f in match.explain_chunks(index, [text])[0]][:1] != [code]]
+    assert len(exact) > 100 and not missed, missed[:5]
+
+
+def test_a_benchmark_that_raises_is_reported_failed_not_missed(tmp_path):
+    """run.py runs each benchmark so that an exception exits 3 (failed) while exit 1 stays a missed
+    target: bench_explain raised for days and run.py counted it as a miss with no row."""
+    import subprocess
+
+    import run
+
+    raising, missing = tmp_path / "bench_raises.py", tmp_path / "bench_misses.py"
+    raising.write_text("raise RuntimeError('boom')\n")
+    missing.write_text("import sys\nsys.exit(1)\n")
+    codes = [subprocess.run([sys.executable, "-c", run.CRASH_IS_3, str(path)], capture_output=True).returncode
+             for path in (raising, missing)]
+    assert codes == [3, 1]
