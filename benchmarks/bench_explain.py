@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import catalogues, logs  # noqa: E402
 from benchmarks._timing import Result, Target, fmt_time, report  # noqa: E402
-from errkit.explain import command, match  # noqa: E402
+from errkit.explain import match  # noqa: E402
 from errkit.explain.match import Index  # noqa: E402
 
 MESSAGE = "num_q_heads=12 must be divisible by and num_kv_heads=8"

@@ -741,9 +741,6 @@ class Index:
         return self.match_location(last.group("path"), last.group("func"), line_no, header.group(EXC), message)
 
 
-_DOTTED_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
-
-
 def header_of(line: str):
     """HEADER.search(line), begun where a match can first start (header_begin)."""
     begin = header_begin(line)
@@ -800,6 +797,7 @@ def _ahead(data: bytes):
 
 
 _ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_DOTTED_NAME = _ID_CHARS | {"."}  # a dotted exception name's characters (header_begin)
 
 
 def _captured(captures: list, m, numbers: list[int] | None = None) -> dict | None:
