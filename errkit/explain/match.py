@@ -14,7 +14,7 @@ import os
 
 from errkit.core import values
 from errkit.core.index_format import (  # noqa: F401 - re-exported: the matcher's API
-    ANSI, APPROXIMATE_MAX, DOCS_LINK, QUOTE_COVERAGE, QUOTE_WORDS, QUOTED, FRAME, FRAME_MARK, FRAME_REACH, HEADER, LOOKUP_MARKS, MARKERS, MAX_LINE, NEXT_TRACEBACK, NOTE,
+    ANSI, APPROXIMATE_MAX, BLOCK_GAP, DOCS_LINK, QUOTE_COVERAGE, QUOTE_WORDS, QUOTED, FRAME, FRAME_MARK, FRAME_REACH, HEADER, LOOKUP_MARKS, MARKERS, MAX_LINE, NEXT_TRACEBACK, NOTE,
     PASTE_SIZE, POSTINGS_BUDGET, READ_WINDOW, RELEASE_SEEN, SHORTLIST, SPACE, TAIL, TIE_CONTEXT, TRACEBACK_LINES, WORD,
     at_line_end,
 )
@@ -1140,8 +1140,8 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
     found: dict = {}
     reading = Reading()
     previous = None  # (the match before, its key)
-    for match, _ in scan_chunks(index, chunks, warn, reading):
-        if previous is not None and _same_block(previous[0], match):
+    for match, data in scan_chunks(index, chunks, warn, reading):
+        if previous is not None and _same_block(previous[0], match, data):
             # one error printed over several lines (a status, then "Look at the errors above"):
             # one answer with every value, counted once
             match.params = {**previous[0].params, **match.params}
@@ -1165,16 +1165,40 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
     return ordered, text, reading.seen_text
 
 
-def _same_block(before: Match, match: Match) -> bool:
+def _same_block(before: Match, match: Match, data: bytes) -> bool:
     """Whether `match` ends the error `before` began (issue 26, item 2): the next match, of the same
-    entry, both exact, within TIE_CONTEXT bytes of the input, their values agreeing, and `before`
-    holding a value `match` lacks (a repeated error with the same values is counted, not merged)."""
+    entry, both exact, within TIE_CONTEXT bytes of the input with only a traceback's lines between
+    them (_inside_one_error), their values agreeing, and `before` holding a value `match` lacks (a
+    repeated error with the same values is counted, not merged). `data`: the block holding
+    `match` (scan_chunks: it holds the TIE_CONTEXT bytes before its line too)."""
     if before.code != match.code or before.weak or match.weak or not (before.exact and match.exact):
         return False
     if not 0 <= match.at - before.at <= TIE_CONTEXT:
         return False
     shared = before.params.keys() & match.params.keys()
-    return all(before.params[k] == match.params[k] for k in shared) and bool(before.params.keys() - match.params.keys())
+    if not all(before.params[k] == match.params[k] for k in shared) or not before.params.keys() - match.params.keys():
+        return False
+    low = before.at - (match.at - match.offset)  # where `before`'s line starts in `data`
+    return low >= 0 and _inside_one_error(data, data.find(b"\n", low, match.offset) + 1 or match.offset, match.offset)
+
+
+def _inside_one_error(data: bytes, low: int, high: int) -> bool:
+    """Whether the lines of data[low:high] may lie inside one error's printout: blank lines and a
+    traceback's (its first line, indented lines, frames and the source line under each, pasted
+    without its indent), and at most BLOCK_GAP others. Two errors of one entry a page of a log
+    apart are two errors, even when their values complete each other (issue 30)."""
+    others, after_frame, pos = 0, False, low
+    while pos < high:
+        end = data.find(b"\n", pos, high)
+        end = high if end < 0 else end
+        frame = data.startswith(FRAME_BYTES, pos)
+        if not (frame or after_frame or data[pos:pos + 1] in (b" ", b"\t") or data.startswith(NEXT_TRACEBACK_BYTES, pos)
+                or not data[pos:end].strip()):
+            others += 1
+            if others > BLOCK_GAP:
+                return False
+        after_frame, pos = frame, end + 1
+    return True
 
 
 def approximate(index: Index, tail: str, limit: int = 3) -> list[Match]:

@@ -6,6 +6,8 @@ with the same values is still counted, and lines whose values disagree stay apar
 import io
 import json
 
+import pytest
+
 from errkit.explain import command
 
 HANDLE = "E1126 13:04:33.173027 1713450 cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"
@@ -52,3 +54,32 @@ def test_another_entrys_error_between_them_keeps_them_apart():
     results = answers(HANDLE + between + FINAL)
     final = next(r for r in results if r["code"] == "RA827" and "status" not in r["params"])
     assert final["count"] == 1
+
+
+PROSE = "2026-11-29 10:00:01,101 INFO trainer: step {n} done in 0.31 s.\n"
+
+
+def _log(*parts: str, between: int) -> str:
+    return "".join(parts[0:1] + tuple(PROSE.format(n=n) for n in range(between)) + parts[1:])
+
+
+def test_two_errors_a_page_of_log_apart_stay_two():
+    """Issue 30: values that complete each other do not make two errors one when other log lines
+    come between them (the benchmark log's errors 100 lines apart were merged)."""
+    results = answers(_log(HANDLE, FINAL, between=40))
+    assert sorted(sorted(r["params"]) for r in results) == [[], ["status"]]
+    assert [r["count"] for r in results] == [1, 1]
+
+
+@pytest.mark.parametrize("between, merged", [(3, True), (4, False)])
+def test_a_few_other_lines_between_still_make_one_error(between, merged):
+    results = answers(_log(HANDLE, FINAL, between=between))
+    assert len(results) == (1 if merged else 2)
+
+
+def test_a_traceback_pasted_without_its_indent_is_still_one_error():
+    """https://github.com/jax-ml/jax/issues/22626 (abridged there): the frames and their source lines
+    lost their indent in the paste; more of them than BLOCK_GAP."""
+    frames = "".join(f'File "scripts/train_vqgan.py", line {200 + n}, in main\nstep_{n}()\n' for n in range(6))
+    (res,) = answers(HANDLE + MEMORY + "Traceback (most recent call last):\n" + frames + FINAL)
+    assert res["count"] == 1 and res["params"]["status"] == "CUDNN_STATUS_INTERNAL_ERROR"

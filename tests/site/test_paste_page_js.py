@@ -744,6 +744,23 @@ def test_javascript_explains_the_real_world_corpus_like_python(node, python_inde
     assert not bad, json.dumps(bad[:3], indent=1)
 
 
+def test_one_error_over_several_lines_is_told_apart_alike(node, python_index):
+    """match.js's sameBlock against match._same_block: lines of one error with a traceback between
+    them (indented or pasted without its indent) are one answer, lines a page of log apart are
+    two, BLOCK_GAP other lines between them are still one and one more are two."""
+    handle = "E1126 13:04:33.173027 1713450 cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"
+    final = "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed.\n"
+    prose = "".join(f"2026-11-29 10:00:01,{n:03d} INFO trainer: step {n} done.\n" for n in range(40))
+    frames = "".join(f'File "train.py", line {n}, in main\nstep_{n}()\n' for n in range(6))
+    texts = [handle + "Traceback (most recent call last):\n" + frames + final,
+             handle + "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    f()\n\n" + final,
+             handle + prose + final]
+    texts += [handle + "".join(prose.splitlines(True)[:n]) + final for n in (3, 4)]
+    want = [_python_explain(python_index, text) for text in texts]
+    assert [len(w) for w in want] == [1, 1, 2, 1, 2]
+    assert node({"cases": texts})["cases"] == want
+
+
 def test_javascript_says_a_wordings_life_like_python(node):
     """match.js's life() against errkit/core/lifespan.life: every range of the catalogue and the
     odd ones it has none of yet (exclusive bounds, <=, !=, several lower and upper bounds)."""

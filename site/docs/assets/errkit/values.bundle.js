@@ -2814,6 +2814,7 @@
     READ_WINDOW: 16384,
     FRAME_REACH: 4000,
     TRACEBACK_LINES: 200,
+    BLOCK_GAP: 3,
     MARKERS: ["Error", "Exception"],
     FRAME_MARK: "File \"",
     NEXT_TRACEBACK: "Traceback (most recent call last)",
@@ -3711,9 +3712,9 @@
     return match.code + "\u0000" + names.map(function (n) { return n + "=" + R.repr(match.params[n]); }).join("\u0000");
   }
 
-  // match._same_block: the next match of the same entry, both exact, within TIE_CONTEXT, values
-  // agreeing, the one before holding a value this one lacks
-  function sameBlock(before, match) {
+  // match._same_block: the next match of the same entry, both exact, within TIE_CONTEXT with only a
+  // traceback's lines between them, values agreeing, the one before holding a value this one lacks
+  function sameBlock(before, match, text) {
     if (before.code !== match.code || before.weak || match.weak || !(before.exact && match.exact)) return false;
     var distance = match.offset - before.offset;
     if (distance < 0 || distance > FORMAT.TIE_CONTEXT) return false;
@@ -3727,7 +3728,28 @@
         extra = true;
       }
     }
-    return extra;
+    if (!extra) return false;
+    var low = text.indexOf("\n", before.offset);
+    return insideOneError(text, low < 0 || low >= match.offset ? match.offset : low + 1, match.offset);
+  }
+
+  // match._inside_one_error: blank lines and a traceback's between low and high, at most BLOCK_GAP others
+  function insideOneError(text, low, high) {
+    var others = 0, afterFrame = false, pos = low;
+    while (pos < high) {
+      var end = text.indexOf("\n", pos);
+      end = end < 0 || end > high ? high : end;
+      var frame = text.startsWith(FORMAT.FRAME_MARK, pos);
+      var first = text.charAt(pos);
+      if (!(frame || afterFrame || first === " " || first === "\t" || text.startsWith(FORMAT.NEXT_TRACEBACK, pos) ||
+            /^[ \t\r\f\v]*$/.test(text.slice(pos, end)))) { // (bytes.strip: ASCII whitespace only)
+        others += 1;
+        if (others > FORMAT.BLOCK_GAP) return false;
+      }
+      afterFrame = frame;
+      pos = end + 1;
+    }
+    return true;
   }
 
   // explain.explain_chunks for one text: distinct exact matches, most recent first (a note line or a
@@ -3736,7 +3758,7 @@
     var found = new Map();
     var previous = null; // [the match before, its key]
     index.scan(text, 1).forEach(function (match) {
-      if (previous !== null && sameBlock(previous[0], match)) {
+      if (previous !== null && sameBlock(previous[0], match, text)) {
         // one error printed over several lines: one answer with every value, counted once
         match.params = Object.assign({}, previous[0].params, match.params);
         var before = found.get(previous[1]);
