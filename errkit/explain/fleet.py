@@ -9,7 +9,7 @@ A file's summary is a plain dict (picklable, JSON-able): the same for the comman
 import os
 
 from errkit.core.suggest import jsonable
-from errkit.explain.match import Index, Reading, scan_chunks
+from errkit.explain.match import Index, Reading, same_block, scan_chunks
 
 MAX_VALUES = 20  # distinct values of a param kept per code (the report shows them)
 MAX_DISTINCT = 1000  # distinct values counted per param and code, past which "1000+" is said
@@ -120,11 +120,22 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
     codes: dict[str, dict] = {}
     weak: dict[str, dict] = {}
     known: dict[tuple, set] = {}  # (weak, code, param) -> the keys of the values given to _seen already
+    pending = None  # the last match's (match, where, host): added once the next one is not its error's too
     for match, chunk in scan_chunks(index, line_chunks(counted(blocks)), warn, reading):
         end = chunk.find(b"\n", match.offset)
         raw = chunk[match.offset:end if end >= 0 else len(chunk)][:4096].decode("utf-8", "replace")
         where = _occurrence(name, match.line, timestamp(raw), match.text or raw.strip())
-        _add(weak if match.weak else codes, match, where, host_field(raw) or host, known)
+        if pending is not None and same_block(pending[0], match, chunk):
+            # one error printed over several lines: one occurrence, at its last line, with every
+            # value, as `errkit explain --all` counts it (its time: the first line that has one)
+            match.params = {**pending[0].params, **match.params}
+            if where["time"] is None:
+                where["time"], where["_key"] = pending[1]["time"], pending[1]["_key"]
+        elif pending is not None:
+            _add(weak if pending[0].weak else codes, *pending, known)
+        pending = (match, where, host_field(raw) or host)
+    if pending is not None:
+        _add(weak if pending[0].weak else codes, *pending, known)
     for code, group in weak.items():
         if code not in codes:
             codes[code] = group

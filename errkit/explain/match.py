@@ -1141,7 +1141,7 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
     reading = Reading()
     previous = None  # (the match before, its key)
     for match, data in scan_chunks(index, chunks, warn, reading):
-        if previous is not None and _same_block(previous[0], match, data):
+        if previous is not None and same_block(previous[0], match, data):
             # one error printed over several lines (a status, then "Look at the errors above"):
             # one answer with every value, counted once
             match.params = {**previous[0].params, **match.params}
@@ -1165,7 +1165,7 @@ def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, b
     return ordered, text, reading.seen_text
 
 
-def _same_block(before: Match, match: Match, data: bytes) -> bool:
+def same_block(before: Match, match: Match, data: bytes) -> bool:
     """Whether `match` ends the error `before` began (issue 26, item 2): the next match, of the same
     entry, both exact, within TIE_CONTEXT bytes of the input with only a traceback's lines between
     them (_inside_one_error), their values agreeing, and `before` holding a value `match` lacks (a

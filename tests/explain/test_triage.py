@@ -319,3 +319,24 @@ def test_values_given_once_keep_the_summary_of_every_value_given():
     for code, group in codes.items():
         assert summary["codes"][code]["values"] == group["values"], code
     assert any(r["more"] for g in codes.values() for r in g["values"].values())
+
+
+CUDNN_PRINTOUT = (  # https://github.com/jax-ml/jax/issues/22626 (abridged): one error over several lines
+    "2024-07-19 15:49:01.341533: E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:439] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"
+    "2024-07-19 15:49:01.341571: E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:443] Memory usage: 2624061440 bytes free, 12524191744 bytes total.\n"
+    "Traceback (most recent call last):\n"
+    'File "scripts/train_vqgan.py", line 202, in\nmain()\n'
+    "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed\n")
+
+
+def test_one_error_over_several_lines_is_counted_once_as_alone(tmp_path):
+    """The report counts a cuDNN status, its traceback and the error line it ends in once, as
+    `errkit explain --all` on the file alone does (issue 26's same_block), with the status and
+    the time of its first line; the same printout again a page of log later is a second one."""
+    prose = "".join(f"2024-07-19 15:50:{n:02d}.000000: I trainer step {n}\n" for n in range(30))
+    (tmp_path / "host-a.log").write_text(CUDNN_PRINTOUT + prose + CUDNN_PRINTOUT)
+    doc, _ = report(tmp_path)
+    (error,) = doc["errors"]
+    assert error["code"] == "RA827" and error["count"] == 2 == sum(alone(tmp_path / "host-a.log").values())
+    assert error["values"]["status"]["seen"] == ["CUDNN_STATUS_INTERNAL_ERROR"]
+    assert error["first"]["line"] == 6 and error["first"]["time"] == "2024-07-19 15:49:01.341533"

@@ -1,7 +1,7 @@
 """One error printed over several lines (issue 26, item 2): a status or versions logged above the
 error line that says "Look at the errors above" join its answer, counted once; a repeated error
 with the same values is still counted, and lines whose values disagree stay apart
-(errkit/explain/match.py _same_block, and the paste page's port)."""
+(errkit/explain/match.py same_block, and the paste page's port)."""
 
 import io
 import json

@@ -745,7 +745,7 @@ def test_javascript_explains_the_real_world_corpus_like_python(node, python_inde
 
 
 def test_one_error_over_several_lines_is_told_apart_alike(node, python_index):
-    """match.js's sameBlock against match._same_block: lines of one error with a traceback between
+    """match.js's sameBlock against match.same_block: lines of one error with a traceback between
     them (indented or pasted without its indent) are one answer, lines a page of log apart are
     two, BLOCK_GAP other lines between them are still one and one more are two."""
     handle = "E1126 13:04:33.173027 1713450 cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"

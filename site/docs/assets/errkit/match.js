@@ -938,7 +938,7 @@
     return match.code + "\u0000" + names.map(function (n) { return n + "=" + R.repr(match.params[n]); }).join("\u0000");
   }
 
-  // match._same_block: the next match of the same entry, both exact, within TIE_CONTEXT with only a
+  // match.same_block: the next match of the same entry, both exact, within TIE_CONTEXT with only a
   // traceback's lines between them, values agreeing, the one before holding a value this one lacks
   function sameBlock(before, match, text) {
     if (before.code !== match.code || before.weak || match.weak || !(before.exact && match.exact)) return false;
