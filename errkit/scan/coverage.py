@@ -32,6 +32,7 @@ class Coverage:
         self.index = index
         self._placed: dict[str, bool] = {}  # file -> whether a wording recognised by its raise site is there
         self._files: list[str] | None = None  # the files those wordings name
+        self._rendered: dict[int, str | None] = {}  # wording -> its sample rendering (_sample_rendering)
 
     def covered_by(self, site: Site) -> str | None:
         if not site.template:
@@ -60,18 +61,27 @@ class Coverage:
         if not _fixed_words(site) or not texts:
             return None
         tpl = parse_template(site.template)
-        reads = re.compile("".join(re.escape(p) if isinstance(p, str) else re.escape(p.doc) + "(?:.+?)" for p in tpl.parts), re.S)
-        for i in dict.fromkeys([*self.index.candidates(texts[0]), *self.index.shortlist(" ".join(tpl.literals))]):
-            wording = self.index.wordings[i]
-            try:
-                tpl_w = template.parse(wording["template"])
-                types = dict(zip((f.name for f in tpl_w.fields), (c[2] for c in wording["captures"])))
-                rendered = tpl_w.render(lambda f: values.sample(types.get(f.name, "int"), 0))
-            except (ValueError, TypeError, KeyError):  # (a TemplateError is a ValueError)
-                continue
-            if tpl_w.fields and reads.fullmatch(rendered):
-                return wording["code"]
-        return None
+        asked = dict.fromkeys([*self.index.candidates(texts[0]), *self.index.shortlist(" ".join(tpl.literals))])
+        rendered = [(i, text) for i in asked if (text := self._sample_rendering(i)) is not None]
+        if not rendered:
+            return None
+        pieces = _fixed_pieces(tpl)
+        return next((self.index.wordings[i]["code"] for i, text in rendered if _reads(pieces, text)), None)
+
+    def _sample_rendering(self, i: int) -> str | None:
+        """Wording i rendered with a sample value of each capture's type; None when it has no field
+        or a sample does not render. Kept: a jax scan asks it of the same wordings for 5,000 sites."""
+        if i in self._rendered:
+            return self._rendered[i]
+        wording = self.index.wordings[i]
+        try:
+            tpl_w = template.parse(wording["template"])
+            types = dict(zip((f.name for f in tpl_w.fields), (c[2] for c in wording["captures"])))
+            rendered = tpl_w.render(lambda f: values.sample(types.get(f.name, "int"), 0)) if tpl_w.fields else None
+        except (ValueError, TypeError, KeyError):  # (a TemplateError is a ValueError)
+            rendered = None
+        self._rendered[i] = rendered
+        return rendered
 
     def placed_at(self, site: Site) -> str | None:
         """The code of a wording the catalogue places at this very raise site (file and function,
@@ -148,3 +158,34 @@ def load_index(path: str | None):
         return Index.load(path or INDEX_FILE)
     except (OSError, ValueError, KeyError) as err:
         raise UsageError(f"cannot read the matcher index {path or INDEX_FILE}: {err} (run `errkit generate`)") from None
+
+
+def _fixed_pieces(tpl) -> list[str]:
+    """The template's fixed text as the pieces between its fields' values: `a{x}b{y=}` -> ["a",
+    "by=", ""] (a self-documenting field prints its text before the value)."""
+    pieces = [""]
+    for part in tpl.parts:
+        if isinstance(part, str):
+            pieces[-1] += part
+        else:
+            pieces[-1] += part.doc
+            pieces.append("")
+    return pieces
+
+
+def _reads(pieces: list[str], text: str) -> bool:
+    """Whether `text` is the pieces in order with one or more characters of any kind between each
+    two (each field's value): the first piece starts it, the last ends it, and each piece between
+    is found leftmost (a later place only leaves less room for the rest)."""
+    if len(pieces) == 1:
+        return text == pieces[0]
+    first, *middle, last = pieces
+    if not text.startswith(first):
+        return False
+    at, end = len(first), len(text) - len(last)
+    for piece in middle:
+        found = text.find(piece, at + 1, end - 1)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return at < end and text.endswith(last)
