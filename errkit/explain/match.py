@@ -524,6 +524,7 @@ class Index:
         postings = self._postings
         words = sorted({w for w in WORD.findall(text) if w in postings}, key=lambda w: (len(postings[w]), w))
         scores: dict[int, float] = {}
+        get = scores.get
         budget = POSTINGS_BUDGET
         for word in words:
             if budget <= 0:
@@ -531,9 +532,12 @@ class Index:
             ids = postings[word]
             weight = 1.0 / len(ids)  # a word few wordings share says more
             for i in ids[:budget]:
-                scores[i] = scores.get(i, 0.0) + weight
+                scores[i] = get(i, 0.0) + weight
             budget -= len(ids)
-        return sorted(scores, key=lambda i: (-scores[i], i))[:SHORTLIST]
+        from operator import itemgetter  # (not at import: start-up time)
+
+        # by score, highest first, then by id: sorted by id, then stably by score (no key function per id)
+        return [i for i, _ in sorted(sorted(scores.items()), key=itemgetter(1), reverse=True)[:SHORTLIST]]
 
     def normalised_skeleton(self, i: int, normalise) -> str:
         text = self._skeletons.get(i)
