@@ -15,7 +15,7 @@ import os
 from errkit.core import values
 from errkit.core.index_format import (  # noqa: F401 - re-exported: the matcher's API
     ANSI, APPROXIMATE_MAX, BLOCK_GAP, DOCS_LINK, QUOTE_COVERAGE, QUOTE_WORDS, QUOTED, FRAME, FRAME_MARK, FRAME_REACH, HEADER, LOOKUP_MARKS, MARKERS, MAX_LINE, NEXT_TRACEBACK, NOTE,
-    PASTE_SIZE, POSTINGS_BUDGET, READ_WINDOW, RELEASE_SEEN, SHORTLIST, SPACE, TAIL, TIE_CONTEXT, TRACEBACK_LINES, WORD,
+    PASTE_SIZE, POSTINGS_BUDGET, READ_WINDOW, RELEASE_SEEN, SHORTLIST, SPACE, TAIL, TIE_CONTEXT, TRACEBACK_LINES, TRACEBACK_NOTES, WORD,
     at_line_end,
 )
 from errkit.core.normalise import normalise, original_span
@@ -26,6 +26,7 @@ INDEX_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 EXC, MSG = HEADER.number("exc"), HEADER.number("msg")
 FRAME_BYTES = FRAME_MARK.encode()  # (the matcher reads bytes)
 NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
+TRACEBACK_NOTES_BYTES = tuple(note.encode() for note in TRACEBACK_NOTES)
 
 
 class Match:
@@ -1187,22 +1188,34 @@ def same_block(before: Match, match: Match, data: bytes) -> bool:
 
 
 def _inside_one_error(data: bytes, low: int, high: int) -> bool:
-    """Whether the lines of data[low:high] may lie inside one error's printout: blank lines and a
-    traceback's (its first line, indented lines, frames and the source line under each, pasted
-    without its indent), and at most BLOCK_GAP others. Two errors of one entry a page of a log
-    apart are two errors, even when their values complete each other (issue 30)."""
+    """Whether the lines of data[low:high] may lie inside one error's printout: a traceback's lines
+    (_in_traceback) and at most BLOCK_GAP others. Two errors of one entry a page of a log apart
+    are two errors, even when their values complete each other (issue 30)."""
     others, after_frame, pos = 0, False, low
     while pos < high:
         end = data.find(b"\n", pos, high)
         end = high if end < 0 else end
-        frame = data.startswith(FRAME_BYTES, pos)
-        if not (frame or after_frame or data[pos:pos + 1] in (b" ", b"\t") or data.startswith(NEXT_TRACEBACK_BYTES, pos)
-                or not data[pos:end].strip()):
+        line = data[pos:end]
+        frame = line.startswith(FRAME_BYTES)
+        if not (frame or after_frame or _in_traceback(line)):
             others += 1
             if others > BLOCK_GAP:
                 return False
         after_frame, pos = frame, end + 1
     return True
+
+
+def _in_traceback(line: bytes) -> bool:
+    """A line a traceback prints besides its frames (`File "..."` and the source line under each,
+    told by the caller): blank or indented lines, the chaining notes of Python and JAX
+    (TRACEBACK_NOTES, also behind IPython's exception name), separators (`-----`, `_ _ _`, `===`),
+    and IPython's frames (`path.py in f(x)`, `<ipython-input-3-..> in <module>`, `----> 4 code`)."""
+    stripped = line.strip()
+    if not stripped or line[:1] in (b" ", b"\t") or not stripped.strip(b"-_= "):
+        return True
+    if stripped.startswith(b"-") and stripped.lstrip(b"-").startswith(b">"):
+        return True
+    return b".py in " in line or b"> in " in line or any(note in line for note in TRACEBACK_NOTES_BYTES)
 
 
 def approximate(index: Index, tail: str, limit: int = 3) -> list[Match]:

@@ -83,3 +83,24 @@ def test_a_traceback_pasted_without_its_indent_is_still_one_error():
     frames = "".join(f'File "scripts/train_vqgan.py", line {200 + n}, in main\nstep_{n}()\n' for n in range(6))
     (res,) = answers(HANDLE + MEMORY + "Traceback (most recent call last):\n" + frames + FINAL)
     assert res["count"] == 1 and res["params"]["status"] == "CUDNN_STATUS_INTERNAL_ERROR"
+
+
+# JAX's note between the exception and the same one re-raised (jax/_src/traceback_util.py,
+# _jax_message_append, printed under JAX_TRACEBACK_FILTERING=off or by older releases)
+UNFILTERED = ("jax._src.traceback_util.UnfilteredStackTrace: " + FINAL
+              + "\nThe stack trace below excludes JAX-internal frames.\n"
+              "The preceding is the original exception that occurred, unmodified.\n\n--------------------\n\n"
+              "The above exception was the direct cause of the following exception:\n\n")
+# IPython's traceback of the same (its frames: a path line, numbered source lines, an arrow)
+IPYTHON = ("XlaRuntimeError                           Traceback (most recent call last)\n"
+           "<ipython-input-3-2c1a07641e48> in <module>\n      1 import jax\n----> 2 key = jax.random.PRNGKey(0)\n\n"
+           + "".join(f"/usr/local/lib/python3.10/dist-packages/jax/_src/random.py in f{n}(seed, impl)\n"
+                     f"    {n}59   impl = default_prng_impl()\n--> {n}60   key = prng.seed_with_impl(impl, seed)\n\n"
+                     for n in range(1, 4)))
+
+
+def test_jax_and_ipython_tracebacks_between_the_lines_keep_one_error():
+    (res,) = answers(HANDLE + MEMORY + TRACEBACK + UNFILTERED + TRACEBACK + FINAL)
+    assert res["count"] == 1 and res["params"]["status"] == "CUDNN_STATUS_INTERNAL_ERROR"
+    (res,) = answers(HANDLE + MEMORY + IPYTHON + FINAL)
+    assert res["count"] == 1 and res["params"]["status"] == "CUDNN_STATUS_INTERNAL_ERROR"

@@ -756,8 +756,13 @@ def test_one_error_over_several_lines_is_told_apart_alike(node, python_index):
              handle + "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    f()\n\n" + final,
              handle + prose + final]
     texts += [handle + "".join(prose.splitlines(True)[:n]) + final for n in (3, 4)]
+    from tests.explain import test_values_on_earlier_lines as earlier  # JAX's and IPython's printouts
+
+    tb = earlier.TRACEBACK
+    texts += [handle + tb + earlier.UNFILTERED + tb + final, handle + earlier.IPYTHON + final,
+              handle + earlier.IPYTHON + "".join(prose.splitlines(True)[:4]) + final]
     want = [_python_explain(python_index, text) for text in texts]
-    assert [len(w) for w in want] == [1, 1, 2, 1, 2]
+    assert [len(w) for w in want] == [1, 1, 2, 1, 2, 1, 1, 2]
     assert node({"cases": texts})["cases"] == want
 
 

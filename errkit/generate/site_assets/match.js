@@ -921,16 +921,15 @@
     return insideOneError(text, low < 0 || low >= match.offset ? match.offset : low + 1, match.offset);
   }
 
-  // match._inside_one_error: blank lines and a traceback's between low and high, at most BLOCK_GAP others
+  // match._inside_one_error: a traceback's lines between low and high, at most BLOCK_GAP others
   function insideOneError(text, low, high) {
     var others = 0, afterFrame = false, pos = low;
     while (pos < high) {
       var end = text.indexOf("\n", pos);
       end = end < 0 || end > high ? high : end;
-      var frame = text.startsWith(FORMAT.FRAME_MARK, pos);
-      var first = text.charAt(pos);
-      if (!(frame || afterFrame || first === " " || first === "\t" || text.startsWith(FORMAT.NEXT_TRACEBACK, pos) ||
-            /^[ \t\r\f\v]*$/.test(text.slice(pos, end)))) { // (bytes.strip: ASCII whitespace only)
+      var line = text.slice(pos, end);
+      var frame = line.startsWith(FORMAT.FRAME_MARK);
+      if (!(frame || afterFrame || inTraceback(line))) {
         others += 1;
         if (others > FORMAT.BLOCK_GAP) return false;
       }
@@ -938,6 +937,17 @@
       pos = end + 1;
     }
     return true;
+  }
+
+  // match._in_traceback: blank or indented, a chaining note, a separator, an IPython frame
+  // (bytes.strip: ASCII whitespace only)
+  function inTraceback(line) {
+    var stripped = line.replace(/^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$/g, "");
+    var first = line.charAt(0);
+    if (!stripped || first === " " || first === "\t" || !stripped.replace(/^[-_= ]+|[-_= ]+$/g, "")) return true;
+    if (stripped.charAt(0) === "-" && stripped.replace(/^-+/, "").charAt(0) === ">") return true;
+    if (line.indexOf(".py in ") >= 0 || line.indexOf("> in ") >= 0) return true;
+    return FORMAT.TRACEBACK_NOTES.some(function (note) { return line.indexOf(note) >= 0; });
   }
 
   // explain.explain_chunks for one text: distinct exact matches, most recent first (a note line or a
