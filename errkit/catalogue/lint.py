@@ -238,7 +238,7 @@ def reserved_name(name: str) -> str | None:
         return "a helper name"
     if name.startswith("_"):
         return "private (the generated module's helpers start with '_')"
-    if name in dir(builtins):
+    if name in vars(builtins):  # (dir() sorts a new list each call)
         return "a Python builtin"
     if name in MODULE_NAMES or name.endswith("Error"):
         return "a name of the generated module (its exception classes end in 'Error')"
