@@ -60,19 +60,23 @@ class Template:
         a prefilter can look for."""
         return self._runs(cut_equals=True)
 
+    @property
+    def pieces(self) -> tuple[str, ...]:
+        """The fixed text before, between and after the fields (one more than the fields; empty
+        ones kept: where the text starts or ends with a field), `expr=` prefixes included."""
+        return self._pieces(cut_equals=False)
+
     def _runs(self, cut_equals: bool) -> tuple[str, ...]:
-        out: list[str] = []
-        run = ""
+        return tuple(run for run in self._pieces(cut_equals) if run)
+
+    def _pieces(self, cut_equals: bool) -> tuple[str, ...]:
+        out = [""]
         for part in self.parts:
             if isinstance(part, str):
-                run += part
+                out[-1] += part
                 continue
-            run += part.printed_name if cut_equals and part.printed_name is not None else part.doc
-            if run:
-                out.append(run)
-            run = ""
-        if run:
-            out.append(run)
+            out[-1] += part.printed_name if cut_equals and part.printed_name is not None else part.doc
+            out.append("")
         return tuple(out)
 
     def render(self, value_of: Callable[[Field], Any]) -> str:

@@ -62,7 +62,7 @@ class Coverage:
         if not _fixed_words(site) or not texts:
             return None
         tpl = parse_template(site.template)
-        pieces = _fixed_pieces(tpl)
+        pieces = tpl.pieces
         every = self._every_rendering()
         if not all(piece in every for piece in pieces):
             return None  # a piece no wording's rendering holds: none reads (most sites of a package)
@@ -170,23 +170,10 @@ def load_index(path: str | None):
         raise UsageError(f"cannot read the matcher index {path or INDEX_FILE}: {err} (run `errkit generate`)") from None
 
 
-def _fixed_pieces(tpl) -> list[str]:
-    """The template's fixed text as the pieces between its fields' values: `a{x}b{y=}` -> ["a",
-    "by=", ""] (a self-documenting field prints its text before the value)."""
-    pieces = [""]
-    for part in tpl.parts:
-        if isinstance(part, str):
-            pieces[-1] += part
-        else:
-            pieces[-1] += part.doc
-            pieces.append("")
-    return pieces
-
-
-def _reads(pieces: list[str], text: str) -> bool:
-    """Whether `text` is the pieces in order with one or more characters of any kind between each
-    two (each field's value): the first piece starts it, the last ends it, and each piece between
-    is found leftmost (a later place only leaves less room for the rest)."""
+def _reads(pieces: tuple[str, ...], text: str) -> bool:
+    """Whether `text` is a template's pieces (Template.pieces) in order with one or more characters
+    of any kind between each two (each field's value): the first piece starts it, the last ends
+    it, and each piece between is found leftmost (a later place only leaves less room for the rest)."""
     if len(pieces) == 1:
         return text == pieces[0]
     first, *middle, last = pieces

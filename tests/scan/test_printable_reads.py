@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from errkit.core import template
-from errkit.scan.coverage import _fixed_pieces, _reads
+from errkit.scan.coverage import _reads
 
 ALPHABET = "ab =\n"
 LITERAL = st.text(ALPHABET, max_size=4)
@@ -32,7 +32,7 @@ def templates(draw):
 @settings(max_examples=3000, deadline=None)
 @given(templates(), st.text(ALPHABET, max_size=14))
 def test_reads_answers_as_the_regex_does(tpl, text):
-    assert _reads(_fixed_pieces(tpl), text) == bool(_regex(tpl).fullmatch(text))
+    assert _reads(tpl.pieces, text) == bool(_regex(tpl).fullmatch(text))
 
 
 @settings(max_examples=500, deadline=None)
@@ -40,4 +40,4 @@ def test_reads_answers_as_the_regex_does(tpl, text):
 def test_a_rendering_of_the_template_is_read(tpl, values):
     """Texts the template does print (each field given a value): the interesting `True` cases."""
     text = tpl.render(lambda f: values[int(f.name[1:]) % 4])
-    assert _reads(_fixed_pieces(tpl), text) == bool(_regex(tpl).fullmatch(text)) is True
+    assert _reads(tpl.pieces, text) == bool(_regex(tpl).fullmatch(text)) is True
