@@ -766,6 +766,19 @@ def test_one_error_over_several_lines_is_told_apart_alike(node, python_index):
     assert node({"cases": texts})["cases"] == want
 
 
+def test_values_of_another_log_record_are_left_alike(node, python_index):
+    """match.js's recordEnd against records.record_end: a dump's own lines and the records of the
+    same place are read, a record of another logger, level or file is not (every case of
+    tests/explain/test_values_of_other_records.py)."""
+    from tests.explain import test_values_of_other_records as records
+
+    texts = [text for text, _, _ in (case.values for case in records.CASES)]
+    texts.append(records.MOSAIC + records.PROSE * 3 + records.MOSAIC + records.MLIR)
+    want = [_python_explain(python_index, text) for text in texts]
+    assert sum(1 for answers in want for res in answers if res["params"].get("operation")) == 3  # read where they are
+    assert node({"cases": texts})["cases"] == want
+
+
 def test_javascript_says_a_wordings_life_like_python(node):
     """match.js's life() against errkit/core/lifespan.life: every range of the catalogue and the
     odd ones it has none of yet (exclusive bounds, <=, !=, several lower and upper bounds)."""

@@ -164,7 +164,41 @@
 
   // match.Index.read_on: the params of the entry's `reads` from the lines after the message, and
   // the kernel they name when the wording is raised by several
-  Index.prototype.readOn = function (match, text, start) {
+  // records.shape: each run of digits written as one 0 (a timestamp's shape)
+  function shape(text) {
+    return text.replace(/[0-9]+/g, "0");
+  }
+
+  var RECORD_SLACK = 32; // records.SLACK
+  var recordFinders = {};
+
+  // records.record_end: the start of the first line in text[lineEnd:high] that begins a log record
+  // like the one at `start` (its message at `messageAt`) from another place, else `high`
+  function recordEnd(text, start, lineEnd, messageAt, high) {
+    var before = shape(text.slice(start, messageAt));
+    var head = before.slice(0, FORMAT.RECORD_HEAD);
+    if (head.length < FORMAT.RECORD_HEAD || head.indexOf("0") < 0 || !/^[\x00-\x7f]*$/.test(head)) return high;
+    var finder = recordFinders[head];
+    if (!finder) {
+      finder = recordFinders[head] = new RegExp("\n" + head.split("").map(function (c) {
+        return c === "0" ? "[0-9]+" : escapeRegex(c);
+      }).join(""), "gu");
+    }
+    var window = text.slice(0, high); // searched as Python's search(data, pos, high) is
+    var pos = lineEnd, reach = messageAt - start + RECORD_SLACK;
+    while (pos < high) {
+      finder.lastIndex = pos;
+      var found = finder.exec(window);
+      if (!found) return high;
+      var begin = found.index + 1;
+      if (shape(text.slice(begin, begin + reach)).indexOf(before) !== 0) return begin;
+      pos = window.indexOf("\n", begin);
+      if (pos < 0) return high;
+    }
+    return high;
+  }
+
+  Index.prototype.readOn = function (match, text, start, messageAt) {
     var entry = this.entries[match.code];
     var reads = (entry && entry.reads) || [];
     var kernels = this.data.kernels || {};
@@ -177,6 +211,7 @@
     if (firstLineEnd >= 0 && firstLineEnd < end) {
       var cut = text.indexOf(FORMAT.NEXT_TRACEBACK, firstLineEnd);
       if (cut >= 0 && cut + FORMAT.NEXT_TRACEBACK.length <= end) end = cut;
+      if (messageAt !== null && messageAt !== undefined) end = recordEnd(text, start, firstLineEnd, messageAt, end);
     }
     var window = text.slice(start, end);
     var has = function (o, p) { return Object.prototype.hasOwnProperty.call(o, p); };
@@ -493,6 +528,13 @@
     return this.candidates(text).length > 0 || this.header.test(text) || text.indexOf("/errors/") >= 0;
   };
 
+  // match._message_at: where the text a match found in `line` begins in `text` (null: not known)
+  function messageAt(text, start, line, match, origin) {
+    if (match.span === null || match.span === undefined) return null;
+    var before = line.slice(0, origin ? origin[match.span[0]] : match.span[0]);
+    return text.startsWith(before, start) ? start + before.length : null;
+  }
+
   // match.Index._examine: one line read as pasted, normalised first, reported on the original text
   Index.prototype.examine = function (text, start, line, lineNo, traceback) {
     var normalised = normaliseLine(line);
@@ -504,7 +546,7 @@
     if (match !== null && (match.wording.kernels || []).length > 1) {
       match.kernel = shownKernel(match.wording.kernels, this.data.kernels || {}, text.slice(Math.max(0, start - FORMAT.TIE_CONTEXT), start) + norm);
     }
-    if (match !== null) this.readOn(match, text, start);
+    if (match !== null) this.readOn(match, text, start, messageAt(text, start, line, match, origin));
     if (match !== null && this.readsContext(match.code)) this.readContext(match, text, start);
     if (match !== null && match.span !== null && origin !== null) match.text = line.slice(origin[match.span[0]], origin[match.span[1]]);
     return match;

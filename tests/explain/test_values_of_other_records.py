@@ -1,0 +1,89 @@
+"""The lines read after a message for its entry's `reads` stop at the next log record from another
+place (errkit/explain/records.py): in a busy log the next record is prose or another error, and
+its values are not this error's (a Mosaic header followed by an INFO line quoting `= "code"(`
+was answered with operation=code, operand_type=typ). Records of the same place (cuDNN's handle
+error, then its `Memory usage` line from cuda_dnn.cc) are still read, and so are a dump's own
+lines, which start no record."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from errkit.explain import command
+from errkit.explain.match import Index
+from errkit.explain.records import record_end, shape
+
+MOSAIC = ("2026-11-29 10:00:05,300 ERROR trainer: jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Mosaic failed to "
+          "compile TPU kernel: unsupported shape cast\n")
+MLIR = 'The MLIR operation involved:\n  %5 = "vector.shape_cast"(%4) : (vector<8x128xf32>) -> vector<1024xf32>\n'
+PROSE = '2026-11-29 10:00:05,301 INFO trainer: Build it as cls = "code"(args) : (typ, more) from the cache.\n'
+# https://github.com/jax-ml/jax/issues/22626: two records of cuda_dnn.cc, at level E
+HANDLE = ("2024-07-19 15:49:01.341533: E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:439] Could not create "
+          "cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n")
+USAGE = ("2024-07-19 15:49:01.341571: E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:443] Memory usage: "
+         "2624061440 bytes free, 12524191744 bytes total.\n")
+DUMP_VALUES = {"operation": "vector.shape_cast", "operand_type": "vector<8x128xf32>"}
+USAGE_VALUES = {"free_bytes": 2624061440, "total_bytes": 12524191744}
+
+
+@pytest.fixture(scope="module")
+def index():
+    return Index.load()
+
+
+def params(index, text: str) -> dict:
+    out = io.StringIO()
+    command.run([text], as_json=True, show_all=True, out=out, err=io.StringIO(), index=index)
+    (res,) = [json.loads(line) for line in out.getvalue().splitlines()]
+    return res["code"], res["params"]
+
+
+CASES = [
+    pytest.param(MOSAIC + MLIR, "RA807", DUMP_VALUES, id="dump"),
+    pytest.param(MOSAIC + PROSE, "RA807", {}, id="another-level"),
+    pytest.param(MOSAIC + MLIR + PROSE, "RA807", DUMP_VALUES, id="dump-then-another-record"),
+    pytest.param(MOSAIC + PROSE + MLIR, "RA807", {}, id="dump-after-another-record"),
+    pytest.param(HANDLE + USAGE, "RA827", {"status": "CUDNN_STATUS_INTERNAL_ERROR", **USAGE_VALUES}, id="same-place"),
+    pytest.param(HANDLE + USAGE.replace(": E ", ": W "), "RA827", {"status": "CUDNN_STATUS_INTERNAL_ERROR"},
+                 id="same-file-another-level"),
+    pytest.param(HANDLE + USAGE.replace("stream_executor/cuda/cuda_dnn.cc:443", "service/gpu/autotuner.cc:61"), "RA827",
+                 {"status": "CUDNN_STATUS_INTERNAL_ERROR"}, id="another-file"),
+    pytest.param(HANDLE.replace(":439]", ":99]") + USAGE.replace(":443]", ":1043]"), "RA827",
+                 {"status": "CUDNN_STATUS_INTERNAL_ERROR", **USAGE_VALUES}, id="line-numbers-of-more-digits"),
+    pytest.param(HANDLE[HANDLE.index("Could"):] + USAGE, "RA827", {"status": "CUDNN_STATUS_INTERNAL_ERROR", **USAGE_VALUES},
+                 id="no-record-of-its-own"),
+]
+
+
+@pytest.mark.parametrize("text, code, want", CASES)
+def test_values_are_read_from_this_errors_lines_only(index, text, code, want):
+    assert params(index, text) == (code, want)
+
+
+def test_each_error_of_a_busy_log_keeps_its_own_values(index):
+    """The same Mosaic header twice, the second with its dump, prose between: each answer's values
+    are its own (the first had the second's before)."""
+    log = MOSAIC + "".join(PROSE.replace("code", f"name{n}") for n in range(3)) + MOSAIC + MLIR
+    out = io.StringIO()
+    command.run([log], as_json=True, show_all=True, out=out, err=io.StringIO(), index=index)
+    answers = sorted((json.loads(line) for line in out.getvalue().splitlines()), key=lambda res: res["line"])
+    assert [(res["line"], res["params"]) for res in answers] == [(1, {}), (5, DUMP_VALUES)]
+
+
+def test_shape_writes_each_run_of_digits_as_one():
+    assert shape(b"2024-07-19 15:49:01.341533: E cuda_dnn.cc:439] ") == b"0-0-0 0:0:0.0: E cuda_dnn.cc:0] "
+    assert shape(b"E0719 x") == b"E0 x" and shape(b"no digits") == b"no digits"
+
+
+@pytest.mark.parametrize("first", [
+    "ValueError: Mosaic failed\n",  # no record: its start holds no digit
+    '{"time": "2026-11-29 10:00:05", "msg": "Mosaic failed"}\n',  # a JSON line: the same
+    "2026 Mosaic failed\n",  # fewer than RECORD_HEAD characters before the message
+])
+def test_a_line_that_starts_no_record_stops_nothing(first):
+    data = (first + PROSE).encode()
+    at = data.index(b"Mosaic")
+    assert record_end(data, 0, data.index(b"\n"), at, len(data)) == len(data)
