@@ -315,7 +315,8 @@ ENTRY = Record(
         Field("params", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="param"), description="Typed values in the message."),
         Field("reads", ListOf(item=Str(max_length=500, min_length=3)),
               description="Templates of lines that follow the message (a compiler's MLIR or allocation dump): explain reads "
-                          "the params they hold from the first line each one matches, after the message, before the next traceback."),
+                          "the params they hold from the first line each one matches, after the message, before the next traceback "
+                          "or the next log record from another logger, level or source line."),
         Field("check", Str(max_length=2000), description="Invariant that must hold; the error is raised when it is false."),
         Field("explain_only", Bool(), description="Upstream-only condition: recognised by explain, no validator is generated."),
         Field("traced", Enum(values=("checkify",)),
