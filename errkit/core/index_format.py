@@ -53,10 +53,6 @@ READ_WINDOW = 16_384  # bytes from a match's line where the lines after it may h
 FRAME_REACH = 4000  # bytes above an exception line searched for its traceback's last frame
 TRACEBACK_LINES = 200  # lines after a traceback's frames searched for the exception line ending it
 BLOCK_GAP = 3  # lines other than a traceback's that may come between two lines of one error printed over several
-# a line's first characters, each run of digits as one (a timestamp's shape), that tell where a log
-# record starts: the lines read after a match stop at a record like its own that does not repeat the
-# text before its message (another logger, level or place: another record's values are not its own)
-RECORD_HEAD = 6
 # What a traceback's chaining prints between an exception and the next (Python's, JAX's notes)
 TRACEBACK_NOTES = ("Traceback (most recent call last)", "The above exception was the direct cause of the following exception",
                    "During handling of the above exception", "The stack trace below excludes JAX-internal frames",
@@ -117,7 +113,7 @@ def at_line_end(source: str) -> str:
 
 # -- what the browser's matcher is given (errkit generate writes them into match.js) ------------------
 JS_CONSTANTS = ("VERSION", "MAX_LINE", "PASTE_SIZE", "TAIL", "SHORTLIST", "POSTINGS_BUDGET", "APPROXIMATE_MAX", "QUOTE_WORDS", "QUOTE_COVERAGE",
-                "TIE_CONTEXT", "READ_WINDOW", "FRAME_REACH", "TRACEBACK_LINES", "BLOCK_GAP", "RECORD_HEAD", "TRACEBACK_NOTES", "MARKERS", "FRAME_MARK",
+                "TIE_CONTEXT", "READ_WINDOW", "FRAME_REACH", "TRACEBACK_LINES", "BLOCK_GAP", "TRACEBACK_NOTES", "MARKERS", "FRAME_MARK",
                 "NEXT_TRACEBACK", "PYTORCH_MARKS", "JAX_MARKS", "TRITON_MARKS", "FUSION_MARKS", "PALLAS_MARKS")
 JS_PATTERNS = ("SPACE", "LINE_END", "WORD", "QUOTED", "ANSI", "HEADER", "FRAME", "NOTE", "DOCS_LINK", "LOOKUP_MARKS",
                "RELEASE_SEEN")

@@ -322,13 +322,13 @@ class Index:
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
         return _captured(self.wordings[i]["captures"], m, numbers)
 
-    def read_on(self, match: Match, data: bytes, start: int, ahead=None, message_at: int | None = None) -> None:
+    def read_on(self, match: Match, data: bytes, start: int, ahead=None, prefix_end: int | None = None) -> None:
         """What the lines after a match's message add (a compiler's dump under its header): the
         params of its entry's `reads` it does not have yet, each from the first line that holds it,
         and the kernel they name (a pallas_call's name, `%splash_mha_fwd`) when its wording is
         raised by several. Read from the match's line to the next traceback, READ_WINDOW at most,
-        and, where `message_at` tells where its message begins in `data`, to the next log record
-        from another place (errkit/explain/records.py). `ahead`: an errkit/explain/ahead.py Ahead
+        and, where `prefix_end` tells where its line's log prefix ends in `data`, to the next log
+        record from another place (errkit/explain/records.py). `ahead`: an errkit/explain/ahead.py Ahead
         of `data` (the scan's: windows overlap)."""
         raised_by = match.wording.get("kernels") or ()
         reads = self._reads.get(match.code, False)
@@ -350,8 +350,8 @@ class Index:
         if first_line_end >= 0:
             cut = ahead.find(NEXT_TRACEBACK_BYTES, first_line_end, end)
             end = end if cut < 0 else cut
-            if message_at is not None:
-                end = record_end(data, start, first_line_end, message_at, end)
+            if prefix_end is not None:
+                end = record_end(data, start, first_line_end, prefix_end, end)
         window = data[start:end].decode("utf-8", "replace") if reads else ""  # (kernel names are found in the bytes)
         extra = {}
         for k, read in enumerate(reads or ()):
@@ -698,7 +698,7 @@ class Index:
             match.kernel = _shown_kernel(match.wording["kernels"], self.data.get("kernels") or {},
                                          data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
         if match is not None:
-            self.read_on(match, data, start, ahead, _message_at(data, start, line, match, origin))
+            self.read_on(match, data, start, ahead, _prefix_end(data, start, line, text, match, origin))
             if self.reads_context(match.code):
                 self.read_context(match, data, start)
         if match is not None and match.span is not None and origin is not None:
@@ -751,12 +751,18 @@ class Index:
         return self.match_location(last.group("path"), last.group("func"), line_no, header.group(EXC), message)
 
 
-def _message_at(data: bytes, start: int, line: str, match: Match, origin) -> int | None:
-    """Where the text `match` found in `line` (the line at `start`, normalised by `origin`) begins
-    in `data`; None when that is not known (no span, or the line was not read whole from there)."""
+def _prefix_end(data: bytes, start: int, line: str, text: str, match: Match, origin) -> int | None:
+    """Where the log record's prefix of `line` (the line at `start`, `text` once normalised by
+    `origin`) ends in `data`: before the exception named ahead of the text `match` found, else
+    before that text (errkit/explain/records.py); None when that is not known (no span, or the
+    line was not read whole from there)."""
     if match.span is None:
         return None
-    before = line[:original_span(origin, *match.span)[0]].encode("utf-8")
+    cut = match.span[0]
+    header = header_of(text) if "Error" in text or "Exception" in text else None
+    if header is not None and header.start(EXC) < cut:
+        cut = header.start(EXC)
+    before = line[:original_span(origin, cut, cut)[0]].encode("utf-8")
     return start + len(before) if data.startswith(before, start) else None
 
 

@@ -1,21 +1,27 @@
-"""Where the lines after a match stop being its error's: at the next log record of another kind.
+"""Where the lines after a match stop being its error's: at the next log record from another place.
 
-A compiler's dump under an error's header has lines of its own (no log prefix), and one error may
-be logged as several records of one place (cuDNN's `Could not create cudnn handle` then `Memory
-usage: ...`, both from cuda_dnn.cc at level E). A busy log's next record from elsewhere (another
-logger or level: prose, another error) holds values that are not this error's: the lines read for
-an entry's `reads` stop there. A record's start is told by its first RECORD_HEAD characters, each
-run of digits written as one (a timestamp's shape); its place by the text before the message,
-digits aside. A line whose own start holds no digit there (a paste, a JSON log) stops nothing.
-The paste page's port is match.js recordEnd.
+A compiler's dump under an error's header has lines of its own, and one error may be logged as
+several records of one place (cuDNN's `Could not create cudnn handle` then `Memory usage: ...`,
+both from cuda_dnn.cc at level E). A busy log's next record from elsewhere (another logger or
+level: prose, another error) holds values that are not this error's: the lines read for an entry's
+`reads` stop there.
+
+A record's prefix is the text of its line before the exception's name (or before the message when
+none is named), each run of digits written as one 0 (`shape`); its stamp is the prefix's first
+whitespace-separated words that hold a digit (its time, thread, source line). A later line that
+starts with the same stamp begins a record; it is one of the same place when it starts with the
+whole prefix, else the lines read stop before it. A line without such a stamp (a paste, a JSON
+log) stops nothing, and neither does a line stamped by something outside the program only (each
+line of `kubectl logs --timestamps`: the stamp is that timestamp, and the error's own lines repeat
+the prefix). The paste page's port is match.js recordEnd.
 """
 
-from errkit.core.index_format import RECORD_HEAD
 from errkit.core.regex import engine, escape
 
-SLACK = 32  # bytes a record's longer numbers may add to the text before its message
+SLACK = 32  # bytes a record's longer numbers may add to its prefix
 _DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
 _FINDERS: dict[bytes, object] = {}
+_STAMP: list = []
 
 
 def shape(text: bytes) -> bytes:
@@ -26,24 +32,31 @@ def shape(text: bytes) -> bytes:
     return out
 
 
-def record_end(data: bytes, start: int, line_end: int, message_at: int, high: int) -> int:
+def stamp(prefix: bytes) -> bytes:
+    """The first words of a prefix's shape that hold a digit, each with the spaces after it."""
+    if not _STAMP:
+        _STAMP.append(engine().compile(rb"(?:[^ \t]*0[^ \t]*[ \t]+)*"))
+    return _STAMP[0].match(prefix).group()
+
+
+def record_end(data: bytes, start: int, line_end: int, prefix_end: int, high: int) -> int:
     """The start of the first line in data[line_end:high] that begins a log record like the one at
-    `start` (its message at `message_at`) from another place, else `high`."""
-    before = shape(data[start:message_at])
-    head = before[:RECORD_HEAD]
-    if len(head) < RECORD_HEAD or b"0" not in head or not head.isascii():
+    `start` (its prefix ending at `prefix_end`) from another place, else `high`."""
+    prefix = shape(data[start:prefix_end])
+    stamped = stamp(prefix)
+    if not stamped or not stamped.isascii():
         return high
-    finder = _FINDERS.get(head)
+    finder = _FINDERS.get(stamped)
     if finder is None:
-        finder = _FINDERS[head] = engine().compile(
-            ("\n" + "".join("[0-9]+" if c == "0" else escape(c) for c in head.decode("ascii"))).encode("ascii"))
-    pos, reach = line_end, message_at - start + SLACK
+        finder = _FINDERS[stamped] = engine().compile(
+            ("\n" + "".join("[0-9]+" if c == "0" else escape(c) for c in stamped.decode("ascii"))).encode("ascii"))
+    pos, reach = line_end, prefix_end - start + SLACK
     while pos < high:
         found = finder.search(data, pos, high)
         if found is None:
             return high
         begin = found.start() + 1
-        if not shape(data[begin:begin + reach]).startswith(before):
+        if not shape(data[begin:begin + reach]).startswith(prefix):
             return begin
         pos = data.find(b"\n", begin, high)
         if pos < 0:

@@ -14,7 +14,7 @@ import pytest
 
 from errkit.explain import command
 from errkit.explain.match import Index
-from errkit.explain.records import record_end, shape
+from errkit.explain.records import record_end, shape, stamp
 
 MOSAIC = ("2026-11-29 10:00:05,300 ERROR trainer: jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Mosaic failed to "
           "compile TPU kernel: unsupported shape cast\n")
@@ -25,6 +25,10 @@ HANDLE = ("2024-07-19 15:49:01.341533: E external/xla/xla/stream_executor/cuda/c
           "cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n")
 USAGE = ("2024-07-19 15:49:01.341571: E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:443] Memory usage: "
          "2624061440 bytes free, 12524191744 bytes total.\n")
+def _kubectl(text: str) -> str:
+    return "".join(f"2026-11-29T10:00:05.{n:09d}Z {line}" for n, line in enumerate(text.splitlines(True)))
+
+
 DUMP_VALUES = {"operation": "vector.shape_cast", "operand_type": "vector<8x128xf32>"}
 USAGE_VALUES = {"free_bytes": 2624061440, "total_bytes": 12524191744}
 
@@ -55,6 +59,10 @@ CASES = [
                  {"status": "CUDNN_STATUS_INTERNAL_ERROR", **USAGE_VALUES}, id="line-numbers-of-more-digits"),
     pytest.param(HANDLE[HANDLE.index("Could"):] + USAGE, "RA827", {"status": "CUDNN_STATUS_INTERNAL_ERROR", **USAGE_VALUES},
                  id="no-record-of-its-own"),
+    # `kubectl logs --timestamps`: every line stamped, the error's own lines too
+    pytest.param(_kubectl(MOSAIC[MOSAIC.index("jaxlib"):] + MLIR), "RA807", DUMP_VALUES, id="kubectl-stderr"),
+    pytest.param(_kubectl(MOSAIC + MLIR + PROSE), "RA807", DUMP_VALUES, id="kubectl-logging"),
+    pytest.param(_kubectl(MOSAIC + PROSE + MLIR), "RA807", {}, id="kubectl-logging-another-record"),
 ]
 
 
@@ -78,10 +86,21 @@ def test_shape_writes_each_run_of_digits_as_one():
     assert shape(b"E0719 x") == b"E0 x" and shape(b"no digits") == b"no digits"
 
 
+@pytest.mark.parametrize("prefix, stamped", [
+    (b"0-0-0 0:0:0,0 ERROR trainer: ", b"0-0-0 0:0:0,0 "),
+    (b"0-0-0 0:0:0.0: E external/cuda_dnn.cc:0] ", b"0-0-0 0:0:0.0: "),
+    (b"E0 0:0:0.0 0 cuda_dnn.cc:0] ", b"E0 0:0:0.0 0 cuda_dnn.cc:0] "),
+    (b"0-0-0T0:0:0.0Z 0-0-0 0:0:0,0 ERROR trainer: ", b"0-0-0T0:0:0.0Z 0-0-0 0:0:0,0 "),
+    (b"ERROR 0-0-0 ", b""),
+])
+def test_a_records_stamp_is_its_first_words_holding_a_digit(prefix, stamped):
+    assert stamp(prefix) == stamped
+
+
 @pytest.mark.parametrize("first", [
-    "ValueError: Mosaic failed\n",  # no record: its start holds no digit
+    "ValueError: Mosaic failed\n",  # no stamp: its first word holds no digit
     '{"time": "2026-11-29 10:00:05", "msg": "Mosaic failed"}\n',  # a JSON line: the same
-    "2026 Mosaic failed\n",  # fewer than RECORD_HEAD characters before the message
+    "2026 Mosaic failed\n",  # a stamp no later line has
 ])
 def test_a_line_that_starts_no_record_stops_nothing(first):
     data = (first + PROSE).encode()

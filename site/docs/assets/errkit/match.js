@@ -41,7 +41,6 @@
     FRAME_REACH: 4000,
     TRACEBACK_LINES: 200,
     BLOCK_GAP: 3,
-    RECORD_HEAD: 6,
     TRACEBACK_NOTES: ["Traceback (most recent call last)", "The above exception was the direct cause of the following exception", "During handling of the above exception", "The stack trace below excludes JAX-internal frames", "The preceding is the original exception that occurred", "The preceding stack trace is the source of the JAX operation", "For simplicity, JAX has removed its internal frames"],
     MARKERS: ["Error", "Exception"],
     FRAME_MARK: "File \"",
@@ -213,32 +212,32 @@
   var recordFinders = {};
 
   // records.record_end: the start of the first line in text[lineEnd:high] that begins a log record
-  // like the one at `start` (its message at `messageAt`) from another place, else `high`
-  function recordEnd(text, start, lineEnd, messageAt, high) {
-    var before = shape(text.slice(start, messageAt));
-    var head = before.slice(0, FORMAT.RECORD_HEAD);
-    if (head.length < FORMAT.RECORD_HEAD || head.indexOf("0") < 0 || !/^[\x00-\x7f]*$/.test(head)) return high;
-    var finder = recordFinders[head];
+  // like the one at `start` (its prefix ending at `prefixEnd`) from another place, else `high`
+  function recordEnd(text, start, lineEnd, prefixEnd, high) {
+    var prefix = shape(text.slice(start, prefixEnd));
+    var stamped = /^(?:[^ \t]*0[^ \t]*[ \t]+)*/.exec(prefix)[0]; // records.stamp
+    if (!stamped || !/^[\x00-\x7f]*$/.test(stamped)) return high;
+    var finder = recordFinders[stamped];
     if (!finder) {
-      finder = recordFinders[head] = new RegExp("\n" + head.split("").map(function (c) {
+      finder = recordFinders[stamped] = new RegExp("\n" + stamped.split("").map(function (c) {
         return c === "0" ? "[0-9]+" : escapeRegex(c);
       }).join(""), "gu");
     }
     var window = text.slice(0, high); // searched as Python's search(data, pos, high) is
-    var pos = lineEnd, reach = messageAt - start + RECORD_SLACK;
+    var pos = lineEnd, reach = prefixEnd - start + RECORD_SLACK;
     while (pos < high) {
       finder.lastIndex = pos;
       var found = finder.exec(window);
       if (!found) return high;
       var begin = found.index + 1;
-      if (shape(text.slice(begin, begin + reach)).indexOf(before) !== 0) return begin;
+      if (shape(text.slice(begin, begin + reach)).indexOf(prefix) !== 0) return begin;
       pos = window.indexOf("\n", begin);
       if (pos < 0) return high;
     }
     return high;
   }
 
-  Index.prototype.readOn = function (match, text, start, messageAt) {
+  Index.prototype.readOn = function (match, text, start, prefixEnd) {
     var entry = this.entries[match.code];
     var reads = (entry && entry.reads) || [];
     var kernels = this.data.kernels || {};
@@ -251,7 +250,7 @@
     if (firstLineEnd >= 0 && firstLineEnd < end) {
       var cut = text.indexOf(FORMAT.NEXT_TRACEBACK, firstLineEnd);
       if (cut >= 0 && cut + FORMAT.NEXT_TRACEBACK.length <= end) end = cut;
-      if (messageAt !== null && messageAt !== undefined) end = recordEnd(text, start, firstLineEnd, messageAt, end);
+      if (prefixEnd !== null && prefixEnd !== undefined) end = recordEnd(text, start, firstLineEnd, prefixEnd, end);
     }
     var window = text.slice(start, end);
     var has = function (o, p) { return Object.prototype.hasOwnProperty.call(o, p); };
@@ -568,12 +567,16 @@
     return this.candidates(text).length > 0 || this.header.test(text) || text.indexOf("/errors/") >= 0;
   };
 
-  // match._message_at: where the text a match found in `line` begins in `text` (null: not known)
-  function messageAt(text, start, line, match, origin) {
+  // match._prefix_end: where the log record's prefix of `line` ends in `text`: before the exception
+  // named ahead of the match's text, else before that text (null: not known)
+  Index.prototype.prefixEnd = function (text, start, line, norm, match, origin) {
     if (match.span === null || match.span === undefined) return null;
-    var before = line.slice(0, origin ? origin[match.span[0]] : match.span[0]);
+    var cut = match.span[0];
+    var header = norm.indexOf("Error") >= 0 || norm.indexOf("Exception") >= 0 ? this.header.exec(norm) : null;
+    if (header && header.indices.groups.exc[0] < cut) cut = header.indices.groups.exc[0];
+    var before = line.slice(0, origin ? origin[cut] : cut);
     return text.startsWith(before, start) ? start + before.length : null;
-  }
+  };
 
   // match.Index._examine: one line read as pasted, normalised first, reported on the original text
   Index.prototype.examine = function (text, start, line, lineNo, traceback) {
@@ -586,7 +589,7 @@
     if (match !== null && (match.wording.kernels || []).length > 1) {
       match.kernel = shownKernel(match.wording.kernels, this.data.kernels || {}, text.slice(Math.max(0, start - FORMAT.TIE_CONTEXT), start) + norm);
     }
-    if (match !== null) this.readOn(match, text, start, messageAt(text, start, line, match, origin));
+    if (match !== null) this.readOn(match, text, start, this.prefixEnd(text, start, line, norm, match, origin));
     if (match !== null && this.readsContext(match.code)) this.readContext(match, text, start);
     if (match !== null && match.span !== null && origin !== null) match.text = line.slice(origin[match.span[0]], origin[match.span[1]]);
     return match;
