@@ -322,14 +322,14 @@ class Index:
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
         return _captured(self.wordings[i]["captures"], m, numbers)
 
-    def read_on(self, match: Match, data: bytes, start: int, ahead=None, prefix_end: int | None = None) -> None:
+    def read_on(self, match: Match, data: bytes, start: int, ahead=None, prefix_end=None) -> None:
         """What the lines after a match's message add (a compiler's dump under its header): the
         params of its entry's `reads` it does not have yet, each from the first line that holds it,
         and the kernel they name (a pallas_call's name, `%splash_mha_fwd`) when its wording is
         raised by several. Read from the match's line to the next traceback, READ_WINDOW at most,
-        and, where `prefix_end` tells where its line's log prefix ends in `data`, to the next log
-        record from another place (errkit/explain/records.py). `ahead`: an errkit/explain/ahead.py Ahead
-        of `data` (the scan's: windows overlap)."""
+        and, where `prefix_end()` tells where its line's log prefix ends in `data` (asked only when
+        something is read), to the next log record from another place (errkit/explain/records.py).
+        `ahead`: an errkit/explain/ahead.py Ahead of `data` (the scan's: windows overlap)."""
         raised_by = match.wording.get("kernels") or ()
         reads = self._reads.get(match.code, False)
         if reads is False:
@@ -350,8 +350,9 @@ class Index:
         if first_line_end >= 0:
             cut = ahead.find(NEXT_TRACEBACK_BYTES, first_line_end, end)
             end = end if cut < 0 else cut
-            if prefix_end is not None:
-                end = record_end(data, start, first_line_end, prefix_end, end)
+            prefix = None if prefix_end is None else prefix_end()
+            if prefix is not None:
+                end = record_end(data, start, first_line_end, prefix, end)
         window = data[start:end].decode("utf-8", "replace") if reads else ""  # (kernel names are found in the bytes)
         extra = {}
         for k, read in enumerate(reads or ()):
@@ -698,7 +699,7 @@ class Index:
             match.kernel = _shown_kernel(match.wording["kernels"], self.data.get("kernels") or {},
                                          data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
         if match is not None:
-            self.read_on(match, data, start, ahead, _prefix_end(data, start, line, text, match, origin))
+            self.read_on(match, data, start, ahead, lambda: _prefix_end(data, start, line, text, match, origin))
             if self.reads_context(match.code):
                 self.read_context(match, data, start)
         if match is not None and match.span is not None and origin is not None:
