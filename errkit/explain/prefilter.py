@@ -6,11 +6,13 @@ Two engines give the same answers (tests/explain/test_prefilter_engines.py):
 - `re2`: the locator regex searched from each position (one call per line read);
 - `hyperscan` (installed with errkit on Linux x86-64, elsewhere by the `fast` extra: pip install
   'errkit[fast]'): every alternative of the locator scanned over the whole block in one call, the
-  start of each match kept (leftmost start, HS_FLAG_SOM_LEFTMOST), the next one found by bisection. The block is scanned with the
-  alternatives single-spaced (one whitespace character for each run) and the pairs of
-  whitespace characters, the alternatives themselves only around the pairs (Scanned): 85 ms
-  instead of 150 ms on a 1M-line English log. Its database takes 0.2-0.6 s to compile,
-  so it is compiled once per set of patterns and kept in explain's cache folder (serialised).
+  start of each match kept (leftmost start, HS_FLAG_SOM_LEFTMOST), the next one found by
+  bisection. The block is scanned with the alternatives single-spaced (one whitespace character
+  for each run) and, for each run, the piece before it followed by two whitespace characters; the
+  alternatives themselves only around the runs found that way (Scanned): about 100 ms on a 1M-line
+  English log and on one with tracebacks, against 150-200 ms for the alternatives themselves.
+  Its database takes 0.2-0.6 s to compile, so it is compiled once per set of patterns and kept
+  in explain's cache folder (serialised).
 
 ERRKIT_PREFILTER=re2|hyperscan chooses; by default hyperscan where it is installed and compiles,
 else re2. Measured on a 1M-line English log: benchmarks/bench_triage.py, site/docs/contributing/benchmarks.md.
@@ -25,7 +27,7 @@ from bisect import bisect_left
 
 ENV = "ERRKIT_PREFILTER"
 ENGINES = ("re2", "hyperscan")
-FORMAT = "2"  # of the cached databases: 2 has the single-spaced alternatives and the pairs (Scanned)
+FORMAT = "3"  # of the cached databases: 3 has the single-spaced alternatives and the run patterns (Scanned)
 
 
 class Searched:
@@ -51,15 +53,18 @@ class Scanned:
 
     With `split` (what `scanned` builds): `database` holds each alternative with one whitespace
     character in place of each run of SPACE (a 2-3x faster scan: no repeat to follow), and, with
-    ids from `split` on, the PAIRS of whitespace characters. A match of the alternatives with a
-    run of two or more whitespace characters holds a pair; before its first such run and between
-    two of them it has single separators only, at most `reach` bytes. So the pairs found are
-    gathered in clusters (pairs under `reach` apart), and the alternatives themselves (`exact()`,
+    ids from `split` on, the run patterns (`run_patterns`): each piece of an alternative that a
+    run follows, then a pair of whitespace characters (for a catalogue with more than
+    MAX_RUN_PATTERNS of them, the PAIRS alone). A match of the alternatives with a run of two or
+    more whitespace characters holds one of those where each such run begins; before its
+    first such run, between two of them and after its last it has single separators only, at
+    most `reach` bytes. So each run found is followed to its end (`_run_end`), the runs are
+    gathered in clusters (under `reach` apart), and the alternatives themselves (`exact()`,
     compiled or loaded when first needed) are scanned over each cluster, `reach` bytes either
     side: every match with a longer run lies in one, every match found there is one, and the
     single-spaced matches are the alternatives' matches with no longer run. A block with more
-    than MAX_PAIRS pairs (indented tracebacks) is scanned with the alternatives themselves, and
-    so are the EXACT_AFTER blocks after it."""
+    than MAX_PAIRS runs found is scanned with the alternatives themselves, and so are the
+    EXACT_AFTER blocks after it."""
 
     name = "hyperscan"
     MAX_PAIRS = 2000
@@ -112,14 +117,16 @@ class Scanned:
             return sorted(self._exact_starts(data))
         if pairs:
             pairs.sort()
-            reach, low, high = self.reach, pairs[0], pairs[0]
+            reach, low, high = self.reach, pairs[0], _run_end(data, pairs[0])
             for at in pairs[1:] + [None]:
-                if at is not None and at - high <= reach:
-                    high = at
+                if at is not None and at < high:  # in a run followed already
                     continue
-                starts += self._exact_starts(data, max(0, low - reach), min(len(data), high + 2 + reach))
+                if at is not None and at - high <= reach:
+                    high = _run_end(data, at)
+                    continue
+                starts += self._exact_starts(data, max(0, low - reach), min(len(data), high + reach))
                 if at is not None:
-                    low = high = at
+                    low, high = at, _run_end(data, at)
         starts.sort()
         return starts
 
@@ -139,9 +146,63 @@ class Scanned:
         return first
 
 
-WHITESPACE = " \t\n\r\f\v"  # SPACE's characters (errkit/core/values.py)
-PAIRS = [a + b for a in WHITESPACE for b in WHITESPACE]
-_ESCAPED = {" ": " ", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f", "\v": "\\v"}
+WHITESPACE = " \t\n\r\f\v"  # SPACE's characters (errkit/core/values.py); bytes.strip's too
+# each as a pattern (\v is a class of several characters in Hyperscan's syntax: \x0b is the one)
+_ESCAPED = {" ": " ", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f", "\v": "\\x0b"}
+PAIRS = ["".join(_ESCAPED[c] for c in (a, b)) for a in WHITESPACE for b in WHITESPACE]
+MAX_RUN_PATTERNS = 25_000  # run patterns compiled at most, about 1 s (a 10,000-entry catalogue has 274,212: 13 s; PAIRS then)
+SHORT = 3  # bytes: a piece this short (`,`, `=`, `of`: in any text) is looked for with the piece before it
+REST = 256  # bytes of a run looked at at a time (_run_end)
+
+
+def run_patterns(alternatives: list[str]) -> list[str]:
+    """For each run of SPACE in the alternatives, the piece before it followed by each of the PAIRS:
+    a match of the alternative with two or more whitespace characters there holds one, ending with
+    the run's first two characters. A piece under SHORT bytes that is not the first is looked for
+    with the piece before it and each one whitespace character between them (a run there is found
+    by its own pattern, and _run_end goes on from it over the short piece)."""
+    from errkit.core.index_format import SPACE
+
+    out: set[str] = set()
+    for alternative in alternatives:
+        pieces = alternative.split(SPACE + "+")
+        for i, piece in enumerate(pieces[:-1]):
+            if i and len(_unescaped(piece).encode("utf-8")) < SHORT:
+                heads = [pieces[i - 1] + _ESCAPED[c] + piece for c in WHITESPACE]
+            else:
+                heads = [piece]
+            out.update(head + pair for head in heads for pair in PAIRS)
+    return sorted(out)
+
+
+def _unescaped(piece: str) -> str:
+    """A piece of an alternative (errkit/core/regex.py escape's output) as the text it matches."""
+    out, escaped = [], False
+    for c in piece:
+        if c == "\\" and not escaped:
+            escaped = True
+            continue
+        out.append(c)
+        escaped = False
+    return "".join(out)
+
+
+def _run_end(data: bytes, at: int) -> int:
+    """Where the run of whitespace beginning at `at` ends, and past it every short piece (under
+    SHORT bytes) followed by another run of two or more: one match may go on over them."""
+    end = at
+    while True:
+        rest = data[end:end + REST]
+        stripped = rest.lstrip()
+        end += len(rest) - len(stripped)
+        if not stripped:
+            if len(rest) < REST:
+                return end
+            continue
+        token = next((k for k in range(1, SHORT) if stripped[k:k + 1].isspace()), 0)
+        if not token or not stripped[token:token + 2].isspace() or len(stripped[token:token + 2]) < 2:
+            return end
+        end += token
 
 
 def single_spaced(alternatives: list[str]) -> list[str]:
@@ -158,8 +219,10 @@ def scanned(alternatives: list[str], cache_dir: str | None = None):
     if fast == alternatives:
         database = _hyperscan(alternatives, cache_dir)
         return None if database is None else Scanned(database)
-    pairs = ["".join(_ESCAPED[c] for c in pair) for pair in PAIRS]
-    database = _hyperscan(fast + pairs, cache_dir, plain=len(fast))
+    runs = run_patterns(alternatives)
+    if len(runs) > MAX_RUN_PATTERNS:  # a large catalogue: any pair of whitespace characters stands for a run
+        runs = PAIRS
+    database = _hyperscan(fast + runs, cache_dir, plain=len(fast))
     if database is None:
         return None
     reach = max(len(a.encode("utf-8")) for a in fast) + 2  # no single-spaced match is longer (bytes)

@@ -84,18 +84,21 @@ def test_re2_is_chosen_when_asked_or_when_hyperscan_is_missing(monkeypatch):
 WHITESPACE_RUNS = (" ", " ", " ", "  ", "\t", "\n", " \n", "\r\n", "\n\n", "\n   ", "\t \f", "\v\v\v")
 
 
-@pytest.mark.parametrize("most", [None, 3])
-def test_single_spaced_scan_finds_the_starts_of_the_alternatives(most, tmp_path, monkeypatch):
-    """Scanned with the single-spaced database and whitespace pairs (what `scanned` builds) finds
+@pytest.mark.parametrize("most, patterns", [(None, "runs"), (3, "runs"), (None, "pairs")])
+def test_single_spaced_scan_finds_the_starts_of_the_alternatives(most, patterns, tmp_path, monkeypatch):
+    """Scanned with the single-spaced database and the run patterns (what `scanned` builds) finds
     the same match starts as the alternatives themselves, in texts of keys' words joined by runs
-    of every kind (pairs near and far from each other, a match across lines), and so does its
-    fallback to the alternatives for a block of many pairs (`most`: MAX_PAIRS made 3). Planted:
-    `reach` made 0 -> fails (the matches with a run of two are missed); the clusters' windows cut
-    at their last pair (no `reach` after it) -> fails."""
+    of every kind (runs near and far from each other, a match across lines), and so do its
+    fallback to the alternatives for a block of many runs (`most`: MAX_PAIRS made 3) and the
+    pairs of whitespace characters that stand for the run patterns of a large catalogue.
+    Planted: `reach` made 0 -> fails (the matches with a run of two are missed); the clusters'
+    windows cut at their last run's start (no `reach` after it) -> fails."""
     pytest.importorskip("hyperscan")
     import random
 
     alternatives = Index.load()._alternatives()
+    if patterns == "pairs":  # a catalogue too large for run patterns
+        monkeypatch.setattr(prefilter, "MAX_RUN_PATTERNS", 0)
     split = prefilter.scanned(alternatives, str(tmp_path))
     exact = prefilter.Scanned(prefilter._hyperscan(alternatives, str(tmp_path)))
     if most is not None:
@@ -107,3 +110,35 @@ def test_single_spaced_scan_finds_the_starts_of_the_alternatives(most, tmp_path,
                        for _ in range(rng.randint(1, 60))).encode("utf-8")
         split._exact_for = 0
         assert sorted(set(split.starts(text))) == sorted(set(exact.starts(text))), text
+
+
+@pytest.mark.parametrize("runs", [("  ", "  "), (" \t ", " " * 300), ("\n  ", "\n" + " " * 600), (" ", " \v\v ")])
+def test_a_short_piece_between_two_runs_is_read_over(runs, tmp_path):
+    """A key whose middle piece is short (`Expected a tiled`: `a` is looked for with the piece
+    before it) with runs of two or more on both sides, the second longer than a block's `reach`:
+    found where the alternatives themselves find it (_run_end goes on over the short piece).
+    Planted: _run_end stopping at the first run's end -> fails for the long runs; no run pattern
+    after a short piece -> fails for a single space before it and a run after it."""
+    pytest.importorskip("hyperscan")
+    from errkit.core.index_format import SPACE
+
+    alternatives = Index.load()._alternatives()
+    split = prefilter.scanned(alternatives, str(tmp_path))
+    exact = prefilter.Scanned(prefilter._hyperscan(alternatives, str(tmp_path)))
+    keys = [a for a in alternatives if len(a.split(SPACE + "+")) == 3
+            and len(prefilter._unescaped(a.split(SPACE + "+")[1]).encode()) < prefilter.SHORT]
+    assert len(keys) >= 5
+    for key in keys:
+        first, short, last = (prefilter._unescaped(p) for p in key.split(SPACE + "+"))
+        text = f"noise here\n  at {first}{runs[0]}{short}{runs[1]}{last} end\n".encode()
+        found = sorted(set(split.starts(text)))
+        assert found == sorted(set(exact.starts(text))) and found, (key, text)
+
+
+def test_run_end_goes_over_short_pieces_between_runs():
+    data = b"x   , \t  y  zzz"
+    assert prefilter._run_end(data, 1) == 12  # over `,` and `y` (short, each followed by a run of two or more) to `zzz`
+    assert prefilter._run_end(b"x  , y", 1) == 3  # `,` followed by one space: the run ends before it
+    assert prefilter._run_end(b"ab  cde  f", 2) == 4  # `cde` is not short
+    assert prefilter._run_end(b"a" + b" " * 1000 + b"b", 1) == 1001  # longer than REST
+    assert prefilter._run_end(b"a  ", 1) == 3
