@@ -20,7 +20,6 @@ from errkit.core.index_format import (  # noqa: F401 - re-exported: the matcher'
 )
 from errkit.core.normalise import normalise, original_span
 from errkit.core.regex import ENGINE_ENV, engine, escape, is_re2, numbered_groups  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
-from errkit.explain.records import record_end
 
 INDEX_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_index.json")
 
@@ -352,6 +351,8 @@ class Index:
             end = end if cut < 0 else cut
             prefix = None if prefix_end is None else prefix_end()
             if prefix is not None:
+                from errkit.explain.records import record_end  # (not for a message without `reads`: start-up time)
+
                 end = record_end(data, start, first_line_end, prefix, end)
         window = data[start:end].decode("utf-8", "replace") if reads else ""  # (kernel names are found in the bytes)
         extra = {}
