@@ -142,17 +142,33 @@ def _rt_dtype_name(x) -> str:
 _rt__numpy = None
 
 
+_rt__last_read = None  # (a small array, its host copy) last read: a check of min then max reads it once
+
+
+_rt__FEW = 32  # elements: fewer are reduced as a list (numpy's reduction costs about 1 us, whatever the size)
+
+
 def _rt__concrete(x, reduce: str):
     """min or max of the elements as an int, or None when the array is traced (under jit) or empty."""
-    global _rt__numpy
+    global _rt__numpy, _rt__last_read
     if type(x) not in _rt__ARRAY_TYPES and (x is None or not _rt_is_array(x)):
         return None
     try:
-        if _rt__numpy is None:
-            import numpy as _rt__numpy  # read on the host: no device dispatch for a [batch] vector
+        last = _rt__last_read
+        if last is not None and last[0] is x:
+            host = last[1]
+        else:
+            if _rt__numpy is None:
+                import numpy as _rt__numpy  # read on the host: no device dispatch for a [batch] vector
 
-        host = _rt__numpy.asarray(x)
-        return int(getattr(host, reduce)()) if host.size else None
+            host = _rt__numpy.asarray(x)
+            if host.size <= _rt__FEW:  # (a large array's host copy is not kept)
+                _rt__last_read = (x, host)
+        if not host.size:
+            return None
+        if host.size <= _rt__FEW:
+            return int((min if reduce == "min" else max)(host.ravel().tolist()))
+        return int(getattr(host, reduce)())
     except Exception:  # tracers refuse concretisation
         return None
 

@@ -260,7 +260,8 @@ def _defined(source: str) -> set[str]:
 
 def test_carry_copies_the_closure_and_nothing_more():
     carried = carry(runtime, ["concrete_min"], "_rt_")
-    assert _defined(carried.source) == {"_rt_concrete_min", "_rt__concrete", "_rt_is_array", "_rt__ARRAY_TYPES", "_rt__numpy"}
+    assert _defined(carried.source) == {"_rt_concrete_min", "_rt__concrete", "_rt_is_array", "_rt__ARRAY_TYPES", "_rt__numpy",
+                                        "_rt__last_read", "_rt__FEW"}
     assert carried.imports == ()  # numpy is imported inside _concrete, when an array is read
     namespace = {}
     exec(compile(carried.source, "<carried>", "exec"), namespace)  # noqa: S102 - our own helpers
