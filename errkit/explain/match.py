@@ -761,7 +761,7 @@ def _prefix_end(data: bytes, start: int, line: str, text: str, match: Match, ori
     if match.span is None:
         return None
     cut = match.span[0]
-    header = header_of(text) if "Error" in text or "Exception" in text else None
+    header = header_of(text)
     if header is not None and header.start(EXC) < cut:
         cut = header.start(EXC)
     before = line[:original_span(origin, cut, cut)[0]].encode("utf-8")

@@ -100,25 +100,25 @@ class Scanned:
             self._exact_for = max(0, self._exact_for - 1)
             return sorted(self._exact_starts(data))
         starts: list[int] = []
-        pairs: list[int] = []
-        add, pair, split, most = starts.append, pairs.append, self.split, self.MAX_PAIRS
+        runs: list[int] = []  # where each run found begins (its pattern ends with the run's first two characters)
+        add, run, split, most = starts.append, runs.append, self.split, self.MAX_PAIRS
 
         def seen(id_, start, end, _flags, _context):
             if id_ < split:
                 add(start)
                 return False
-            pair(end - 2)
-            return len(pairs) > most  # True stops the scan
+            run(end - 2)
+            return len(runs) > most  # True stops the scan
 
         try:
             self.database.scan(data, match_event_handler=seen)
         except self._terminated():
             self._exact_for = self.EXACT_AFTER
             return sorted(self._exact_starts(data))
-        if pairs:
-            pairs.sort()
-            reach, low, high = self.reach, pairs[0], _run_end(data, pairs[0])
-            for at in pairs[1:] + [None]:
+        if runs:
+            runs.sort()
+            reach, low, high = self.reach, runs[0], _run_end(data, runs[0])
+            for at in runs[1:] + [None]:
                 if at is not None and at < high:  # in a run followed already
                     continue
                 if at is not None and at - high <= reach:
@@ -200,7 +200,8 @@ def _run_end(data: bytes, at: int) -> int:
                 return end
             continue
         token = next((k for k in range(1, SHORT) if stripped[k:k + 1].isspace()), 0)
-        if not token or not stripped[token:token + 2].isspace() or len(stripped[token:token + 2]) < 2:
+        gap = stripped[token:token + 2]
+        if not token or len(gap) < 2 or not gap.isspace():
             return end
         end += token
 
