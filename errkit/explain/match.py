@@ -99,6 +99,10 @@ class Entries(_ReadOnAccess, dict):
 
 
 HEADER_CACHE = 4096  # messages remembered per index: a log repeats the same few errors
+LINE_CACHE = 4096  # log lines remembered per index (_remember_line)
+MAX_MEMO_LINE = 4096  # bytes of a log line remembered at most
+STAMP = b"0123456789 \t:.,/+-[]()TZIWEF"  # the characters of a log line's stamp (_line_key)
+_ZEROS = bytes.maketrans(b"123456789", b"000000000")
 
 
 def _re2_options():
@@ -213,6 +217,7 @@ class Index:
         self._compiled: dict = {}  # compiled regexes, by (wording, how) and by a bytes regex's source
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
         self._headers: dict[str, Match | None] = {}
+        self._lines: dict[bytes, tuple] = {}  # _line_key -> (the answer, whether undecodable): _remember_line
         self._postings: dict[str, list[int]] | None = None
         self._printed: dict | None = None  # code -> the params its wordings print (match.printed_params)
         self._skeletons: dict[int, str] = {}
@@ -330,9 +335,7 @@ class Index:
         something is read), to the next log record from another place (errkit/explain/records.py).
         `ahead`: an errkit/explain/ahead.py Ahead of `data` (the scan's: windows overlap)."""
         raised_by = match.wording.get("kernels") or ()
-        reads = self._reads.get(match.code, False)
-        if reads is False:
-            reads = self._reads[match.code] = (self.entries.get(match.code) or {}).get("reads")
+        reads = self._reads_of(match.code)
         if not reads and len(raised_by) < 2:
             return
         kernels = self.data.get("kernels") or {}
@@ -372,6 +375,13 @@ class Index:
                      if any(_starts_identifier_in(ahead, start, end, name) for name in kernels[k]["names"])]
             if len(named) == 1:
                 match.kernel = named[0]
+
+    def _reads_of(self, code: str) -> list | None:
+        """Entry `code`'s reads (read_on), remembered."""
+        reads = self._reads.get(code, False)
+        if reads is False:
+            reads = self._reads[code] = (self.entries.get(code) or {}).get("reads")
+        return reads
 
     def reads_context(self, code: str) -> bool:
         """Whether entry `code` has fixes the context orders or leaves out: one for a raise site, or
@@ -668,6 +678,20 @@ class Index:
             pos = end + 1
             if reached is not None and pos > stop:
                 reached[0] = pos
+            key = None if paste or traceback or end - start > MAX_MEMO_LINE else _line_key(data, start, end)
+            if key is not None:
+                known = self._lines.get(key[0])
+                if known is not None:  # a line read before, but for the digits of its stamp
+                    line_no += data.count(b"\n", counted, start)
+                    counted = start
+                    template, undecoded = known
+                    if undecoded and undecodable is not None:
+                        undecodable()
+                    if template is not None:
+                        match = _again(template, line_no)
+                        match.offset = start
+                        yield match
+                    continue
             if paste and not traceback:
                 line = _read_line(data, start, end, where, None)
                 if not _worth_reading(self, line):
@@ -678,7 +702,7 @@ class Index:
                 line = _read_line(data, start, end, where, undecodable)
             line_no += data.count(b"\n", counted, start)  # incrementally: lines come in order
             counted = start
-            match = self._examine(data, start, line, line_no, traceback, ahead)
+            match = self._examine(data, start, line, line_no, traceback, ahead, key)
             if match is None and paste and not traceback:
                 match, pos = self._joined(data, start, end, line_no, undecodable, pos, taken)
             if match is not None:
@@ -686,14 +710,19 @@ class Index:
                 match.offset = start
                 yield match
 
-    def _examine(self, data: bytes, start: int, line: str, line_no: int, traceback: bool, ahead=None) -> Match | None:
-        """The match of one line read as pasted: normalised first, reported on the original text."""
+    def _examine(self, data: bytes, start: int, line: str, line_no: int, traceback: bool, ahead=None,
+                 key: tuple | None = None) -> Match | None:
+        """The match of one line read as pasted: normalised first, reported on the original text.
+        `key`: the line's _line_key, to remember its answer by when the lines around it add nothing
+        to that answer (_remember_line)."""
         text, origin = normalise(line)
         match = self.match_line(text, line_no)
         if match is None and traceback:
             match = self._located_match(data, start, text, line_no)
         if match is None:
             match = self.match_note(text, line_no)
+        alone = match is None or not (match.ties or len(match.wording.get("kernels") or ()) > 1
+                                      or self._reads_of(match.code) or self.reads_context(match.code))
         if match is not None and match.ties:
             match = _break_tie(match, data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
         if match is not None and len(match.wording.get("kernels") or ()) > 1:
@@ -706,7 +735,26 @@ class Index:
         if match is not None and match.span is not None and origin is not None:
             a, b = original_span(origin, *match.span)
             match.text = line[a:b]
+        if key is not None and alone:
+            self._remember_line(key, match, origin, line, data[start:start + key[1]])
         return match
+
+    def _remember_line(self, key: tuple, match: Match | None, origin, line: str, stamp: bytes) -> None:
+        """Remember the answer to a log line whose lines around add nothing to it, for the lines
+        that differ from it only in the digits of their stamp (_line_key). Not when the match
+        begins in the stamp: its digits may be values then."""
+        if match is not None:
+            if stamp.translate(None, b"0123456789") != stamp:  # the stamp has digits
+                if match.span is None:
+                    return
+                begin = original_span(origin, *match.span)[0] if origin is not None else match.span[0]
+                if begin < len(stamp):
+                    return
+            match.key()
+            match = _again(match, 0)
+        if len(self._lines) >= LINE_CACHE:
+            self._lines.clear()
+        self._lines[key[0]] = (match, "\ufffd" in line and not _utf8(key[0]))  # (the stamp is ASCII)
 
     def _joined(self, data: bytes, start: int, end: int, line_no: int, undecodable, pos: int, taken: int = 0):
         """(a match of the line joined with the one before or after it, as a hard wrap split it, or
@@ -787,6 +835,32 @@ def header_begin(line: str) -> int | None:
     while first > 0 and line[first - 1] in _DOTTED_NAME:
         first -= 1
     return max(0, first - 1)
+
+
+def _line_key(data: bytes, start: int, end: int) -> tuple[bytes, int]:
+    """(a log line start:end with each digit of its stamp written 0, the stamp's length). Its stamp:
+    the leading characters of STAMP (a timestamp, a level letter, a thread id): lines that differ
+    only there have the same answer, unless a match begins there (_remember_line)."""
+    raw = data[start:end]
+    rest = raw.lstrip(STAMP)
+    cut = len(raw) - len(rest)
+    return (raw[:cut].translate(_ZEROS) + rest if cut else raw), cut
+
+
+def _again(template: Match, line_no: int) -> Match:
+    """A remembered match (_remember_line) as the match of another line."""
+    found = Match(template.code, template.wording, template.params, line_no, template.exact, template.score,
+                  template.text, template.span, template.weak)
+    found._keyed = template._keyed
+    return found
+
+
+def _utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _remembered(hit: Match, header, line_no: int) -> Match:

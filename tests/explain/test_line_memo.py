@@ -1,0 +1,85 @@
+"""A log line's answer is remembered for the lines that differ from it only in the digits of their
+stamp (errkit/explain/match.py _line_key, _remember_line): the same answers as reading each line,
+on generated logs of every kind, on every collected real-world text behind varied stamps, and on
+messages whose first word is a number (a value, not a stamp)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import logs
+from errkit.explain import match as matching
+from errkit.explain.match import Index, explain_chunks
+from errkit.core.index_format import PASTE_SIZE
+from tests.realworld import report
+
+
+@pytest.fixture(scope="module")
+def index():
+    return Index.load()
+
+
+def _answers(index: Index, text: str, remember: bool, monkeypatch) -> list:
+    with monkeypatch.context() as patch:
+        if not remember:
+            patch.setattr(matching, "MAX_MEMO_LINE", -1)
+        index._lines.clear()
+        warned = []
+        found, _, _ = explain_chunks(index, [text.encode("utf-8", "surrogateescape")], warned.append)
+    return [(f.match.code, f.match.key(), f.match.line, f.count, f.last_line, f.match.text, f.match.span,
+             f.match.kernel, f.match.context, f.match.weak) for f in found] + warned
+
+
+def _stamped(lines: list[str]) -> str:
+    out = []
+    for n, line in enumerate(lines):
+        out.append(f"2026-11-29 10:{n // 60 % 60:02d}:{n % 60:02d},{n % 1000:03d} ERROR trainer: {line}")
+        out.append(f"I1129 10:{n % 60:02d}:00.{n:06d}  {4000 + n % 7} {line}")
+    return "\n".join(out) + "\n"
+
+
+def _padded(text: str) -> str:
+    """Long enough to be read as a log (a paste is read otherwise: every line, wrapped lines joined)."""
+    prose = "2026-11-29 10:00:00,000 INFO trainer: the loss went down again\n"
+    return text + prose * (PASTE_SIZE // len(prose) + 1)
+
+
+@pytest.mark.parametrize("kind", logs.KINDS)
+def test_same_answers_on_generated_logs(index, kind, monkeypatch):
+    text, _ = logs.make_log(kind, 20_000, error_every=7, seed=3)
+    remembered = _answers(index, text, True, monkeypatch)
+    assert len(remembered) > 50
+    assert remembered == _answers(index, text, False, monkeypatch)
+
+
+def test_same_answers_on_real_world_texts_behind_stamps(index, monkeypatch):
+    lines = [line for case in report.load_cases() if case.get("text")
+             for line in case["text"].splitlines() if line.strip()]
+    text = _padded(_stamped(lines * 2))
+    remembered = _answers(index, text, True, monkeypatch)
+    assert len(remembered) > 100
+    assert remembered == _answers(index, text, False, monkeypatch)
+
+
+def test_a_leading_number_is_a_value_not_a_stamp(index, monkeypatch):
+    # RA944's wording begins with a value: "12 " and "13 " look like stamps, the match begins there
+    lines = ["12 broadcast on both sequences.", "13 broadcast on both sequences.",
+             "2026-11-29 10:00:01,100 14 broadcast on both sequences."]
+    text = _padded("\n".join(lines * 3) + "\n")
+    remembered = _answers(index, text, True, monkeypatch)
+    assert remembered == _answers(index, text, False, monkeypatch)
+    assert sorted(f[1] for f in remembered) == [("RA944", repr([("name", name)])) for name in ("12", "13", "14")]
+    assert [f[3] for f in remembered] == [3, 3, 3]
+
+
+def test_an_undecodable_line_remembered_still_warns(index):
+    # remembered while reading one input, answered from memory in the next: that one warns too
+    line = "2026-11-29 10:00:0{n},000 INFO trainer: caf\xe9 ValueError: sm_scale must be a finite number or None, got nan"
+    index._lines.clear()
+    for n in range(2):
+        text = _padded("x\n" * 9000 + line.format(n=n) + "\n").encode("latin-1")
+        warned = []
+        found, _, _ = explain_chunks(index, [text], warned.append)
+        assert [f.match.code for f in found] == ["RA202"]
+        assert warned == ["errkit: the input is not valid UTF-8; undecodable bytes were replaced"]
+    assert len(index._lines) > 0
