@@ -1200,7 +1200,7 @@ def scan_chunks(index: Index, chunks, warn=None, reading: Reading | None = None)
             try:
                 chunk[:8192].decode("utf-8")
             except UnicodeDecodeError as err:
-                if err.start < 8192 - 4:  # not a character cut at the 8 KB boundary
+                if err.start < min(8192, len(chunk)) - 4:  # not a character cut where the block ends
                     undecodable()
         if not reading.seen_text and not chunk.isspace() and chunk:
             reading.seen_text = True

@@ -12,45 +12,32 @@ CHUNK = 1024 * 1024  # bytes read at a time: a block stays in the CPU's cache wh
 
 
 def _binary_chunks(stream):
-    """The stream's blocks; where it reads lines fast (a buffered file, gzip, bz2: it has `peek`),
-    each block goes on to its line's end, so that line_chunks cuts nothing (no copy of the block)."""
-    readline = getattr(stream, "readline", None) if hasattr(stream, "peek") else None
+    """The stream's blocks as read (a line may go on in the next one: line_chunks)."""
     while True:
         block = stream.read(CHUNK)
         if not block:
             return
-        if readline is not None and not block.endswith(b"\n"):
-            block += readline(CHUNK)
         yield block
 
 
 def line_chunks(raw_chunks):
-    """Byte chunks cut on line boundaries. Text is decoded later, one line at a time, and only
-    for the lines the matcher reads: a log of gigabytes is never decoded whole. Text saved as
-    UTF-16 (with or without a byte-order mark) or with a UTF-8 byte-order mark is read as UTF-8."""
+    """Byte chunks for the matcher, as read: it reads a line that goes on in the next chunk with
+    that chunk (errkit/explain/match.py scan_chunks), so a block is not copied to end on a line's
+    end. Text is decoded later, one line at a time, and only for the lines the matcher reads: a
+    log of gigabytes is never decoded whole. Text saved as UTF-16 (with or without a byte-order
+    mark) or with a UTF-8 byte-order mark is read as UTF-8; a NUL byte in the first 8 KB is
+    binary input (a usage error)."""
     raw_chunks = iter(raw_chunks)
     head = next(raw_chunks, b"")
     encoding = text_encoding(head)
-    pending = b""
-    ready = b""  # held back one block: the input's last line joins the last block, not a chunk of its own
     first = True
     for block in _transcoded(encoding, head, raw_chunks) if encoding else _chained(head, raw_chunks):
         if first:
             if b"\x00" in block[:8192]:
                 raise UsageError("the input looks binary (it has NUL bytes); pass a text log or message")
             first = False
-        block = pending + block if pending else block
-        cut = block.rfind(b"\n") + 1
-        if cut == 0 and len(block) < 8 * CHUNK:
-            pending = block
-            continue
-        cut = cut or len(block)
-        pending = block[cut:]
-        if ready:
-            yield ready
-        ready = block[:cut]
-    if ready or pending:
-        yield ready + pending
+        if block:
+            yield block
 
 
 def _chained(head: bytes, rest):

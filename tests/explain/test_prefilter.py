@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from errkit.explain import match
+from errkit.explain import match, reading
 from errkit.catalogue import wordings
 from errkit.generate.index import choose_keys, key_candidates
 from errkit.explain.match import SHORTLIST, Index, key_pattern
@@ -94,6 +94,27 @@ def test_line_numbers_are_the_same_whatever_the_chunks():
     for parts in ([data], chunks):
         found, _, _ = match.explain_chunks(Index.load(), parts)
         assert {f.last_line: f.match.params["num_q_heads"] for f in found} == {i: i for i in errors}
+
+
+def test_chunks_cut_inside_lines_and_characters_give_the_answers_of_the_whole_input():
+    """A file is read in blocks as they come (errkit/explain/reading.py line_chunks): a block may
+    end inside a line, or inside a character; the lines cut across are read with the next block."""
+    rng = random.Random(1)
+    lines = [rng.choice(NOISE) + " été" for _ in range(3000)]
+    for i in range(97, 3000, 97):
+        lines[i] = f"2026-11-29 10:00:00,{i:03d} ERROR café: ValueError: num_q_heads={i} must be divisible by and num_kv_heads=7"
+    data = ("\n".join(lines) + "\n").encode()
+    inside = [c for c in range(len(data)) if 0x80 <= data[c] < 0xC0]  # inside a character
+    cuts = sorted({inside[0], *rng.sample(inside, 20), *rng.sample(range(1, len(data)), 40)})
+    assert cuts[0] < 8192  # the first block too, where the input is checked for UTF-8
+    chunks = [data[a:b] for a, b in zip([0] + cuts, cuts + [len(data)])]
+    index = Index.load()
+    whole, warned = _answers(index, [data]), []
+    assert len(whole) == 30
+    found, _, _ = match.explain_chunks(index, reading.line_chunks(iter(chunks)), warned.append)
+    assert sorted((f.match.code, f.last_line, f.count, f.match.key()[1], f.match.wording.get("location") or "",
+                   f.match.kernel) for f in found) == whole
+    assert warned == []
 
 
 def _answers(index, parts) -> list[tuple]:
