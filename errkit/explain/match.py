@@ -2,7 +2,8 @@
 
 Each wording has a key, the piece of its fixed text least likely to appear elsewhere (chosen by
 `errkit generate`). One regex of every key, searched over the raw bytes of the input at C speed,
-picks the lines to read; per line, a set match of the keys tells which wordings to try. Over a
+picks the lines to read; per line, a set match of the keys tells which wordings to try (a log
+line read before but for the digits of its stamp is answered from memory: _remember_line). Over a
 whole input (`explain_chunks`): every exact match, counted and deduplicated, most recent first;
 when none matched, the closest wordings to its last error lines (`approximate`).
 
