@@ -37,8 +37,9 @@ import sys
 
 GROUP = "errkit.catalogues"
 CACHE_ENV = "ERRKIT_CACHE_DIR"
-CACHE_FORMAT = 5  # 5: printed params kept; 4: indexes screened (errkit/explain/screen.py); 3: guarded code objects; 2: marshal (1 was JSON)
+CACHE_FORMAT = 6  # 6: the catalogues of several fingerprints; 5: printed params kept; 4: indexes screened (errkit/explain/screen.py); 3: guarded code objects; 2: marshal (1 was JSON)
 _HEAD = 4096  # the bytes of an index read for its "project" name
+SEEN_PATHS = 8  # fingerprints whose registered catalogues one cache file keeps (registered)
 
 
 class LintFailed(Exception):
@@ -115,20 +116,27 @@ def discover() -> list[tuple[str, str]]:
 def registered() -> list[tuple[str, str]]:
     """The registered catalogues, from the cache when the import path has not changed."""
     # one per interpreter and installed packages' path; the first sys.path folder (the script's,
-    # or the working directory under `python -m`) is left out: the fingerprint tells it
+    # or the working directory under `python -m`) is left out of the name: the cache keeps the
+    # answers of the last SEEN_PATHS fingerprints, so `errkit` and `python -m errkit` run in turn
+    # do not read the entry points again each time
     cache = _cache_file("catalogues", [sys.executable, *sys.path[1:]])
     stamp = fingerprint()
+    seen: list = []
     if cache:
         try:
             with open(cache, "rb") as handle:
                 data = marshal.loads(handle.read())
-            if data.get("format") == CACHE_FORMAT and data.get("fingerprint") == stamp:
-                return [(str(name), str(path)) for name, path in data["catalogues"]]
+            if data.get("format") == CACHE_FORMAT:
+                for fingerprint_, catalogues in data["seen"]:
+                    if fingerprint_ == stamp:
+                        return [(str(name), str(path)) for name, path in catalogues]
+                seen = list(data["seen"][:SEEN_PATHS - 1])
         except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
-            pass  # missing or corrupt: read the entry points again
+            seen = []  # missing or corrupt: read the entry points again
     found = discover()
     if cache:
-        _write_cache(cache, {"format": CACHE_FORMAT, "fingerprint": stamp, "catalogues": [list(f) for f in found]})
+        seen = [[stamp, [list(f) for f in found]], *seen][:SEEN_PATHS]
+        _write_cache(cache, {"format": CACHE_FORMAT, "seen": seen})
     return found
 
 

@@ -72,7 +72,8 @@ def test_discovery_is_cached_and_invalidated_when_packages_change(tmp_path, env)
     assert errkit("explain", XX102, cwd=tmp_path, env=environ)[0] == 0
     cached = list((tmp_path / "cache").glob("catalogues-*"))
     assert len(cached) == 1
-    assert ["fixture-errors", str(site / "fixture_pkg" / "_index.json")] in marshal.loads(cached[0].read_bytes())["catalogues"]
+    (seen,) = marshal.loads(cached[0].read_bytes())["seen"]
+    assert ["fixture-errors", str(site / "fixture_pkg" / "_index.json")] in seen[1]
     # the cache answers: an entry point edited in place (no folder changes) is not read again
     points = site / "fixture_errors-1.0.dist-info" / "entry_points.txt"
     points.write_text(points.read_text().replace("fixture_pkg:_index.json", "fixture_pkg:elsewhere.json"))
@@ -81,6 +82,26 @@ def test_discovery_is_cached_and_invalidated_when_packages_change(tmp_path, env)
     # uninstalling changes the folder: the cache is stale and the catalogue is gone
     shutil.rmtree(site / "fixture_errors-1.0.dist-info")
     assert errkit("explain", XX102, cwd=tmp_path, env=environ)[0] == 1
+
+
+def test_the_script_and_python_m_in_turn_each_read_the_cache(tmp_path, env):
+    """`errkit` (its folder first on sys.path) and `python -m errkit` (the working directory first)
+    have two fingerprints: one cache file keeps both, so neither reads the entry points again."""
+    environ, site = env
+    install(site, "fixture-errors", "fixture_pkg", compiled())
+    script = [str(ROOT / "errkit" / "__main__.py")]  # run as a script: its folder first on sys.path
+    for run in ([], script, [], script):
+        proc = subprocess.run([sys.executable, *(run or ["-m", "errkit"]), "explain", XX102], cwd=tmp_path,
+                              env=environ, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+    (cached,) = (tmp_path / "cache").glob("catalogues-*")
+    seen = marshal.loads(cached.read_bytes())["seen"]
+    assert len(seen) == 2 and seen[0][0] != seen[1][0]
+    written = cached.stat().st_mtime_ns
+    for run in ([], script):
+        subprocess.run([sys.executable, *(run or ["-m", "errkit"]), "explain", XX102], cwd=tmp_path, env=environ,
+                       capture_output=True, timeout=300, check=True)
+    assert cached.stat().st_mtime_ns == written  # answered from the cache: not written again
 
 
 def test_a_corrupt_cache_is_read_again(tmp_path, env):
@@ -92,7 +113,7 @@ def test_a_corrupt_cache_is_read_again(tmp_path, env):
         cached.write_text(garbage)
         code, _, err = errkit("explain", XX102, cwd=tmp_path, env=environ)
         assert (code, err) == (0, "")
-    assert marshal.loads(cached.read_bytes())["catalogues"]  # rewritten
+    assert marshal.loads(cached.read_bytes())["seen"][0][1]  # rewritten
 
 
 def test_an_unwritable_cache_folder_is_no_error(tmp_path, env):
