@@ -327,13 +327,16 @@ class Index:
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
         return _captured(self.wordings[i]["captures"], m, numbers)
 
-    def read_on(self, match: Match, data: bytes, start: int, ahead=None, prefix_end=None) -> None:
+    def read_on(self, match: Match, data: bytes, start: int, ahead=None, prefix_end=None,
+                record: str | None = None) -> None:
         """What the lines after a match's message add (a compiler's dump under its header): the
         params of its entry's `reads` it does not have yet, each from the first line that holds it,
         and the kernel they name (a pallas_call's name, `%splash_mha_fwd`) when its wording is
         raised by several. Read from the match's line to the next traceback, READ_WINDOW at most,
         and, where `prefix_end()` tells where its line's log prefix ends in `data` (asked only when
         something is read), to the next log record from another place (errkit/explain/records.py).
+        `record`: the strings of the JSON log line the match was found in (_json_record), read
+        alone: a JSON log's record is its line, a dump inside it is in its strings.
         `ahead`: an errkit/explain/ahead.py Ahead of `data` (the scan's: windows overlap)."""
         raised_by = match.wording.get("kernels") or ()
         reads = self._reads_of(match.code)
@@ -344,12 +347,14 @@ class Index:
         candidates = [k for k in raised_by if (kernels.get(k) or {}).get("names")] if len(raised_by) > 1 else []
         if not reads and not candidates:
             return
-        if ahead is None:
+        if ahead is None or record is not None:
             from errkit.explain.ahead import Ahead
 
+            if record is not None:  # a JSON log line: its strings, unescaped, alone
+                data, start = record.encode("utf-8", "replace"), 0
             ahead = Ahead(data)
         end = min(len(data), start + READ_WINDOW)
-        first_line_end = data.find(b"\n", start, end)
+        first_line_end = data.find(b"\n", start, end) if record is None else -1
         if first_line_end >= 0:
             cut = ahead.find(NEXT_TRACEBACK_BYTES, first_line_end, end)
             end = end if cut < 0 else cut
@@ -730,7 +735,8 @@ class Index:
             match.kernel = _shown_kernel(match.wording["kernels"], self.data.get("kernels") or {},
                                          data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
         if match is not None:
-            self.read_on(match, data, start, ahead, lambda: _prefix_end(data, start, line, text, match, origin))
+            record = _json_record(text) if match.span is None and not traceback else None
+            self.read_on(match, data, start, ahead, lambda: _prefix_end(data, start, line, text, match, origin), record)
             if self.reads_context(match.code):
                 self.read_context(match, data, start)
         if match is not None and match.span is not None and origin is not None:
@@ -1118,6 +1124,14 @@ def _json_strings(line: str) -> list[str]:
 
     walk(doc, 0)
     return out
+
+
+def _json_record(line: str) -> str | None:
+    """The strings of a JSON log line, one after another (each line of each), else None."""
+    if not line.lstrip().startswith("{"):
+        return None
+    strings = _json_strings(line)
+    return "\n".join(strings) if strings else None
 
 
 def _decode(data: bytes, start: int, end: int, undecodable) -> str:

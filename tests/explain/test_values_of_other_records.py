@@ -29,6 +29,15 @@ def _kubectl(text: str) -> str:
     return "".join(f"2026-11-29T10:00:05.{n:09d}Z {line}" for n, line in enumerate(text.splitlines(True)))
 
 
+def _json(line: str, exc_info: str | None = None) -> str:
+    """A JSON log line of the record `line` (its prefix into fields), a dump in its exc_info."""
+    head, _, message = line.rstrip("\n").partition(" trainer: ")
+    record = {"time": head[:23] or "2026-11-29 10:00:05,300", "logger": "trainer", "msg": message or line.rstrip("\n")}
+    if exc_info is not None:
+        record["exc_info"] = exc_info
+    return json.dumps(record) + "\n"
+
+
 DUMP_VALUES = {"operation": "vector.shape_cast", "operand_type": "vector<8x128xf32>"}
 USAGE_VALUES = {"free_bytes": 2624061440, "total_bytes": 12524191744}
 
@@ -63,6 +72,10 @@ CASES = [
     pytest.param(_kubectl(MOSAIC[MOSAIC.index("jaxlib"):] + MLIR), "RA807", DUMP_VALUES, id="kubectl-stderr"),
     pytest.param(_kubectl(MOSAIC + MLIR + PROSE), "RA807", DUMP_VALUES, id="kubectl-logging"),
     pytest.param(_kubectl(MOSAIC + PROSE + MLIR), "RA807", {}, id="kubectl-logging-another-record"),
+    # a JSON log: each line a record, a dump inside its strings
+    pytest.param(_json(MOSAIC, MLIR) + _json(PROSE), "RA807", DUMP_VALUES, id="json-dump-in-its-record"),
+    pytest.param(_json(MOSAIC) + _json(PROSE), "RA807", {}, id="json-another-record"),
+    pytest.param(_json(MOSAIC) + _json(MLIR), "RA807", {}, id="json-dump-in-another-record"),
 ]
 
 

@@ -775,7 +775,7 @@ def test_values_of_another_log_record_are_left_alike(node, python_index):
     texts = [text for text, _, _ in (case.values for case in records.CASES)]
     texts.append(records.MOSAIC + records.PROSE * 3 + records.MOSAIC + records.MLIR)
     want = [_python_explain(python_index, text) for text in texts]
-    assert sum(1 for answers in want for res in answers if res["params"].get("operation")) == 5  # read where they are
+    assert sum(1 for answers in want for res in answers if res["params"].get("operation")) == 6  # read where they are
     assert node({"cases": texts})["cases"] == want
 
 

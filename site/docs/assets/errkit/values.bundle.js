@@ -3011,7 +3011,9 @@
     return high;
   }
 
-  Index.prototype.readOn = function (match, text, start, prefixEnd) {
+  // match.Index.read_on; `record`: the strings of the JSON log line the match was found in
+  // (jsonRecord), read alone
+  Index.prototype.readOn = function (match, text, start, prefixEnd, record) {
     var entry = this.entries[match.code];
     var reads = (entry && entry.reads) || [];
     var kernels = this.data.kernels || {};
@@ -3019,8 +3021,9 @@
       return kernels[k] && kernels[k].names && kernels[k].names.length;
     });
     if (!reads.length && !candidates.length) return;
+    if (record !== null && record !== undefined) { text = record; start = 0; } // a JSON log line: its strings, alone
     var end = Math.min(text.length, start + FORMAT.READ_WINDOW);
-    var firstLineEnd = text.indexOf("\n", start);
+    var firstLineEnd = record !== null && record !== undefined ? -1 : text.indexOf("\n", start);
     if (firstLineEnd >= 0 && firstLineEnd < end) {
       var cut = text.indexOf(FORMAT.NEXT_TRACEBACK, firstLineEnd);
       if (cut >= 0 && cut + FORMAT.NEXT_TRACEBACK.length <= end) end = cut;
@@ -3096,6 +3099,13 @@
     }
     return this.matchText(line, lineNo, ids);
   };
+
+  // match._json_record: the strings of a JSON log line, one after another (null: not one)
+  function jsonRecord(line) {
+    if (lstrip(line).charAt(0) !== "{") return null;
+    var strings = jsonStrings(line);
+    return strings.length ? strings.join("\n") : null;
+  }
 
   // match._json_strings: the string values of a JSON object or array (two levels deep), in order
   function jsonStrings(line) {
@@ -3363,7 +3373,10 @@
     if (match !== null && (match.wording.kernels || []).length > 1) {
       match.kernel = shownKernel(match.wording.kernels, this.data.kernels || {}, text.slice(Math.max(0, start - FORMAT.TIE_CONTEXT), start) + norm);
     }
-    if (match !== null) this.readOn(match, text, start, this.prefixEnd(text, start, line, norm, match, origin));
+    if (match !== null) {
+      var record = match.span === null && !traceback ? jsonRecord(norm) : null;
+      this.readOn(match, text, start, this.prefixEnd(text, start, line, norm, match, origin), record);
+    }
     if (match !== null && this.readsContext(match.code)) this.readContext(match, text, start);
     if (match !== null && match.span !== null && origin !== null) match.text = line.slice(origin[match.span[0]], origin[match.span[1]]);
     return match;
