@@ -8,9 +8,11 @@ level: prose, another error) holds values that are not this error's: the lines r
 
 A record's prefix is the text of its line before the exception's name (or before the message when
 none is named), each run of digits written as one 0 (`shape`); its stamp is the prefix's first
-whitespace-separated words that hold a digit (its time, thread, source line). A later line that
-starts with the same stamp begins a record; it is one of the same place when it starts with the
-whole prefix, else the lines read stop before it. A line without such a stamp (a paste, a JSON
+whitespace-separated words that hold a digit and no letter but T and Z (a date and time), or a
+first one (glog's level: `E1126`): its time and thread, not its source file (`cuda_dnn.cc:535]`
+is the record's place). A later line that starts with the same stamp, any letter first, begins a
+record; it is one of the same place when it starts with the whole prefix, else the lines read
+stop before it. A line without such a stamp (a paste, a JSON
 log) stops nothing, and neither does a line stamped by something outside the program only (each
 line of `kubectl logs --timestamps`: the stamp is that timestamp, and the error's own lines repeat
 the prefix). The paste page's port is match.js recordEnd.
@@ -22,6 +24,7 @@ SLACK = 32  # bytes a record's longer numbers may add to its prefix
 _DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
 _FINDERS: dict[bytes, object] = {}
 _STAMP: list = []
+STAMP_WORD = rb"[^ \tA-SU-Ya-z]"  # a character of a stamp's word: no letter but T and Z
 
 
 def shape(text: bytes) -> bytes:
@@ -33,10 +36,21 @@ def shape(text: bytes) -> bytes:
 
 
 def stamp(prefix: bytes) -> bytes:
-    """The first words of a prefix's shape that hold a digit, each with the spaces after it."""
+    """The first words of a prefix's shape that hold a digit and no letter but T, Z or a first
+    one, each with the spaces after it."""
     if not _STAMP:
-        _STAMP.append(engine().compile(rb"(?:[^ \t]*0[^ \t]*[ \t]+)*"))
+        _STAMP.append(engine().compile(rb"(?:[A-Za-z]?" + STAMP_WORD + rb"*0" + STAMP_WORD + rb"*[ \t]+)*"))
     return _STAMP[0].match(prefix).group()
+
+
+def _finder_source(stamped: str) -> str:
+    """The regex of a line starting with the stamp `stamped`: each 0 any digits, a word's first
+    letter any letter (glog's level: a record of another level starts there too)."""
+    out, word_start = ["\n"], True
+    for c in stamped:
+        out.append("[0-9]+" if c == "0" else "[A-Za-z]" if word_start and c.isalpha() else escape(c))
+        word_start = c in " \t"
+    return "".join(out)
 
 
 def record_end(data: bytes, start: int, line_end: int, prefix_end: int, high: int) -> int:
@@ -48,8 +62,7 @@ def record_end(data: bytes, start: int, line_end: int, prefix_end: int, high: in
         return high
     finder = _FINDERS.get(stamped)
     if finder is None:
-        finder = _FINDERS[stamped] = engine().compile(
-            ("\n" + "".join("[0-9]+" if c == "0" else escape(c) for c in stamped.decode("ascii"))).encode("ascii"))
+        finder = _FINDERS[stamped] = engine().compile(_finder_source(stamped.decode("ascii")).encode("ascii"))
     pos, reach = line_end, prefix_end - start + SLACK
     while pos < high:
         found = finder.search(data, pos, high)

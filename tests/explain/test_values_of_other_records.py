@@ -25,6 +25,12 @@ HANDLE = ("2024-07-19 15:49:01.341533: E external/xla/xla/stream_executor/cuda/c
           "cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n")
 USAGE = ("2024-07-19 15:49:01.341571: E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:443] Memory usage: "
          "2624061440 bytes free, 12524191744 bytes total.\n")
+GLOG_HANDLE = ("E1126 13:04:33.173027 1713450 cuda_dnn.cc:535] Could not create cudnn handle: "
+               "CUDNN_STATUS_INTERNAL_ERROR\n")
+GLOG_USAGE = "E1126 13:04:33.173300 1713450 cuda_dnn.cc:539] Memory usage: 11372396544 bytes free, 11539054592 bytes total.\n"
+GLOG_USAGE_VALUES = {"free_bytes": 11372396544, "total_bytes": 11539054592}
+
+
 def _kubectl(text: str) -> str:
     return "".join(f"2026-11-29T10:00:05.{n:09d}Z {line}" for n, line in enumerate(text.splitlines(True)))
 
@@ -72,6 +78,13 @@ CASES = [
     pytest.param(_kubectl(MOSAIC[MOSAIC.index("jaxlib"):] + MLIR), "RA807", DUMP_VALUES, id="kubectl-stderr"),
     pytest.param(_kubectl(MOSAIC + MLIR + PROSE), "RA807", DUMP_VALUES, id="kubectl-logging"),
     pytest.param(_kubectl(MOSAIC + PROSE + MLIR), "RA807", {}, id="kubectl-logging-another-record"),
+    # glog's own format (level, date, time, thread, file:line): a record of another file or level stops
+    pytest.param(GLOG_HANDLE + GLOG_USAGE, "RA827", {"status": "CUDNN_STATUS_INTERNAL_ERROR", **GLOG_USAGE_VALUES},
+                 id="glog-same-place"),
+    pytest.param(GLOG_HANDLE + GLOG_USAGE.replace("cuda_dnn.cc:539", "gpu_autotuner.cc:61"), "RA827",
+                 {"status": "CUDNN_STATUS_INTERNAL_ERROR"}, id="glog-another-file"),
+    pytest.param(GLOG_HANDLE + GLOG_USAGE.replace("E1126", "W1126"), "RA827", {"status": "CUDNN_STATUS_INTERNAL_ERROR"},
+                 id="glog-another-level"),
     # a JSON log: each line a record, a dump inside its strings
     pytest.param(_json(MOSAIC, MLIR) + _json(PROSE), "RA807", DUMP_VALUES, id="json-dump-in-its-record"),
     pytest.param(_json(MOSAIC) + _json(PROSE), "RA807", {}, id="json-another-record"),
@@ -102,7 +115,8 @@ def test_shape_writes_each_run_of_digits_as_one():
 @pytest.mark.parametrize("prefix, stamped", [
     (b"0-0-0 0:0:0,0 ERROR trainer: ", b"0-0-0 0:0:0,0 "),
     (b"0-0-0 0:0:0.0: E external/cuda_dnn.cc:0] ", b"0-0-0 0:0:0.0: "),
-    (b"E0 0:0:0.0 0 cuda_dnn.cc:0] ", b"E0 0:0:0.0 0 cuda_dnn.cc:0] "),
+    (b"E0 0:0:0.0 0 cuda_dnn.cc:0] ", b"E0 0:0:0.0 0 "),  # glog: the source file is the place, not the stamp
+    (b"[0-0-0 0:0:0] [Thread-0] trainer: ", b"[0-0-0 0:0:0] "),
     (b"0-0-0T0:0:0.0Z 0-0-0 0:0:0,0 ERROR trainer: ", b"0-0-0T0:0:0.0Z 0-0-0 0:0:0,0 "),
     (b"ERROR 0-0-0 ", b""),
 ])

@@ -176,13 +176,18 @@
   // like the one at `start` (its prefix ending at `prefixEnd`) from another place, else `high`
   function recordEnd(text, start, lineEnd, prefixEnd, high) {
     var prefix = shape(text.slice(start, prefixEnd));
-    var stamped = /^(?:[^ \t]*0[^ \t]*[ \t]+)*/.exec(prefix)[0]; // records.stamp
+    // records.stamp: the first words that hold a digit and no letter but T, Z or a first one
+    var stamped = /^(?:[A-Za-z]?[^ \tA-SU-Ya-z]*0[^ \tA-SU-Ya-z]*[ \t]+)*/.exec(prefix)[0];
     if (!stamped || !/^[\x00-\x7f]*$/.test(stamped)) return high;
     var finder = recordFinders[stamped];
-    if (!finder) {
-      finder = recordFinders[stamped] = new RegExp("\n" + stamped.split("").map(function (c) {
-        return c === "0" ? "[0-9]+" : escapeRegex(c);
-      }).join(""), "gu");
+    if (!finder) { // records._finder_source: each 0 any digits, a word's first letter any letter
+      var source = "\n", wordStart = true;
+      for (var i = 0; i < stamped.length; i++) {
+        var c = stamped.charAt(i);
+        source += c === "0" ? "[0-9]+" : wordStart && /[A-Za-z]/.test(c) ? "[A-Za-z]" : escapeRegex(c);
+        wordStart = c === " " || c === "\t";
+      }
+      finder = recordFinders[stamped] = new RegExp(source, "gu");
     }
     var window = text.slice(0, high); // searched as Python's search(data, pos, high) is
     var pos = lineEnd, reach = prefixEnd - start + RECORD_SLACK;
