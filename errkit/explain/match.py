@@ -328,15 +328,16 @@ class Index:
         return _captured(self.wordings[i]["captures"], m, numbers)
 
     def read_on(self, match: Match, data: bytes, start: int, ahead=None, prefix_end=None,
-                record: str | None = None) -> None:
+                record=None) -> None:
         """What the lines after a match's message add (a compiler's dump under its header): the
         params of its entry's `reads` it does not have yet, each from the first line that holds it,
         and the kernel they name (a pallas_call's name, `%splash_mha_fwd`) when its wording is
         raised by several. Read from the match's line to the next traceback, READ_WINDOW at most,
         and, where `prefix_end()` tells where its line's log prefix ends in `data` (asked only when
         something is read), to the next log record from another place (errkit/explain/records.py).
-        `record`: the strings of the JSON log line the match was found in (_json_record), read
-        alone: a JSON log's record is its line, a dump inside it is in its strings.
+        `record()`: the strings of the JSON log line the match was found in (_json_record), read
+        alone (a JSON log's record is its line, a dump inside it is in its strings), else None;
+        asked only when something is read.
         `ahead`: an errkit/explain/ahead.py Ahead of `data` (the scan's: windows overlap)."""
         raised_by = match.wording.get("kernels") or ()
         reads = self._reads_of(match.code)
@@ -347,6 +348,7 @@ class Index:
         candidates = [k for k in raised_by if (kernels.get(k) or {}).get("names")] if len(raised_by) > 1 else []
         if not reads and not candidates:
             return
+        record = None if record is None else record()
         if ahead is None or record is not None:
             from errkit.explain.ahead import Ahead
 
@@ -735,7 +737,7 @@ class Index:
             match.kernel = _shown_kernel(match.wording["kernels"], self.data.get("kernels") or {},
                                          data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
         if match is not None:
-            record = _json_record(text) if match.span is None and not traceback else None
+            record = (lambda: _json_record(text)) if match.span is None and not traceback else None
             self.read_on(match, data, start, ahead, lambda: _prefix_end(data, start, line, text, match, origin), record)
             if self.reads_context(match.code):
                 self.read_context(match, data, start)
