@@ -104,6 +104,8 @@ LINE_CACHE = 4096  # log lines remembered per index (_remember_line)
 MAX_MEMO_LINE = 4096  # bytes of a log line remembered at most
 STAMP = b"0123456789 \t:.,/+-[]()TZIWEF"  # the characters of a log line's stamp (_line_key)
 _ZEROS = bytes.maketrans(b"123456789", b"000000000")
+JSON_KEY = -1  # the stamp length _line_key gives a JSON line
+_JSON_TOKENS: list = []  # the regex of a JSON line's strings and numbers (_line_key), compiled when first asked
 
 
 def _re2_options():
@@ -745,15 +747,20 @@ class Index:
             a, b = original_span(origin, *match.span)
             match.text = line[a:b]
         if key is not None and alone:
-            self._remember_line(key, match, origin, line, data[start:start + key[1]])
+            self._remember_line(key, match, origin, line, data[start:start + max(key[1], 0)])
         return match
 
     def _remember_line(self, key: tuple, match: Match | None, origin, line: str, stamp: bytes) -> None:
         """Remember the answer to a log line whose lines around add nothing to it, for the lines
         that differ from it only in the digits of their stamp (_line_key). Not when the match
-        begins in the stamp: its digits may be values then."""
+        begins in the stamp: its digits may be values then; in a JSON line, only a match found in
+        one of its strings (span None) that is not made of STAMP's characters (a line starting
+        with `{` that is no JSON is matched whole, its digits too)."""
         if match is not None:
-            if stamp.translate(None, b"0123456789") != stamp:  # the stamp has digits
+            if key[1] == JSON_KEY:
+                if match.span is not None or not (match.text or "").encode("utf-8", "replace").strip(STAMP):
+                    return
+            elif stamp.translate(None, b"0123456789") != stamp:  # the stamp has digits
                 if match.span is None:
                     return
                 begin = original_span(origin, *match.span)[0] if origin is not None else match.span[0]
@@ -849,11 +856,25 @@ def header_begin(line: str) -> int | None:
 def _line_key(data: bytes, start: int, end: int) -> tuple[bytes, int]:
     """(a log line start:end with each digit of its stamp written 0, the stamp's length). Its stamp:
     the leading characters of STAMP (a timestamp, a level letter, a thread id): lines that differ
-    only there have the same answer, unless a match begins there (_remember_line)."""
+    only there have the same answer, unless a match begins there (_remember_line). A JSON line's
+    stamp (length JSON_KEY) is its numbers and its strings made of STAMP's characters only (its
+    time): explain reads the other strings of the line, not its numbers."""
     raw = data[start:end]
+    if raw[:1] == b"{":
+        if not _JSON_TOKENS:
+            import re
+
+            _JSON_TOKENS.append(re.compile(rb'"(?:[^"\\]|\\.)*"|[0-9]+'))
+        return _JSON_TOKENS[0].sub(_zeroed, raw), JSON_KEY
     rest = raw.lstrip(STAMP)
     cut = len(raw) - len(rest)
     return (raw[:cut].translate(_ZEROS) + rest if cut else raw), cut
+
+
+def _zeroed(token) -> bytes:
+    """A token of a JSON line's key: a number or a string of STAMP's characters, its digits 0."""
+    text = token.group()
+    return text if text[:1] == b'"' and text[1:-1].strip(STAMP) else text.translate(_ZEROS)
 
 
 def _again(template: Match, line_no: int) -> Match:

@@ -1,9 +1,12 @@
 """A log line's answer is remembered for the lines that differ from it only in the digits of their
-stamp (errkit/explain/match.py _line_key, _remember_line): the same answers as reading each line,
-on generated logs of every kind, on every collected real-world text behind varied stamps, and on
-messages whose first word is a number (a value, not a stamp)."""
+stamp (errkit/explain/match.py _line_key, _remember_line; a JSON line: its numbers and time-like
+strings): the same answers as reading each line, on generated logs of every kind, on every
+collected real-world text behind varied stamps and in JSON lines, on messages whose first word is
+a number (a value, not a stamp), and on lines that start with a brace but are no JSON."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -35,6 +38,7 @@ def _stamped(lines: list[str]) -> str:
     for n, line in enumerate(lines):
         out.append(f"2026-11-29 10:{n // 60 % 60:02d}:{n % 60:02d},{n % 1000:03d} ERROR trainer: {line}")
         out.append(f"I1129 10:{n % 60:02d}:00.{n:06d}  {4000 + n % 7} {line}")
+        out.append(json.dumps({"time": f"2026-11-29T10:00:{n % 60:02d}Z", "pid": 4000 + n % 7, "msg": line}))
     return "\n".join(out) + "\n"
 
 
@@ -70,6 +74,19 @@ def test_a_leading_number_is_a_value_not_a_stamp(index, monkeypatch):
     assert remembered == _answers(index, text, False, monkeypatch)
     assert sorted(f[1] for f in remembered) == [("RA944", repr([("name", name)])) for name in ("12", "13", "14")]
     assert [f[3] for f in remembered] == [3, 3, 3]
+
+
+def test_a_line_starting_with_a_brace_that_is_no_json_keeps_its_values(index, monkeypatch):
+    # a JSON line's numbers are read as 0 in its key: a line that only starts like one is matched whole
+    message = "ValueError: self.block_q={block} must be a multiple of 64"
+    lines = [f"{{worker {n % 3}}} " + message.format(block=block) for n, block in enumerate((96, 80, 72, 96, 80, 96))]
+    lines += [json.dumps({"time": f"10:00:0{n}", "msg": message.format(block=block)}) for n, block in enumerate((96, 80, 96))]
+    text = _padded("\n".join(lines) + "\n")
+    remembered = _answers(index, text, True, monkeypatch)
+    assert any(answer is not None for answer, _ in index._lines.values())  # the JSON lines' answer
+    assert remembered == _answers(index, text, False, monkeypatch)
+    assert sorted((f[1][1], f[3]) for f in remembered) == [
+        (repr([("block_q", block)]), count) for block, count in ((72, 1), (80, 3), (96, 5))]
 
 
 def test_an_undecodable_line_remembered_still_warns(index):
