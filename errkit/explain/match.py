@@ -688,7 +688,10 @@ class Index:
             pos = end + 1
             if reached is not None and pos > stop:
                 reached[0] = pos
-            key = None if paste or traceback or end - start > MAX_MEMO_LINE else _line_key(data, start, end)
+            if paste or end - start > MAX_MEMO_LINE:
+                key = None
+            else:  # a traceback's exception line: remembered with the frame above it
+                key = _traceback_key(data, start, end) if traceback else _line_key(data, start, end)
             if key is not None:
                 known = self._lines.get(key[0])
                 if known is not None:  # a line read before, but for the digits of its stamp
@@ -770,7 +773,8 @@ class Index:
             match = _again(match, 0)
         if len(self._lines) >= LINE_CACHE:
             self._lines.clear()
-        self._lines[key[0]] = (match, "\ufffd" in line and not _utf8(key[0]))  # (the stamp is ASCII)
+        own = key[2] if len(key) > 2 else key[0]  # the line's own key (a traceback's: without its frame)
+        self._lines[key[0]] = (match, "\ufffd" in line and not _utf8(own))  # (the stamp is ASCII)
 
     def _joined(self, data: bytes, start: int, end: int, line_no: int, undecodable, pos: int, taken: int = 0):
         """(a match of the line joined with the one before or after it, as a hard wrap split it, or
@@ -869,6 +873,22 @@ def _line_key(data: bytes, start: int, end: int) -> tuple[bytes, int]:
     rest = raw.lstrip(STAMP)
     cut = len(raw) - len(rest)
     return (raw[:cut].translate(_ZEROS) + rest if cut else raw), cut
+
+
+def _traceback_key(data: bytes, start: int, end: int) -> tuple | None:
+    """The _line_key of a traceback's exception line start:end with the frame line above it
+    (_located_match reads the nearest frame within FRAME_REACH bytes), and the line's own key; None
+    when the nearest `File "` there is no frame (_located_match would look further up)."""
+    at = data.rfind(FRAME_BYTES, max(0, start - FRAME_REACH), start)
+    frame = b""
+    if at >= 0:
+        line_start = data.rfind(b"\n", 0, at) + 1
+        line_end = data.find(b"\n", at, start)
+        frame = data[line_start:start if line_end < 0 else line_end]
+        if not FRAME.match(frame.decode("utf-8", "replace")):
+            return None
+    key, cut = _line_key(data, start, end)
+    return frame + b"\0" + key, cut, key
 
 
 def _zeroed(token) -> bytes:

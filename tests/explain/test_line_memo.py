@@ -89,6 +89,23 @@ def test_a_line_starting_with_a_brace_that_is_no_json_keeps_its_values(index, mo
         (repr([("block_q", block)]), count) for block, count in ((72, 1), (80, 3), (96, 5))]
 
 
+def _traceback(path: str, func: str) -> str:
+    return ("Traceback (most recent call last):\n"
+            '  File "/srv/train.py", line 12, in <module>\n    step()\n'
+            f'  File "/venv/lib/python3.12/site-packages/{path}", line 204, in {func}\n    assert q.shape == k.shape\n'
+            "AssertionError\n")
+
+
+def test_a_traceback_is_remembered_with_its_last_frame(index, monkeypatch):
+    # a bare AssertionError is RA502's only where its last frame is in JAX's GPU attention
+    raised = _traceback("jax/experimental/pallas/ops/gpu/attention.py", "mha")
+    other = _traceback("mylib/model.py", "forward")
+    text = _padded((raised + other) * 3)
+    remembered = _answers(index, text, True, monkeypatch)
+    assert remembered == _answers(index, text, False, monkeypatch)
+    assert [(f[0], f[3]) for f in remembered] == [("RA502", 3)]
+
+
 def test_an_undecodable_line_remembered_still_warns(index):
     # remembered while reading one input, answered from memory in the next: that one warns too
     line = "2026-11-29 10:00:0{n},000 INFO trainer: caf\xe9 ValueError: sm_scale must be a finite number or None, got nan"
