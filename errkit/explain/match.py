@@ -878,14 +878,15 @@ def _line_key(data: bytes, start: int, end: int) -> tuple[bytes, int]:
 def _traceback_key(data: bytes, start: int, end: int) -> tuple | None:
     """The _line_key of a traceback's exception line start:end with the frame line above it
     (_located_match reads the nearest frame within FRAME_REACH bytes), and the line's own key; None
-    when the nearest `File "` there is no frame (_located_match would look further up)."""
+    when the nearest `File "` there is no frame (_located_match would look further up) or a frame
+    line over MAX_MEMO_LINE bytes."""
     at = data.rfind(FRAME_BYTES, max(0, start - FRAME_REACH), start)
     frame = b""
     if at >= 0:
         line_start = data.rfind(b"\n", 0, at) + 1
         line_end = data.find(b"\n", at, start)
         frame = data[line_start:start if line_end < 0 else line_end]
-        if not FRAME.match(frame.decode("utf-8", "replace")):
+        if len(frame) > MAX_MEMO_LINE or not FRAME.match(frame.decode("utf-8", "replace")):
             return None
     key, cut = _line_key(data, start, end)
     return frame + b"\0" + key, cut, key
