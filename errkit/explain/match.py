@@ -726,8 +726,8 @@ class Index:
     def _examine(self, data: bytes, start: int, line: str, line_no: int, traceback: bool, ahead=None,
                  key: tuple | None = None) -> Match | None:
         """The match of one line read as pasted: normalised first, reported on the original text.
-        `key`: the line's _line_key, to remember its answer by when the lines around it add nothing
-        to that answer (_remember_line)."""
+        `key`: the line's _line_key (a traceback's exception line: its _traceback_key), to remember
+        its answer by when the lines around it add nothing to that answer (_remember_line)."""
         text, origin = normalise(line)
         match = self.match_line(text, line_no)
         if match is None and traceback:
