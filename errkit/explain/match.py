@@ -868,7 +868,9 @@ def _line_key(data: bytes, start: int, end: int) -> tuple[bytes, int]:
         if not _JSON_TOKENS:
             import re
 
-            _JSON_TOKENS.append(re.compile(rb'"(?:[^"\\]|\\.)*"|[0-9]+'))
+            # a string's closing quote optional: an unclosed one is read to the line's end once, not
+            # again from each escaped quote in it (quadratic)
+            _JSON_TOKENS.append(re.compile(rb'"(?:[^"\\]|\\.)*"?|[0-9]+'))
         return _JSON_TOKENS[0].sub(_zeroed, raw), JSON_KEY
     rest = raw.lstrip(STAMP)
     cut = len(raw) - len(rest)
