@@ -12,10 +12,11 @@ whitespace-separated words that hold a digit and no letter but T and Z (a date a
 first one (glog's level: `E1126`): its time and thread, not its source file (`cuda_dnn.cc:535]`
 is the record's place). A later line that starts with the same stamp, any letter first, begins a
 record; it is one of the same place when it starts with the whole prefix, else the lines read
-stop before it. A line without such a stamp (a paste, a JSON
-log) stops nothing, and neither does a line stamped by something outside the program only (each
-line of `kubectl logs --timestamps`: the stamp is that timestamp, and the error's own lines repeat
-the prefix). The paste page's port is match.js recordEnd.
+stop before it. A line without such a stamp (a paste) stops nothing, and neither does a line
+stamped by something outside the program only (each line of `kubectl logs --timestamps`: the
+stamp is that timestamp, and the error's own lines repeat the prefix). A JSON log's line is a
+record of its own: match.py reads it alone (_json_record). The paste page's port is match.js
+recordEnd.
 """
 
 from errkit.core.regex import engine, escape

@@ -132,7 +132,7 @@ def registered() -> list[tuple[str, str]]:
                         return [(str(name), str(path)) for name, path in catalogues]
                 seen = list(data["seen"][:SEEN_PATHS - 1])
         except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
-            seen = []  # missing or corrupt: read the entry points again
+            pass  # missing or corrupt: read the entry points again (seen is set last: still [])
     found = discover()
     if cache:
         seen = [[stamp, [list(f) for f in found]], *seen][:SEEN_PATHS]

@@ -3026,9 +3026,10 @@
       return kernels[k] && kernels[k].names && kernels[k].names.length;
     });
     if (!reads.length && !candidates.length) return;
-    if (record !== null && record !== undefined) { text = record; start = 0; } // a JSON log line: its strings, alone
+    var ownRecord = record !== null && record !== undefined;
+    if (ownRecord) { text = record; start = 0; } // a JSON log line: its strings, alone
     var end = Math.min(text.length, start + FORMAT.READ_WINDOW);
-    var firstLineEnd = record !== null && record !== undefined ? -1 : text.indexOf("\n", start);
+    var firstLineEnd = ownRecord ? -1 : text.indexOf("\n", start);
     if (firstLineEnd >= 0 && firstLineEnd < end) {
       var cut = text.indexOf(FORMAT.NEXT_TRACEBACK, firstLineEnd);
       if (cut >= 0 && cut + FORMAT.NEXT_TRACEBACK.length <= end) end = cut;
