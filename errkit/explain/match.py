@@ -221,6 +221,7 @@ class Index:
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
         self._headers: dict[str, Match | None] = {}
         self._lines: dict[bytes, tuple] = {}  # _line_key -> (the answer, whether undecodable): _remember_line
+        self._own: dict[bytes, Match] = {}  # _line_key -> the line's own match, before its context is read (_examine)
         self._postings: dict[str, list[int]] | None = None
         self._printed: dict | None = None  # code -> the params its wordings print (match.printed_params)
         self._skeletons: dict[int, str] = {}
@@ -729,13 +730,21 @@ class Index:
         `key`: the line's _line_key (a traceback's exception line: its _traceback_key), to remember
         its answer by when the lines around it add nothing to that answer (_remember_line)."""
         text, origin = normalise(line)
-        match = self.match_line(text, line_no)
-        if match is None and traceback:
-            match = self._located_match(data, start, text, line_no)
-        if match is None:
-            match = self.match_note(text, line_no)
+        own = None if key is None else self._own.get(key[0])
+        if own is not None:  # the line was read before, but for its stamp's digits: only its context is new
+            match = _again(own, line_no, ties=True)
+        else:
+            match = self.match_line(text, line_no)
+            if match is None and traceback:
+                match = self._located_match(data, start, text, line_no)
+            if match is None:
+                match = self.match_note(text, line_no)
         alone = match is None or not (match.ties or len(match.wording.get("kernels") or ()) > 1
                                       or self._reads_of(match.code) or self.reads_context(match.code))
+        if own is None and key is not None and not alone and self._stamp_free(key, match, origin, data, start):
+            if len(self._own) >= LINE_CACHE:
+                self._own.clear()
+            self._own[key[0]] = _again(match, 0, ties=True)  # (a copy: breaking a tie changes the match)
         if match is not None and match.ties:
             match = _break_tie(match, data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
         if match is not None and len(match.wording.get("kernels") or ()) > 1:
@@ -750,25 +759,32 @@ class Index:
             a, b = original_span(origin, *match.span)
             match.text = line[a:b]
         if key is not None and alone:
-            self._remember_line(key, match, origin, line, data[start:start + max(key[1], 0)])
+            self._remember_line(key, match, origin, line, data, start)
         return match
 
-    def _remember_line(self, key: tuple, match: Match | None, origin, line: str, stamp: bytes) -> None:
+    @staticmethod
+    def _stamp_free(key: tuple, match: Match, origin, data: bytes, start: int) -> bool:
+        """Whether `match` holds the same for every line of its _line_key `key` (the line at `start`
+        of `data`): not when it begins in the stamp (its digits may be values then); in a JSON line,
+        only a match found in one of its strings (span None) that is not made of STAMP's characters
+        (a line starting with `{` that is no JSON is matched whole, its digits too)."""
+        if key[1] == JSON_KEY:
+            return match.span is None and bool((match.text or "").encode("utf-8", "replace").strip(STAMP))
+        stamp = data[start:start + max(key[1], 0)]
+        if stamp.translate(None, b"0123456789") == stamp:  # no digits in the stamp
+            return True
+        if match.span is None:
+            return False
+        begin = original_span(origin, *match.span)[0] if origin is not None else match.span[0]
+        return begin >= len(stamp)
+
+    def _remember_line(self, key: tuple, match: Match | None, origin, line: str, data: bytes, start: int) -> None:
         """Remember the answer to a log line whose lines around add nothing to it, for the lines
-        that differ from it only in the digits of their stamp (_line_key). Not when the match
-        begins in the stamp: its digits may be values then; in a JSON line, only a match found in
-        one of its strings (span None) that is not made of STAMP's characters (a line starting
-        with `{` that is no JSON is matched whole, its digits too)."""
+        that differ from it only in the digits of their stamp (_line_key), when it holds for them
+        all (_stamp_free)."""
         if match is not None:
-            if key[1] == JSON_KEY:
-                if match.span is not None or not (match.text or "").encode("utf-8", "replace").strip(STAMP):
-                    return
-            elif stamp.translate(None, b"0123456789") != stamp:  # the stamp has digits
-                if match.span is None:
-                    return
-                begin = original_span(origin, *match.span)[0] if origin is not None else match.span[0]
-                if begin < len(stamp):
-                    return
+            if not self._stamp_free(key, match, origin, data, start):
+                return
             match.key()
             match = _again(match, 0)
         if len(self._lines) >= LINE_CACHE:
@@ -900,11 +916,13 @@ def _zeroed(token) -> bytes:
     return text if text[:1] == b'"' and text[1:-1].strip(STAMP) else text.translate(_ZEROS)
 
 
-def _again(template: Match, line_no: int) -> Match:
-    """A remembered match (_remember_line) as the match of another line."""
+def _again(template: Match, line_no: int, ties: bool = False) -> Match:
+    """A remembered match (_remember_line; with its `ties`, _examine) as the match of another line."""
     found = Match(template.code, template.wording, template.params, line_no, template.exact, template.score,
                   template.text, template.span, template.weak)
     found._keyed = template._keyed
+    if ties and template.ties:
+        found.ties = [_again(tie, line_no) for tie in template.ties]
     return found
 
 

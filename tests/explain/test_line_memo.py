@@ -27,6 +27,7 @@ def _answers(index: Index, text: str, remember: bool, monkeypatch) -> list:
         if not remember:
             patch.setattr(matching, "MAX_MEMO_LINE", -1)
         index._lines.clear()
+        index._own.clear()
         warned = []
         found, _, _ = explain_chunks(index, [text.encode("utf-8", "surrogateescape")], warned.append)
     return [(f.match.code, f.match.key(), f.match.line, f.count, f.last_line, f.match.text, f.match.span,
@@ -74,6 +75,20 @@ def test_a_leading_number_is_a_value_not_a_stamp(index, monkeypatch):
     assert remembered == _answers(index, text, False, monkeypatch)
     assert sorted(f[1] for f in remembered) == [("RA944", repr([("name", name)])) for name in ("12", "13", "14")]
     assert [f[3] for f in remembered] == [3, 3, 3]
+
+
+def test_a_leading_number_is_a_value_for_an_entry_that_reads_on(index, monkeypatch):
+    # RA831 reads values from the lines after it: its line's own match is remembered, not its answer;
+    # its wording begins with a value too ("12 " looks like a stamp)
+    message = "{memref} must have a number of elements that is a multiple of 128 (got 100)"
+    lines = [message.format(memref=n) for n in (12, 13, 12)] + [
+        "2026-11-29 10:00:01,100 " + message.format(memref=n) for n in (14, 15)]
+    text = _padded("\n".join(lines) + "\n")
+    remembered = _answers(index, text, True, monkeypatch)
+    assert remembered == _answers(index, text, False, monkeypatch)
+    assert sorted((f[1][1], f[3]) for f in remembered) == [
+        (repr([("elements", 100), ("memref", str(n)), ("warpgroup_size", 128)]), count)
+        for n, count in ((12, 2), (13, 1), (14, 1), (15, 1))]
 
 
 def test_a_line_starting_with_a_brace_that_is_no_json_keeps_its_values(index, monkeypatch):
