@@ -36,22 +36,54 @@ _PATTERNS: dict = {}
 
 
 def _patterns():
-    """(ISO timestamp, host field) regexes, compiled on first use (Python's re: a log run only)."""
+    """The regexes of timestamps (ISO, a JSON line's time field, glog's), of a host field and of
+    glog's file header, compiled on first use (Python's re: a log run only)."""
     if not _PATTERNS:
         import re
 
         _PATTERNS["time"] = re.compile(
             r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?(?![\d])")
+        _PATTERNS["json_time"] = re.compile(r'"(?:@?timestamp|time|ts|asctime|datetime)"\s*:\s*"')
+        # glog and absl: `I0206 23:21:41.495393    6454 file.cc:726] ...` (glog 0.7: the year too, I20240206)
+        _PATTERNS["glog"] = re.compile(
+            r"(?<![A-Za-z0-9])[IWEF]((\d{4})?(\d{2})(\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?) +\d+ ")
         _PATTERNS["host"] = re.compile(r"(?:\bhost(?:name)?=|\"host(?:name)?\"\s*:\s*\")([A-Za-z0-9_.:\-]+)")
+        _PATTERNS["created"] = re.compile(rb"(?m)^Log file created at: (\d{4})/(\d{2})/(\d{2}) ")
+        _PATTERNS["machine"] = re.compile(rb"(?m)^Running on machine: ([A-Za-z0-9_.:\-]+)")
     return _PATTERNS
 
 
-def timestamp(line: str) -> tuple[str, str] | None:
-    """(the ISO timestamp as written, its sort key: UTC when it names a zone) of the first one in
-    the line's first 80 characters, or None."""
+GLOG_HEAD = 4096  # bytes at a file's start where glog's header is looked for (glog_header)
+
+
+def glog_header(head: bytes) -> dict:
+    """What glog's file header (`Log file created at: 2024/02/06 23:21:41`, `Running on machine:
+    t1v-n-6a2b8934-w-0`) at the start of a log tells: {"year": (2024, ("02", "06")), "machine": ...},
+    each when present. Its lines have no year (`I0206 23:21:41.495393`): the header's is theirs."""
+    found = {}
+    created = _patterns()["created"].search(head)
+    if created is not None:
+        year, month, day = created.groups()
+        found["year"] = (int(year), (month.decode(), day.decode()))
+    machine = _patterns()["machine"].search(head)
+    if machine is not None:
+        found["machine"] = machine.group(1).decode()
+    return found
+
+
+def timestamp(line: str, year: tuple | None = None) -> tuple[str, str] | None:
+    """(the timestamp as written, its sort key: ISO, UTC when it names a zone) of the first ISO one
+    in the line's first 80 characters; in a JSON line, else the ISO value of its time field
+    (`"timestamp": "..."`) wherever it is; else a glog or absl prefix in the first 80 characters
+    (glog_time); None when there is none."""
     m = _patterns()["time"].search(line, 0, 80)
-    if m is None:
-        return None
+    if m is None and line[:1] == "{":
+        field = _patterns()["json_time"].search(line)
+        m = None if field is None else _patterns()["time"].match(line, field.end())
+    if m is None or m.start():  # a glog prefix before it is the line's time, not a date in its message
+        glog = glog_time(line, year, 80 if m is None else m.start())
+        if glog is not None or m is None:
+            return glog
     from datetime import datetime, timezone
 
     date, clock, fraction, zone = m.groups()
@@ -68,6 +100,29 @@ def timestamp(line: str) -> tuple[str, str] | None:
     if when.tzinfo is not None:
         when = when.astimezone(timezone.utc).replace(tzinfo=None)
     return m.group(0), when.isoformat(timespec="microseconds")
+
+
+def glog_time(line: str, year: tuple | None = None, within: int = 80) -> tuple[str, str] | None:
+    """(the glog or absl time as written, `0206 23:21:41.495393`, its sort key) in the line's first
+    `within` characters, or None. Its year: its own (glog 0.7 writes `I20240206`), else `year`
+    from the file's header (glog_header: the year it was created, the next one for a month and day
+    before that day's), else none: the key is then `--02-06T23:21:41.495393` (ISO 8601's date
+    without a year), which sorts before every key with a year. Taken as written, as glog writes
+    local time."""
+    m = _patterns()["glog"].search(line, 0, within)
+    if m is None:
+        return None
+    shown, own, month, day, clock, fraction = m.groups()
+    if own is not None:
+        date = f"{own}-{month}-{day}"
+    elif year is not None:
+        date = f"{year[0] + ((month, day) < year[1])}-{month}-{day}"
+    else:
+        date = None
+    if not _valid_date(date or f"2000-{month}-{day}") or not (clock < "24" and clock[3:5] < "60" and clock[6:8] < "60"):
+        return None  # (2000: a leap year, for a 29 February without a year)
+    key = f"{date or f'--{month}-{day}'}T{clock}.{((fraction or '') + '000000')[:6]}"
+    return shown, key
 
 
 _DATES: dict[str, bool] = {}  # a date as written -> whether it is one (a log has few)
@@ -108,12 +163,21 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
     matched in full are left out, as `errkit explain --all` leaves them out of one file."""
     from errkit.explain.reading import line_chunks
 
+    given = host
     host = host_of(name) if host is None else host
     reading = Reading()
     size = [0]
+    head = [b""]  # the file's first GLOG_HEAD bytes, until glog's header is read from them
+    header: dict = {}
 
     def counted(stream):
+        nonlocal host
         for block in stream:
+            if len(head[0]) < GLOG_HEAD:
+                head[0] += block[:GLOG_HEAD - len(head[0])]
+                header.update(glog_header(head[0]))
+                if given is None and "machine" in header:  # glog's header names the machine
+                    host = header["machine"]
             size[0] += len(block)
             yield block
 
@@ -124,7 +188,7 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
     for match, chunk in scan_chunks(index, line_chunks(counted(blocks)), warn, reading):
         end = chunk.find(b"\n", match.offset)
         raw = chunk[match.offset:end if end >= 0 else len(chunk)][:4096].decode("utf-8", "replace")
-        where = _occurrence(name, match.line, timestamp(raw), match.text or raw.strip())
+        where = _occurrence(name, match.line, timestamp(raw, header.get("year")), match.text or raw.strip())
         if pending is not None and same_block(pending[0], match, chunk):
             # one error printed over several lines: one occurrence, at its last line, with every
             # value, as `errkit explain --all` counts it (its time: the first line that has one)

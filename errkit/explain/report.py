@@ -17,8 +17,9 @@ The shape (`--json`):
                  "varied": ["num_kv_heads"]}, ...]}
 
 Errors come most frequent first (then by code); `files` and `hosts` in the order the files were
-given; `first`/`last` are the earliest and latest occurrence by timestamp when the lines carry ISO
-timestamps, else the first and last in the order the files were given (`time` null).
+given; `first`/`last` are the earliest and latest occurrence by timestamp when the lines carry
+timestamps (ISO, a JSON line's time field, glog's: errkit/explain/fleet.py timestamp), else the
+first and last in the order the files were given (`time` null).
 """
 
 from errkit.core.runtime import shown
