@@ -48,11 +48,13 @@ def _patterns():
         _PATTERNS["glog"] = re.compile(
             r"(?<![A-Za-z0-9])[IWEF]((\d{4})?(\d{2})(\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?) +\d+ ")
         _PATTERNS["host"] = re.compile(r"(?:\bhost(?:name)?=|\"host(?:name)?\"\s*:\s*\")([A-Za-z0-9_.:\-]+)")
+        _PATTERNS["ray"] = re.compile(r"\((?:[A-Za-z_][\w.-]* )?pid=\d+, ip=([0-9A-Fa-f][0-9A-Fa-f.:]*)\)")
         _PATTERNS["created"] = re.compile(rb"(?m)^Log file created at: (\d{4})/(\d{2})/(\d{2}) ")
         _PATTERNS["machine"] = re.compile(rb"(?m)^Running on machine: ([A-Za-z0-9_.:\-]+)")
     return _PATTERNS
 
 
+RAY_REACH = 120  # characters of a line where Ray's prefix is looked for (host_field; colour codes may come first)
 GLOG_HEAD = 4096  # bytes at a file's start where glog's header is looked for (glog_header)
 
 
@@ -144,11 +146,18 @@ def _valid_date(date: str) -> bool:
 
 
 def host_field(line: str) -> str | None:
-    """The host a log line names (`host=host-017`, or a JSON line's `"host": "host-017"`), or None."""
-    if "host" not in line:
-        return None
-    m = _patterns()["host"].search(line)
-    return m.group(1) if m else None
+    """The host a log line names (`host=host-017`, or a JSON line's `"host": "host-017"`; else the
+    address in Ray's prefix of a worker's line, `(RayTrainWorker pid=9454, ip=10.164.0.9)`, in its
+    first RAY_REACH characters), or None."""
+    if "host" in line:
+        m = _patterns()["host"].search(line)
+        if m is not None:
+            return m.group(1)
+    if "ip=" in line:
+        m = _patterns()["ray"].search(line, 0, RAY_REACH)
+        if m is not None:
+            return m.group(1)
+    return None
 
 
 def _occurrence(file: str, line: int, when, text: str) -> dict:

@@ -1,13 +1,16 @@
 """The times and hosts triage reads from log formats other than ISO-stamped lines
-(errkit/explain/fleet.py timestamp, glog_time, glog_header): glog and absl prefixes, whose year is
-in the file's glog header when anywhere; a JSON line's time field wherever it is in the line.
+(errkit/explain/fleet.py timestamp, glog_time, glog_header, host_field): glog and absl prefixes,
+whose year is in the file's glog header when anywhere; a JSON line's time field wherever it is in
+the line; the address in Ray's prefix of a worker's line.
 
 The glog lines and header are shaped as in public reports: libtpu's log in
 https://github.com/jax-ml/jax/issues/13260 (header `Log file created at: 2024/02/06 23:21:41`,
 `Running on machine: t1v-n-6a2b8934-w-0`, lines `I0206 23:21:41.495393    6454 ...cc:726]`), absl's
 Python logging in https://github.com/google-research/maxim/issues/27 (`I1016 22:01:30.441240 23844
 xla_bridge.py:173]`) and Ray's prefix in https://github.com/grpc/grpc/issues/38703 (`(pid=) I1114
-09:32:22.280168 13509 tpu_hal.cc:448]`)."""
+09:32:22.280168 13509 tpu_hal.cc:448]`); Ray's prefixes as in
+https://github.com/kingoflolz/mesh-transformer-jax/issues/43 (`(pid=9454, ip=10.164.0.9)`) and
+https://github.com/ray-project/ray/issues/63828 (`(EngineCore pid=14183) ValueError: ...`)."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import json
 
 import pytest
 
-from errkit.explain.fleet import glog_header, timestamp
+from errkit.explain.fleet import glog_header, host_field, timestamp
 from tests.explain.test_triage import errkit, report
 
 HEADER = """\
@@ -92,3 +95,24 @@ def test_a_glog_file_gives_its_machine_and_year_to_the_report(tmp_path):
     assert (error["last"]["time"], error["last"]["line"]) == ("0101 00:00:03.000000", 6)
     code, text, _ = errkit("explain", "--all", tmp_path)
     assert code == 0 and "0206 23:22:00.100000" in text and "t1v-n-6a2b8934-w-0" in text
+
+
+@pytest.mark.parametrize("line, host", [
+    ("(pid=9454, ip=10.164.0.9) jax runtime initialization starting", "10.164.0.9"),
+    ("\x1b[36m(RayTrainWorker pid=812, ip=10.130.0.5)\x1b[0m " + ERROR, "10.130.0.5"),
+    ("(EngineCore pid=14183) ValueError: Received incompatible devices for jitted computation.", None),
+    ("(pid=1, ip=10.0.0.1) host=tpu-a " + ERROR, "tpu-a"),  # a host field says more than an address
+    ("the run used ip=10.0.0.1) as its (pid=3, ip=10.0.0.2)" + " " * 120 + "x", "10.0.0.2"),
+    (" " * 120 + "(pid=3, ip=10.0.0.2) too far in the line", None),
+])
+def test_the_address_in_a_ray_prefix_is_the_host(line, host):
+    assert host_field(line) == host
+
+
+def test_a_ray_driver_log_counts_each_worker_address(tmp_path):
+    lines = [f"(RayTrainWorker pid={pid}, ip={ip}) {ERROR}" for pid, ip in
+             ((812, "10.130.0.5"), (813, "10.130.0.6"), (812, "10.130.0.5"))]
+    (tmp_path / "driver.log").write_text("2026-11-29 10:00:00,000 INFO starting\n" + "\n".join(lines) + "\n")
+    doc, _ = report(tmp_path)
+    (error,) = doc["errors"]
+    assert error["hosts"] == {"10.130.0.5": 2, "10.130.0.6": 1}
