@@ -1275,6 +1275,8 @@ def scan_chunks(index: Index, chunks, warn=None, reading: Reading | None = None)
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8", "replace")
         paste = i == 0 and upcoming is None and len(chunk) <= PASTE_SIZE  # the whole input, and small
+        if paste:
+            chunk = unprefixed(chunk)
         if i == 0:
             try:
                 chunk[:8192].decode("utf-8")
@@ -1312,6 +1314,30 @@ def scan_chunks(index: Index, chunks, warn=None, reading: Reading | None = None)
             carry, begin, base = data[keep:], reached[0] - keep, base + keep
         else:
             carry = data
+
+
+def unprefixed(data: bytes) -> bytes:
+    """A paste whose tracebacks were printed behind a prefix repeated on each line (Ray's
+    `(RayTrainWorker pid=812, ip=10.130.0.5) `, vLLM's, a logger's stamp, torchrun's `[rank0]: `,
+    pytest's `E   `), read as the process printed them: where a line holds NEXT_TRACEBACK after a
+    prefix, the prefix is taken off that line and off each next line that begins with it. A
+    prefix of whitespace, `|` and `+` alone, or ending with `Group ` (`Exception Group
+    Traceback`), is an exception group's own layout: kept."""
+    if NEXT_TRACEBACK_BYTES not in data:
+        return data
+    out, prefix = [], None
+    for line in data.split(b"\n"):
+        at = line.find(NEXT_TRACEBACK_BYTES)
+        head = line[:at]
+        if at > 0 and head.strip(b" \t|+") and not head.endswith(b"Group "):
+            prefix = head
+            out.append(line[at:])
+        elif prefix is not None and line.startswith(prefix):
+            out.append(line[len(prefix):])
+        else:
+            prefix = None
+            out.append(line)
+    return b"\n".join(out)
 
 
 def explain_chunks(index: Index, chunks, warn=None) -> tuple[list[Found], str, bool]:

@@ -197,12 +197,15 @@ def _python_explain(index: match.Index, text: str) -> list[dict]:
 
 
 def _wrap(exc: str, msg: str) -> dict[str, str]:
+    traceback = ("Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n"
+                 "    out = attention(q, k, v)\n  File \"kernel.py\", line 40, in attention\n"
+                 f"    raise {exc}(msg)\n{exc}: {msg}\n")
     return {
         "bare": msg,
         "header": f"{exc}: {msg}",
-        "traceback": ("Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n"
-                      "    out = attention(q, k, v)\n  File \"kernel.py\", line 40, in attention\n"
-                      f"    raise {exc}(msg)\n{exc}: {msg}\n"),
+        "traceback": traceback,
+        # a Ray worker's lines in its driver's output (match.unprefixed)
+        "ray": "".join(f"(RayTrainWorker pid=812, ip=10.130.0.5) {line}\n" for line in traceback.splitlines()),
         "pytest": f"tests/test_model.py:31: \n_ _ _ _\nE   {exc}: {msg}\n\nFAILED tests/test_model.py::test_fwd - {exc}: {msg}\n",
         "log": f"2026-01-01 12:00:00,123 ERROR [trainer] step 10 failed: {exc}: {msg}\n\x1b[31m{exc}\x1b[0m\n",
     }
@@ -231,6 +234,13 @@ def _cases() -> list[str]:
                     texts.append(f"{exc}: " + " ".join(w.upper() if i == 1 else w for i, w in enumerate(words)))
     texts.append("\n".join(everything))
     texts.append("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nValueError\n")
+    # a wording without fixed text, told by its raise site, behind each line's prefix (match.unprefixed)
+    raised = ("Traceback (most recent call last):\n  File \"/srv/train.py\", line 12, in <module>\n    step()\n"
+              "  File \"/venv/lib/python3.12/site-packages/jax/experimental/pallas/ops/gpu/attention.py\", line 204, in mha\n"
+              "    assert q.shape == k.shape\nAssertionError\n")
+    for prefix in ("(main_task pid=2462788) ", "(EngineCore pid=106339) ERROR 06-03 07:41:11 [core.py:1184] ", "[rank0]: ",
+                   "E   ", "  | ", "  + Exception Group "):
+        texts.append("".join(prefix + line + "\n" for line in raised.splitlines()))
     texts.append("nothing to see here")
     return texts
 

@@ -1256,10 +1256,28 @@
     };
   }
 
+  // match.unprefixed: a paste's tracebacks printed behind a prefix repeated on each line, read as
+  // the process printed them (the prefix off the traceback's first line and each next one holding it)
+  function unprefixed(text) {
+    if (text.indexOf(FORMAT.NEXT_TRACEBACK) < 0) return text;
+    var prefix = null;
+    return text.split("\n").map(function (line) {
+      var at = line.indexOf(FORMAT.NEXT_TRACEBACK), head = line.slice(0, Math.max(at, 0));
+      if (at > 0 && head.replace(/^[ \t|+]+|[ \t|+]+$/g, "") && !head.endsWith("Group ")) {
+        prefix = head;
+        return line.slice(at);
+      }
+      if (prefix !== null && line.startsWith(prefix)) return line.slice(prefix.length);
+      prefix = null;
+      return line;
+    }).join("\n");
+  }
+
   // `errkit explain --all` on a pasted text: every distinct match, most recent first; when there
   // is none, the closest wordings (approximate). [] when nothing is close either.
   function explain(index, text, options) {
     options = options || {};
+    if (utf8Length(text) <= FORMAT.PASTE_SIZE) text = unprefixed(text);
     var found = findAll(index, text);
     var results = (options.all === false ? found.slice(0, 1) : found).map(function (f) {
       return result(index, f.match, f.count, f.lastLine);
