@@ -25,6 +25,8 @@ SLACK = 32  # bytes a record's longer numbers may add to its prefix
 _DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
 _FINDERS: dict[bytes, object] = {}
 _STAMP: list = []
+_STAMPS: dict[bytes, bytes] = {}  # a prefix's shape -> its stamp (stamp)
+MAX_STAMPS = 4096
 STAMP_WORD = rb"[^ \tA-SU-Ya-z]"  # a character of a stamp's word: no letter but T and Z
 
 
@@ -38,10 +40,15 @@ def shape(text: bytes) -> bytes:
 
 def stamp(prefix: bytes) -> bytes:
     """The first words of a prefix's shape that hold a digit and no letter but T, Z or a first
-    one, each with the spaces after it."""
-    if not _STAMP:
-        _STAMP.append(engine().compile(rb"(?:[A-Za-z]?" + STAMP_WORD + rb"*0" + STAMP_WORD + rb"*[ \t]+)*"))
-    return _STAMP[0].match(prefix).group()
+    one, each with the spaces after it (remembered: a log's records have few prefix shapes)."""
+    found = _STAMPS.get(prefix)
+    if found is None:
+        if not _STAMP:
+            _STAMP.append(engine().compile(rb"(?:[A-Za-z]?" + STAMP_WORD + rb"*0" + STAMP_WORD + rb"*[ \t]+)*"))
+        if len(_STAMPS) >= MAX_STAMPS:
+            _STAMPS.clear()
+        found = _STAMPS[prefix] = _STAMP[0].match(prefix).group()
+    return found
 
 
 def _finder_source(stamped: str) -> str:
