@@ -48,6 +48,8 @@ def _patterns():
         _PATTERNS["glog"] = re.compile(
             r"(?<![A-Za-z0-9])[IWEF]((\d{4})?(\d{2})(\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?) +\d+ ")
         _PATTERNS["host"] = re.compile(r"(?:\bhost(?:name)?=|\"host(?:name)?\"\s*:\s*\")([A-Za-z0-9_.:\-]+)")
+        _PATTERNS["json_host"] = re.compile(
+            r'"(?:[a-z.]+\.googleapis\.com/)?(resource_name|node_name|pod_name|pod_id)"\s*:\s*"([A-Za-z0-9_.:\-]+)"')
         _PATTERNS["ray"] = re.compile(r"\((?:[A-Za-z_][\w.-]* )?pid=\d+, ip=([0-9A-Fa-f][0-9A-Fa-f.:]*)\)")
         _PATTERNS["created"] = re.compile(rb"(?m)^Log file created at: (\d{4})/(\d{2})/(\d{2}) ")
         _PATTERNS["machine"] = re.compile(rb"(?m)^Running on machine: ([A-Za-z0-9_.:\-]+)")
@@ -145,14 +147,24 @@ def _valid_date(date: str) -> bool:
     return valid
 
 
+JSON_HOSTS = ("resource_name", "node_name", "pod_name", "pod_id")  # a JSON line's host fields after "host", in order
+
+
 def host_field(line: str) -> str | None:
-    """The host a log line names (`host=host-017`, or a JSON line's `"host": "host-017"`; else the
-    address in Ray's prefix of a worker's line, `(RayTrainWorker pid=9454, ip=10.164.0.9)`, in its
-    first RAY_REACH characters), or None."""
+    """The host a log line names (`host=host-017`, or a JSON line's `"host": "host-017"`; else a
+    JSON line's machine or pod field as Cloud Logging and Kubernetes write them, the first of
+    JSON_HOSTS it has, `"compute.googleapis.com/resource_name"` and `"pod_name"` included; else
+    the address in Ray's prefix of a worker's line, `(RayTrainWorker pid=9454, ip=10.164.0.9)`, in
+    its first RAY_REACH characters), or None."""
     if "host" in line:
         m = _patterns()["host"].search(line)
         if m is not None:
             return m.group(1)
+    if line[:1] == "{" and ('_name"' in line or '"pod_id"' in line):
+        found = {m.group(1): m.group(2) for m in _patterns()["json_host"].finditer(line)}
+        for key in JSON_HOSTS:
+            if key in found:
+                return found[key]
     if "ip=" in line:
         m = _patterns()["ray"].search(line, 0, RAY_REACH)
         if m is not None:

@@ -1,7 +1,7 @@
 """The times and hosts triage reads from log formats other than ISO-stamped lines
 (errkit/explain/fleet.py timestamp, glog_time, glog_header, host_field): glog and absl prefixes,
 whose year is in the file's glog header when anywhere; a JSON line's time field wherever it is in
-the line; the address in Ray's prefix of a worker's line.
+the line; the address in Ray's prefix of a worker's line; a JSON line's machine or pod field.
 
 The glog lines and header are shaped as in public reports: libtpu's log in
 https://github.com/jax-ml/jax/issues/13260 (header `Log file created at: 2024/02/06 23:21:41`,
@@ -10,7 +10,9 @@ Python logging in https://github.com/google-research/maxim/issues/27 (`I1016 22:
 xla_bridge.py:173]`) and Ray's prefix in https://github.com/grpc/grpc/issues/38703 (`(pid=) I1114
 09:32:22.280168 13509 tpu_hal.cc:448]`); Ray's prefixes as in
 https://github.com/kingoflolz/mesh-transformer-jax/issues/43 (`(pid=9454, ip=10.164.0.9)`) and
-https://github.com/ray-project/ray/issues/63828 (`(EngineCore pid=14183) ValueError: ...`)."""
+https://github.com/ray-project/ray/issues/63828 (`(EngineCore pid=14183) ValueError: ...`); Cloud
+Logging's labels as in https://github.com/kubernetes/kubernetes/issues/50845
+(`"compute.googleapis.com/resource_name": "gke-...-0840"`, `"container.googleapis.com/pod_name"`)."""
 
 from __future__ import annotations
 
@@ -116,3 +118,24 @@ def test_a_ray_driver_log_counts_each_worker_address(tmp_path):
     doc, _ = report(tmp_path)
     (error,) = doc["errors"]
     assert error["hosts"] == {"10.130.0.5": 2, "10.130.0.6": 1}
+
+
+GKE = {"labels": {"compute.googleapis.com/resource_name": "gke-tpu-pool-e9ca3824-0840",
+                  "container.googleapis.com/pod_name": "trainer-0-fd4kj"},
+       "resource": {"type": "k8s_container", "labels": {"pod_name": "trainer-0-fd4kj", "cluster_name": "c"}},
+       "textPayload": ERROR, "timestamp": "2026-11-29T10:00:06Z"}
+
+
+@pytest.mark.parametrize("record, host", [
+    (GKE, "gke-tpu-pool-e9ca3824-0840"),  # the machine before the pod
+    ({"resource": {"labels": {"pod_name": "trainer-3", "namespace_name": "ml"}}, "textPayload": ERROR}, "trainer-3"),
+    ({"resource": {"labels": {"node_name": "tpu-node-2"}}, "jsonPayload": {"message": ERROR}, "pod_id": "p"}, "tpu-node-2"),
+    ({"kubernetes": {"host": "node-7", "pod_name": "trainer-1"}, "log": ERROR}, "node-7"),  # fluent-bit's
+    ({"msg": ERROR, "note": "the pod_name\" field is text"}, None),
+])
+def test_a_json_line_machine_or_pod_field_is_the_host(record, host):
+    assert host_field(json.dumps(record)) == host
+
+
+def test_machine_and_pod_fields_are_read_in_json_lines_only():
+    assert host_field('2026-11-29 ERROR x: "pod_name": "trainer-3" ' + ERROR) is None
