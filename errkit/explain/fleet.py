@@ -76,15 +76,17 @@ def glog_header(head: bytes) -> dict:
 
 
 def timestamp(line: str, year: tuple | None = None) -> tuple[str, str] | None:
-    """(the timestamp as written, its sort key: ISO, UTC when it names a zone) of the first ISO one
-    in the line's first 80 characters; in a JSON line, else the ISO value of its time field
-    (`"timestamp": "..."`) wherever it is; else a glog or absl prefix in the first 80 characters
-    (glog_time); None when there is none."""
-    m = _patterns()["time"].search(line, 0, 80)
-    if m is None and line[:1] == "{":
+    """(the timestamp as written, its sort key: ISO, UTC when it names a zone): a JSON line's time
+    field (`"timestamp": "..."`, an ISO value) wherever it is, else the first ISO one in the line's
+    first 80 characters, unless a glog or absl prefix comes before it (glog_time: a date in the
+    message is not the line's time); None when there is none."""
+    m = None
+    if line[:1] == "{":
         field = _patterns()["json_time"].search(line)
         m = None if field is None else _patterns()["time"].match(line, field.end())
-    if m is None or m.start():  # a glog prefix before it is the line's time, not a date in its message
+    if m is None:
+        m = _patterns()["time"].search(line, 0, 80)
+    if m is None or (m.start() and line[:1] != "{"):  # a glog prefix before it is the line's time, not a date in its message
         glog = glog_time(line, year, 80 if m is None else m.start())
         if glog is not None or m is None:
             return glog

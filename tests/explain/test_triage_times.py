@@ -71,6 +71,11 @@ def test_a_json_line_time_field_anywhere_in_the_line():
     assert timestamp(json.dumps(record)) == ("2026-11-29T10:00:06.25Z", "2026-11-29T10:00:06.250000")
     no_time = {"insertId": "x" * 60, "textPayload": "2026-11-29T10:00:06Z " + ERROR, "note": "time"}
     assert timestamp(json.dumps(no_time)) is None  # a date in a message far in the line is not its time
+    # the time field before a date the message holds near the line's start
+    dated = {"msg": "run of 2026-01-01 10:00:00 failed: " + ERROR, "ts": "2026-11-29 10:00:06,5"}
+    assert timestamp(json.dumps(dated)) == ("2026-11-29 10:00:06,5", "2026-11-29T10:00:06.500000")
+    assert timestamp(json.dumps({"msg": "run of 2026-01-01 10:00:00 failed"})) == (
+        "2026-01-01 10:00:00", "2026-01-01T10:00:00.000000")  # no time field: the first ISO one
 
 
 def test_glog_header():
