@@ -1328,8 +1328,8 @@ def unprefixed(data: bytes) -> bytes:
     out, prefix = [], None
     for line in data.split(b"\n"):
         at = line.find(NEXT_TRACEBACK_BYTES)
-        head = line[:at]
-        if at > 0 and head.strip(b" \t|+") and not head.endswith(b"Group "):
+        head = line[:at] if at > 0 else b""
+        if head.strip(b" \t|+") and not head.endswith(b"Group "):
             prefix = head
             out.append(line[at:])
         elif prefix is not None and line.startswith(prefix):
