@@ -80,23 +80,25 @@ def timestamp(line: str, year: tuple | None = None) -> tuple[str, str] | None:
     field (`"timestamp": "..."`, an ISO value) wherever it is, else the first ISO one in the line's
     first 80 characters, unless a glog or absl prefix comes before it (glog_time: a date in the
     message is not the line's time); None when there is none."""
+    patterns = _PATTERNS or _patterns()
+    json_line = line[:1] == "{"
     m = None
-    if line[:1] == "{":
-        field = _patterns()["json_time"].search(line)
-        m = None if field is None else _patterns()["time"].match(line, field.end())
+    if json_line:
+        field = patterns["json_time"].search(line)
+        m = None if field is None else patterns["time"].match(line, field.end())
     if m is None:
-        m = _patterns()["time"].search(line, 0, 80)
-    if m is None or (m.start() and line[:1] != "{"):  # a glog prefix before it is the line's time, not a date in its message
+        m = patterns["time"].search(line, 0, 80)
+    if m is None or (m.start() and not json_line):  # a glog prefix before it is the line's time, not a date in its message
         glog = glog_time(line, year, 80 if m is None else m.start())
         if glog is not None or m is None:
             return glog
-    from datetime import datetime, timezone
-
     date, clock, fraction, zone = m.groups()
-    text = f"{date}T{clock}" + (f".{(fraction + '000000')[:6]}" if fraction else "")
+    text = f"{date}T{clock}.{(fraction + '000000')[:6]}" if fraction else f"{date}T{clock}"
     if not zone and _valid_date(date) and clock < "24" and clock[3:5] < "60" and clock[6:8] < "60":
         # datetime.fromisoformat(text).isoformat(timespec="microseconds"), without making one
         return m.group(0), text if fraction else text + ".000000"
+    from datetime import datetime, timezone
+
     if zone:
         text += "+00:00" if zone == "Z" else (zone if ":" in zone else f"{zone[:3]}:{zone[3:]}")
     try:
