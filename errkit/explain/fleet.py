@@ -208,7 +208,8 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
 
     codes: dict[str, dict] = {}
     weak: dict[str, dict] = {}
-    known: dict[tuple, set] = {}  # (weak, code, param) -> the keys of the values given to _seen already
+    # (weak, code, param) -> the keys of the values given to _seen already; (weak, code) -> the params objects given (_add)
+    known: dict[tuple, object] = {}
     pending = None  # the last match's (match, where, host): added once the next one is not its error's too
     for match, chunk in scan_chunks(index, line_chunks(counted(blocks)), warn, reading):
         end = chunk.find(b"\n", match.offset)
@@ -245,6 +246,11 @@ def _add(codes: dict, match, where: dict, host: str, known: dict | None = None) 
             group["earliest"] = where
         if group["latest"] is None or where["_key"] >= group["latest"]["_key"]:
             group["latest"] = where
+    if known is not None:  # the same params object again (a remembered line's, match._again): nothing new
+        params = known.setdefault((match.weak, match.code), {})
+        if params.get(id(match.params)) is match.params:
+            return
+        params[id(match.params)] = match.params  # (kept: its id is not reused while it is held)
     for param, value in match.params.items():
         value = jsonable(value)
         if known is not None:  # a value given to _seen before adds nothing: not given again
