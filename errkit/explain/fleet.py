@@ -94,7 +94,7 @@ def timestamp(line: str, year: tuple | None = None) -> tuple[str, str] | None:
             return glog
     date, clock, fraction, zone = m.groups()
     text = f"{date}T{clock}.{(fraction + '000000')[:6]}" if fraction else f"{date}T{clock}"
-    if not zone and _valid_date(date) and clock < "24" and clock[3:5] < "60" and clock[6:8] < "60":
+    if not zone and _valid_date(date) and _valid_clock(clock):
         # datetime.fromisoformat(text).isoformat(timespec="microseconds"), without making one
         return m.group(0), text if fraction else text + ".000000"
     from datetime import datetime, timezone
@@ -127,10 +127,15 @@ def glog_time(line: str, year: tuple | None = None, within: int = 80) -> tuple[s
         date = f"{year[0] + ((month, day) < year[1])}-{month}-{day}"
     else:
         date = None
-    if not _valid_date(date or f"2000-{month}-{day}") or not (clock < "24" and clock[3:5] < "60" and clock[6:8] < "60"):
+    if not _valid_date(date or f"2000-{month}-{day}") or not _valid_clock(clock):
         return None  # (2000: a leap year, for a 29 February without a year)
     key = f"{date or f'--{month}-{day}'}T{clock}.{((fraction or '') + '000000')[:6]}"
     return shown, key
+
+
+def _valid_clock(clock: str) -> bool:
+    """Whether `hh:mm:ss` (two digits each) is a time of day, as datetime reads it."""
+    return clock < "24" and clock[3:5] < "60" and clock[6:8] < "60"
 
 
 _DATES: dict[str, bool] = {}  # a date as written -> whether it is one (a log has few)
@@ -188,28 +193,28 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
     matched in full are left out, as `errkit explain --all` leaves them out of one file."""
     from errkit.explain.reading import line_chunks
 
-    given = host
+    host_given = host is not None
     host = host_of(name) if host is None else host
     reading = Reading()
     size = [0]
-    head = [b""]  # the file's first GLOG_HEAD bytes, until glog's header is read from them
+    head = b""  # the file's first GLOG_HEAD bytes, until glog's header is read from them
     header: dict = {}
 
     def counted(stream):
-        nonlocal host
+        nonlocal host, head
         for block in stream:
-            if len(head[0]) < GLOG_HEAD:
-                head[0] += block[:GLOG_HEAD - len(head[0])]
-                header.update(glog_header(head[0]))
-                if given is None and "machine" in header:  # glog's header names the machine
+            if len(head) < GLOG_HEAD:
+                head += block[:GLOG_HEAD - len(head)]
+                header.update(glog_header(head))
+                if not host_given and "machine" in header:  # glog's header names the machine
                     host = header["machine"]
             size[0] += len(block)
             yield block
 
     codes: dict[str, dict] = {}
     weak: dict[str, dict] = {}
-    # (weak, code, param) -> the keys of the values given to _seen already; (weak, code) -> the params objects given (_add)
-    known: dict[tuple, object] = {}
+    known: dict[tuple, set] = {}  # (weak, code, param) -> the keys of the values given to _seen already
+    given: dict[tuple, dict] = {}  # (weak, code) -> the params objects given already (_add)
     pending = None  # the last match's (match, where, host): added once the next one is not its error's too
     for match, chunk in scan_chunks(index, line_chunks(counted(blocks)), warn, reading):
         end = chunk.find(b"\n", match.offset)
@@ -222,10 +227,10 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
             if where["time"] is None:
                 where["time"], where["_key"] = pending[1]["time"], pending[1]["_key"]
         elif pending is not None:
-            _add(weak if pending[0].weak else codes, *pending, known)
+            _add(weak if pending[0].weak else codes, *pending, known, given)
         pending = (match, where, host_field(raw) or host)
     if pending is not None:
-        _add(weak if pending[0].weak else codes, *pending, known)
+        _add(weak if pending[0].weak else codes, *pending, known, given)
     for code, group in weak.items():
         if code not in codes:
             codes[code] = group
@@ -233,7 +238,10 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
     return {"file": name, "host": host, "lines": reading.line - 1 + unended, "bytes": size[0], "matches": sum(g["count"] for g in codes.values()), "skipped": None, "codes": codes}
 
 
-def _add(codes: dict, match, where: dict, host: str, known: dict | None = None) -> None:
+def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, given: dict | None = None) -> None:
+    """Count `match` in its code's group. `known`: (weak, code, param) -> the keys of the values
+    given to _seen already; `given`: (weak, code) -> the params objects given already (a remembered
+    line's match shares its template's, match._again: nothing new)."""
     group = codes.get(match.code)
     if group is None:
         group = codes[match.code] = {"count": 0, "hosts": {}, "first": where, "last": where, "earliest": None,
@@ -246,11 +254,11 @@ def _add(codes: dict, match, where: dict, host: str, known: dict | None = None) 
             group["earliest"] = where
         if group["latest"] is None or where["_key"] >= group["latest"]["_key"]:
             group["latest"] = where
-    if known is not None:  # the same params object again (a remembered line's, match._again): nothing new
-        params = known.setdefault((match.weak, match.code), {})
-        if params.get(id(match.params)) is match.params:
+    if given is not None:
+        objects = given.setdefault((match.weak, match.code), {})
+        if objects.get(id(match.params)) is match.params:
             return
-        params[id(match.params)] = match.params  # (kept: its id is not reused while it is held)
+        objects[id(match.params)] = match.params  # (kept: its id is not reused while it is held)
     for param, value in match.params.items():
         value = jsonable(value)
         if known is not None:  # a value given to _seen before adds nothing: not given again

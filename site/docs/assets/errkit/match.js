@@ -1301,8 +1301,8 @@
     if (text.indexOf(FORMAT.NEXT_TRACEBACK) < 0) return text;
     var prefix = null;
     return text.split("\n").map(function (line) {
-      var at = line.indexOf(FORMAT.NEXT_TRACEBACK), head = line.slice(0, Math.max(at, 0));
-      if (at > 0 && head.replace(/^[ \t|+]+|[ \t|+]+$/g, "") && !head.endsWith("Group ")) {
+      var at = line.indexOf(FORMAT.NEXT_TRACEBACK), head = at > 0 ? line.slice(0, at) : "";
+      if (head.replace(/^[ \t|+]+|[ \t|+]+$/g, "") && !head.endsWith("Group ")) {
         prefix = head;
         return line.slice(at);
       }
