@@ -77,22 +77,408 @@ def _rename(source: str, name: str, loop: str) -> str:
     return ast.unparse(Rename().visit(ast.parse(source.strip(), mode="eval")).body)
 
 
-def suggestion_sources(entry, kernels) -> list[dict[str, str]]:
-    """Each fix's suggestions with `valid(...)` written out (what the index and the site compile)."""
-    return [{label: expand(source, fix_kernel(entry, fix, kernels), entry.params.keys()) for label, source in fix.suggest.items()}
-            for fix in entry.fixes]
+def suggestion_sources(entry, kernels, only: str | None = None) -> list[dict[str, str]]:
+    """Each fix's suggestions written out to satisfy the rules of the kernels that may raise it (of
+    kernel `only`, when given: the generated validators' note is our own kernel's): see `solutions`."""
+    return [fix["suggest"] for fix in solutions(entry, kernels, only)]
 
 
 def case_sources(entry, kernels) -> list[list[dict]]:
-    """Each fix's cases as the index holds them: when, assume, and suggestions with `valid(...)` written out."""
-    return [[{"when": case.when, "assume": dict(case.assume),
-              "suggest": {label: expand(source, fix_kernel(entry, fix, kernels), set(entry.params) | set(case.assume))
-                          for label, source in case.suggest.items()}}
-             for case in fix.cases]
-            for fix in entry.fixes]
+    """Each fix's cases as the index holds them (when, assume, suggest): see `solutions`."""
+    return [fix["cases"] for fix in solutions(entry, kernels)]
+
+
+def requirements(entry, kernels) -> list[dict]:
+    """Each fix's rules its suggestions could not apply (label -> rule refs): see `solutions`."""
+    return [fix["requires"] for fix in solutions(entry, kernels)]
 
 
 def fix_kernel(entry, fix, kernels) -> Kernel | None:
     """The kernel whose rules a fix's `valid(...)` applies: the fix's own, else the entry's."""
     name = fix.kernel or entry.kernel
     return kernels.get(name) if name else None
+
+
+# -- suggestions that solve the raising kernel -------------------------------------------------------
+#
+# A suggestion's value for a param (`sets`) must satisfy every rule of the kernel that raised the
+# error, not only the check that failed: each suggestion whose param is a value of that kernel is
+# written out as its values restricted to those that satisfy every rule on it (`solve`), the other
+# values the rules read being the ones the message shows; what the message cannot show is read from
+# the kernel (`from`: a value that follows from others) or taken in every case it may be (`cases`:
+# the kv dtype's packing, segment_ids, jax.grad), the values per case given where they differ. A rule
+# on a value the message does not show and the kernel does not declare is left out and said
+# (`requires`). A fix whose error several kernels raise gets the values valid for all of them, and
+# each kernel's own values as a case assuming RAISED_BY (errkit/core/suggest.py picks the told one).
+
+RAISED_BY = "raised_by"  # the name a kernel's case assumes: the kernel that raised the error
+MAX_CASES = 8  # combinations of unknown values a suggestion is given per kernel
+LIST_HELPERS = frozenset({"divisors", "aligned_divisors", "common_divisors"})
+
+
+class Unsolvable(ValueError):
+    """A suggestion the rules cannot be written into (a list built in a way `_as_list` does not read)."""
+
+
+def fix_kernels(entry, fix, kernels) -> list[Kernel]:
+    """The kernels a fix's values must satisfy: the fix's own, else every kernel raising one of the
+    entry's wordings (the entry's own message's first)."""
+    if fix.kernel:
+        return [kernels[fix.kernel]] if fix.kernel in kernels else []
+    out: dict[str, Kernel] = {}
+    for variant in entry.wordings:
+        for name in entry.raising_kernels(variant):
+            if name in kernels:
+                out.setdefault(name, kernels[name])
+    return list(out.values())
+
+
+_SOLVED: dict = {}  # (id(entry), id(kernels), only) -> (entry, kernels, solutions): one generate run solves each once
+
+
+def solutions(entry, kernels, only: str | None = None) -> list[dict]:
+    """Per fix: {"suggest": label -> source, "cases": [...], "requires": label -> [rule refs]}: the
+    fix's suggestions written out to satisfy every rule of every kernel that may have raised the
+    error (kernel `only`, when given), its cases (the entry's own, the unknown values', each
+    kernel's: see the section's note) likewise; what the index holds and the site computes."""
+    key = (id(entry), id(kernels), only)
+    known = _SOLVED.get(key)
+    if known is not None and known[0] is entry and known[1] is kernels:
+        return known[2]
+    out = []
+    for fix in entry.fixes:
+        ks = fix_kernels(entry, fix, kernels)
+        if only is not None:
+            ks = [k for k in ks if k.id == only]
+        out.append(_solve_fix(entry, fix, ks, kernels))
+    if len(_SOLVED) > 4096:
+        _SOLVED.clear()
+    _SOLVED[key] = (entry, kernels, out)
+    return out
+
+
+def _solve_fix(entry, fix, ks: list[Kernel], kernels) -> dict:
+    base_kernel = fix_kernel(entry, fix, kernels)
+    expanded = {label: expand(source, base_kernel, entry.params.keys()) for label, source in fix.suggest.items()}
+    own_cases = [{"when": case.when, "assume": dict(case.assume),
+                  "suggest": {label: expand(source, base_kernel, set(entry.params) | set(case.assume))
+                              for label, source in case.suggest.items()}}
+                 for case in fix.cases]
+    if not ks:
+        return {"suggest": expanded, "cases": own_cases, "requires": {}}
+    suggest, requires, unknown = {}, {}, {}
+    for label, source in expanded.items():
+        solved = _solve_label(entry, fix, label, source, ks, {})
+        suggest[label] = solved.source
+        if solved.requires:
+            requires[label] = solved.requires
+        for name, choices in solved.unknown.items():
+            unknown.setdefault(name, choices)
+    cases = []
+    for case in own_cases:  # the entry's own cases, their assumptions given to the rules
+        cases.append({**case, "suggest": {label: _solve_label(entry, fix, label, source, ks, case["assume"]).source
+                                          for label, source in case["suggest"].items()}})
+    for assume, when in _combinations(unknown):
+        cases.append({"when": when, "assume": assume,
+                      "suggest": {label: _solve_label(entry, fix, label, source, ks, assume).source
+                                  for label, source in expanded.items()}})
+    if len(ks) > 1:  # each kernel's own values, and its unknown values' cases
+        for kernel in ks:
+            own_unknown = {}
+            own = {}
+            for label, source in expanded.items():
+                solved = _solve_label(entry, fix, label, source, [kernel], {})
+                own[label] = solved.source
+                for name, choices in solved.unknown.items():
+                    own_unknown.setdefault(name, choices)
+            raised = f"raised by {kernel.title}"
+            cases.append({"when": raised, "assume": {RAISED_BY: kernel.id}, "suggest": own})
+            for assume, when in _combinations(own_unknown):
+                cases.append({"when": f"{raised}, {when}", "assume": {RAISED_BY: kernel.id, **assume},
+                              "suggest": {label: _solve_label(entry, fix, label, source, [kernel], assume).source
+                                          for label, source in expanded.items()}})
+    return {"suggest": suggest, "cases": cases, "requires": requires}
+
+
+def _combinations(unknown: dict) -> list[tuple[dict, str]]:
+    """(assume, when) of each combination of the unknown values' cases, at most MAX_CASES."""
+    combos: list[tuple[dict, list[str]]] = [({}, [])]
+    for name, choices in unknown.items():
+        combos = [({**assume, name: value}, words + [when]) for assume, words in combos for value, when in choices]
+        if len(combos) > MAX_CASES:
+            return []
+    return [(assume, ", ".join(words)) for assume, words in combos if assume]
+
+
+class _Solved:
+    __slots__ = ("source", "requires", "unknown")
+
+    def __init__(self, source: str, requires: list, unknown: dict):
+        self.source, self.requires, self.unknown = source, requires, unknown
+
+
+def _solve_label(entry, fix, label: str, source: str, ks: list[Kernel], assume: dict) -> _Solved:
+    """`source` restricted to the values of its param (`sets`) that satisfy the rules of `ks`."""
+    param = fix.sets.get(label)
+    if not param:
+        return _Solved(source, [], {})
+    targets = tuple(name.strip() for name in param.split(","))
+    conditions, requires, unknown = [], [], {}
+    for kernel in ks:
+        if not any(t in kernel.values for t in targets):
+            continue
+        for rule, atom in _atoms(kernel):
+            condition = _condition(atom, kernel, targets, entry.params, assume, unknown)
+            if condition is None:
+                continue
+            if condition is _REQUIRES:
+                requires.append({"kernel": kernel.id, "rule": rule.name, "check": ast.unparse(atom), "says": rule.says})
+                continue
+            condition = _folded(condition)
+            if isinstance(condition, ast.Constant) and condition.value is True:
+                continue
+            if not any(ast.dump(condition) == ast.dump(known) for known in conditions):  # (kernels share rules)
+                conditions.append(condition)
+    if not conditions:
+        return _Solved(source, requires, unknown)
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+        written = ast.unparse(_unique_loops(_Restrict(targets, conditions, set(entry.params) | set(assume)).top(tree.body)))
+        expr.parse(written)  # (within the length a catalogue expression may have)
+    except (Unsolvable, expr.ExprError) as err:
+        requires.append({"kernel": ",".join(k.id for k in ks), "rule": "not-applied", "check": "",
+                         "says": f"the kernel's rules could not be applied to this suggestion ({err})"})
+        return _Solved(source, requires, unknown)
+    return _Solved(written, requires, unknown)
+
+
+_REQUIRES = object()  # a rule on the value that reads what neither the message nor the kernel shows
+
+
+def _atoms(kernel: Kernel):
+    """(rule, each conjunct of its check as a tree): a rule `a and b` is two atoms, so a part that
+    reads a value the message does not show leaves the other part applied."""
+    for rule in kernel.rules:
+        tree = ast.parse(rule.check.strip(), mode="eval").body
+        parts = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
+        for part in parts:
+            yield rule, part
+
+
+def _names(tree) -> set[str]:
+    from errkit.core.helpers import HELPERS
+
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in HELPERS}
+
+
+def _condition(atom, kernel: Kernel, targets: tuple, params, assume: dict, unknown: dict):
+    """The atom as a condition on `targets` (a tree reading them and the message's params), None
+    when it does not read them, _REQUIRES when it reads a value nothing gives."""
+    tree = _derived(atom, kernel, targets, params, assume)
+    names = _names(tree)
+    if not names & set(targets):
+        return None
+    cased = []
+    for name in sorted(names - set(targets)):
+        if name in assume:
+            tree = _substitute(tree, {name: _literal(assume[name])})
+        elif name in params:
+            if params[name].optional or kernel.values.get(name, None) is not None and kernel.values[name].cases:
+                cased.append(name)
+        elif name in kernel.values and kernel.values[name].cases:
+            cased.append(name)
+        else:
+            return _REQUIRES
+    for name in cased:  # a value the message may not show: in every case it may be
+        choices = kernel.values[name].cases if name in kernel.values else ()
+        if choices:
+            unknown.setdefault(name, choices)
+        every = ast.BoolOp(ast.And(), [_substitute(tree, {name: _literal(value)}) for value, _ in choices]) if choices else None
+        if name in params:
+            shown = tree
+            missing = every if every is not None else ast.Constant(True)
+            tree = ast.IfExp(ast.Compare(ast.Name(name, ast.Load()), [ast.IsNot()], [ast.Constant(None)]), shown, missing)
+        else:
+            tree = every
+    return tree
+
+
+def _derived(tree, kernel: Kernel, targets: tuple, params, assume: dict, depth: int = 0):
+    """`tree` with each value the message does not show, and the kernel derives from others (`from`),
+    read from them (an optional param: from them when the message did not show it)."""
+    if depth > 3:
+        return tree
+    swap = {}
+    for name in _names(tree) - set(targets) - set(assume):
+        value = kernel.values.get(name)
+        if value is None or not value.derived:
+            continue
+        formula = ast.parse(value.derived.strip(), mode="eval").body
+        if name not in params:
+            swap[name] = formula
+        elif params[name].optional:
+            swap[name] = ast.IfExp(ast.Compare(ast.Name(name, ast.Load()), [ast.IsNot()], [ast.Constant(None)]),
+                                   ast.Name(name, ast.Load()), formula)
+    if not swap:
+        return tree
+    return _derived(_substitute(tree, swap), kernel, targets, params, assume, depth + 1)
+
+
+def _literal(value):
+    return ast.Constant(value)
+
+
+def _substitute(tree, swap: dict):
+    """A copy of `tree` with each name of `swap` replaced by a copy of its tree."""
+    import copy
+
+    class Swap(ast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in swap:
+                return copy.deepcopy(swap[node.id])
+            return node
+
+    return ast.fix_missing_locations(Swap().visit(copy.deepcopy(tree)))
+
+
+class _Restrict:
+    """A suggestion's tree with its values restricted to those satisfying `conditions` (trees
+    reading the `targets`): lists filtered where they are made, a single value kept only if it
+    satisfies them (else None)."""
+
+    def __init__(self, targets: tuple, conditions: list, taken: set):
+        self.targets, self.conditions, self.taken, self.count = targets, conditions, set(taken), 0
+
+    def holds(self, candidate):
+        if len(self.targets) == 1:
+            swap = {self.targets[0]: candidate}
+        else:
+            swap = {t: ast.Subscript(candidate, ast.Constant(i), ast.Load()) for i, t in enumerate(self.targets)}
+        parts = [_substitute(c, swap) for c in self.conditions]
+        return _folded(parts[0] if len(parts) == 1 else ast.BoolOp(ast.And(), parts))
+
+    def wrap(self, node):
+        """A single value kept when it satisfies the conditions, else None."""
+        test = self.holds(node)
+        if isinstance(test, ast.Constant):
+            return node if test.value else ast.Constant(None)
+        return ast.IfExp(test, node, ast.Constant(None))
+
+    def loop(self) -> str:
+        while True:
+            name = f"value{self.count or ''}_"
+            self.count += 1
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+    def top(self, node):
+        if isinstance(node, ast.IfExp):
+            return ast.IfExp(node.test, self.top(node.body), self.top(node.orelse))
+        if isinstance(node, ast.Constant) and node.value is None:
+            return node
+        if len(self.targets) == 1 and _is_list(node):
+            return self.as_list(node)
+        return self.wrap(node)
+
+    def as_list(self, node):
+        if isinstance(node, ast.Constant) and node.value is None:
+            return node
+        if isinstance(node, ast.IfExp):
+            return ast.IfExp(node.test, self.as_list(node.body), self.as_list(node.orelse))
+        if isinstance(node, ast.ListComp):
+            gen = node.generators[0]
+            test = self.holds(node.elt)
+            if isinstance(test, ast.Constant) and test.value:
+                return node
+            ifs = gen.ifs + [test]
+            joined = ifs[0] if len(ifs) == 1 else ast.BoolOp(ast.And(), ifs)
+            return ast.ListComp(node.elt, [ast.comprehension(gen.target, gen.iter, [joined], 0)])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("nearest", "sorted") and node.args:
+            return ast.Call(node.func, [self.as_list(node.args[0]), *node.args[1:]], [])
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return ast.BinOp(self.as_list(node.left), ast.Add(), self.as_list(node.right))
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            return ast.Subscript(self.as_list(node.value), node.slice, ast.Load())
+        if any(isinstance(n, ast.ListComp) for n in ast.walk(node)):
+            raise Unsolvable(f"a list made by {ast.unparse(node)!r}")
+        loop = self.loop()
+        name = ast.Name(loop, ast.Load())
+        return ast.ListComp(name, [ast.comprehension(ast.Name(loop, ast.Store()), node, [self.holds(name)], 0)])
+
+
+def _is_list(node) -> bool:
+    """Whether a suggestion's tree makes a list of values (else one value)."""
+    if isinstance(node, (ast.List, ast.ListComp)):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id in LIST_HELPERS or node.func.id in ("nearest", "sorted")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _is_list(node.left) or _is_list(node.right)
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Slice) and _is_list(node.value)
+    if isinstance(node, ast.IfExp):
+        return _is_list(node.body) or _is_list(node.orelse)
+    return False
+
+
+def _unique_loops(tree):
+    """`tree` with each comprehension's loop name its own (a value kept only if it satisfies the
+    rules is written twice: its copies' loops are renamed)."""
+    seen: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ListComp):
+            loop = node.generators[0].target.id
+            if loop in seen:
+                fresh = next(f"{loop}{n}_" for n in range(1, 10_000) if f"{loop}{n}_" not in seen)
+                for part in [node.elt, *node.generators[0].ifs]:
+                    for name in ast.walk(part):
+                        if isinstance(name, ast.Name) and name.id == loop:
+                            name.id = fresh
+                node.generators[0].target.id = loop = fresh
+            seen.add(loop)
+    return tree
+
+
+def _folded(tree):
+    """`tree` with each part that reads no name computed (a case's value put in: `'batch' != 'kv_head'`
+    is True), and `and` / `or` / `if` over such parts reduced, so a written-out rule reads as short
+    as it can."""
+    tree = ast.fix_missing_locations(tree)
+
+    def const(node):
+        return isinstance(node, ast.Constant)
+
+    def fold(node):
+        for name, child in ast.iter_fields(node):
+            if isinstance(child, list):
+                setattr(node, name, [fold(c) if isinstance(c, ast.AST) else c for c in child])
+            elif isinstance(child, ast.AST):
+                setattr(node, name, fold(child))
+        if isinstance(node, ast.BoolOp):
+            decisive = isinstance(node.op, ast.Or)  # the value that decides it: True for or, False for and
+            kept = []
+            for value in node.values:
+                if const(value):
+                    if bool(value.value) == decisive:
+                        return ast.Constant(decisive)
+                    continue
+                kept.append(value)
+            if not kept:
+                return ast.Constant(not decisive)
+            return kept[0] if len(kept) == 1 else ast.BoolOp(node.op, kept)
+        if isinstance(node, ast.IfExp) and const(node.test):
+            return node.body if node.test.value else node.orelse
+        if isinstance(node, (ast.Compare, ast.BinOp, ast.UnaryOp)) and not _names(node) and not any(
+                isinstance(n, (ast.Call, ast.ListComp)) for n in ast.walk(node)):
+            import warnings
+
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", SyntaxWarning)  # ('pallas' is None: a case's value put in)
+                    return ast.Constant(expr.evaluate(ast.unparse(node), {}))
+            except Exception:  # noqa: BLE001 - left as written (a division by zero is the kernel's to refuse)
+                return node
+        return node
+
+    return fold(tree)

@@ -18,7 +18,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
 
 from errkit.catalogue import spec
-from errkit.catalogue.model import DEFAULT_BRANCH, DEFAULT_SITE, Case, Catalogue, Entry, Finding, Fix, Group, Kernel, Param, Positions, Rule, Settings, Variant
+from errkit.catalogue.model import DEFAULT_BRANCH, DEFAULT_SITE, Case, Catalogue, Entry, Finding, Fix, Group, Kernel, KernelValue, Param, Positions, Rule, Settings, Variant
 
 SETTINGS_FILE = "errkit.yaml"
 SCHEMA_FILE = "entry.schema.json"
@@ -272,7 +272,8 @@ def build_kernel(raw: dict, pos: Positions) -> Kernel:
         id=raw["kernel"],
         title=raw["title"],
         source=raw["source"],
-        values=MappingProxyType({name: Param(name, p["type"], p["description"], bool(p.get("optional", False)), p.get("form"))
+        values=MappingProxyType({name: KernelValue(name, p["type"], p["description"], bool(p.get("optional", False)), p.get("form"),
+                                                   p.get("from"), tuple((c["value"], c["when"]) for c in p.get("cases") or ()))
                                  for name, p in raw["values"].items()}),
         rules=tuple(Rule(r["name"], r["check"], r["says"], r.get("enforced", "check")) for r in raw["rules"]),
         names=tuple(raw.get("names") or ()),

@@ -200,13 +200,22 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class KernelValue(Param):
+    """A value a kernel's rules read: a Param, with how it follows from the others (`derived`, an
+    expression) and what it may be when a message does not show it (`cases`: (value, words) pairs)."""
+
+    derived: str | None = None
+    cases: tuple[tuple[Any, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Kernel:
     """A kernel the catalogue covers, with every rule on the values it takes, declared once."""
 
     id: str
     title: str
     source: str
-    values: Mapping[str, Param]
+    values: Mapping[str, KernelValue]
     rules: tuple[Rule, ...]
     positions: Positions | None = field(default=None, compare=False, repr=False)
     names: tuple[str, ...] = ()  # what compiler output calls it (pallas_call names, %splash_mha_fwd)

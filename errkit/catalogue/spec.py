@@ -166,6 +166,26 @@ PARAM = Record(
 )
 
 KERNEL_ID = SLUG
+
+# A value a message may not show, with what it may be: each case's value and its words.
+VALUE_CASE = Record(
+    fields=(
+        Field("value", AnyValue(), True, "One value it may take (a bool, number or string)."),
+        Field("when", Str(max_length=200), True, "The case in words, as explain shows it before the case's values ('with bfloat16 kv_pages')."),
+    )
+)
+
+KERNEL_VALUE = Record(
+    fields=PARAM.fields + (
+        Field("from", Str(max_length=500),
+              description="How it follows from the kernel's other values (`2 * num_kv_heads`): a rule reading it, when a "
+                          "message does not show it, reads this instead."),
+        Field("cases", ListOf(item=VALUE_CASE, min_items=1),
+              description="What it may be when a message does not show it (the kv dtype's packing, segment_ids, jax.grad): "
+                          "a suggestion satisfies the rules reading it in every case, and explain gives the values per case "
+                          "where they differ."),
+    )
+)
 FRAMEWORKS = ("jax", "pytorch", "triton")  # errkit/explain/context.py reads which one a text shows
 FIX_SITES = ("xla-fusion", "pallas-call")
 
@@ -184,7 +204,7 @@ KERNEL = Record(
         Field("kernel", Str(pattern=KERNEL_ID), True, "Stable id, what entries name in `kernel`."),
         Field("title", Str(max_length=200), True, "The kernel, as users know it."),
         Field("source", Str(max_length=300), True, "Where its code lives."),
-        Field("values", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="value"), True,
+        Field("values", MapOf(value=KERNEL_VALUE, key_pattern=IDENTIFIER, key_what="value"), True,
               "The values its rules are about: what a user chooses and the sizes it depends on."),
         Field("rules", ListOf(item=RULE, min_items=1), True, "Every rule on those values, its lowering's included."),
         Field("names", ListOf(item=Str(pattern=IDENTIFIER)),

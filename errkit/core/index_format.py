@@ -25,8 +25,10 @@ ENTRY_KEYS = ("slug", "title", "area", "exception", "explain_only", "message", "
 ENTRY_OPTIONAL_KEYS = ("reads",)  # only when the entry reads values from the lines after its message
 PARAM_KEYS = ("type", "description")
 FIX_KEYS = ("summary", "suggest", "sets", "before", "after", "alternative", "unverified", "kernel")
-FIX_OPTIONAL_KEYS = ("site", "cases")  # site: only when the fix is for one raise site (errkit/explain/context.py);
-# cases: only when its values depend on what the message cannot show ([{when, assume, suggest}], errkit/core/suggest.py)
+FIX_OPTIONAL_KEYS = ("site", "cases", "requires")  # site: only when the fix is for one raise site (errkit/explain/context.py);
+# cases: only when its values depend on what the message cannot show or on which kernel raised it ([{when, assume,
+# suggest}], an assumed `raised_by`: that kernel's values; errkit/core/suggest.py); requires: only when a kernel's rule
+# on a suggestion's value reads what no message shows (label -> [{kernel, rule, check, says}])
 CASE_KEYS = ("when", "assume", "suggest")
 READ_KEYS = ("regex", "captures")
 WORDING_KEYS = ("code", "variant", "template", "source", "exception", "location", "regex", "captures",

@@ -1,15 +1,42 @@
 """A fix's suggestions computed from the values a message shows: each `suggest` expression of the
 fix evaluated (from the index cache's vetted code when it can tell the same as vetting again), and
-the results made JSON-shaped. Shared by `errkit explain` and the site's generated pages."""
+the results made JSON-shaped. Shared by `errkit explain` and the site's generated pages.
+
+The index writes each suggestion out to satisfy the rules of the kernels that may raise its error
+(errkit/catalogue/kernels.py): `suggest` for all of them at once, and each kernel's own values as a
+case assuming RAISED_BY. Given the kernel that raised the error, its values are the answer; given
+only the kernels that may have, the values valid for all of them, and each one's where they differ."""
 
 from errkit.core.bounds import Meter, OverBound, unshowable
 
+RAISED_BY = "raised_by"  # the name a kernel's case assumes (errkit/catalogue/kernels.py)
 
-def suggestions(fix: dict, params: dict, vetted: dict | None = None, meter: Meter | None = None) -> list[dict]:
+
+def suggestions(fix: dict, params: dict, vetted: dict | None = None, meter: Meter | None = None,
+                kernel: str | None = None, candidates: list | None = None) -> list[dict]:
     """The fix's suggestions computed from `params`; `vetted`: its expressions already vetted and
     compiled (match.Index.vetted), used when they read only names `params` has; `meter`: the bounds
-    they share (errkit/core/bounds.py; explain: one per answer), a new one for this fix by default.
-    A suggestion over a bound, or whose result is no value to show, is {"label", "not_computed": why}."""
+    they share (errkit/core/bounds.py; explain: one per answer), a new one for this fix by default;
+    `kernel`: the kernel that raised the error, when told, else `candidates`: those that may have.
+    A suggestion over a bound, or whose result is no value to show, is {"label", "not_computed": why};
+    one whose value a kernel's rule could not be checked on (it reads what the message does not
+    show) says that rule (`requires`)."""
+    cases = fix.get("cases") or ()
+    by_kernel = [c for c in cases if RAISED_BY in c["assume"]]
+    told = [c for c in by_kernel if c["assume"][RAISED_BY] == kernel] if kernel else []
+    if by_kernel:
+        rest = [c for c in cases if RAISED_BY not in c["assume"]]
+        head = next((c for c in told if len(c["assume"]) == 1), None)
+        suggest = {**fix.get("suggest", {}), **head["suggest"]} if head else fix.get("suggest", {})
+        fix = {**fix, "suggest": suggest, "cases": rest + [c for c in told if c is not head]}
+    out = _computed(fix, params, vetted, meter)
+    if by_kernel and not told:
+        _add_kernels(out, [c for c in by_kernel if len(c["assume"]) == 1], candidates, params, vetted, meter)
+    _add_requires(out, fix.get("requires") or {}, [kernel] if told else candidates)
+    return out
+
+
+def _computed(fix: dict, params: dict, vetted: dict | None, meter: Meter | None) -> list[dict]:
     out = []
     sets = fix.get("sets") or {}
     meter = Meter() if meter is None else meter
@@ -58,6 +85,60 @@ def _add_case(out: list[dict], case: dict, params: dict, vetted: dict | None, me
             continue
         if not ("value" in said and "value" in found and said["value"] == found["value"]):
             found.setdefault("cases", []).append(said)
+
+
+def _add_kernels(out: list[dict], heads: list[dict], candidates: list | None, params: dict, vetted: dict | None,
+                 meter: Meter) -> None:
+    """The raising kernel not told: each suggestion's value valid for every kernel that may have
+    raised it (`candidates`; all of the fix's when None: the value written for all of them), and
+    each kernel's own value where it differs, as a case ("raised by ...")."""
+    by_id = {c["assume"][RAISED_BY]: c for c in heads}
+    considered = [k for k in (by_id if candidates is None else candidates) if k in by_id]
+    if not considered:
+        return
+    for found in out:
+        if "value" not in found:
+            continue
+        values = {}
+        for name in considered:
+            source = by_id[name]["suggest"].get(found["label"])
+            if source is None:
+                continue
+            try:
+                value = evaluate(source, {**params, RAISED_BY: name}, vetted, meter)
+                if unshowable(value) is None:
+                    values[name] = jsonable(value)
+            except Exception:  # not for these values: nothing to say of this kernel
+                continue
+        if not values:
+            continue
+        if candidates is not None:
+            found["value"] = _common(list(values.values()))
+        found["kernels"] = list(values)
+        for name, value in values.items():
+            if value != found["value"]:
+                found.setdefault("cases", []).append({"when": by_id[name]["when"], "value": value})
+
+
+def _common(values: list):
+    """What every value allows: the items of a list every list holds (in the first's order), a value
+    every value is; else None."""
+    first = values[0]
+    if all(isinstance(v, list) for v in values):
+        return [item for item in first if all(item in v for v in values[1:])]
+    return first if all(v == first for v in values[1:]) else None
+
+
+def _add_requires(out: list[dict], requires: dict, kernels: list | None) -> None:
+    """What each suggestion's value was not checked against: the rules (of the kernels that may
+    have raised the error) that read values the message does not show."""
+    for found in out:
+        said = []
+        for rule in requires.get(found["label"]) or ():
+            if (kernels is None or rule["kernel"] in kernels) and rule["says"] not in said:
+                said.append(rule["says"])
+        if said and "value" in found:
+            found["requires"] = said
 
 
 class NeedsValues(ValueError):

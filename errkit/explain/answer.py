@@ -27,6 +27,17 @@ def missing_named(found: list[dict], declared: dict, params: dict, printed: froz
     return found
 
 
+def raisers(match: Match) -> tuple[str | None, list | None]:
+    """(the kernel told to have raised the match, or None; else the kernels that may have, or None
+    when nothing says): what the suggestions solve (errkit/core/suggest.py)."""
+    if match.weak:  # a lookup names the entry, not who raised it
+        return None, None
+    if match.undecided:  # a wording several kernels' sites raise verbatim, no frame telling which
+        return None, list(match.undecided)
+    told = told_kernel(match)
+    return told, (None if told else list(match.wording.get("kernels") or ()) or None)
+
+
 def _kernel_ref(index: Index, kernel: str | None) -> dict | None:
     if not kernel:
         return None
@@ -37,10 +48,10 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
     entry = index.entries[match.code]
     vetted = index.vetted(match.code)
     wording = match.wording
-    told = None if match.weak else told_kernel(match)  # a lookup names the entry, not who raised it
+    told, candidates = raisers(match)
     meter = Meter()  # the bounds of the answer's suggestions, all together (errkit/core/bounds.py)
     context = match.context or {}
-    fixes = entry["fixes"] if match.weak else offered(entry["fixes"], wording, told)
+    fixes = entry["fixes"] if match.weak else offered(entry["fixes"], {"kernels": candidates or ()}, told)
     if context and not match.weak:
         from errkit.explain.context import ordered  # (only the entries whose fixes depend on it read a context)
 
@@ -61,6 +72,8 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
             # raising it) and the sentence ("raised since jax 0.4.29; no longer raised since jax 0.4.36")
             "life": life(wording.get("releases")),
             "kernel": _kernel_ref(index, told),
+            # when the kernel is not told: those that may have raised it (the values satisfy all their rules)
+            "kernels": [_kernel_ref(index, k) for k in candidates or ()],
             "text": match.text,
         },
         # where the text says it was raised (errkit/explain/context.py), when the entry's fixes depend on it
@@ -69,8 +82,8 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
         "fixes": [
             {"summary": fix["summary"], "alternative": bool(fix.get("alternative")), "unverified": fix.get("unverified"),
              "kernel": _kernel_ref(index, fix.get("kernel")),
-             "suggestions": missing_named(suggestions(fix, match.params, vetted, meter), entry["params"], match.params,
-                                          index.printed(match.code))
+             "suggestions": missing_named(suggestions(fix, match.params, vetted, meter, told, candidates), entry["params"],
+                                          match.params, index.printed(match.code))
              if match.exact or match.weak else [],
              "before": fix.get("before"), "after": fix.get("after")}
             for fix in fixes

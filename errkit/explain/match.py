@@ -32,7 +32,7 @@ TRACEBACK_NOTES_BYTES = tuple(note.encode() for note in TRACEBACK_NOTES)
 
 class Match:
     __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "at", "span", "weak", "ties", "kernel",
-                 "context", "_keyed")
+                 "context", "undecided", "_keyed")
 
     def __init__(self, code, wording, params, line, exact=True, score=1.0, text="", span=None, weak=False):
         self.code, self.wording, self.params, self.line = code, wording, params, line
@@ -44,6 +44,7 @@ class Match:
         self.ties: list[Match] = []  # other wordings that match the same text as well (match._apart)
         self.kernel = None  # the kernel that raised it, when a shared wording's context tells (see told_kernel)
         self.context = None  # what the text around it tells of where it was raised (read_context), when asked
+        self.undecided = ()  # the kernels of its entry's wordings it tied with, when nothing told which raised it (_break_tie)
         self._keyed = None  # (the params, the key made of them): matches of a remembered message share both
 
     def key(self):
@@ -1035,9 +1036,12 @@ def _break_tie(match: Match, context: str) -> Match:
     if chosen is None and _names_a_dist(candidates, context):
         seen = _releases_in(context)
         chosen = next((c for c in candidates if _in_range(c.wording.get("releases"), seen)), match) if seen else match
+    undecided = chosen is None
     chosen = match if chosen is None else chosen
     if chosen is not match:
         chosen.span, chosen.text = match.span, match.text
+    if undecided:  # the first wording, by default: any of its entry's tied wordings' kernels may have raised it
+        chosen.undecided = tuple(dict.fromkeys(k for c in candidates if c.code == chosen.code for k in c.wording.get("kernels") or ()))
     chosen.ties = []
     return chosen
 

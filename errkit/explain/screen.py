@@ -33,7 +33,7 @@ ENTRY_OPTIONAL = {"reads": list}
 PARAM = {"type": str, "description": str}
 FIX = {"summary": str, "suggest": dict, "sets": dict, "before": (str, _OPTIONAL), "after": (str, _OPTIONAL),
        "alternative": bool, "unverified": (str, _OPTIONAL), "kernel": (str, _OPTIONAL)}
-FIX_OPTIONAL = {"site": str, "cases": list}
+FIX_OPTIONAL = {"site": str, "cases": list, "requires": dict}
 CASE = {"when": str, "assume": dict, "suggest": dict}
 READ = {"regex": str, "captures": list}
 WORDING = {"code": str, "variant": int, "template": str, "source": str, "exception": str, "location": (str, _OPTIONAL),

@@ -77,13 +77,14 @@ def choose_keys(candidate_sets: list[set[str]], code_names: frozenset[str] = fro
 
 
 def _suggestions(entry: Entry, kernel_map) -> list[dict]:
-    """Each fix as explain shows it, its suggestions with `valid(...)` written out (errkit/catalogue/kernels.py)."""
-    sources = kernels.suggestion_sources(entry, kernel_map)
+    """Each fix as explain shows it, its suggestions written out to satisfy the rules of the kernels
+    that may raise the error (errkit/catalogue/kernels.py: solutions)."""
     return [
-        {"summary": fix.summary, "suggest": suggest, "sets": dict(fix.sets), "before": fix.before, "after": fix.after,
+        {"summary": fix.summary, "suggest": solved["suggest"], "sets": dict(fix.sets), "before": fix.before, "after": fix.after,
          "alternative": fix.alternative, "unverified": fix.unverified, "kernel": fix.kernel,
-         **({"site": fix.site} if fix.site else {}), **({"cases": cases} if cases else {})}
-        for fix, suggest, cases in zip(entry.fixes, sources, kernels.case_sources(entry, kernel_map))
+         **({"site": fix.site} if fix.site else {}), **({"cases": solved["cases"]} if solved["cases"] else {}),
+         **({"requires": solved["requires"]} if solved["requires"] else {})}
+        for fix, solved in zip(entry.fixes, kernels.solutions(entry, kernel_map))
     ]
 
 

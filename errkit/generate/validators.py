@@ -258,7 +258,7 @@ def suggestion_lambdas(entry: Entry, kernel_map) -> list[tuple[str, str]]:
     order, that Python can compute from the entry's params: the exception's note shows the first
     one that yields a value. Those needing more than the params (`needs` in explain) are left out."""
     out = []
-    for sources in kernels.suggestion_sources(entry, kernel_map):
+    for sources in kernels.suggestion_sources(entry, kernel_map, only=entry.kernel or ""):  # the values our own kernel takes
         for label, source in sources.items():
             try:
                 names = sorted(expr.check(source, entry.params.keys()).names)

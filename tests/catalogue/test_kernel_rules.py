@@ -48,7 +48,8 @@ def test_explain_computes_values_within_the_kernels_rules():
     fix = res["fixes"][0]
     assert fix["suggestions"] == [
         {"label": "valid blocks", "value": [8, 16, 24, 32, 48, 96]},
-        {"label": "largest valid block", "value": [96], "sets": "block"},
+        # `major` is not in the message: its rule is said, not applied
+        {"label": "largest valid block", "value": [96], "sets": "block", "requires": ["block divides major."]},
     ]
     none = explain_json(index, "ValueError: n=100 should be divisible by block=64")["fixes"][0]["suggestions"]
     assert none[0]["value"] == []  # no multiple of 8 divides 100: said, not invented

@@ -176,7 +176,8 @@ def test_every_example_behaves_without_errkit(ours):
         # the note: the first suggestion explain's evaluator computes from the raised values (the
         # generated module's own compiled copy must agree), the page with the values
         raised = {k: params[k] for k in got["params"]}
-        fixes = [{"suggestions": suggest.suggestions(fix, raised)} for fix in INDEX.entries[code]["fixes"]]
+        fixes = [{"suggestions": suggest.suggestions(fix, raised, kernel=INDEX.entries[code]["kernel"])}  # our kernel raised it
+                     for fix in INDEX.entries[code]["fixes"]]
         hint = first_suggestion({"fixes": fixes})
         link = CATALOGUE.settings.page_url(code) + "?" + query_string(raised)
         assert got["notes"] == [f"[{code}] {entry.title}" + (f" - {hint}" if hint else "") + f" - see {link}"]
