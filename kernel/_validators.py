@@ -330,9 +330,9 @@ class GqaHeadCountError(CatalogueError, ValueError):
     code = 'RA105'
     title = 'Query heads are not a multiple of key/value heads'
     suggestions = (
-        ('valid num_kv_heads', lambda num_q_heads, **_: [value_ for value_ in _fx_divisors(num_q_heads) if value_ >= 1 and num_q_heads % value_ == 0]),
-        ('nearest valid num_kv_heads', lambda num_kv_heads, num_q_heads, **_: _fx_nearest([value_ for value_ in _fx_divisors(num_q_heads) if value_ >= 1 and num_q_heads % value_ == 0], num_kv_heads)),
-        ('nearest valid num_q_heads', lambda num_kv_heads, num_q_heads, **_: _fx_nearest([value_ for value_ in [_fx_prev_multiple(num_q_heads, num_kv_heads), _fx_next_multiple(num_q_heads, num_kv_heads)] if value_ >= 1 and value_ % num_kv_heads == 0], num_q_heads)),
+        ('valid num_kv_heads', lambda num_q_heads, **_: [value_ for value_ in _fx_divisors(num_q_heads) if num_q_heads >= 1 and value_ >= 1 and (num_q_heads % value_ == 0)]),
+        ('nearest valid num_kv_heads', lambda num_kv_heads, num_q_heads, **_: _fx_nearest([value_ for value_ in _fx_divisors(num_q_heads) if num_q_heads >= 1 and value_ >= 1 and (num_q_heads % value_ == 0)], num_kv_heads)),
+        ('nearest valid num_q_heads', lambda num_kv_heads, num_q_heads, **_: _fx_nearest([value_ for value_ in [_fx_prev_multiple(num_q_heads, num_kv_heads), _fx_next_multiple(num_q_heads, num_kv_heads)] if value_ >= 1 and num_kv_heads >= 1 and (value_ % num_kv_heads == 0)], num_q_heads)),
     )
 
 
@@ -342,7 +342,7 @@ class DtypeUnsupportedError(CatalogueError, NotImplementedError):
     code = 'RA106'
     title = "The inputs' dtype is not supported by the chosen implementation"
     suggestions = (
-        ('supported dtypes', lambda implementation, **_: [candidate_ for candidate_ in ['float32', 'bfloat16', 'float16', 'float64'] if (candidate_ in ('float32', 'bfloat16', 'float16') or (implementation == 'xla' and candidate_ == 'float64')) and (candidate_ in ('float32', 'bfloat16', 'float16') or (implementation == 'xla' and candidate_ == 'float64'))]),
+        ('supported dtypes', lambda implementation, **_: [candidate_ for candidate_ in ['float32', 'bfloat16', 'float16', 'float64'] if (candidate_ in ('float32', 'bfloat16', 'float16') or (implementation == 'xla' and candidate_ == 'float64')) and ((implementation is None or implementation in ('pallas', 'xla')) and (candidate_ in ('float32', 'bfloat16', 'float16') or (implementation == 'xla' and candidate_ == 'float64')))]),
     )
 
 
@@ -352,8 +352,8 @@ class HeadDimTooLargeError(CatalogueError, ValueError):
     code = 'RA107'
     title = "head_dim is above the Pallas kernel's limit of 256"
     suggestions = (
-        ("head sizes d that fill the Pallas kernel's tiles (none: use implementation='xla')", lambda head_dim, implementation, **_: [d for d in _fx_common_divisors(head_dim, 256) if d >= 16 and (d >= 1 and (implementation != 'pallas' or d <= 256))]),
-        ('implementation that takes this head_dim', lambda head_dim, **_: [candidate_ for candidate_ in ['pallas', 'xla'] if ((candidate_ is None or candidate_ in ('pallas', 'xla')) and (candidate_ != 'pallas' or head_dim <= 256)) and ((candidate_ is None or candidate_ in ('pallas', 'xla')) and (candidate_ != 'pallas' or head_dim <= 256))]),
+        ("head sizes d that fill the Pallas kernel's tiles (none: use implementation='xla')", lambda head_dim, **_: [d for d in _fx_common_divisors(head_dim, 256) if d >= 16 and d >= 1]),
+        ('implementation that takes this head_dim', lambda head_dim, **_: [candidate_ for candidate_ in ['pallas', 'xla'] if ((candidate_ is None or candidate_ in ('pallas', 'xla')) and (candidate_ != 'pallas' or head_dim <= 256)) and ((candidate_ is None or candidate_ in ('pallas', 'xla')) and head_dim >= 1 and (candidate_ != 'pallas' or head_dim <= 256))]),
     )
 
 
@@ -425,8 +425,8 @@ class BlockSizeInvalidError(CatalogueError, ValueError):
     code = 'RA211'
     title = 'Forward block sizes are not powers of two in [16, 1024]'
     suggestions = (
-        ('nearest valid block_q (none: block_q is valid)', lambda block_q, has_config, **_: [value_ for value_ in [] if not has_config or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024)] if _fx_is_power_of_two(block_q) and block_q in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if not has_config or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024)], int(block_q) if _fx_is_finite(block_q) else 128)),
-        ('nearest valid block_kv (none: block_kv is valid)', lambda block_kv, has_config, **_: [value_ for value_ in [] if not has_config or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024)] if _fx_is_power_of_two(block_kv) and block_kv in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if not has_config or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024)], int(block_kv) if _fx_is_finite(block_kv) else 128)),
+        ('nearest valid block_q (none: block_q is valid)', lambda block_q, **_: [] if _fx_is_power_of_two(block_q) and block_q in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([16, 32, 64, 128, 256, 512, 1024], int(block_q) if _fx_is_finite(block_q) else 128)),
+        ('nearest valid block_kv (none: block_kv is valid)', lambda block_kv, **_: [] if _fx_is_power_of_two(block_kv) and block_kv in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([16, 32, 64, 128, 256, 512, 1024], int(block_kv) if _fx_is_finite(block_kv) else 128)),
     )
 
 
@@ -436,10 +436,10 @@ class BackwardBlockSizeInvalidError(CatalogueError, ValueError):
     code = 'RA212'
     title = 'Backward block sizes are not powers of two in [16, 1024]'
     suggestions = (
-        ('nearest valid block_q_dkv (none: block_q_dkv is valid)', lambda block_kv_dkv, block_kv_dq, block_q_dkv, block_q_dq, has_config, **_: [value_ for value_ in [] if (((not has_config or (value_ is None) == (block_kv_dkv is None) == (block_q_dq is None) == (block_kv_dq is None) if block_kv_dkv is not None else True) if block_kv_dq is not None else True) if block_q_dq is not None else True) and (value_ is None or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024))] if _fx_is_power_of_two(block_q_dkv) and block_q_dkv in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if (((not has_config or (value1_ is None) == (block_kv_dkv is None) == (block_q_dq is None) == (block_kv_dq is None) if block_kv_dkv is not None else True) if block_kv_dq is not None else True) if block_q_dq is not None else True) and (value1_ is None or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024))], int(block_q_dkv) if _fx_is_finite(block_q_dkv) else 128)),
-        ('nearest valid block_kv_dkv (none: block_kv_dkv is valid)', lambda block_kv_dkv, block_kv_dq, block_q_dkv, block_q_dq, has_config, **_: [value_ for value_ in [] if (((not has_config or (block_q_dkv is None) == (value_ is None) == (block_q_dq is None) == (block_kv_dq is None) if block_kv_dq is not None else True) if block_q_dkv is not None else True) if block_q_dq is not None else True) and (value_ is None or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024))] if _fx_is_power_of_two(block_kv_dkv) and block_kv_dkv in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if (((not has_config or (block_q_dkv is None) == (value1_ is None) == (block_q_dq is None) == (block_kv_dq is None) if block_kv_dq is not None else True) if block_q_dkv is not None else True) if block_q_dq is not None else True) and (value1_ is None or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024))], int(block_kv_dkv) if _fx_is_finite(block_kv_dkv) else 128)),
-        ('nearest valid block_q_dq (none: block_q_dq is valid)', lambda block_kv_dkv, block_kv_dq, block_q_dkv, block_q_dq, has_config, **_: [value_ for value_ in [] if (((not has_config or (block_q_dkv is None) == (block_kv_dkv is None) == (value_ is None) == (block_kv_dq is None) if block_kv_dkv is not None else True) if block_kv_dq is not None else True) if block_q_dkv is not None else True) and (value_ is None or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024))] if _fx_is_power_of_two(block_q_dq) and block_q_dq in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if (((not has_config or (block_q_dkv is None) == (block_kv_dkv is None) == (value1_ is None) == (block_kv_dq is None) if block_kv_dkv is not None else True) if block_kv_dq is not None else True) if block_q_dkv is not None else True) and (value1_ is None or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024))], int(block_q_dq) if _fx_is_finite(block_q_dq) else 128)),
-        ('nearest valid block_kv_dq (none: block_kv_dq is valid)', lambda block_kv_dkv, block_kv_dq, block_q_dkv, block_q_dq, has_config, **_: [value_ for value_ in [] if (((not has_config or (block_q_dkv is None) == (block_kv_dkv is None) == (block_q_dq is None) == (value_ is None) if block_kv_dkv is not None else True) if block_q_dkv is not None else True) if block_q_dq is not None else True) and (value_ is None or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024))] if _fx_is_power_of_two(block_kv_dq) and block_kv_dq in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if (((not has_config or (block_q_dkv is None) == (block_kv_dkv is None) == (block_q_dq is None) == (value1_ is None) if block_kv_dkv is not None else True) if block_q_dkv is not None else True) if block_q_dq is not None else True) and (value1_ is None or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024))], int(block_kv_dq) if _fx_is_finite(block_kv_dq) else 128)),
+        ('nearest valid block_q_dkv (none: block_q_dkv is valid)', lambda block_q_dkv, **_: [value_ for value_ in [] if value_ is None or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024)] if _fx_is_power_of_two(block_q_dkv) and block_q_dkv in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if value1_ is None or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024)], int(block_q_dkv) if _fx_is_finite(block_q_dkv) else 128)),
+        ('nearest valid block_kv_dkv (none: block_kv_dkv is valid)', lambda block_kv_dkv, **_: [value_ for value_ in [] if value_ is None or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024)] if _fx_is_power_of_two(block_kv_dkv) and block_kv_dkv in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if value1_ is None or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024)], int(block_kv_dkv) if _fx_is_finite(block_kv_dkv) else 128)),
+        ('nearest valid block_q_dq (none: block_q_dq is valid)', lambda block_q_dq, **_: [value_ for value_ in [] if value_ is None or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024)] if _fx_is_power_of_two(block_q_dq) and block_q_dq in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if value1_ is None or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024)], int(block_q_dq) if _fx_is_finite(block_q_dq) else 128)),
+        ('nearest valid block_kv_dq (none: block_kv_dq is valid)', lambda block_kv_dq, **_: [value_ for value_ in [] if value_ is None or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024)] if _fx_is_power_of_two(block_kv_dq) and block_kv_dq in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if value1_ is None or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024)], int(block_kv_dq) if _fx_is_finite(block_kv_dq) else 128)),
     )
 
 
@@ -483,7 +483,7 @@ class BoundNeedsEqualLengthsError(CatalogueError, ValueError):
     code = 'RA303'
     title = 'bound is given but q and k have different sequence lengths'
     suggestions = (
-        ('q_seq_len that matches k', lambda has_bound, kv_seq_len, **_: kv_seq_len if kv_seq_len >= 1 and (not has_bound or kv_seq_len == kv_seq_len) else None),
+        ('q_seq_len that matches k', lambda kv_seq_len, **_: kv_seq_len if kv_seq_len >= 1 and kv_seq_len >= 1 else None),
     )
 
 
@@ -493,7 +493,7 @@ class CausalNeedsEqualLengthsError(CatalogueError, ValueError):
     code = 'RA304'
     title = 'causal=True with different q and kv sequence lengths'
     suggestions = (
-        ('q_seq_len of the full-length causal call', lambda causal, kv_seq_len, **_: kv_seq_len if kv_seq_len >= 1 and (not causal or kv_seq_len == kv_seq_len) else None),
+        ('q_seq_len of the full-length causal call', lambda kv_seq_len, **_: kv_seq_len if kv_seq_len >= 1 and kv_seq_len >= 1 else None),
     )
 
 
@@ -534,9 +534,9 @@ class BatchNotDivisibleByMeshError(CatalogueError, ValueError):
     code = 'RA403'
     title = 'Batch size is not divisible by the batch mesh axis'
     suggestions = (
-        ('padded batch', lambda batch, batch_axis_size, **_: _fx_next_multiple(batch, batch_axis_size) if _fx_next_multiple(batch, batch_axis_size) >= 1 and _fx_next_multiple(batch, batch_axis_size) % batch_axis_size == 0 else None),
-        ('nearest valid batch sizes', lambda batch, batch_axis_size, **_: _fx_nearest([candidate_ for candidate_ in [_fx_prev_multiple(batch, batch_axis_size), _fx_next_multiple(batch, batch_axis_size)] if (batch_axis_size >= 1 and candidate_ % batch_axis_size == 0) and (candidate_ >= 1 and candidate_ % batch_axis_size == 0)], batch)),
-        ('batch-axis sizes dividing both batch and the current axis size', lambda batch, batch_axis_size, **_: [candidate_ for candidate_ in _fx_common_divisors(batch, batch_axis_size) if (candidate_ >= 1 and batch % candidate_ == 0) and (candidate_ >= 1 and batch % candidate_ == 0)]),
+        ('padded batch', lambda batch, batch_axis_size, **_: [value_ for value_ in [_fx_next_multiple(batch, batch_axis_size)] if value_ >= 1 and batch_axis_size >= 1 and (value_ % batch_axis_size == 0)]),
+        ('nearest valid batch sizes', lambda batch, batch_axis_size, **_: _fx_nearest([candidate_ for candidate_ in [_fx_prev_multiple(batch, batch_axis_size), _fx_next_multiple(batch, batch_axis_size)] if (batch_axis_size >= 1 and candidate_ % batch_axis_size == 0) and (candidate_ >= 1 and batch_axis_size >= 1 and (candidate_ % batch_axis_size == 0))], batch)),
+        ('batch-axis sizes dividing both batch and the current axis size', lambda batch, batch_axis_size, **_: [candidate_ for candidate_ in _fx_common_divisors(batch, batch_axis_size) if (candidate_ >= 1 and batch % candidate_ == 0) and (batch >= 1 and candidate_ >= 1 and (batch % candidate_ == 0))]),
     )
 
 
@@ -546,9 +546,9 @@ class HeadsNotDivisibleByMeshError(CatalogueError, ValueError):
     code = 'RA404'
     title = 'Key/value heads are not divisible by the head mesh axis'
     suggestions = (
-        ('valid head-axis sizes', lambda num_kv_heads, **_: [candidate_ for candidate_ in _fx_divisors(num_kv_heads) if (candidate_ >= 1 and num_kv_heads % candidate_ == 0) and (candidate_ >= 1 and num_kv_heads % candidate_ == 0)]),
-        ("valid head-axis sizes that fit on the current axis' devices", lambda head_axis_size, num_kv_heads, **_: [d for d in _fx_divisors(num_kv_heads) if d <= head_axis_size and (d >= 1 and num_kv_heads % d == 0)]),
-        ('num_kv_heads after repeating each head r = head_axis_size // gcd(num_kv_heads, head_axis_size) times', lambda head_axis_size, num_kv_heads, **_: num_kv_heads * (head_axis_size // _fx_gcd(num_kv_heads, head_axis_size)) if num_kv_heads * (head_axis_size // _fx_gcd(num_kv_heads, head_axis_size)) >= 1 and num_kv_heads * (head_axis_size // _fx_gcd(num_kv_heads, head_axis_size)) % head_axis_size == 0 else None),
+        ('valid head-axis sizes', lambda num_kv_heads, **_: [candidate_ for candidate_ in _fx_divisors(num_kv_heads) if (candidate_ >= 1 and num_kv_heads % candidate_ == 0) and (num_kv_heads >= 1 and candidate_ >= 1 and (num_kv_heads % candidate_ == 0))]),
+        ("valid head-axis sizes that fit on the current axis' devices", lambda head_axis_size, num_kv_heads, **_: [d for d in _fx_divisors(num_kv_heads) if d <= head_axis_size and (num_kv_heads >= 1 and d >= 1 and (num_kv_heads % d == 0))]),
+        ('num_kv_heads after repeating each head r = head_axis_size // gcd(num_kv_heads, head_axis_size) times', lambda head_axis_size, num_kv_heads, **_: [value_ for value_ in [num_kv_heads * (head_axis_size // _fx_gcd(num_kv_heads, head_axis_size))] if value_ >= 1 and head_axis_size >= 1 and (value_ % head_axis_size == 0)]),
     )
 
 

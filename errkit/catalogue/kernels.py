@@ -106,7 +106,9 @@ def fix_kernel(entry, fix, kernels) -> Kernel | None:
 # written out as its values restricted to those that satisfy every rule on it (`solve`), the other
 # values the rules read being the ones the message shows; what the message cannot show is read from
 # the kernel (`from`: a value that follows from others) or taken in every case it may be (`cases`:
-# the kv dtype's packing, segment_ids, jax.grad), the values per case given where they differ. A rule
+# the kv dtype's packing, segment_ids, jax.grad), the values per case given where they differ. The
+# rules on the other values the message shows hold too: a value cannot make up for another shown
+# value the kernel refuses (then none is offered; a fix that sets both offers them together). A rule
 # on a value the message does not show and the kernel does not declare is left out and said
 # (`requires`). A fix whose error several kernels raise gets the values valid for all of them, and
 # each kernel's own values as a case assuming RAISED_BY (errkit/core/suggest.py picks the told one).
@@ -224,11 +226,15 @@ def _solve_label(entry, fix, label: str, source: str, ks: list[Kernel], assume: 
         return _Solved(source, [], {})
     targets = tuple(name.strip() for name in param.split(","))
     conditions, requires, unknown = [], [], {}
+    # the message's values a rule may read: those the suggestion reads (a wording that shows it shows
+    # them; explain says what a suggestion needs that the message does not show) and the targets
+    reads = expr.check(source, set(entry.params) | set(assume)).names | set(targets)
+    shown = {name: p for name, p in entry.params.items() if name in reads}
     for kernel in ks:
         if not any(t in kernel.values for t in targets):
             continue
         for rule, atom in _atoms(kernel):
-            condition = _condition(atom, kernel, targets, entry.params, assume, unknown)
+            condition = _condition(atom, kernel, targets, shown, assume, unknown)
             if condition is None:
                 continue
             if condition is _REQUIRES:
@@ -244,6 +250,8 @@ def _solve_label(entry, fix, label: str, source: str, ks: list[Kernel], assume: 
     try:
         tree = ast.parse(source.strip(), mode="eval")
         written = ast.unparse(_unique_loops(_Restrict(targets, conditions, set(entry.params) | set(assume)).top(tree.body)))
+        if not expr.check(written, set(entry.params) | set(assume)).names <= reads | set(assume):
+            raise Unsolvable("it would read a value the suggestion does not")
         expr.parse(written)  # (within the length a catalogue expression may have)
     except (Unsolvable, expr.ExprError) as err:
         requires.append({"kernel": ",".join(k.id for k in ks), "rule": "not-applied", "check": "",
@@ -276,8 +284,11 @@ def _condition(atom, kernel: Kernel, targets: tuple, params, assume: dict, unkno
     when it does not read them, _REQUIRES when it reads a value nothing gives."""
     tree = _derived(atom, kernel, targets, params, assume)
     names = _names(tree)
-    if not names & set(targets):
-        return None
+    if not names & set(targets) and not names & set(params):
+        return None  # neither the value nor what the message shows: nothing to check
+    if not names & set(targets) and any(n not in params and n not in assume and not (n in kernel.values and kernel.values[n].cases)
+                                        for n in names):
+        return None  # a rule on what the message shows, and on more: not this value's to say
     cased = []
     for name in sorted(names - set(targets)):
         if name in assume:
@@ -314,11 +325,8 @@ def _derived(tree, kernel: Kernel, targets: tuple, params, assume: dict, depth: 
         if value is None or not value.derived:
             continue
         formula = ast.parse(value.derived.strip(), mode="eval").body
-        if name not in params:
+        if name not in params:  # (a value the message shows is read as shown)
             swap[name] = formula
-        elif params[name].optional:
-            swap[name] = ast.IfExp(ast.Compare(ast.Name(name, ast.Load()), [ast.IsNot()], [ast.Constant(None)]),
-                                   ast.Name(name, ast.Load()), formula)
     if not swap:
         return tree
     return _derived(_substitute(tree, swap), kernel, targets, params, assume, depth + 1)
@@ -358,11 +366,15 @@ class _Restrict:
         return _folded(parts[0] if len(parts) == 1 else ast.BoolOp(ast.And(), parts))
 
     def wrap(self, node):
-        """A single value kept when it satisfies the conditions, else None."""
+        """A single value kept when it satisfies the conditions: `[v for v in [value] if ...]` (the
+        value once, however many rules read it), or, when it is made by a comprehension (which may
+        not sit in another), `value if ... else None`."""
         test = self.holds(node)
         if isinstance(test, ast.Constant):
             return node if test.value else ast.Constant(None)
-        return ast.IfExp(test, node, ast.Constant(None))
+        if isinstance(node, (ast.Name, ast.Constant)) or any(isinstance(n, ast.ListComp) for n in ast.walk(node)):
+            return ast.IfExp(test, node, ast.Constant(None))
+        return self.as_list(ast.List([node], ast.Load()))
 
     def loop(self) -> str:
         while True:
@@ -469,6 +481,13 @@ def _folded(tree):
             return kept[0] if len(kept) == 1 else ast.BoolOp(node.op, kept)
         if isinstance(node, ast.IfExp) and const(node.test):
             return node.body if node.test.value else node.orelse
+        if isinstance(node, ast.IfExp) and const(node.body) and const(node.orelse) and node.body.value is node.orelse.value:
+            return node.body
+        if isinstance(node, ast.BinOp) and const(node.right) and node.right.value == 1 and type(node.right.value) is int:
+            if isinstance(node.op, (ast.FloorDiv, ast.Mult)):
+                return node.left  # x // 1, x * 1
+            if isinstance(node.op, ast.Mod):
+                return ast.Constant(0)  # x % 1 (of an int)
         if isinstance(node, (ast.Compare, ast.BinOp, ast.UnaryOp)) and not _names(node) and not any(
                 isinstance(n, (ast.Call, ast.ListComp)) for n in ast.walk(node)):
             import warnings

@@ -60,6 +60,9 @@ def format_result(res: dict, style: Style) -> str:
         lines.append(label(f"fix {n}") + aside + fix["summary"])
         if fix.get("unverified"):
             lines.append(label("") + "  " + style.dim(f"(unverified: {fix['unverified']})"))
+        among = kernels_said(fix, matched)
+        if among:
+            lines.append(label("") + "  " + style.dim(f"(valid whichever raised it: {among}; each one's own below)"))
         for s in fix["suggestions"]:
             if "value" in s and s["value"] in (None, []):
                 lines.append(label("") + "  " + style.yellow(f"{s['label']}: {none_said(s['label'])}"))
@@ -73,6 +76,9 @@ def format_result(res: dict, style: Style) -> str:
                 lines.append(label("") + "  " + style.dim(f"{s['label']}: needs {', '.join(s['missing'])}, which the message "
                                                           "does not show (the docs link computes it from yours)"))
             lines += [label("") + "    " + said for said in case_values(s)]
+            if s.get("requires"):
+                lines.append(label("") + "    " + style.dim("not checked, the message does not show what it reads: "
+                                                          + "; ".join(s["requires"])))
     lines.append(label("docs") + res["docs_url"])
     if res.get("catalogue"):
         lines.append(label("catalogue") + " " + res["catalogue"])
@@ -96,6 +102,16 @@ def format_entry(code: str, entry: dict, style: Style, catalogue: str = "") -> s
     if catalogue:
         lines.append("  catalogue: " + catalogue)
     return "\n".join(lines)
+
+
+def kernels_said(fix: dict, matched: dict) -> str:
+    """The kernels whose rules a fix's values satisfy when which of them raised the error is not
+    told (errkit/core/suggest.py), as their titles; "" when one is told or the values are the same."""
+    titles = {k["id"]: k["title"] for k in matched.get("kernels") or ()}
+    for s in fix["suggestions"]:
+        if len(s.get("kernels") or ()) > 1 and s.get("cases"):
+            return ", ".join(titles.get(k, k) for k in s["kernels"])
+    return ""
 
 
 def none_said(label: str) -> str:
