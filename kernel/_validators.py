@@ -425,8 +425,7 @@ class BlockSizeInvalidError(CatalogueError, ValueError):
     code = 'RA211'
     title = 'Forward block sizes are not powers of two in [16, 1024]'
     suggestions = (
-        ('nearest valid block_q (none: block_q is valid)', lambda block_q, **_: [] if _fx_is_power_of_two(block_q) and block_q in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([16, 32, 64, 128, 256, 512, 1024], int(block_q) if _fx_is_finite(block_q) else 128)),
-        ('nearest valid block_kv (none: block_kv is valid)', lambda block_kv, **_: [] if _fx_is_power_of_two(block_kv) and block_kv in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([16, 32, 64, 128, 256, 512, 1024], int(block_kv) if _fx_is_finite(block_kv) else 128)),
+        ('block_q, block_kv (together: each the nearest valid size up, a valid one kept)', lambda block_kv, block_q, **_: [value_ for value_ in [[block_q if _fx_is_power_of_two(block_q) and 16 <= block_q <= 1024 else _fx_nearest([16, 32, 64, 128, 256, 512, 1024], int(block_q) if _fx_is_finite(block_q) else 128)[-1], block_kv if _fx_is_power_of_two(block_kv) and 16 <= block_kv <= 1024 else _fx_nearest([16, 32, 64, 128, 256, 512, 1024], int(block_kv) if _fx_is_finite(block_kv) else 128)[-1]]] if (_fx_is_power_of_two(value_[0]) and 16 <= value_[0] <= 1024) and (_fx_is_power_of_two(value_[1]) and 16 <= value_[1] <= 1024)]),
     )
 
 

@@ -114,7 +114,7 @@ def fix_kernel(entry, fix, kernels) -> Kernel | None:
 # each kernel's own values as a case assuming RAISED_BY (errkit/core/suggest.py picks the told one).
 
 RAISED_BY = "raised_by"  # the name a kernel's case assumes: the kernel that raised the error
-MAX_CASES = 8  # combinations of unknown values a suggestion is given per kernel
+MAX_CASES = 12  # combinations of unknown values a suggestion is given per kernel
 LIST_HELPERS = frozenset({"divisors", "aligned_divisors", "common_divisors"})
 
 
@@ -174,32 +174,36 @@ def _solve_fix(entry, fix, ks: list[Kernel], kernels) -> dict:
         suggest[label] = solved.source
         if solved.requires:
             requires[label] = solved.requires
-        for name, choices in solved.unknown.items():
-            unknown.setdefault(name, choices)
+        unknown[label] = solved.unknown
     cases = []
     for case in own_cases:  # the entry's own cases, their assumptions given to the rules
         cases.append({**case, "suggest": {label: _solve_label(entry, fix, label, source, ks, case["assume"]).source
                                           for label, source in case["suggest"].items()}})
-    for assume, when in _combinations(unknown):
-        cases.append({"when": when, "assume": assume,
-                      "suggest": {label: _solve_label(entry, fix, label, source, ks, assume).source
-                                  for label, source in expanded.items()}})
+    cases += _unknown_cases(entry, fix, expanded, ks, unknown, {}, "")
     if len(ks) > 1:  # each kernel's own values, and its unknown values' cases
         for kernel in ks:
-            own_unknown = {}
-            own = {}
+            own, own_unknown = {}, {}
             for label, source in expanded.items():
                 solved = _solve_label(entry, fix, label, source, [kernel], {})
                 own[label] = solved.source
-                for name, choices in solved.unknown.items():
-                    own_unknown.setdefault(name, choices)
+                own_unknown[label] = solved.unknown
             raised = f"raised by {kernel.title}"
             cases.append({"when": raised, "assume": {RAISED_BY: kernel.id}, "suggest": own})
-            for assume, when in _combinations(own_unknown):
-                cases.append({"when": f"{raised}, {when}", "assume": {RAISED_BY: kernel.id, **assume},
-                              "suggest": {label: _solve_label(entry, fix, label, source, [kernel], assume).source
-                                          for label, source in expanded.items()}})
+            cases += _unknown_cases(entry, fix, expanded, [kernel], own_unknown, {RAISED_BY: kernel.id}, raised + ", ")
     return {"suggest": suggest, "cases": cases, "requires": requires}
+
+
+def _unknown_cases(entry, fix, expanded: dict, ks: list, unknown: dict, assumed: dict, prefix: str) -> list[dict]:
+    """The cases of what the messages cannot show, each label's by the values its own rules read
+    (at most MAX_CASES combinations a label): one case record per combination, holding the
+    suggestions of every label it is a case of."""
+    by: dict = {}
+    for label, source in expanded.items():
+        for assume, when in _combinations(unknown[label]):
+            key = tuple(sorted(assume.items(), key=repr))
+            record = by.setdefault(key, {"when": prefix + when, "assume": {**assumed, **assume}, "suggest": {}})
+            record["suggest"][label] = _solve_label(entry, fix, label, source, ks, {**assumed, **assume}).source
+    return list(by.values())
 
 
 def _combinations(unknown: dict) -> list[tuple[dict, str]]:
@@ -245,8 +249,8 @@ def _solve_label(entry, fix, label: str, source: str, ks: list[Kernel], assume: 
                 continue
             if not any(ast.dump(condition) == ast.dump(known) for known in conditions):  # (kernels share rules)
                 conditions.append(condition)
-    if not conditions:
-        return _Solved(source, requires, unknown)
+    if not conditions:  # (a configuration is still given as a list of them, as where rules apply)
+        return _Solved(f"[{source.strip()}]" if len(targets) > 1 else source, requires, unknown)
     try:
         tree = ast.parse(source.strip(), mode="eval")
         written = ast.unparse(_unique_loops(_Restrict(targets, conditions, set(entry.params) | set(assume)).top(tree.body)))
@@ -286,8 +290,7 @@ def _condition(atom, kernel: Kernel, targets: tuple, params, assume: dict, unkno
     names = _names(tree)
     if not names & set(targets) and not names & set(params):
         return None  # neither the value nor what the message shows: nothing to check
-    if not names & set(targets) and any(n not in params and n not in assume and not (n in kernel.values and kernel.values[n].cases)
-                                        for n in names):
+    if not names & set(targets) and any(n not in params and n not in assume for n in names):
         return None  # a rule on what the message shows, and on more: not this value's to say
     cased = []
     for name in sorted(names - set(targets)):
@@ -299,10 +302,10 @@ def _condition(atom, kernel: Kernel, targets: tuple, params, assume: dict, unkno
         elif name in kernel.values and kernel.values[name].cases:
             cased.append(name)
         else:
-            return _REQUIRES
+            return None if _holds_in_every_case(tree, kernel) else _REQUIRES
     for name in cased:  # a value the message may not show: in every case it may be
         choices = kernel.values[name].cases if name in kernel.values else ()
-        if choices:
+        if choices and name not in params:  # (one the suggestion reads is shown when it is computed: no case of it)
             unknown.setdefault(name, choices)
         every = ast.BoolOp(ast.And(), [_substitute(tree, {name: _literal(value)}) for value, _ in choices]) if choices else None
         if name in params:
@@ -312,6 +315,22 @@ def _condition(atom, kernel: Kernel, targets: tuple, params, assume: dict, unkno
         else:
             tree = every
     return tree
+
+
+def _holds_in_every_case(tree, kernel: Kernel) -> bool:
+    """Whether the atom holds whatever the values nothing shows are, given the cases the kernel
+    declares for the others (`not is_fp8 or ...` with is_fp8 False in every case): then it is no
+    condition to state."""
+    import itertools
+
+    cased = sorted(n for n in _names(tree) if n in kernel.values and kernel.values[n].cases)
+    if not cased:
+        return False
+    for combo in itertools.islice(itertools.product(*(kernel.values[n].cases for n in cased)), 64):
+        folded = _folded(_substitute(tree, {n: _literal(v) for n, (v, _) in zip(cased, combo)}))
+        if not (isinstance(folded, ast.Constant) and folded.value is True):
+            return False
+    return True
 
 
 def _derived(tree, kernel: Kernel, targets: tuple, params, assume: dict, depth: int = 0):
@@ -325,7 +344,8 @@ def _derived(tree, kernel: Kernel, targets: tuple, params, assume: dict, depth: 
         if value is None or not value.derived:
             continue
         formula = ast.parse(value.derived.strip(), mode="eval").body
-        if name not in params:  # (a value the message shows is read as shown)
+        known = set(params) | set(targets) | set(assume) | {n for n, v in kernel.values.items() if v.derived or v.cases}
+        if name not in params and _names(formula) <= known:  # (a value the message shows is read as shown)
             swap[name] = formula
     if not swap:
         return tree
@@ -370,6 +390,9 @@ class _Restrict:
         value once, however many rules read it), or, when it is made by a comprehension (which may
         not sit in another), `value if ... else None`."""
         test = self.holds(node)
+        if len(self.targets) > 1:  # a configuration: always a list of them (the one, or none)
+            return self.as_list(ast.List([node], ast.Load())) if not isinstance(test, ast.Constant) else \
+                ast.List([node] if test.value else [], ast.Load())
         if isinstance(test, ast.Constant):
             return node if test.value else ast.Constant(None)
         if isinstance(node, (ast.Name, ast.Constant)) or any(isinstance(n, ast.ListComp) for n in ast.walk(node)):

@@ -412,9 +412,10 @@ def kernel_use(entry: Entry, ctx: Context) -> Iterator[Finding]:
         for label, param in fix.sets.items():
             if label not in fix.suggest:
                 yield at(entry, ("fixes", i, "sets", label), "unknown-name", f"sets {label!r}: the fix has no suggestion of that label")
-            if param not in entry.params:
-                yield at(entry, ("fixes", i, "sets", label), "unknown-name",
-                         f"sets {param!r}: not a param of the entry{spec.did_you_mean(param, entry.params)}")
+            for one in param.split(", "):
+                if one not in entry.params:
+                    yield at(entry, ("fixes", i, "sets", label), "unknown-name",
+                             f"sets {one!r}: not a param of the entry{spec.did_you_mean(one, entry.params)}")
 
 
 def kernel_rules(kernel: Kernel) -> Iterator[Finding]:

@@ -18,6 +18,7 @@ EXCEPTIONS = ("ValueError", "NotImplementedError", "TypeError")
 VARIANT_EXCEPTIONS = EXCEPTIONS + ("AssertionError", "RuntimeError", "AttributeError", "ExceptionGroup")
 PARAM_TYPES = values.TYPES
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+PARAM_LIST = r"^[A-Za-z_][A-Za-z0-9_]*(, [A-Za-z_][A-Za-z0-9_]*)*$"  # params set together: `block_q, block_kv`
 CODE = r"^[A-Z]{2,4}[0-9]{3}$"
 SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 TAG = r"^[a-z0-9][a-z0-9-]*$"
@@ -241,8 +242,10 @@ FIX = Record(
         Field("after", Str(), description="Code after the fix."),
         Field("alternative", Bool(), description="The fix leaves the library that raised the error (e.g. for this project's "
               "kernel): offered after the fixes within it, labelled as an alternative."),
-        Field("sets", MapOf(value=Str(pattern=IDENTIFIER), key_what="suggestion label"),
-              description="Suggestion label -> the param its value replaces (the fix-verification suite applies it)."),
+        Field("sets", MapOf(value=Str(pattern=PARAM_LIST), key_what="suggestion label"),
+              description="Suggestion label -> the param its value replaces (the fix-verification suite applies it); "
+                          "several params, comma-separated, for a value that is one configuration of them (a list of "
+                          "their values in that order), set together."),
         Field("setup", Str(), description="Code run before `before` and `after`, instead of the entry's setup."),
         Field("then", Str(), description="Code run after `before` and `after` (what exercises them), instead of the entry's."),
         Field("unverified", Str(max_length=500), description="Why the fix cannot be run on a CPU (shown on its page and in --json)."),

@@ -90,6 +90,10 @@ def applied(entry, params: dict):
             if "sets" not in s or s.get("value") in (None, []):
                 continue
             value = s["value"]
+            if ", " in s["sets"]:  # one configuration of several params, or a list of them
+                for config in (value if isinstance(value[0], list) else [value])[:MAX_VALUES]:
+                    yield n, s["label"], s["sets"], tuple(config)
+                continue
             picks = value if isinstance(value, list) and not isinstance(params[s["sets"]], (list, tuple)) else [value]
             for pick in _nearest_first(picks, params[s["sets"]])[:MAX_VALUES]:
                 yield n, s["label"], s["sets"], tuple(pick) if isinstance(pick, list) else pick
@@ -112,6 +116,13 @@ def case_values(entry, params: dict):
                 base = s.get("value") if isinstance(s.get("value"), list) else [s.get("value")]
                 dropped = [v for v in base if v is not None and v not in picks]
                 yield n, case, s["label"], s["sets"], _nearest_first(picks, params[s["sets"]])[:MAX_VALUES], dropped
+
+
+def with_value(params: dict, name: str, value) -> dict:
+    """`params` with a suggested value set: one param, or a configuration of several (`a, b`)."""
+    if ", " in name:
+        return dict(params, **dict(zip(name.split(", "), value)))
+    return dict(params, **{name: value})
 
 
 def _nearest_first(values: list, current):
@@ -142,7 +153,7 @@ def test_every_suggestion_applied_makes_the_kernel_run(entry, params):
     assert tried, f"{entry.code}: no suggestion gives a value to apply (sets) for {params}"
     failures = []
     for n, label, name, value in tried:
-        err = raised(verify.RUNNERS[entry.code], dict(params, **{name: value}))
+        err = raised(verify.RUNNERS[entry.code], with_value(params, name, value))
         if err is not None:
             failures.append(f"fix {n} {label!r}: {name}={value!r} -> {type(err).__name__}: {str(err)[:200]}")
     assert not failures, "\n".join(failures)
@@ -165,12 +176,12 @@ def test_a_case_value_makes_the_kernel_run_in_its_case_where_the_plain_value_doe
         assumed = dict(params, **case["assume"])
         for value in picks:
             tried += 1
-            err = raised(verify.RUNNERS[entry.code], dict(assumed, **{name: value}))
+            err = raised(verify.RUNNERS[entry.code], with_value(assumed, name, value))
             if err is not None:
                 failures.append(f"fix {n} {label!r} {case['when']}: {name}={value!r} -> {type(err).__name__}: {str(err)[:200]}")
         for value in dropped[:1]:
             tried += 1
-            if raised(verify.RUNNERS[entry.code], dict(assumed, **{name: value})) is None:
+            if raised(verify.RUNNERS[entry.code], with_value(assumed, name, value)) is None:
                 failures.append(f"fix {n} {label!r} {case['when']}: {name}={value!r}, which the case drops, runs")
     assert tried and not failures, "\n".join(failures)
 

@@ -17,11 +17,10 @@ A family (one module here) gives:
 - `actions`: the change a fix without a value asks for (its snippet: drop the bias, cast to one
   dtype), keyed by (code, fix number).
 
-What a value is responsible for: the call with it applied, and with every changed field the
-message does not show put back as it was in the base call (a second mistake the message does not
-show is not the value's to fix), must run. A failure names the entry, the call and what the kernel
-then said. The base call itself is run again when that fails: a base the kernel refuses is the
-generator's mistake, reported apart.
+Each bad call holds one mistake (`perturb`: one or several fields changed together, as one wrong
+setting changes them), so the call with an offered value applied must run. A failure names the
+entry, the call and what the kernel then said. The base call itself is run again when that fails: a
+base the kernel refuses is the generator's mistake, reported apart.
 """
 
 from __future__ import annotations
@@ -46,11 +45,6 @@ class Family:
     actions: dict = dataclasses.field(default_factory=dict)  # (code, fix number) -> (call) -> dict | None
     platforms: tuple = ("cpu",)
     kernels: tuple = ()  # the catalogue's kernels it may raise from
-    shows: dict = dataclasses.field(default_factory=dict)  # an entry's param -> the call's fields it shows (default: its name)
-
-    def shown(self, params) -> set:
-        """The call's fields the message's values show."""
-        return {f for p in params for f in self.shows.get(p, (p,))}
 
 
 FAMILIES: dict[str, Family] = {}
@@ -82,6 +76,7 @@ class Tried:
     outcome: str  # worked | failed | not-applicable | declined | base-refused
     said: str = ""  # what the kernel then said (failed), or why not
     explained: str | None = None  # the code of that error, when explained
+    trace: str = ""  # that error's whole traceback (failed)
 
 
 @dataclasses.dataclass
@@ -168,11 +163,10 @@ def attempt(fam: Family, base: dict, change: dict, platform: str = "cpu") -> Att
     out.code = res["code"]
     out.kernel = (res["matched"].get("kernel") or {}).get("id")
     record = index().entries[res["code"]]
-    shown = fam.shown(res["params"])
     facts = {**fam.values(call)}
     for n, fix in enumerate(res["fixes"], 1):
         model = _index_fix(record, fix)
-        if fix.get("unverified"):
+        if fix.get("unverified") and platform == "cpu":  # (on a TPU, a TPU fix is run: what its label waits for)
             out.skipped.append((res["code"], n, "unverified: " + fix["unverified"]))
             continue
         offered = list(_offered(res["code"], n, fix, model, res["params"], facts))
@@ -187,11 +181,11 @@ def attempt(fam: Family, base: dict, change: dict, platform: str = "cpu") -> Att
             if declined:
                 tried.outcome, tried.said = "declined", declined
                 continue
-            _check(fam, tried, call, base, change, shown, platform, lambda c: _apply(fam, c, res["code"], param, value, res["params"]))
+            _check(fam, tried, call, base, platform, lambda c: _apply(fam, c, res["code"], param, value, res["params"]))
         if action is not None:
             tried = Tried(res["code"], n, fix["summary"][:80], "", None, "snippet", "")
             out.tried.append(tried)
-            _check(fam, tried, call, base, change, shown, platform, action)
+            _check(fam, tried, call, base, platform, action)
     return out
 
 
@@ -204,16 +198,13 @@ def _apply(fam: Family, call: dict, code: str, param: str, value, params: dict) 
     return call
 
 
-def _check(fam: Family, tried: Tried, call: dict, base: dict, change: dict, shown: set, platform: str, how) -> None:
-    """Run the call with a change applied (tried.outcome: worked, failed, not-applicable,
-    base-refused), the changed fields the message does not show put back as in `base`."""
+def _check(fam: Family, tried: Tried, call: dict, base: dict, platform: str, how) -> None:
+    """Run the call with a change applied (tried.outcome: worked, failed, not-applicable, base-refused)."""
     new = how(call)
     if new is None:
         tried.outcome, tried.said = "not-applicable", "the call has nothing this sets"
         return
-    kept = {k: v for k, v in new.items() if k in shown or new.get(k) != call.get(k) or k not in change}
-    ref = {**base, **kept}
-    err = raised(fam, ref, platform)
+    err = raised(fam, new, platform)
     if err is None:
         tried.outcome = "worked"
         return
@@ -221,7 +212,8 @@ def _check(fam: Family, tried: Tried, call: dict, base: dict, change: dict, show
         tried.outcome, tried.said = "base-refused", "the generator's base call fails too"
         return
     tried.outcome, tried.said = "failed", f"{type(err).__name__}: {err}"[:600]
-    again = explain(pasted(err))
+    tried.trace = pasted(err)[-20000:]
+    again = explain(tried.trace)
     tried.explained = again["code"] if again else None
 
 
@@ -258,7 +250,9 @@ _UNSET = object()
 
 def _picks(value, param: str, params: dict) -> list:
     """The values to apply: a configuration (several params) as one, a list's nearest first."""
-    if "," in param or not isinstance(value, list):
+    if "," in param:  # a configuration, or a list of them
+        return value[:MAX_VALUES] if value and isinstance(value[0], list) else [value]
+    if not isinstance(value, list):
         return [value]
     current = params.get(param)
     try:
@@ -315,35 +309,34 @@ def tally(attempts: list[Attempt]) -> dict:
     return {"entries": dict(sorted(per.items())), "totals": totals}
 
 
-def sample(fam: Family, n: int, seed: int, platform: str = "cpu", each=None) -> list[Attempt]:
-    """`n` bad calls of `fam` drawn by hypothesis from `seed` (the same calls for the same seed and
-    code), each attempted (`attempt`) on `platform`; `each(attempt)` is called as each is done.
-    A call drawn twice is attempted once."""
+def draw(fam: Family, n: int, seed: int) -> list[tuple[dict, dict]]:
+    """`n` bad calls of `fam` (base, change) drawn by hypothesis from `seed`: the same calls for the
+    same seed and code; a call drawn twice is kept once. Nothing is run."""
     from hypothesis import HealthCheck, Phase, given, settings, seed as seeded
     from hypothesis import strategies as st
 
-    done: list[Attempt] = []
+    drawn: list[tuple[dict, dict]] = []
     seen: set[str] = set()
 
     @st.composite
-    def bad_call(draw):
-        base = fam.base(draw)
-        return base, fam.perturb(draw, base)
+    def bad_call(draw_):
+        base = fam.base(draw_)
+        return base, fam.perturb(draw_, base)
 
     @seeded(seed)
     @settings(max_examples=n, database=None, phases=[Phase.generate], deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(bad_call())
-    def one(drawn):
-        base, change = drawn
-        key = json.dumps(_plain({**base, **change}), sort_keys=True)
-        if key in seen:
-            return
-        seen.add(key)
-        result = attempt(fam, base, change, platform)
-        done.append(result)
-        if each is not None:
-            each(result)
+    def one(pair):
+        key = json.dumps(_plain({**pair[0], **pair[1]}), sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            drawn.append(pair)
 
     one()
-    return done
+    return drawn
+
+
+def sample(fam: Family, n: int, seed: int, platform: str = "cpu") -> list[Attempt]:
+    """`n` bad calls of `fam` drawn from `seed` (`draw`), each attempted (`attempt`) on `platform`."""
+    return [attempt(fam, base, change, platform) for base, change in draw(fam, n, seed)]

@@ -89,5 +89,4 @@ def values(call: dict) -> dict:
             "raised_by": "tpu-ragged"}
 
 
-RAGGED = family(Family("ragged", base, perturb, run, apply, values, platforms=("cpu", "tpu"), kernels=("tpu-ragged",),
-                       shows={"num_combined_kv_heads": ("num_kv_heads",), "kv_packing": ("kv_dtype",)}))
+RAGGED = family(Family("ragged", base, perturb, run, apply, values, platforms=("cpu", "tpu"), kernels=("tpu-ragged",)))

@@ -122,7 +122,4 @@ def values(call: dict) -> dict:
     return out
 
 
-SPLASH = family(Family("splash", base, perturb, run, apply, values, platforms=("cpu", "tpu"), kernels=("splash",),
-                       shows={"q_block_size": QUERY_BLOCKS, "bq": QUERY_BLOCKS, "kv_block_size": KEY_BLOCKS,
-                              "bkv": KEY_BLOCKS, "bkv_compute": ("block_kv_compute",),
-                              "q_seq_len_per_shard": ("q_seq_len",), "head_count": ("num_q_heads",)}))
+SPLASH = family(Family("splash", base, perturb, run, apply, values, platforms=("cpu", "tpu"), kernels=("splash",)))

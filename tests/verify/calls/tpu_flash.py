@@ -83,6 +83,4 @@ def values(call: dict) -> dict:
     return {**call, "minor": call["block_k"], "major": call["block_k_major"], "raised_by": "tpu-flash"}
 
 
-FLASH = family(Family("tpu-flash", base, perturb, run, apply, values, platforms=("cpu", "tpu"), kernels=("tpu-flash",),
-                      shows={"minor": ("block_k",), "major": ("block_k_major",), "block": BLOCKS,
-                             "dim_size": ("q_seq_len", "kv_seq_len", "batch")}))
+FLASH = family(Family("tpu-flash", base, perturb, run, apply, values, platforms=("cpu", "tpu"), kernels=("tpu-flash",)))

@@ -70,5 +70,4 @@ def values(call: dict) -> dict:
     return {**call, "raised_by": "tpu-paged"}
 
 
-PAGED = family(Family("tpu-paged", base, perturb, run, apply, values, platforms=("cpu", "tpu"), kernels=("tpu-paged",),
-                      shows={"num_heads": ("num_q_heads",)}))
+PAGED = family(Family("tpu-paged", base, perturb, run, apply, values, platforms=("cpu", "tpu"), kernels=("tpu-paged",)))
