@@ -290,8 +290,9 @@ def _condition(atom, kernel: Kernel, targets: tuple, params, assume: dict, unkno
     names = _names(tree)
     if not names & set(targets) and not names & set(params):
         return None  # neither the value nor what the message shows: nothing to check
-    if not names & set(targets) and any(n not in params and n not in assume for n in names):
-        return None  # a rule on what the message shows, and on more: not this value's to say
+    if not names & set(targets) and any(n not in params and n not in assume and not (n in kernel.values and kernel.values[n].cases)
+                                        for n in names):
+        return None  # a rule on what the message shows, and on what nothing shows: not this value's to say
     cased = []
     for name in sorted(names - set(targets)):
         if name in assume:
