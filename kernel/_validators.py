@@ -32,9 +32,10 @@ def _rt_page_url(docs_url: str, version: str, code: str) -> str:
 
 
 def _rt_shown(value) -> str:
-    """A computed value as `errkit explain` prints it: a list's (or tuple's) items joined by commas."""
+    """A computed value as `errkit explain` prints it: a list's (or tuple's) items joined by commas,
+    an item that is itself a list (a configuration of several params, a shape) in parentheses."""
     if isinstance(value, (list, tuple)):
-        return ", ".join(_rt_shown(v) for v in value) if value else "(none)"
+        return ", ".join(f"({_rt_shown(v)})" if isinstance(v, (list, tuple)) else _rt_shown(v) for v in value) if value else "(none)"
     return str(value)
 
 
@@ -321,6 +322,7 @@ class QkvDtypeMismatchError(CatalogueError, ValueError):
         ('dtype to cast k to (none: k agrees with q or v does not)', lambda k_dtype, q_dtype, v_dtype, **_: q_dtype if q_dtype == v_dtype and k_dtype != q_dtype and (q_dtype in ['float32', 'bfloat16', 'float16', 'float64']) else None),
         ('dtype to cast v to (none: v agrees with q or k does not)', lambda k_dtype, q_dtype, v_dtype, **_: q_dtype if q_dtype == k_dtype and v_dtype != q_dtype and (q_dtype in ['float32', 'bfloat16', 'float16', 'float64']) else None),
         ('dtype to cast q to (none: q agrees with k or k and v differ)', lambda k_dtype, q_dtype, v_dtype, **_: k_dtype if k_dtype == v_dtype and q_dtype != k_dtype and (k_dtype in ['float32', 'bfloat16', 'float16', 'float64']) else None),
+        ('one dtype for q, k and v (each list: q, k, v cast to it)', lambda **_: [[[d, d, d] for d in ['bfloat16', 'float16', 'float32']]]),
     )
 
 
@@ -343,6 +345,7 @@ class DtypeUnsupportedError(CatalogueError, NotImplementedError):
     title = "The inputs' dtype is not supported by the chosen implementation"
     suggestions = (
         ('supported dtypes', lambda implementation, **_: [candidate_ for candidate_ in ['float32', 'bfloat16', 'float16', 'float64'] if (candidate_ in ('float32', 'bfloat16', 'float16') or (implementation == 'xla' and candidate_ == 'float64')) and ((implementation is None or implementation in ('pallas', 'xla')) and (candidate_ in ('float32', 'bfloat16', 'float16') or (implementation == 'xla' and candidate_ == 'float64')))]),
+        ('dtype for q, k and v', lambda **_: ['float16', 'bfloat16']),
     )
 
 

@@ -149,12 +149,15 @@ def versions(platform: str) -> dict:
 
     out = {"jax": jax.__version__, "jaxlib": jaxlib.__version__}
     if platform == "tpu":
-        try:
-            from importlib.metadata import version
+        from importlib.metadata import PackageNotFoundError, version
 
-            out["libtpu"] = version("libtpu")
-        except Exception:  # noqa: BLE001 - a libtpu installed another way
-            out["libtpu"] = getattr(__import__("libtpu"), "__version__", "unknown")
+        out["libtpu"] = "unknown"
+        for name in ("libtpu", "libtpu-nightly"):
+            try:
+                out["libtpu"] = version(name)
+                break
+            except PackageNotFoundError:
+                continue
         out["device"] = jax.devices()[0].device_kind
     else:
         out["device"] = "CPU: TPU interpret mode and lowering, CUDA lowering, XLA"

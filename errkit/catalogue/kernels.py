@@ -415,6 +415,9 @@ class _Restrict:
             return node
         if len(self.targets) == 1 and _is_list(node):
             return self.as_list(node)
+        if len(self.targets) > 1 and (isinstance(node, ast.ListComp) or (
+                isinstance(node, ast.List) and node.elts and all(isinstance(e, ast.List) for e in node.elts))):
+            return self.as_list(node)  # a list of configurations: each kept if it satisfies the rules
         return self.wrap(node)
 
     def as_list(self, node):

@@ -22,7 +22,9 @@ VERSION = 2  # the index's "format": raised when a record's keys or their meanin
 TOP_KEYS = ("$comment", "format", "project", "version", "entries", "wordings", "kernels")
 ENTRY_KEYS = ("slug", "title", "area", "exception", "explain_only", "message", "params", "check", "explanation",
               "fixes", "kernel", "tags", "related", "docs_url")
-ENTRY_OPTIONAL_KEYS = ("reads",)  # only when the entry reads values from the lines after its message
+ENTRY_OPTIONAL_KEYS = ("verified", "reads")  # verified: only when the entry's advice was run on the real kernels
+# (catalog/ledger/: [{platform, device, jax, libtpu, date, calls, offered, worked, said}]); reads: only when the
+# entry reads values from the lines after its message
 PARAM_KEYS = ("type", "description")
 FIX_KEYS = ("summary", "suggest", "sets", "before", "after", "alternative", "unverified", "kernel")
 FIX_OPTIONAL_KEYS = ("site", "cases", "requires")  # site: only when the fix is for one raise site (errkit/explain/context.py);

@@ -28,9 +28,10 @@ def page_url(docs_url: str, version: str, code: str) -> str:
 
 
 def shown(value) -> str:
-    """A computed value as `errkit explain` prints it: a list's (or tuple's) items joined by commas."""
+    """A computed value as `errkit explain` prints it: a list's (or tuple's) items joined by commas,
+    an item that is itself a list (a configuration of several params, a shape) in parentheses."""
     if isinstance(value, (list, tuple)):
-        return ", ".join(shown(v) for v in value) if value else "(none)"
+        return ", ".join(f"({shown(v)})" if isinstance(v, (list, tuple)) else shown(v) for v in value) if value else "(none)"
     return str(value)
 
 

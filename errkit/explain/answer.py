@@ -89,6 +89,8 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
             for fix in fixes
         ],
         "explanation": entry["explanation"],
+        # the entry's advice run on the real kernels (catalog/ledger/): platform, versions, values that worked
+        "verified": entry.get("verified") or [],
         "docs_url": entry["docs_url"],
         "line": match.line if last_line is None else last_line,
         "count": count,

@@ -79,6 +79,8 @@ def format_result(res: dict, style: Style) -> str:
             if s.get("requires"):
                 lines.append(label("") + "    " + style.dim("not checked, the message does not show what it reads: "
                                                           + "; ".join(s["requires"])))
+    for record in res.get("verified") or ():
+        lines.append(label("verified") + style.dim(record["said"].removeprefix("verified ")))
     lines.append(label("docs") + res["docs_url"])
     if res.get("catalogue"):
         lines.append(label("catalogue") + " " + res["catalogue"])

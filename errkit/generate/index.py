@@ -6,7 +6,7 @@ import json
 import re
 from collections import Counter
 
-from errkit.catalogue import kernels, wordings, releases
+from errkit.catalogue import kernels, ledger, wordings, releases
 from errkit.core import index_format, template
 from errkit.catalogue.model import Catalogue, Entry
 from errkit.generate.render import HEADER
@@ -76,15 +76,17 @@ def choose_keys(candidate_sets: list[set[str]], code_names: frozenset[str] = fro
     return [min(cands, key=cost) if cands else None for cands in candidate_sets]
 
 
-def _suggestions(entry: Entry, kernel_map) -> list[dict]:
+def _suggestions(entry: Entry, kernel_map, verified: list | None = None) -> list[dict]:
     """Each fix as explain shows it, its suggestions written out to satisfy the rules of the kernels
-    that may raise the error (errkit/catalogue/kernels.py: solutions)."""
+    that may raise the error (errkit/catalogue/kernels.py: solutions); `unverified` none once the
+    fix's values all worked on a TPU (`verified`: the entry's ledger records, errkit/catalogue/ledger.py)."""
     return [
         {"summary": fix.summary, "suggest": solved["suggest"], "sets": dict(fix.sets), "before": fix.before, "after": fix.after,
-         "alternative": fix.alternative, "unverified": fix.unverified, "kernel": fix.kernel,
+         "alternative": fix.alternative, "unverified": ledger.shown_unverified(fix.unverified, verified or [], n),
+         "kernel": fix.kernel,
          **({"site": fix.site} if fix.site else {}), **({"cases": solved["cases"]} if solved["cases"] else {}),
          **({"requires": solved["requires"]} if solved["requires"] else {})}
-        for fix, solved in zip(entry.fixes, kernels.solutions(entry, kernel_map))
+        for n, (fix, solved) in enumerate(zip(entry.fixes, kernels.solutions(entry, kernel_map)), 1)
     ]
 
 
@@ -118,6 +120,7 @@ def build(catalogue: Catalogue) -> dict:
             "kernels": list(wording.entry.raising_kernels(variant)),
         })
     entries = {}
+    ledgers = ledger.read(catalogue.root)  # what running the advice on the real kernels showed
     for entry in sorted(catalogue.entries, key=lambda e: e.code):
         entries[entry.code] = {
             "slug": entry.slug,
@@ -129,12 +132,14 @@ def build(catalogue: Catalogue) -> dict:
             "params": {name: {"type": p.type, "description": p.description} for name, p in entry.params.items()},
             "check": entry.check,
             "explanation": entry.explanation,
-            "fixes": _suggestions(entry, catalogue.kernels),
+            "fixes": _suggestions(entry, catalogue.kernels, ledgers.get(entry.code)),
             "kernel": entry.kernel,
             "tags": list(entry.tags),
             "related": list(entry.related),
             "docs_url": settings.page_url(entry.code),
         }
+        if entry.code in ledgers:  # the advice run on the real kernels (catalog/ledger/): platform, versions, counts
+            entries[entry.code]["verified"] = [{k: r[k] for k in (*ledger.KEYS, "said")} for r in ledgers[entry.code]]
         if entry.reads:  # lines after the message that hold more of its params (a compiler's dump)
             entries[entry.code]["reads"] = [{"regex": r.pattern, "captures": [[c.group, c.param, c.type] for c in r.captures]}
                                             for r in wordings.reads(entry)]

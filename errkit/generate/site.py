@@ -197,11 +197,15 @@ def _sections(entry: Entry, catalogue: Catalogue, by_code: dict[str, Entry], rel
                 "before": fence(f.before, "python") if f.before else None,
                 "after": fence(f.after, "python") if f.after else None,
                 "alternative": f.alternative,
-                "unverified": prose(f.unverified, link) if f.unverified else None,
+                "unverified": prose(shown, link) if shown else None,
                 "kernel": in_sentence(catalogue.kernels[f.kernel].title) if f.kernel in catalogue.kernels else f.kernel,
             }
-            for f, computed in zip(entry.fixes, example_suggestions(entry, catalogue))
+            for f, computed, shown in zip(entry.fixes, example_suggestions(entry, catalogue),
+                                          [fix["unverified"] for fix in indexed["fixes"]] if indexed else
+                                          [f.unverified for f in entry.fixes])
         ],
+        # the advice run on the real kernels (catalog/ledger/, errkit/catalogue/ledger.py)
+        "verified": (indexed or {}).get("verified") or [],
         "variants": [
             {
                 "message": fence(v.message),

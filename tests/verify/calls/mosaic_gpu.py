@@ -98,4 +98,6 @@ def values(call: dict) -> dict:
             "raised_by": "mosaic-gpu", "backward": call["grad"]}
 
 
-MOSAIC = family(Family("mosaic-gpu", base, perturb, run, apply, values, kernels=("mosaic-gpu",)))
+MOSAIC = family(Family("mosaic-gpu", base, perturb, run, apply, values, kernels=("mosaic-gpu",),
+                      actions={("RA834", 1): lambda call: {**call, "q_dtype": "float16", "k_dtype": "float16",
+                                                            "v_dtype": "float16"}}))  # call it with float16 q, k, v

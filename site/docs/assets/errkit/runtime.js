@@ -989,7 +989,12 @@
   // explain._show: how `errkit explain` prints a value (sequences as "a, b", empty as "(none)")
   function show(x) {
     var k = kind(x);
-    if (k === "list" || k === "tuple") return x.length ? x.map(show).join(", ") : "(none)";
+    if (k === "list" || k === "tuple") {
+      return x.length ? x.map(function (v) {
+        var vk = kind(v);
+        return vk === "list" || vk === "tuple" ? "(" + show(v) + ")" : show(v);
+      }).join(", ") : "(none)";
+    }
     return str(x);
   }
 
