@@ -334,23 +334,24 @@ def _holds_in_every_case(tree, kernel: Kernel) -> bool:
     return True
 
 
-def _derived(tree, kernel: Kernel, targets: tuple, params, assume: dict, depth: int = 0):
+def _derived(tree, kernel: Kernel, targets: tuple, params, assume: dict, done: frozenset = frozenset()):
     """`tree` with each value the message does not show, and the kernel derives from others (`from`),
-    read from them (an optional param: from them when the message did not show it)."""
-    if depth > 3:
+    read from them; a value read so once is not derived back (block from block_q, block_q from block)."""
+    if len(done) > 8:
         return tree
     swap = {}
-    for name in _names(tree) - set(targets) - set(assume):
+    for name in _names(tree) - set(targets) - set(assume) - done:
         value = kernel.values.get(name)
-        if value is None or not value.derived:
+        if value is None or not value.derived or name in params:  # (a value the message shows is read as shown)
             continue
         formula = ast.parse(value.derived.strip(), mode="eval").body
-        known = set(params) | set(targets) | set(assume) | {n for n, v in kernel.values.items() if v.derived or v.cases}
-        if name not in params and _names(formula) <= known:  # (a value the message shows is read as shown)
+        reads = _names(formula)
+        known = set(params) | set(targets) | set(assume) | {n for n, v in kernel.values.items() if v.cases}
+        if reads <= known and not reads & (done | {name}):  # (a formula of what is known: no deriving in circles)
             swap[name] = formula
     if not swap:
         return tree
-    return _derived(_substitute(tree, swap), kernel, targets, params, assume, depth + 1)
+    return _derived(_substitute(tree, swap), kernel, targets, params, assume, done | frozenset(swap))
 
 
 def _literal(value):

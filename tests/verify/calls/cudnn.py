@@ -45,15 +45,17 @@ def run(call: dict, platform: str = "cpu"):
     b, t, s = call["B"], call["T"], call["S"]
     q, k = spec(b, t, call["N"], call["H"], dtype=dt), spec(b, s, call["K"], call["H"], dtype=dt)
     bias = spec(b, call["N"], call["bias_T"] or t, s, dtype=dt) if call["bias"] else None
-    if call["implementation"] != "cudnn":  # the XLA path, compiled and run on this CPU
+    if call["implementation"] != "cudnn":  # the XLA path, lowered for CUDA as a GPU user runs it (the CPU has no float16 dot)
         import jax
 
-        arrays = [jnp.zeros(x.shape, x.dtype) for x in (q, k, k)]
-        extra = {"bias": jnp.zeros(bias.shape, bias.dtype)} if bias is not None else {}
-        f = lambda q, k, v: jax.nn.dot_product_attention(q, k, v, implementation=call["implementation"], **extra)  # noqa: E731
+        from verify.cudnn import lower_cuda
+
+        def f(q, k, v, *b):
+            return jax.nn.dot_product_attention(q, k, v, implementation=call["implementation"], bias=b[0] if b else None)
+
         if call["grad"]:
-            f = jax.grad(lambda q, k, v, f=f: f(q, k, v).astype(jnp.float32).sum())
-        return jax.block_until_ready(jax.jit(f)(*arrays))
+            f = jax.grad(lambda q, k, v, *b, f=f: f(q, k, v, *b).astype(jnp.float32).sum())
+        return lower_cuda(f, q, k, k, *([bias] if bias is not None else []))
     return cudnn_call(q, k, k, h_max=call["h_max"], grad=call["grad"], bias=bias)
 
 
