@@ -107,7 +107,7 @@ def fix_kernel(entry, fix, kernels) -> Kernel | None:
 # values the rules read being the ones the message shows; what the message cannot show is read from
 # the kernel (`from`: a value that follows from others) or taken in every case it may be (`cases`:
 # the kv dtype's packing, segment_ids, jax.grad), the values per case given where they differ. The
-# rules on the other values the message shows hold too: a value cannot make up for another shown
+# rules on the other values the suggestion reads hold too: a value cannot make up for another shown
 # value the kernel refuses (then none is offered; a fix that sets both offers them together). A rule
 # on a value the message does not show and the kernel does not declare is left out and said
 # (`requires`). A fix whose error several kernels raise gets the values valid for all of them, and
@@ -179,7 +179,9 @@ def _solve_fix(entry, fix, ks: list[Kernel], kernels) -> dict:
     for case in own_cases:  # the entry's own cases, their assumptions given to the rules
         cases.append({**case, "suggest": {label: _solve_label(entry, fix, label, source, ks, case["assume"]).source
                                           for label, source in case["suggest"].items()}})
-    cases += _unknown_cases(entry, fix, expanded, ks, unknown, {}, "")
+    # the cases of what the messages cannot show, for all the kernels at once (assuming raised_by "":
+    # whichever raised it; shown when which did is not told) or for the one kernel
+    cases += _unknown_cases(entry, fix, expanded, ks, unknown, {RAISED_BY: ""} if len(ks) > 1 else {}, "")
     if len(ks) > 1:  # each kernel's own values, and its unknown values' cases
         for kernel in ks:
             own, own_unknown = {}, {}

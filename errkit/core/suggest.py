@@ -22,13 +22,15 @@ def suggestions(fix: dict, params: dict, vetted: dict | None = None, meter: Mete
     one whose value a kernel's rule could not be checked on (it reads what the message does not
     show) says that rule (`requires`)."""
     cases = fix.get("cases") or ()
-    by_kernel = [c for c in cases if RAISED_BY in c["assume"]]
+    by_kernel = [c for c in cases if c["assume"].get(RAISED_BY)]
     told = [c for c in by_kernel if c["assume"][RAISED_BY] == kernel] if kernel else []
     if by_kernel:
-        rest = [c for c in cases if RAISED_BY not in c["assume"]]
+        rest = [c for c in cases if RAISED_BY not in c["assume"]]  # the entry's own cases
         head = next((c for c in told if len(c["assume"]) == 1), None)
         suggest = {**fix.get("suggest", {}), **head["suggest"]} if head else fix.get("suggest", {})
-        fix = {**fix, "suggest": suggest, "cases": rest + [c for c in told if c is not head]}
+        # told: that kernel's values and cases; else those for all the kernels (raised_by "")
+        mine = [c for c in told if c is not head] if head else [c for c in cases if c["assume"].get(RAISED_BY) == ""]
+        fix = {**fix, "suggest": suggest, "cases": rest + mine}
     out = _computed(fix, params, vetted, meter)
     if by_kernel and not told:
         _add_kernels(out, [c for c in by_kernel if len(c["assume"]) == 1], candidates, params, vetted, meter)
