@@ -88,11 +88,6 @@ def case_sources(entry, kernels) -> list[list[dict]]:
     return [fix["cases"] for fix in solutions(entry, kernels)]
 
 
-def requirements(entry, kernels) -> list[dict]:
-    """Each fix's rules its suggestions could not apply (label -> rule refs): see `solutions`."""
-    return [fix["requires"] for fix in solutions(entry, kernels)]
-
-
 def fix_kernel(entry, fix, kernels) -> Kernel | None:
     """The kernel whose rules a fix's `valid(...)` applies: the fix's own, else the entry's."""
     name = fix.kernel or entry.kernel

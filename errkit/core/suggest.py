@@ -116,10 +116,11 @@ def _add_kernels(out: list[dict], heads: list[dict], candidates: list | None, pa
             continue
         if candidates is not None:
             found["value"] = _common(list(values.values()))
-        found["kernels"] = list(values)
-        for name, value in values.items():
-            if value != found["value"]:
-                found.setdefault("cases", []).append({"when": by_id[name]["when"], "value": value})
+        differ = [(name, value) for name, value in values.items() if value != found["value"]]
+        if differ:  # the kernels whose rules the value satisfies, each one's own below
+            found["kernels"] = list(values)
+        for name, value in differ:
+            found.setdefault("cases", []).append({"when": by_id[name]["when"], "value": value})
 
 
 def _common(values: list):

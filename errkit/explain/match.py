@@ -747,7 +747,8 @@ class Index:
                 self._own.clear()
             self._own[key[0]] = _again(match, 0, ties=True)  # (a copy: breaking a tie changes the match)
         if match is not None and match.ties:
-            match = _break_tie(match, data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
+            match = _break_tie(match, data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text,
+                               self.data.get("kernels") or {})
         if match is not None and len(match.wording.get("kernels") or ()) > 1:
             match.kernel = _shown_kernel(match.wording["kernels"], self.data.get("kernels") or {},
                                          data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
@@ -1026,13 +1027,17 @@ def _names_a_dist(candidates: list[Match], context: str) -> bool:
     return False
 
 
-def _break_tie(match: Match, context: str) -> Match:
+def _break_tie(match: Match, context: str, kernels: dict | None = None) -> Match:
     """Of wordings that match the same text (match._apart): the one whose raise site (a
-    traceback frame's file) the context shows, else the one whose release range holds the release
-    the context names (`jax==0.4.31`); else the first."""
+    traceback frame's file) the context shows, else the only one whose kernel's source files it
+    shows, else the one whose release range holds the release the context names (`jax==0.4.31`);
+    else the first (then `undecided` holds the kernels any of them may be)."""
     candidates = [match, *match.ties]
     context = context.replace("\\", "/")
     chosen = next((c for c in candidates if _raise_file(c.wording) and _raise_file(c.wording) in context), None)
+    if chosen is None and kernels:
+        shown = [c for c in candidates if any(_sources_shown(kernels.get(k) or {}, context) for k in c.wording.get("kernels") or ())]
+        chosen = shown[0] if len(shown) == 1 else None
     if chosen is None and _names_a_dist(candidates, context):
         seen = _releases_in(context)
         chosen = next((c for c in candidates if _in_range(c.wording.get("releases"), seen)), match) if seen else match
@@ -1044,6 +1049,12 @@ def _break_tie(match: Match, context: str) -> Match:
         chosen.undecided = tuple(dict.fromkeys(k for c in candidates if c.code == chosen.code for k in c.wording.get("kernels") or ()))
     chosen.ties = []
     return chosen
+
+
+def _sources_shown(kernel: dict, context: str) -> bool:
+    """Whether the context (a traceback's frames) shows one of a kernel's source files (its `source`,
+    files comma-separated)."""
+    return any(part.strip() and part.strip() in context for part in (kernel.get("source") or "").split(","))
 
 
 def _shown_kernel(candidates: list[str], kernels: dict, context: str) -> str | None:

@@ -122,6 +122,7 @@ def test_import_missing_file(tmp_path, run_cli):
 def test_new_scaffolds_an_entry_that_lints_clean(tmp_path, run_cli):
     (tmp_path / "inputs").mkdir()
     shutil.copy(CATALOG / "inputs" / "RA105-gqa-head-count.yaml", tmp_path / "inputs")
+    shutil.copytree(CATALOG / "kernels", tmp_path / "kernels")  # the kernels its wordings name
     code, out, _ = run_cli("--catalog", tmp_path, "new", "inputs", "my-check")
     assert code == 0
     assert Path(out.strip()).name == "RA106-my-check.yaml"

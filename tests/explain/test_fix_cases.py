@@ -12,7 +12,7 @@ from errkit.explain import command
 from errkit.explain.render import render
 
 WHOLE_LENGTH = "ValueError: q_block_size=128 should divide q_seq_len=200."  # RA710: 200 is not a multiple of 128
-GRAD_CASE = "with segment_ids, under jax.grad"
+FORWARD_CASE = "without q_seq_shards, without segment_ids, forward only"  # the kernel's cases (catalog/kernels/splash.yaml)
 
 FIX = {
     "suggest": {"blocks": "[b for b in divisors(n) if b % 128 == 0 or b == n]"},
@@ -50,11 +50,11 @@ def test_a_case_whose_assumption_the_message_printed_is_left_out():
 def test_explain_gives_the_case_in_every_format():
     res = _answer(WHOLE_LENGTH)
     fix = res["fixes"][0]["suggestions"][0]
-    assert fix["value"] == [200] and fix["cases"] == [{"when": GRAD_CASE, "value": []}]
-    # the label says what none means ("none: pad the queries")
-    assert f"{GRAD_CASE}: none\n" in render(res, "text")
-    assert f"    - {GRAD_CASE}: none\n" in render(res, "markdown")
-    assert f"{GRAD_CASE}: none</li>" in render(res, "html") or f"{GRAD_CASE}: none<" in render(res, "html")
+    # no block valid in every case (the backward kernels and segment ids want multiples of 128): per case
+    assert fix["value"] == [] and fix["cases"][0] == {"when": FORWARD_CASE, "value": [8, 40, 200]}
+    assert f"{FORWARD_CASE}: 8, 40, 200\n" in render(res, "text")
+    assert f"    - {FORWARD_CASE}: 8, 40, 200\n" in render(res, "markdown")
+    assert f"{FORWARD_CASE}: 8, 40, 200<" in render(res, "html")
 
 
 def test_markdown_and_html_say_the_wordings_life():
@@ -75,10 +75,9 @@ def test_a_value_the_message_lacks_is_given_per_case():
 
 
 def test_an_empty_value_whose_label_says_what_none_means_says_none():
+    assert "valid query blocks (none: pad the queries): none\n" in render(_answer(WHOLE_LENGTH), "text")
     res = _answer("ValueError: BlockSizes block_q and block_kv must be powers of two in [16, 1024], got block_q=48, block_kv=64")
-    text = render(res, "text")
-    assert "nearest valid block_q (none: block_q is valid): 32, 64" in text  # computed: no name the message lacks
-    assert "nearest valid block_kv (none: block_kv is valid): none\n" in text
+    assert "block_q, block_kv (together: each the nearest valid size up, a valid one kept): (64, 64)\n" in render(res, "text")
 
 
 def test_a_value_no_wording_prints_is_named_and_another_wordings_suggestion_is_not():

@@ -29,9 +29,15 @@ def mha_base(draw) -> dict:
 
 def mha_perturb(draw, call: dict) -> dict:
     kind = draw(st.sampled_from(["q_len", "kv_len", "block_q", "block_k"] + (["fused"] if call["grad"] else [])))
-    if kind in ("q_len", "kv_len") and call["grad"]:  # self-attention of a length set by the data
-        n = draw(st.sampled_from([40, 48, 100]))
-        return {"q_seq_len": n, "kv_seq_len": n}
+    if kind in ("q_len", "kv_len") and call["grad"]:
+        # self-attention of a length set by the data, one block size that does not divide it (one
+        # mistake: the other block still does, so the fused backward keeps as many q as kv blocks)
+        small, large = sorted((call["block_q"], call["block_k"]))
+        lengths = [n for n in (48, 80, 96, 112) if n % small == 0 and n % large]
+        if lengths and small != large:
+            n = draw(st.sampled_from(lengths))
+            return {"q_seq_len": n, "kv_seq_len": n}
+        kind = "block_q"
     if kind == "q_len":
         return {"q_seq_len": draw(st.sampled_from([40, 48, 100]))}
     if kind == "kv_len":

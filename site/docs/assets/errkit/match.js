@@ -163,7 +163,7 @@
   };
 
   function newMatch(code, wording, params, lineNo, extra) {
-    var m = { code: code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: "", span: null, weak: false, ties: [], offset: 0, kernel: null, context: null };
+    var m = { code: code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: "", span: null, weak: false, ties: [], offset: 0, kernel: null, context: null, undecided: [] };
     for (var k in extra || {}) m[k] = extra[k];
     return m;
   }
@@ -601,7 +601,7 @@
     var match = this.matchLine(norm, lineNo);
     if (match === null && traceback) match = this.locatedMatch(text, start, norm, lineNo);
     if (match === null) match = this.matchNote(norm, lineNo);
-    if (match !== null && match.ties.length) match = breakTie(match, text.slice(Math.max(0, start - FORMAT.TIE_CONTEXT), start) + norm);
+    if (match !== null && match.ties.length) match = breakTie(match, text.slice(Math.max(0, start - FORMAT.TIE_CONTEXT), start) + norm, this.data.kernels || {});
     if (match !== null && (match.wording.kernels || []).length > 1) {
       match.kernel = shownKernel(match.wording.kernels, this.data.kernels || {}, text.slice(Math.max(0, start - FORMAT.TIE_CONTEXT), start) + norm);
     }
@@ -718,7 +718,7 @@
 
   // match._break_tie: the entry whose raise site (a frame's file) the context shows, else the one
   // whose release range holds the release the context names; else the first
-  function breakTie(match, context) {
+  function breakTie(match, context, kernels) {
     context = context.replace(/\\/g, "/");
     var candidates = [match].concat(match.ties);
     var chosen = null;
@@ -726,19 +726,41 @@
       var place = raiseFile(candidates[k].wording);
       if (place && context.indexOf(place) >= 0) chosen = candidates[k];
     }
+    if (chosen === null && kernels) { // the only one whose kernel's source files the context shows
+      var shown = candidates.filter(function (c) {
+        return (c.wording.kernels || []).some(function (k) { return sourcesShown(kernels[k] || {}, context); });
+      });
+      if (shown.length === 1) chosen = shown[0];
+    }
     if (chosen === null && namesADist(candidates, context)) {
       var seen = releasesIn(context);
       if (Object.keys(seen).length) {
         for (var c = 0; c < candidates.length && chosen === null; c++) if (inRange(candidates[c].wording.releases, seen)) chosen = candidates[c];
       }
     }
+    var undecided = chosen === null;
     if (chosen === null) chosen = match;
     if (chosen !== match) {
       chosen.span = match.span;
       chosen.text = match.text;
     }
+    if (undecided) { // the first wording, by default: any of its entry's tied wordings' kernels may have raised it
+      var kernelsOf = [];
+      candidates.forEach(function (c) {
+        if (c.code === chosen.code) (c.wording.kernels || []).forEach(function (k) { if (kernelsOf.indexOf(k) < 0) kernelsOf.push(k); });
+      });
+      chosen.undecided = kernelsOf;
+    }
     chosen.ties = [];
     return chosen;
+  }
+
+  // match._sources_shown: whether the context shows one of a kernel's source files (comma-separated)
+  function sourcesShown(kernel, context) {
+    return (kernel.source || "").split(",").some(function (part) {
+      part = R.strip(part);
+      return part && context.indexOf(part) >= 0;
+    });
   }
 
   // match._shown_kernel: of the kernels raising a shared wording, the one whose source file the
@@ -753,6 +775,15 @@
   function toldKernel(match) {
     var kernels = match.wording.kernels || [];
     return kernels.length === 1 ? kernels[0] : match.kernel || null;
+  }
+
+  // answer.raisers: [the kernel told to have raised the match, or null; else those that may have, or null]
+  function raisers(match) {
+    if (match.weak) return [null, null];
+    if (match.undecided && match.undecided.length) return [null, match.undecided.slice()];
+    var told = toldKernel(match);
+    var may = (match.wording.kernels || []).slice();
+    return [told, told ? null : (may.length ? may : null)];
   }
 
   // explain.offered: a fix for another kernel is left out when the kernel is told, or when none of
@@ -1196,13 +1227,22 @@
 
   // errkit/core/suggest.suggestions: each `suggest` of a fix computed from the matched values,
   // within the bounds of `meter` (R.Meter: one per answer, shared by its fixes; a new one by default)
-  function suggestions(index, code, fixIndex, params, meter) {
+  function suggestions(index, code, fixIndex, params, meter, kernel, candidates) {
     var compiled = (SUGGEST && SUGGEST[code] && SUGGEST[code][fixIndex]) || [];
-    var sources = index.entries[code].fixes[fixIndex].suggest;
+    var record = index.entries[code].fixes[fixIndex];
+    var sources = record.suggest;
     var out = [];
     meter = meter || new R.Meter();
+    // the index's cases assuming raised_by are each kernel's values: the told one's are the answer
+    var byKernel = function (c) { return c[1].raised_by; };
+    var anyTold = false;
+    compiled.forEach(function (item) {
+      (item[3] || []).forEach(function (c) { if (kernel && byKernel(c) === kernel) anyTold = true; });
+    });
     compiled.forEach(function (item) {
       var label = item[0], names = item[1], fn = item[2];
+      var head = anyTold ? (item[3] || []).filter(function (c) { return byKernel(c) === kernel && Object.keys(c[1]).length === 1; })[0] : null;
+      if (head) { names = head[2].filter(function (n) { return n !== "raised_by"; }); fn = head[3]; }
       var missing = names.filter(function (n) { return !Object.prototype.hasOwnProperty.call(params, n); });
       if (missing.length) {
         out.push({ label: label, needs: sources[label] });
@@ -1221,11 +1261,65 @@
         if (err.pyType === "OverBound") out.push({ label: label, not_computed: err.message.slice("OverBound: ".length) });
       }
     });
+    var kernelCases = [];
     compiled.forEach(function (item) {
       var found = out.filter(function (s) { return s.label === item[0]; })[0];
-      if (found && item[3]) item[3].forEach(function (c) { addCase(found, c, params, meter); });
+      if (!found || !item[3]) return;
+      item[3].forEach(function (c) {
+        var by = byKernel(c);
+        if (by === undefined) return addCase(found, c, params, meter); // the entry's own case
+        if (anyTold) { if (by === kernel && Object.keys(c[1]).length > 1) addCase(found, c, params, meter); return; }
+        if (by === "") return addCase(found, c, params, meter); // a case for every kernel at once
+        if (Object.keys(c[1]).length === 1) kernelCases.push([found, c]);
+      });
+    });
+    if (!anyTold) addKernels(kernelCases, candidates, params, meter);
+    var requires = record.requires || {};
+    out.forEach(function (found) {
+      var said = [];
+      (requires[found.label] || []).forEach(function (rule) {
+        var kernels = anyTold ? [kernel] : candidates;
+        if ((kernels === null || kernels === undefined || kernels.indexOf(rule.kernel) >= 0) && said.indexOf(rule.says) < 0) said.push(rule.says);
+      });
+      if (said.length && "value" in found) found.requires = said;
     });
     return out;
+  }
+
+  // errkit/core/suggest._add_kernels: the raising kernel not told: each suggestion's value valid for
+  // every kernel that may have raised it, and each kernel's own value where it differs
+  function addKernels(kernelCases, candidates, params, meter) {
+    var byFound = new Map();
+    kernelCases.forEach(function (pair) {
+      if (!byFound.has(pair[0])) byFound.set(pair[0], []);
+      byFound.get(pair[0]).push(pair[1]);
+    });
+    byFound.forEach(function (cases, found) {
+      if (!("value" in found)) return;
+      var ids = cases.map(function (c) { return c[1].raised_by; });
+      var considered = (candidates === null || candidates === undefined ? ids : candidates).filter(function (k) { return ids.indexOf(k) >= 0; });
+      var values = [];
+      considered.forEach(function (k) {
+        var c = cases[ids.indexOf(k)];
+        try {
+          var value = c[3](Object.assign({}, params, c[1]), meter);
+          if (R.unshowable(value) === null) values.push([k, c[0], value]);
+        } catch (err) { /* not for these values: nothing to say of this kernel */ }
+      });
+      if (!values.length) return;
+      if (candidates !== null && candidates !== undefined) found.value = common(values.map(function (v) { return v[2]; }));
+      var differ = values.filter(function (v) { return !R.eq(v[2], found.value); });
+      if (differ.length) found.kernels = values.map(function (v) { return v[0]; }); // each one's own below
+      differ.forEach(function (v) { (found.cases = found.cases || []).push({ when: v[1], value: v[2] }); });
+    });
+  }
+
+  // errkit/core/suggest._common: what every value allows
+  function common(values) {
+    var first = values[0];
+    var lists = values.every(function (v) { return Array.isArray(v); });
+    if (lists) return first.filter(function (item) { return values.slice(1).every(function (v) { return v.some(function (x) { return R.eq(x, item); }); }); });
+    return values.slice(1).every(function (v) { return R.eq(v, first); }) ? first : null;
   }
 
   // errkit/core/suggest._add_case: a suggestion's value in a case the message cannot show, where it
@@ -1253,8 +1347,8 @@
   function result(index, match, count, lastLine) {
     var entry = index.entries[match.code];
     var wording = match.wording;
-    var told = match.weak ? null : toldKernel(match); // a lookup names the entry, not who raised it
-    var fixes = match.weak ? entry.fixes : offered(entry.fixes, wording, told);
+    var raised = raisers(match), told = raised[0], candidates = raised[1];
+    var fixes = match.weak ? entry.fixes : offered(entry.fixes, { kernels: candidates || [] }, told);
     var context = match.context || null;
     if (context && !match.weak) fixes = contextOrdered(fixes, index.data.kernels || {}, context.framework, context.site);
     var meter = new R.Meter(); // the bounds of the answer's suggestions, all together (errkit/core/bounds.py)
@@ -1272,6 +1366,7 @@
         releases: wording.releases ? wording.releases.shown : null,
         life: life(wording.releases),
         kernel: kernelRef(index, told),
+        kernels: (candidates || []).map(function (k) { return kernelRef(index, k); }),
         text: match.text,
       },
       context: context ? Object.assign({}, context) : null,
@@ -1282,12 +1377,13 @@
           alternative: Boolean(fix.alternative),
           unverified: fix.unverified || null,
           kernel: kernelRef(index, fix.kernel),
-          suggestions: match.exact || match.weak ? suggestions(index, match.code, entry.fixes.indexOf(fix), match.params, meter) : [],
+          suggestions: match.exact || match.weak ? suggestions(index, match.code, entry.fixes.indexOf(fix), match.params, meter, told, candidates) : [],
           before: fix.before,
           after: fix.after,
         };
       }),
       explanation: entry.explanation,
+      verified: entry.verified || [],
       docs_url: entry.docs_url,
       page: entry.page,
       line: lastLine === undefined ? match.line : lastLine,
