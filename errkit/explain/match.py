@@ -1046,7 +1046,8 @@ def _break_tie(match: Match, context: str, kernels: dict | None = None) -> Match
     if chosen is not match:
         chosen.span, chosen.text = match.span, match.text
     if undecided:  # the first wording, by default: any of its entry's tied wordings' kernels may have raised it
-        chosen.undecided = tuple(dict.fromkeys(k for c in candidates if c.code == chosen.code for k in c.wording.get("kernels") or ()))
+        kernels_of = tuple(dict.fromkeys(k for c in candidates if c.code == chosen.code for k in c.wording.get("kernels") or ()))
+        chosen.undecided = kernels_of if len(kernels_of) > 1 else ()
     chosen.ties = []
     return chosen
 

@@ -749,7 +749,7 @@
       candidates.forEach(function (c) {
         if (c.code === chosen.code) (c.wording.kernels || []).forEach(function (k) { if (kernelsOf.indexOf(k) < 0) kernelsOf.push(k); });
       });
-      chosen.undecided = kernelsOf;
+      chosen.undecided = kernelsOf.length > 1 ? kernelsOf : [];
     }
     chosen.ties = [];
     return chosen;
