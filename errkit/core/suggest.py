@@ -28,8 +28,9 @@ def suggestions(fix: dict, params: dict, vetted: dict | None = None, meter: Mete
         rest = [c for c in cases if RAISED_BY not in c["assume"]]  # the entry's own cases
         head = next((c for c in told if len(c["assume"]) == 1), None)
         suggest = {**fix.get("suggest", {}), **head["suggest"]} if head else fix.get("suggest", {})
-        # told: that kernel's values and cases; else those for all the kernels (raised_by "")
-        mine = [c for c in told if c is not head] if head else [c for c in cases if c["assume"].get(RAISED_BY) == ""]
+        # told: that kernel's values and cases; nothing told: those for all the fix's kernels (raised_by "")
+        every = [c for c in cases if c["assume"].get(RAISED_BY) == ""] if candidates is None else []
+        mine = [c for c in told if c is not head] if head else every
         fix = {**fix, "suggest": suggest, "cases": rest + mine}
     out = _computed(fix, params, vetted, meter)
     if by_kernel and not told:

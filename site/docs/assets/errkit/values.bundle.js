@@ -4357,7 +4357,10 @@
         var by = byKernel(c);
         if (by === undefined) return addCase(found, c, params, meter); // the entry's own case
         if (anyTold) { if (by === kernel && Object.keys(c[1]).length > 1) addCase(found, c, params, meter); return; }
-        if (by === "") return addCase(found, c, params, meter); // a case for every kernel at once
+        if (by === "") { // a case for every kernel of the fix at once: when nothing says which may have raised it
+          if (candidates === null || candidates === undefined) addCase(found, c, params, meter);
+          return;
+        }
         if (Object.keys(c[1]).length === 1) kernelCases.push([found, c]);
       });
     });
