@@ -528,9 +528,12 @@ def _prepared(data: dict) -> dict:
         declared = frozenset((entry.get("params") or {}))
         compiled = {}
         for fix in entry.get("fixes") or ():
-            for source in (fix.get("suggest") or {}).values():
+            sources = [(source, declared) for source in (fix.get("suggest") or {}).values()]
+            sources += [(source, declared | frozenset(case.get("assume") or ())) for case in fix.get("cases") or ()
+                        for source in (case.get("suggest") or {}).values()]  # (a case's values: each kernel's, each case's)
+            for source, names in sources:
                 try:
-                    compiled[source] = expr.compiled(source, declared)
+                    compiled[source] = expr.compiled(source, names)
                 except (ValueError, SyntaxError, TypeError):
                     continue  # vetted when run, as without the cache (its error is reported there)
         if compiled:
