@@ -171,6 +171,8 @@ def cmd_explain(args) -> int:
 
 
 def cmd_list(args) -> int:
+    from errkit.core.escape import terminal
+
     index = _index(args)
     if args.json:
         import json
@@ -182,7 +184,8 @@ def cmd_list(args) -> int:
                               "catalogue": index.catalogue(code)}, ensure_ascii=False))
             continue
         kind = "explain-only" if entry["explain_only"] else entry["exception"]
-        print(f"{code}  {entry['area']:<9} {kind:<19} {entry['title']}  ({index.catalogue(code)})")
+        # an installed catalogue's text: its control characters shown, never sent (errkit/core/escape.py)
+        print(terminal(f"{code}  {entry['area']:<9} {kind:<19} {entry['title']}  ({index.catalogue(code)})"))
     return EXIT_OK
 
 
@@ -488,7 +491,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a reader that left shows here, not as Python's exit 120 after main
         return status
     except UsageError as err:
-        print(f"errkit: {err}", file=sys.stderr)
+        from errkit.core.escape import terminal
+
+        print(f"errkit: {terminal(err)}", file=sys.stderr)  # (it may quote an installed catalogue or a log)
         return EXIT_USAGE
     except LintFailed:  # the catalogue's lint errors are printed
         return EXIT_FINDINGS

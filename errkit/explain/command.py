@@ -6,6 +6,7 @@ import os
 import sys
 
 from errkit.core import UsageError
+from errkit.core.escape import terminal
 from errkit.explain.answer import answers, docs_link, result
 from errkit.explain.match import Index
 from errkit.explain.reading import line_chunks, looks_like_code, looks_like_path, open_input
@@ -66,7 +67,7 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
         summaries = fleet.summaries(matcher, names, workers, stdin=stdin, warn=warnings.append, done=progress.done,
                                     reading=progress.read if progress.on else None)
     for line in warnings:  # once the bar is gone: a line printed under it would be drawn over
-        print(line, file=err)
+        print(terminal(line), file=err)  # (a file's name, a log's text: shown, never sent)
     doc = report.report(matcher.index, summaries)
     if fmt == "json":
         text = report.to_json(doc)
@@ -116,7 +117,7 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
         if looks_like_path(word):
             raise UsageError(f"no such file: {word}")
     chunks = line_chunks(open_input(sources, stdin))
-    results, tail, seen_text = answers(index, chunks, show_all, warn=lambda msg: print(msg, file=err))
+    results, tail, seen_text = answers(index, chunks, show_all, warn=lambda msg: print(terminal(msg), file=err))
     if not seen_text:
         raise UsageError("the input is empty: nothing to explain")
     if not results:

@@ -577,4 +577,7 @@ def load(catalog_dir=None, registered_too: bool = True, warn=None, compile_catal
 
 
 def stderr_warn(line: str) -> None:
-    print(line, file=sys.stderr)
+    """A warning on standard error, its control characters shown (it may quote an installed catalogue)."""
+    from errkit.core.escape import terminal
+
+    print(terminal(line), file=sys.stderr)

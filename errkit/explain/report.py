@@ -22,6 +22,7 @@ timestamps (ISO, a JSON line's time field, glog's: errkit/explain/fleet.py times
 first and last in the order the files were given (`time` null).
 """
 
+from errkit.core.escape import link, markdown, markdown_code, terminal as t
 from errkit.core.runtime import shown
 from errkit.explain.fleet import merged
 
@@ -98,39 +99,53 @@ def summary_line(doc: dict) -> str:
 
 
 def as_text(doc: dict) -> str:
-    lines = ["errkit triage: " + summary_line(doc), ""]
+    """The report for a terminal: every text from the logs or a catalogue through `t` (its control
+    characters shown, never sent: errkit/core/escape.py)."""
+    lines = ["errkit triage: " + t(summary_line(doc)), ""]
     for e in doc["errors"]:
-        lines.append(f"{e['code']}  {e['title']}  x{e['count']:,} in {len(e['files'])} file(s), "
+        lines.append(f"{t(e['code'])}  {t(e['title'])}  x{e['count']:,} in {len(e['files'])} file(s), "
                      f"{len(e['hosts'])} host(s)")
-        lines.append(f"  hosts    {hosts_line(e['hosts'])}")
-        lines.append(f"  first    {_place(e['first'])}")
-        lines.append(f"  last     {_place(e['last'])}")
+        lines.append(f"  hosts    {t(hosts_line(e['hosts']))}")
+        lines.append(f"  first    {t(_place(e['first']))}")
+        lines.append(f"  last     {t(_place(e['last']))}")
         for line in values_lines(e["values"], varied_only=True):
-            lines.append(f"  varied   {line}")
-        lines.append(f"  docs     {e['docs_url']}")
+            lines.append(f"  varied   {t(line)}")
+        lines.append(f"  docs     {t(e['docs_url'])}")
         lines.append("")
     for f in doc["files"]:
         if f["skipped"]:
-            lines.append(f"skipped  {f['skipped']}")
+            lines.append(f"skipped  {t(f['skipped'])}")
     return "\n".join(lines).rstrip("\n")
 
 
 def _cell(text) -> str:
-    """Text in a markdown table cell: pipes and newlines would end it."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+    """Text in a markdown table cell (errkit/core/escape.py: pipes escaped, no line break, no HTML)."""
+    return markdown(text)
+
+
+def _place_cell(where: dict) -> str:
+    """A first or last occurrence in a table cell: its time, then its file and line as code."""
+    when = markdown(where.get("time") or "")
+    return (when + " " if when else "") + markdown_code(f"{where['file']}:{where['line']}", in_table=True)
+
+
+def _code_cell(e: dict) -> str:
+    """An error's code, linked to its page when the page is an http(s) address."""
+    target = link(e["docs_url"])
+    return f"[{_cell(e['code'])}]({target})" if target else _cell(e["code"])
 
 
 def as_markdown(doc: dict) -> str:
-    lines = ["## errkit triage", "", summary_line(doc), "",
+    """The report as a markdown table: every text from the logs or a catalogue escaped (values,
+    hosts, file names, messages), links only to http(s) addresses."""
+    lines = ["## errkit triage", "", markdown(summary_line(doc), starts_line=True), "",
              "| code | error | count | files | hosts | first | last | values that varied |",
              "| --- | --- | ---: | ---: | --- | --- | --- | --- |"]
     for e in doc["errors"]:
         varied = "; ".join(values_lines(e["values"], varied_only=True))
-        first, last = e["first"], e["last"]
         lines.append(
-            f"| [{_cell(e['code'])}]({e['docs_url']}) | {_cell(e['title'])} | {e['count']:,} | {len(e['files'])} | "
-            f"{_cell(hosts_line(e['hosts']))} | {_cell((first.get('time') or '') + ' ' + first['file'] + ':' + str(first['line']))} | "
-            f"{_cell((last.get('time') or '') + ' ' + last['file'] + ':' + str(last['line']))} | {_cell(varied)} |")
+            f"| {_code_cell(e)} | {_cell(e['title'])} | {e['count']:,} | {len(e['files'])} | "
+            f"{_cell(hosts_line(e['hosts']))} | {_place_cell(e['first'])} | {_place_cell(e['last'])} | {_cell(varied)} |")
     skipped = [f for f in doc["files"] if f["skipped"]]
     if skipped:
         lines += ["", "Skipped:", ""] + [f"- {_cell(f['skipped'])}" for f in skipped]
