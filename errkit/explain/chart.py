@@ -93,7 +93,7 @@ def as_html(doc: dict) -> str:
         varied = "<br>".join(e(v) for v in values_lines(err["values"], varied_only=True))
         rows.append(
             f"<tr><td>{_linked(err['code'], link(err['docs_url']))}</td><td>{e(err['title'])}</td>"
-            f"<td class=\"n\">{err['count']:,}</td><td class=\"n\">{len(err['files'])}</td><td>{e(hosts_line(err['hosts']))}</td>"
+            f"<td class=\"n\">{err['count']:,}</td><td class=\"n\">{len(err['files'])}</td><td>{e(hosts_line(err['hosts'], others=err.get('other_hosts', 0)))}</td>"
             f"<td>{e(first.get('time') or '')} <code>{e(first['file'])}:{first['line']}</code></td>"
             f"<td>{e(last.get('time') or '')} <code>{e(last['file'])}:{last['line']}</code></td><td>{varied}</td></tr>")
     skipped = "".join(f"<li>{e(f['skipped'])}</li>" for f in doc["files"] if f["skipped"])

@@ -55,14 +55,16 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
         from errkit.explain import chart
 
         chart.require()
-    names = inputs.expand(sources, list(include), list(exclude))
+    warnings: list[str] = []
+    names = inputs.expand(sources, list(include), list(exclude), warn=warnings.append)
     if not names:
+        for line in warnings:
+            print(terminal(line), file=err)
         raise UsageError(f"no file to read in {', '.join(sources)}" + (" (see --include/--exclude)" if include or exclude else ""))
     if matcher is None:
         from errkit.explain.matcher import Matcher
 
         matcher = Matcher()
-    warnings: list[str] = []
     with Progress(err, names, quiet) as progress:
         summaries = fleet.summaries(matcher, names, workers, stdin=stdin, warn=warnings.append, done=progress.done,
                                     reading=progress.read if progress.on else None)
@@ -117,7 +119,9 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
         if looks_like_path(word):
             raise UsageError(f"no such file: {word}")
     chunks = line_chunks(open_input(sources, stdin))
-    results, tail, seen_text = answers(index, chunks, show_all, warn=lambda msg: print(terminal(msg), file=err))
+    others: dict[str, int] = {}
+    results, tail, seen_text = answers(index, chunks, show_all, warn=lambda msg: print(terminal(msg), file=err),
+                                       others=others)
     if not seen_text:
         raise UsageError("the input is empty: nothing to explain")
     if not results:
@@ -140,6 +144,12 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
     except BrokenPipeError as closed:
         closed.exit_status = status  # the answer's status, whether or not the reader read it all
         raise
+    if show_all:
+        from errkit.explain.tally import MAX_ANSWERS
+
+        for code, count in others.items():  # memory stays flat: the rest are counted, not kept
+            print(f"errkit: {count:,} more match(es) of {terminal(code)} with other values, not shown "
+                  f"(the {MAX_ANSWERS} seen last of each code are)", file=err)
     if open_page:
         _open(docs_link(results[0]), err)
     return status

@@ -13,6 +13,8 @@ from errkit.explain.match import Index, Reading, same_block, scan_chunks
 
 MAX_VALUES = 20  # distinct values of a param kept per code (the report shows them)
 MAX_DISTINCT = 1000  # distinct values counted per param and code, past which "1000+" is said
+MAX_HOSTS = 1000  # hosts counted by name per code; the matches of any other host are counted in "other_hosts"
+MAX_GIVEN = 4096  # params objects remembered per code as given already (_add), past which none are
 MAX_TEXT = 300  # characters of a first or last occurrence's text kept
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".zst", ".zstd")
 LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".stderr", ".stdout", ".jsonl", ".json")
@@ -247,7 +249,7 @@ def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, 
         group = codes[match.code] = {"count": 0, "hosts": {}, "first": where, "last": where, "earliest": None,
                                      "latest": None, "values": {}}
     group["count"] += 1
-    group["hosts"][host] = group["hosts"].get(host, 0) + 1
+    _host(group, host, 1)
     group["last"] = where
     if where["_key"] is not None:
         if group["earliest"] is None or where["_key"] < group["earliest"]["_key"]:
@@ -258,16 +260,32 @@ def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, 
         objects = given.setdefault((match.weak, match.code), {})
         if objects.get(id(match.params)) is match.params:
             return
+        if len(objects) >= MAX_GIVEN:  # (memory flat in a log's distinct values)
+            objects.clear()
         objects[id(match.params)] = match.params  # (kept: its id is not reused while it is held)
     for param, value in match.params.items():
+        record = group["values"].get(param)
+        if record is not None and record["more"] and len(record["keys"]) >= MAX_DISTINCT:
+            continue  # every value counted that can be: nothing more to learn of this param
         value = jsonable(value)
         if known is not None:  # a value given to _seen before adds nothing: not given again
-            given = known.setdefault((match.weak, match.code, param), set())
+            seen = known.setdefault((match.weak, match.code, param), set())  # (the record's keys: MAX_DISTINCT at most)
             key = repr(value)
-            if key in given:
+            if key in seen:
                 continue
-            given.add(key)
+            if len(seen) < MAX_DISTINCT:
+                seen.add(key)
         _seen(group["values"], param, [value])
+
+
+def _host(group: dict, host: str, count: int) -> None:
+    """Count `count` matches of `host` in a code's group: by name for its first MAX_HOSTS hosts,
+    in "other_hosts" past them (memory flat in a log's distinct host names)."""
+    hosts = group["hosts"]
+    if host in hosts or len(hosts) < MAX_HOSTS:
+        hosts[host] = hosts.get(host, 0) + count
+    else:
+        group["other_hosts"] = group.get("other_hosts", 0) + count
 
 
 def _seen(values: dict, param: str, new: list, keys_new=None) -> None:
@@ -316,7 +334,9 @@ def merged(summaries: list[dict]) -> dict:
             into["count"] += group["count"]
             into["files"][summary["file"]] = into["files"].get(summary["file"], 0) + group["count"]
             for host, n in group["hosts"].items():
-                into["hosts"][host] = into["hosts"].get(host, 0) + n
+                _host(into, host, n)
+            if group.get("other_hosts"):
+                into["other_hosts"] = into.get("other_hosts", 0) + group["other_hosts"]
             into["last"] = group["last"]
             if group["earliest"] is not None and (into["earliest"] is None
                                                   or group["earliest"]["_key"] < into["earliest"]["_key"]):

@@ -141,8 +141,10 @@ def registered() -> list[tuple[str, str]]:
 
 def name_in_index(path: str) -> str | None:
     """The catalogue's name (the "project" key) of a compiled index, read from its first bytes (no parse of the whole file)."""
+    from errkit.core.regular import open_regular
+
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             head = handle.read(_HEAD)
     except OSError:
         return None
@@ -187,9 +189,11 @@ def _read(path: str) -> dict:
 
     from errkit.core import UsageError
 
+    from errkit.core.regular import open_regular
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        with open_regular(path) as handle:
+            data = json.loads(handle.read())
         if not isinstance(data.get("entries"), dict) or not isinstance(data.get("wordings"), list):
             raise ValueError("not a compiled errkit index")
         return data
