@@ -467,6 +467,25 @@ def _fast_explain(argv: list[str]):
                  open=flags["--open"], format="text", func=cmd_explain)
 
 
+def os_error(err: OSError) -> str:
+    """An OSError in one line: what failed and where (`No space left on device: out/x.md`)."""
+    from errkit.core.escape import terminal
+
+    said = err.strerror or str(err) or type(err).__name__
+    where = " -> ".join(str(f) for f in (err.filename, err.filename2) if f)
+    return terminal(f"{said}: {where}" if where else said)
+
+
+def _quiet_stdout() -> None:
+    """Standard output sent to the null device: what is left in its buffer (a reader that left, a
+    full disk) is not written again when the interpreter exits."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     # Explaining a paste is a short process whose objects live to its end: collecting cycles while
     # it imports and reads the index, and again when the interpreter exits, cost a twentieth of its
@@ -500,15 +519,15 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError as closed:
         # The reader went away (`errkit ... | head -1`): not an error worth a traceback, and the
         # exit status the command had without the pipe (explain's answer sets it before writing).
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except OSError:
-            pass
+        _quiet_stdout()
         return getattr(closed, "exit_status", status)
     except KeyboardInterrupt:
         print("errkit: interrupted", file=sys.stderr)
         return 130
+    except OSError as err:  # a full disk, a read-only or forbidden place: the machine's, not a bug of ours
+        _quiet_stdout()  # (what could not be written is not tried again at exit)
+        print(f"errkit: {os_error(err)}", file=sys.stderr)
+        return EXIT_FINDINGS
     except Exception as err:  # a bug of ours: one clear line, the traceback only on request
         if os.environ.get("ERRKIT_DEBUG"):
             raise

@@ -84,11 +84,10 @@ def _cache_name(kind: str, parts) -> str:
 def discover() -> list[tuple[str, str]]:
     """(entry-point name, index file) of every registered catalogue, by name; read from the
     installed packages' metadata (slow: see `registered`)."""
-    from importlib.metadata import entry_points
     from importlib.util import find_spec
 
     found: dict[str, str] = {}
-    for ep in entry_points(group=GROUP):
+    for ep in _entry_points():
         package, _, file = ep.value.partition(":")
         package = package.strip()
         if not package or not file.strip() or ep.name in found:
@@ -106,6 +105,27 @@ def discover() -> list[tuple[str, str]]:
                 found[ep.name] = os.path.abspath(path)
                 break
     return sorted(found.items())
+
+
+def _entry_points(warn=None) -> list:
+    """The entry points of GROUP, as importlib.metadata.entry_points(group=GROUP) gives them (one
+    distribution of each name, the first on the path), except that a distribution whose metadata
+    cannot be read (a malformed entry_points.txt) is skipped with one warning through `warn` (else on
+    standard error): before, it made every `explain` and `list` exit 70."""
+    from importlib.metadata import distributions
+
+    out, names = [], set()
+    for dist in distributions():
+        try:
+            name = getattr(dist, "_normalized_name", None) or dist.metadata["Name"]
+            if name in names:
+                continue
+            names.add(name)
+            out += list(dist.entry_points.select(group=GROUP))
+        except Exception as err:  # noqa: BLE001 - any malformed metadata: that distribution only
+            where = getattr(dist, "_path", None) or getattr(dist, "name", "a distribution")
+            (warn or stderr_warn)(f"errkit: skipped the entry points of {where}: {type(err).__name__}: {err}")
+    return out
 
 
 def registered() -> list[tuple[str, str]]:

@@ -347,3 +347,19 @@ def test_the_only_catalogue_unusable_is_a_usage_error(tmp_path, env):
 
     with pytest.raises(UsageError, match="skipped the catalogue .*_index.json: entry 'XX102' fix 1 suggestion 'padded length'"):
         registry.merged([registry.Source("fixture", str(project / "pkg" / "_index.json"))])
+
+
+def test_a_distribution_with_malformed_entry_points_is_skipped_with_one_warning(tmp_path, env):
+    """A malformed entry_points.txt in any installed distribution made every `explain` and `list`
+    exit 70 (importlib.metadata's TypeError): that distribution is skipped, the others are read."""
+    environ, site = env
+    install(site, "fixture-errors", "fixture_pkg", compiled())
+    broken = site / "broken-1.0.dist-info"
+    broken.mkdir()
+    (broken / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 1.0\n")
+    (broken / "entry_points.txt").write_text("[errkit.catalogues]\na line without its value\n")
+    code, out, err = errkit("explain", XX102, cwd=tmp_path, env=environ)
+    assert code == 0 and "XX102" in out, err
+    assert err.count("errkit: skipped the entry points of") == 1 and "broken-1.0.dist-info" in err, err
+    code, out, err = errkit("list", cwd=tmp_path, env=environ)
+    assert code == 0 and "XX101" in out and "RA105" in out, err
