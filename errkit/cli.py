@@ -223,7 +223,9 @@ Every argument that names an existing file or folder is read as one (gzip, bz2 a
 decompressed as they are read); to explain text that happens to name a file, give --text, or pipe
 it in: `echo "..." | errkit explain -`. Several paths or a folder (walked recursively) give one
 grouped report: per code, its count, the files and hosts it appeared in, first and last
-occurrence, the values that varied (--json: one JSON document, shape in site/docs/triage.md)."""
+occurrence, the values that varied (--json: one JSON document, shape in site/docs/triage.md).
+Exit status: 0 errors found, 1 none, 2 a usage error, 3 a partial report (a worker reading a file
+died: the file is named, the others are reported)."""
 
 
 def _explain_args(p):

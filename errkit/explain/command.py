@@ -42,10 +42,13 @@ def wants_report(sources: list[str], fmt: str = "text", as_text: bool = False, a
     return len(sources) > 1 or os.path.isdir(sources[0])
 
 
+PARTIAL = 3  # the report of `explain --all` lacks a file whose worker died (errkit/explain/workers.py)
+
+
 def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=None, matcher=None,
                include=(), exclude=(), workers: int | None = None, quiet: bool = False) -> int:
     """`errkit explain --all PATH...`: every file's catalogued errors in one grouped report (text,
-    JSON, markdown or HTML); 0 when some were found, 1 when none."""
+    JSON, markdown or HTML); 0 when some were found, 1 when none, PARTIAL when a file was lost."""
     from errkit.explain import fleet, inputs, report
     from errkit.explain.progress import Progress
 
@@ -80,6 +83,8 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
     else:
         text = report.as_text(doc)
     status = 0 if doc["errors"] else 1
+    if any(s.get("lost") for s in summaries):
+        status = PARTIAL  # a worker died: the report lacks what its file held (named on stderr)
     if not doc["errors"]:
         print(f"errkit: no catalogued error found in {doc['totals']['files']} file(s)", file=err)
     try:

@@ -445,46 +445,49 @@ def summaries(matcher, names: list[str], workers: int | None = None, stdin=None,
     is finished and `reading(name, bytes, lines)` of each block read (progress); warnings are told in
     the order of the files, whatever the workers do. Standard input is read here, the files by
     `workers` processes (fork while this process runs one thread, else forkserver or spawn: no
-    thread of this process is copied into them; see _context)."""
+    thread of this process is copied into them; see _context), each handed one file at a time
+    (errkit/explain/workers.py): a worker that dies loses only the file it read, whose summary says
+    so (`lost`: the report is partial), and the others are read on."""
     count = workers_for(names, workers)
     results: list = [None] * len(names)
     told: list = [None] * len(names)
     local = [i for i, name in enumerate(names) if name == "-" or count == 1]
     remote = [i for i in range(len(names)) if i not in set(local)]
     pool = queue = None
-    try:
-        if remote:
-            from concurrent.futures import ProcessPoolExecutor
+    for i in local:
+        warnings: list[str] = []
+        results[i] = summarise(matcher, names[i], stdin, warnings.append, reading)
+        told[i] = warnings
+        if done is not None:
+            done(names[i], results[i])
+    if remote:
+        from functools import partial
 
-            context = _context()
-            queue = context.Queue() if reading is not None else None
-            pool = ProcessPoolExecutor(max_workers=min(count, len(remote)), mp_context=context,
-                                       initializer=_start_worker, initargs=(matcher, queue))
-            pending = {pool.submit(_in_worker, names[i]): i for i in remote}
-        for i in local:
-            warnings: list[str] = []
-            results[i] = summarise(matcher, names[i], stdin, warnings.append, reading)
-            told[i] = warnings
+        from errkit.explain.workers import Pool
+
+        context = _context()
+        queue = context.Queue() if reading is not None else None
+
+        def answered(i: int, answer) -> None:
+            if queue is not None:
+                _drain(queue, reading)  # before the file is done: its blocks are counted first
+            results[i], told[i] = answer
             if done is not None:
                 done(names[i], results[i])
-        if pool is not None:
-            from concurrent.futures import FIRST_COMPLETED, wait
 
-            waiting = set(pending)
-            while waiting:
-                finished, waiting = wait(waiting, timeout=None if queue is None else 0.25, return_when=FIRST_COMPLETED)
-                if queue is not None:
-                    _drain(queue, reading)  # before the files finished: their blocks are counted first
-                for future in sorted(finished, key=pending.get):
-                    i = pending[future]
-                    results[i], told[i] = future.result()
-                    if done is not None:
-                        done(names[i], results[i])
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-        if queue is not None:
-            queue.close()
+        def lost(i: int, why: str) -> None:
+            reason = f"{names[i]}: the worker reading it died ({why}); its errors are not in the report"
+            results[i], told[i] = {**skipped(names[i], reason), "lost": True}, [f"errkit: lost {reason}"]
+            if done is not None:
+                done(names[i], results[i])
+
+        pool = Pool(context, min(count, len(remote)), _in_worker, partial(_start_worker, matcher, queue))
+        try:
+            pool.run([(i, names[i]) for i in remote], answered, lost)
+        finally:
+            if queue is not None:
+                _drain(queue, reading)
+                queue.close()
     if warn is not None:
         for warnings in told:
             for line in warnings or ():
