@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a sample differs from its run")
     args = parser.parse_args(argv)
-    stale = []
+    stale, unwritable = [], False
     for page in pages():
         found = samples(page)
         text = page.read_text(encoding="utf-8")
@@ -153,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             if sample.elided:
                 if not all(shows(shown, out) for (_, shown), out in zip(sample.commands, printed)):
                     stale.append(f"{sample.where}: the elided sample is not what a run prints; the run:\n{rendered(sample, printed)}")
+                    unwritable = True  # an elided sample is the page author's to correct
                 continue
             if rendered(sample, printed) != sample.body:
                 stale.append(f"{sample.where}: the sample is not what a run prints")
@@ -165,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check and stale:
         print("run `python scripts/console_samples.py` to write the exact samples again", file=sys.stderr)
         return 1
-    return 1 if any("elided" in s for s in stale) else 0
+    return 1 if unwritable else 0
 
 
 if __name__ == "__main__":
