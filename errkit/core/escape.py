@@ -24,9 +24,9 @@ _HTML = {ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;", ord('"'): "&quot
 # renderer that lets HTML through shows them as written; a backslash cannot escape what follows it).
 # Within a line: emphasis, links, attribute lists, table cells, strikethrough; what only the start
 # of a line makes special (# + - . ! ( ) as headings, lists, images) as well at a line's start.
-_MARKDOWN = {ord(c): "\\" + c for c in "*_{}[]|~"}
+_MARKDOWN = {ord(c): "\\" + c for c in "*{}[]|~"}  # (`_`: see _underscores)
 _MARKDOWN.update({ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;", ord("\\"): "&#92;", ord("`"): "&#96;"})
-_MARKDOWN_LINE = {**_MARKDOWN, **{ord(c): "\\" + c for c in "()#+-.!"}}
+_MARKDOWN_LINE = {**_MARKDOWN, **{ord(c): "\\" + c for c in "_()#+-.!"}}
 
 
 def terminal(text, keep_tabs: bool = True) -> str:
@@ -51,8 +51,13 @@ def markdown(text, code_spans: bool = False, starts_line: bool = False) -> str:
     `code_spans`: catalogue prose, whose `code spans` stay code spans (markdown_code)."""
     text = terminal(" ".join(str(text).split()))
     table = _MARKDOWN_LINE if starts_line else _MARKDOWN
+
+    def plain(piece: str) -> str:
+        piece = piece.translate(table)
+        return _underscores(piece) if "_" in piece and not starts_line else piece
+
     if not code_spans or "`" not in text:
-        return text.translate(table)
+        return plain(text)
     out, pos = [], 0
     while True:
         start = text.find("`", pos)
@@ -66,13 +71,25 @@ def markdown(text, code_spans: bool = False, starts_line: bool = False) -> str:
         while end >= 0 and text[end + len(ticks):end + len(ticks) + 1] == "`":  # a longer run: not the closing one
             end = text.find(ticks, end + len(ticks) + 1)
         if end < 0 or not text[run:end].strip():
-            out.append(text[pos:run].translate(table))
+            out.append(plain(text[pos:run]))
             pos = run
             continue
-        out.append(text[pos:start].translate(table))
+        out.append(plain(text[pos:start]))
         out.append(markdown_code(text[run:end].strip()))
         pos = end + len(ticks)
-    out.append(text[pos:].translate(table))
+    out.append(plain(text[pos:]))
+    return "".join(out)
+
+
+def _underscores(text: str) -> str:
+    """`_` escaped where it could open or close emphasis: not between two letters or digits
+    (`num_kv_heads` stays as written, readable in a bug report's source)."""
+    out = []
+    for i, ch in enumerate(text):
+        if ch == "_" and not (0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()):
+            out.append("\\_")
+        else:
+            out.append(ch)
     return "".join(out)
 
 
