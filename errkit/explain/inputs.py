@@ -21,11 +21,17 @@ def is_path(arg: str) -> bool:
     return "\n" not in arg and 0 < len(arg) < 4096 and os.path.exists(arg)
 
 
-def expand(args: list[str], include: list[str] = (), exclude: list[str] = ()) -> list[str]:
+def no_such_path(arg: str) -> UsageError:
+    """The one message for a path that does not exist, whether one was given or several
+    (site/docs/triage.md shows it)."""
+    return UsageError(f"no such file or folder: {arg} (to explain it as text: --text, or pipe it to `errkit explain -`)")
+
+
+def expand(args: list[str], include: list[str] = (), exclude: list[str] = (), warn=None) -> list[str]:
     """The files to read, in the order given, each once: a folder's files (recursively, sorted by
     name) whose name or path under the folder matches an --include glob (every file when none is
     given) and no --exclude glob. Files named one by one are always read. A path that does not
-    exist is a usage error naming it."""
+    exist is a usage error naming it; a folder that cannot be read is skipped, told through `warn`."""
     out: list[str] = []
     seen: set[str] = set()
 
@@ -39,9 +45,9 @@ def expand(args: list[str], include: list[str] = (), exclude: list[str] = ()) ->
         if arg == STDIN:
             add(arg)
         elif not is_path(arg):
-            raise UsageError(f"no such file or folder: {arg} (to explain it as text: --text, or pipe it to `errkit explain -`)")
+            raise no_such_path(arg)
         elif os.path.isdir(arg):
-            for path in _walk(arg):
+            for path in _walk(arg, warn):
                 rel = os.path.relpath(path, arg)
                 if _wanted(rel, include, exclude):
                     add(path)
@@ -50,8 +56,12 @@ def expand(args: list[str], include: list[str] = (), exclude: list[str] = ()) ->
     return out
 
 
-def _walk(folder: str):
-    for root, dirs, files in os.walk(folder):
+def _walk(folder: str, warn=None):
+    def unreadable(err: OSError) -> None:
+        if warn is not None:
+            warn(f"errkit: skipped the folder {err.filename}: {(err.strerror or str(err)).lower()}")
+
+    for root, dirs, files in os.walk(folder, onerror=unreadable):
         dirs.sort()
         for name in sorted(files):
             yield os.path.join(root, name)
