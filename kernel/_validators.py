@@ -246,6 +246,11 @@ def _fx_is_power_of_two(n: int) -> bool:
     return isinstance(n, int) and not isinstance(n, bool) and n > 0 and n & (n - 1) == 0
 
 
+def _fx_next_power_of_two(n: int) -> int:
+    n = int(n)
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
 def _fx_is_finite(x) -> bool:
     if not isinstance(x, (int, float)) or isinstance(x, bool):
         return False
@@ -264,6 +269,10 @@ def _fx_gcd(a: int, b: int) -> int:
 def _fx_common_divisors(a: int, b: int) -> list[int]:
     """Positive divisors shared by a and b, ascending."""
     return _fx_divisors(_fx_gcd(a, b))
+
+
+def _fx_clamp(x, low, high):
+    return max(low, min(high, x))
 
 
 DOCS_BASE = 'https://errkit.github.io/errkit'
@@ -438,10 +447,7 @@ class BackwardBlockSizeInvalidError(CatalogueError, ValueError):
     code = 'RA212'
     title = 'Backward block sizes are not powers of two in [16, 1024]'
     suggestions = (
-        ('nearest valid block_q_dkv (none: block_q_dkv is valid)', lambda block_q_dkv, **_: [value_ for value_ in [] if value_ is None or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024)] if _fx_is_power_of_two(block_q_dkv) and block_q_dkv in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if value1_ is None or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024)], int(block_q_dkv) if _fx_is_finite(block_q_dkv) else 128)),
-        ('nearest valid block_kv_dkv (none: block_kv_dkv is valid)', lambda block_kv_dkv, **_: [value_ for value_ in [] if value_ is None or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024)] if _fx_is_power_of_two(block_kv_dkv) and block_kv_dkv in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if value1_ is None or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024)], int(block_kv_dkv) if _fx_is_finite(block_kv_dkv) else 128)),
-        ('nearest valid block_q_dq (none: block_q_dq is valid)', lambda block_q_dq, **_: [value_ for value_ in [] if value_ is None or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024)] if _fx_is_power_of_two(block_q_dq) and block_q_dq in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if value1_ is None or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024)], int(block_q_dq) if _fx_is_finite(block_q_dq) else 128)),
-        ('nearest valid block_kv_dq (none: block_kv_dq is valid)', lambda block_kv_dq, **_: [value_ for value_ in [] if value_ is None or (_fx_is_power_of_two(value_) and 16 <= value_ <= 1024)] if _fx_is_power_of_two(block_kv_dq) and block_kv_dq in [16, 32, 64, 128, 256, 512, 1024] else _fx_nearest([value1_ for value1_ in [16, 32, 64, 128, 256, 512, 1024] if value1_ is None or (_fx_is_power_of_two(value1_) and 16 <= value1_ <= 1024)], int(block_kv_dq) if _fx_is_finite(block_kv_dq) else 128)),
+        ('block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq (together: each the nearest valid size up, a valid one kept)', lambda block_kv_dkv, block_kv_dq, block_q_dkv, block_q_dq, **_: [value_ for value_ in [[_fx_clamp(_fx_next_power_of_two(int(block_q_dkv)), 16, 1024) if _fx_is_finite(block_q_dkv) else 128, _fx_clamp(_fx_next_power_of_two(int(block_kv_dkv)), 16, 1024) if _fx_is_finite(block_kv_dkv) else 128, _fx_clamp(_fx_next_power_of_two(int(block_q_dq)), 16, 1024) if _fx_is_finite(block_q_dq) else 128, _fx_clamp(_fx_next_power_of_two(int(block_kv_dq)), 16, 1024) if _fx_is_finite(block_kv_dq) else 128]] if (value_[0] is None) == (value_[1] is None) == (value_[2] is None) == (value_[3] is None) and (value_[0] is None or (_fx_is_power_of_two(value_[0]) and 16 <= value_[0] <= 1024)) and (value_[1] is None or (_fx_is_power_of_two(value_[1]) and 16 <= value_[1] <= 1024)) and (value_[2] is None or (_fx_is_power_of_two(value_[2]) and 16 <= value_[2] <= 1024)) and (value_[3] is None or (_fx_is_power_of_two(value_[3]) and 16 <= value_[3] <= 1024))]),
     )
 
 

@@ -221,10 +221,12 @@ class _Solved:
 
 
 def _solve_label(entry, fix, label: str, source: str, ks: list[Kernel], assume: dict) -> _Solved:
-    """`source` restricted to the values of its param (`sets`) that satisfy the rules of `ks`."""
+    """`source` restricted to the values of its param (`sets`) that satisfy the rules of `ks`, the
+    values the entry's error implies (`implies`) taken as given."""
     param = fix.sets.get(label)
     if not param:
         return _Solved(source, [], {})
+    assume = {**entry.implies, **assume}
     targets = tuple(name.strip() for name in param.split(","))
     conditions, requires, unknown = [], [], {}
     # the message's values a rule may read: those the suggestion reads (a wording that shows it shows

@@ -263,6 +263,7 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         then=raw.get("then"),
         traced=raw.get("traced"),
         reads=tuple(raw.get("reads") or ()),
+        implies=MappingProxyType(dict(raw.get("implies") or {})),
         positions=pos,
     )
 

@@ -114,6 +114,7 @@ class Entry:
     then: str | None = None  # code run after it: the call that exercises the snippet
     traced: str | None = None  # "checkify": the check also runs on traced values as a checkify check
     reads: tuple[str, ...] = ()  # templates of lines after the message holding more of its params
+    implies: Mapping[str, Any] = field(default_factory=lambda: EMPTY)  # kernel values the error implies (kernels.solutions)
     positions: Positions | None = field(default=None, compare=False, repr=False)
 
     @property

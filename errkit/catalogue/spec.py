@@ -336,6 +336,10 @@ ENTRY = Record(
         Field("raised_by", ListOf(item=Str(pattern=KERNEL_ID), min_items=2),
               description="The kernels raising `message` verbatim, when several do (then the traceback's paths tell which, if they can)."),
         Field("params", MapOf(value=PARAM, key_pattern=IDENTIFIER, key_what="param"), description="Typed values in the message."),
+        Field("implies", MapOf(value=AnyValue(), key_pattern=IDENTIFIER, key_what="kernel value"),
+              description="Values of its kernel's (catalog/kernels/) that the error implies and no message prints (an "
+                          "error raised only under jax.grad with segment_ids: {backward: true, segment_ids: true}): its "
+                          "fixes' values are solved for them, not for every case the kernel declares."),
         Field("reads", ListOf(item=Str(max_length=500, min_length=3)),
               description="Templates of lines that follow the message (a compiler's MLIR or allocation dump): explain reads "
                           "the params they hold from the first line each one matches, after the message, before the next traceback "

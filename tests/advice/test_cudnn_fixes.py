@@ -69,6 +69,6 @@ def test_ra535_explanation_is_scoped_to_the_xla_path_and_covers_mha():
 
 def test_ra544_suggestions_make_odd_lengths_even_only():
     text = "NotImplementedError: Unsupported sequence length Q 76, KV 77."
-    assert values_for(text, "T") == []      # the old next_multiple(T, 2) said 76: unchanged, still failing with S = 77
-    assert values_for(text, "S") == [78]
+    # both lengths together (the old per-length values left S = 77 or T odd): T kept, S padded
+    assert values_for(text, "T, S") == [[76, 78]]
     RUNNERS["RA544"]({"T": 76, "S": 78})

@@ -77,11 +77,12 @@ def test_the_old_triton_block_fails_and_the_new_one_runs():
     ("ValueError: kv_seq_len=1056 must be a multiple of block_kv=128",  # the old suggestion: 32
      "block_kv dividing kv_seq_len (none: no multiple of 64 does, use another kernel)", []),
     ("NotImplementedError: q_seq_len=4224 must be a multiple of block_q * 2=256",
-     "block_q * 2 dividing q_seq_len (set block_q to half of it; none: pad instead)", [128, 384]),
+     "block_q * 2 dividing q_seq_len (set block_q to half of it; none: pad instead)", [128]),  # 384: too much shared memory with head_dim 128
     ("NotImplementedError: kv_seq_len=4224 must be a multiple of config.block_kv_dkv=128 * compute_wgs=2",
-     "block_kv_dkv with block_kv_dkv * compute_wgs dividing kv_seq_len (none: no multiple of 64 does)", [64, 192]),
+     "block_kv_dkv with block_kv_dkv * compute_wgs dividing kv_seq_len (none: no multiple of 64 does)", [64]),  # 192 * 2 overflows it
     ("ValueError: self.block_kv=32 must be a multiple of 64", "nearest valid block_kv", [64]),
-    ("ValueError: self.block_kv=300 must be a multiple of 64", "nearest valid block_kv", [256]),  # the old one: [256, 320]
+    # every case: 256 keys outgrow an H100's shared memory with head_dim=128, block_q=128 (the old ones: [256, 320])
+    ("ValueError: self.block_kv=300 must be a multiple of 64", "nearest valid block_kv", [64]),
 ])
 def test_the_mosaic_gpu_wording_offers_only_multiples_of_64(text, label, want):
     res = explain_json(text)
@@ -117,7 +118,7 @@ def test_the_shared_wording_is_told_mosaic_gpu(path):
     assert res["code"] == "RA230" and res["matched"]["kernel"]["id"] == "mosaic-gpu"
     assert "x-algorithm" in res["matched"]["source"]
     assert kernels_of_fixes(res) <= {"mosaic-gpu", None}
-    assert offered(res)["q_seq_len padded for block_q * 2"] == ("mosaic-gpu", 1024)
+    assert offered(res)["q_seq_len padded for block_q * 2"] == ("mosaic-gpu", [1024])
 
 
 def test_a_lookup_says_which_kernel_each_fix_is_for():

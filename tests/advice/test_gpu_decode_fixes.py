@@ -53,7 +53,7 @@ def test_the_audits_values_fail_on_the_real_kernel(n):
 def test_ra510_ra511_offer_only_power_of_two_splits_or_a_pad():
     got = _values("AssertionError: k_seq_len=1000 must be divisible by k_splits=16")
     assert got["k_splits giving power-of-two splits of >= 16 keys (none: pad k_seq_len)"] == []
-    assert got["k_seq_len padded to k_splits power-of-two splits"] == 1024
+    assert got["k_seq_len padded to k_splits power-of-two splits"] == [1024]
     got = _values("AssertionError: k_seq_len=100 divided by k_splits=10 must be >= 16.")
     assert got["k_splits giving power-of-two splits of >= 16 keys (none: pad k_seq_len)"] == []
     assert got["k_seq_len padded to k_splits power-of-two splits"] == 160
@@ -63,7 +63,7 @@ def test_ra510_ra511_offer_only_power_of_two_splits_or_a_pad():
 def test_ra513_offers_no_block_that_fails_lowering():
     got = _values("AssertionError: Sequence length (k_seq_len=1000) split by k_splits=8 must by divisible by block_k=64")
     assert got["block_k values that tile a split (none: pad k_seq_len)"] == []
-    assert got["k_seq_len padded to a multiple of k_splits * block_k (none: make block_k a power of two)"] == 1024
+    assert got["k_seq_len padded to a multiple of k_splits * block_k (none: make block_k a power of two)"] == [1024]
     assert not _raises(decode, 1024, 8, 64)
 
 

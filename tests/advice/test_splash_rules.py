@@ -94,6 +94,7 @@ def test_ra708_suggests_only_multiples_of_128():
 def test_ra710_suggests_blocks_the_backward_kernels_lower():
     # old: divisors(256) and gcd(256, 96) = 32: 8 .. 64 lower for the forward pass only
     values = _suggested("RA710", {"q_block_size": 96, "q_seq_len": 256})
-    assert values["valid query blocks (multiples of 128 or all of q_seq_len; none: pad the queries)"] == [128, 256]
+    # 256 is the whole length: refused per shard with q_seq_shards=2, offered as that case's value
+    assert values["valid query blocks (none: pad the queries)"] == [128]
     assert _raised(**dict(BWD, block_q=8, block_q_dkv=8, block_q_dq=8)) is not None
     assert _raised(block_q=8) is None  # the forward pass alone takes 8

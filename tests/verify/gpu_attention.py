@@ -119,9 +119,19 @@ def mosaic_pipeline(p: dict):
     return mosaic(max_concurrent_steps=p["max_concurrent_steps"])
 
 
+FORWARD = ("block_q", "block_kv", "max_concurrent_steps")
+
+
+def _config(p: dict, names=FORWARD, **default) -> dict:
+    """The TuningConfig fields a case assumes (block_q=128, max_concurrent_steps=3), else the defaults."""
+    return {**default, **{n: p[n] for n in names if p.get(n) is not None}}
+
+
 @register("RA109")
 def mosaic_head_dim(p: dict):
-    return mosaic(head_dim=p["head_dim"])
+    """head_dim with the config a case assumes (lengths that its blocks tile)."""
+    config = _config(p)
+    return mosaic(2 * config.get("block_q", 64) * 2, 256, head_dim=p["head_dim"], **config)
 
 
 @register("RA224")
@@ -167,13 +177,16 @@ def kv_seq_len_blocks(p: dict):
     """`block_kv` is the Mosaic GPU forward pass, block_kv_dkv / block_kv_dq its backward pass,
     `block_k` JAX's Triton mha."""
     n = p["kv_seq_len"]
-    if p.get("block_kv") is not None:
-        return mosaic(128, n, block_kv=p["block_kv"])
+    head_dim = _or(p.get("head_dim"), MOSAIC_HEAD_DIM)  # (a case's assumption)
     if p.get("block_kv_dkv") is not None or p.get("block_kv_dq") is not None:
         cw = _or(p.get("compute_wgs"), 1)
-        blocks = {"block_kv_dkv": _or(p.get("block_kv_dkv"), 64), "block_kv_dq": _or(p.get("block_kv_dq"), 64),
-                  "block_q_dq": 64, "block_q_dkv": 64}
-        return mosaic(128 * cw, n, grad=True, compute_wgs_bwd=cw, **blocks)
+        blocks = _config(p, FORWARD + BACKWARD, block_q_dq=64, block_q_dkv=64)
+        blocks.update(block_kv_dkv=_or(p.get("block_kv_dkv"), 64), block_kv_dq=_or(p.get("block_kv_dq"), 64))
+        q_len = 128 * cw * max(blocks["block_q_dq"], blocks["block_q_dkv"]) // 64
+        return mosaic(q_len, n, head_dim, grad=True, compute_wgs_bwd=cw, **blocks)
+    if p.get("block_kv") is not None:
+        config = _config(p)
+        return mosaic(2 * config.get("block_q", 64), n, head_dim, **config)
     return triton(128, n, block_q=128, block_k=p["block_k"])
 
 
