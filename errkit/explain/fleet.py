@@ -13,6 +13,8 @@ from errkit.explain.match import Index, Reading, same_block, scan_chunks
 
 MAX_VALUES = 20  # distinct values of a param kept per code (the report shows them)
 MAX_DISTINCT = 1000  # distinct values counted per param and code, past which "1000+" is said
+MAX_HOSTS = 1000  # hosts counted by name per code; the matches of any other host are counted in "other_hosts"
+MAX_GIVEN = 4096  # params objects remembered per code as given already (_add), past which none are
 MAX_TEXT = 300  # characters of a first or last occurrence's text kept
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".zst", ".zstd")
 LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".stderr", ".stdout", ".jsonl", ".json")
@@ -247,7 +249,7 @@ def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, 
         group = codes[match.code] = {"count": 0, "hosts": {}, "first": where, "last": where, "earliest": None,
                                      "latest": None, "values": {}}
     group["count"] += 1
-    group["hosts"][host] = group["hosts"].get(host, 0) + 1
+    _host(group, host, 1)
     group["last"] = where
     if where["_key"] is not None:
         if group["earliest"] is None or where["_key"] < group["earliest"]["_key"]:
@@ -258,16 +260,32 @@ def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, 
         objects = given.setdefault((match.weak, match.code), {})
         if objects.get(id(match.params)) is match.params:
             return
+        if len(objects) >= MAX_GIVEN:  # (memory flat in a log's distinct values)
+            objects.clear()
         objects[id(match.params)] = match.params  # (kept: its id is not reused while it is held)
     for param, value in match.params.items():
+        record = group["values"].get(param)
+        if record is not None and record["more"] and len(record["keys"]) >= MAX_DISTINCT:
+            continue  # every value counted that can be: nothing more to learn of this param
         value = jsonable(value)
         if known is not None:  # a value given to _seen before adds nothing: not given again
-            given = known.setdefault((match.weak, match.code, param), set())
+            seen = known.setdefault((match.weak, match.code, param), set())  # (the record's keys: MAX_DISTINCT at most)
             key = repr(value)
-            if key in given:
+            if key in seen:
                 continue
-            given.add(key)
+            if len(seen) < MAX_DISTINCT:
+                seen.add(key)
         _seen(group["values"], param, [value])
+
+
+def _host(group: dict, host: str, count: int) -> None:
+    """Count `count` matches of `host` in a code's group: by name for its first MAX_HOSTS hosts,
+    in "other_hosts" past them (memory flat in a log's distinct host names)."""
+    hosts = group["hosts"]
+    if host in hosts or len(hosts) < MAX_HOSTS:
+        hosts[host] = hosts.get(host, 0) + count
+    else:
+        group["other_hosts"] = group.get("other_hosts", 0) + count
 
 
 def _seen(values: dict, param: str, new: list, keys_new=None) -> None:
@@ -316,7 +334,9 @@ def merged(summaries: list[dict]) -> dict:
             into["count"] += group["count"]
             into["files"][summary["file"]] = into["files"].get(summary["file"], 0) + group["count"]
             for host, n in group["hosts"].items():
-                into["hosts"][host] = into["hosts"].get(host, 0) + n
+                _host(into, host, n)
+            if group.get("other_hosts"):
+                into["other_hosts"] = into.get("other_hosts", 0) + group["other_hosts"]
             into["last"] = group["last"]
             if group["earliest"] is not None and (into["earliest"] is None
                                                   or group["earliest"]["_key"] < into["earliest"]["_key"]):
@@ -425,46 +445,49 @@ def summaries(matcher, names: list[str], workers: int | None = None, stdin=None,
     is finished and `reading(name, bytes, lines)` of each block read (progress); warnings are told in
     the order of the files, whatever the workers do. Standard input is read here, the files by
     `workers` processes (fork while this process runs one thread, else forkserver or spawn: no
-    thread of this process is copied into them; see _context)."""
+    thread of this process is copied into them; see _context), each handed one file at a time
+    (errkit/explain/workers.py): a worker that dies loses only the file it read, whose summary says
+    so (`lost`: the report is partial), and the others are read on."""
     count = workers_for(names, workers)
     results: list = [None] * len(names)
     told: list = [None] * len(names)
     local = [i for i, name in enumerate(names) if name == "-" or count == 1]
     remote = [i for i in range(len(names)) if i not in set(local)]
     pool = queue = None
-    try:
-        if remote:
-            from concurrent.futures import ProcessPoolExecutor
+    for i in local:
+        warnings: list[str] = []
+        results[i] = summarise(matcher, names[i], stdin, warnings.append, reading)
+        told[i] = warnings
+        if done is not None:
+            done(names[i], results[i])
+    if remote:
+        from functools import partial
 
-            context = _context()
-            queue = context.Queue() if reading is not None else None
-            pool = ProcessPoolExecutor(max_workers=min(count, len(remote)), mp_context=context,
-                                       initializer=_start_worker, initargs=(matcher, queue))
-            pending = {pool.submit(_in_worker, names[i]): i for i in remote}
-        for i in local:
-            warnings: list[str] = []
-            results[i] = summarise(matcher, names[i], stdin, warnings.append, reading)
-            told[i] = warnings
+        from errkit.explain.workers import Pool
+
+        context = _context()
+        queue = context.Queue() if reading is not None else None
+
+        def answered(i: int, answer) -> None:
+            if queue is not None:
+                _drain(queue, reading)  # before the file is done: its blocks are counted first
+            results[i], told[i] = answer
             if done is not None:
                 done(names[i], results[i])
-        if pool is not None:
-            from concurrent.futures import FIRST_COMPLETED, wait
 
-            waiting = set(pending)
-            while waiting:
-                finished, waiting = wait(waiting, timeout=None if queue is None else 0.25, return_when=FIRST_COMPLETED)
-                if queue is not None:
-                    _drain(queue, reading)  # before the files finished: their blocks are counted first
-                for future in sorted(finished, key=pending.get):
-                    i = pending[future]
-                    results[i], told[i] = future.result()
-                    if done is not None:
-                        done(names[i], results[i])
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-        if queue is not None:
-            queue.close()
+        def lost(i: int, why: str) -> None:
+            reason = f"{names[i]}: the worker reading it died ({why}); its errors are not in the report"
+            results[i], told[i] = {**skipped(names[i], reason), "lost": True}, [f"errkit: lost {reason}"]
+            if done is not None:
+                done(names[i], results[i])
+
+        pool = Pool(context, min(count, len(remote)), _in_worker, partial(_start_worker, matcher, queue))
+        try:
+            pool.run([(i, names[i]) for i in remote], answered, lost)
+        finally:
+            if queue is not None:
+                _drain(queue, reading)
+                queue.close()
     if warn is not None:
         for warnings in told:
             for line in warnings or ():
