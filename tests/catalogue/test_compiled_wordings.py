@@ -81,6 +81,7 @@ HELD = {
     "cannot statically prove that index in dimension {dim} is a multiple of {tiling}": ("RA816", {"dim": 1, "tiling": 128}),
     "The compiled module fails MLIR verification": ("RA818", {}),
     "Scalar prefetch not supported in Mosaic GPU lowering.": ("RA836", {}),
+    "Compiler params for platform {platform} cannot be used for {expected_platform} lowering.": ("RA836", {"platform": "tpu", "expected_platform": "gpu"}),
     "scalar prefetch not implemented in the Triton backend": ("RA836", {}),
     "Scalar prefetch not supported in Triton lowering.": ("RA836", {}),
     "Mosaic GPU kernel exceeds available shared memory {smem_bytes=} > 228000": ("RA833", {"smem_bytes": 300000}),
