@@ -42,6 +42,7 @@ from benchmarks import catalogues, logs  # noqa: E402
 from benchmarks._timing import Result, Target, fmt_time, report  # noqa: E402
 from errkit.explain import match  # noqa: E402
 from errkit.explain.match import Index  # noqa: E402
+from errkit.explain.matching.approximate import approximate  # noqa: E402
 
 MESSAGE = "num_q_heads=12 must be divisible by and num_kv_heads=8"
 
@@ -300,17 +301,17 @@ def scaling(small: int = 100, large: int = 10_000) -> list[Result]:
         start = time.perf_counter()
         index = Index(json.loads(text))
         match.explain_chunks(index, [exact[0][1]])
-        match.approximate(index, typos[0][1])
+        approximate(index, typos[0][1])
         loads[n] = time.perf_counter() - start
         for code, text in exact:
             found, _, _ = match.explain_chunks(index, [text])
             assert found and found[0].match.code == code, f"{n} entries: {text!r} -> {found and found[0].match.code}"
         misses = [t for c, t in typos if not match.explain_chunks(index, [t])[0]]
-        top = [c for c, t in typos if t in misses and (match.approximate(index, t) or [None])[0] and match.approximate(index, t)[0].code == c]
+        top = [c for c, t in typos if t in misses and (approximate(index, t) or [None])[0] and approximate(index, t)[0].code == c]
         accuracy[n] = (len(top), len(misses))
         timings[n] = (
             _per_message(lambda t: match.explain_chunks(index, [t]), [t for _, t in exact]),
-            _per_message(lambda t: match.approximate(index, t), misses),
+            _per_message(lambda t: approximate(index, t), misses),
         )
     (s_exact, s_approx), (l_exact, l_approx) = timings[small], timings[large]
     top_small, top_large = accuracy[small], accuracy[large]

@@ -5,7 +5,9 @@ from errkit.core.bounds import Meter
 from errkit.core.lifespan import life
 from errkit.core.runtime import query_string
 from errkit.core.suggest import jsonable, suggestions
-from errkit.explain.match import Index, Match, approximate, explain_chunks, told_kernel
+from errkit.explain.match import Index, explain_chunks, told_kernel
+from errkit.explain.matching.approximate import approximate
+from errkit.explain.matching.found import Match
 
 def offered(fixes: list[dict], wording: dict, told: str | None) -> list[dict]:
     """The fixes for the kernel that raised the error: a fix for another kernel is left out when the

@@ -20,6 +20,7 @@ from errkit.core.index_format import (  # noqa: F401 - re-exported: the matcher'
     at_line_end,
 )
 from errkit.core.normalise import normalise, original_span
+from errkit.explain.matching.found import Match
 from errkit.core.regex import ENGINE_ENV, engine, escape, is_re2, numbered_groups  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
 
 INDEX_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_index.json")
@@ -28,29 +29,6 @@ EXC, MSG = HEADER.number("exc"), HEADER.number("msg")
 FRAME_BYTES = FRAME_MARK.encode()  # (the matcher reads bytes)
 NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
 TRACEBACK_NOTES_BYTES = tuple(note.encode() for note in TRACEBACK_NOTES)
-
-
-class Match:
-    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "at", "span", "weak", "ties", "kernel",
-                 "context", "_keyed")
-
-    def __init__(self, code, wording, params, line, exact=True, score=1.0, text="", span=None, weak=False):
-        self.code, self.wording, self.params, self.line = code, wording, params, line
-        self.exact, self.score, self.text = exact, score, text
-        self.offset = 0  # set by scan: where the match's line starts in the scanned block (bytes)
-        self.at = 0  # set by scan_chunks: where it starts in the whole input (bytes)
-        self.span = span  # where `text` is in the line that was matched (characters), when known
-        self.weak = weak  # the entry was named (a note line, a docs link), no message matched
-        self.ties: list[Match] = []  # other wordings that match the same text as well (match._apart)
-        self.kernel = None  # the kernel that raised it, when a shared wording's context tells (see told_kernel)
-        self.context = None  # what the text around it tells of where it was raised (read_context), when asked
-        self._keyed = None  # (the params, the key made of them): matches of a remembered message share both
-
-    def key(self):
-        keyed = self._keyed
-        if keyed is None or keyed[0] is not self.params:  # (params replaced: values read after it, merged)
-            keyed = self._keyed = (self.params, (self.code, repr(sorted(self.params.items()))))
-        return keyed[1]
 
 
 def stored(value, blob=None):
@@ -222,9 +200,7 @@ class Index:
         self._headers: dict[str, Match | None] = {}
         self._lines: dict[bytes, tuple] = {}  # _line_key -> (the answer, whether undecodable): _remember_line
         self._own: dict[bytes, Match] = {}  # _line_key -> the line's own match, before its context is read (_examine)
-        self._postings: dict[str, list[int]] | None = None
         self._printed: dict | None = None  # code -> the params its wordings print (match.printed_params)
-        self._skeletons: dict[int, str] = {}
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
         self._context_codes: dict[str, bool] = {}  # code -> whether its fixes depend on the context (read_context)
         self._reads: dict[str, list | None] = {}  # code -> its entry's reads (read_on)
@@ -232,6 +208,15 @@ class Index:
         self._catalogues = data.get("catalogues") or data.get("project") or ""
         # code -> its fixes' suggest expressions already vetted and compiled (explain's index cache)
         self._vetted: dict = data.get("vetted") or {}
+        self._rooms: dict = {}  # a room of the matcher -> what it keeps of this index (room)
+
+    def room(self, kind):
+        """What a room of the matcher keeps of this index (its caches: errkit/explain/matching/), made
+        on first ask as `kind(index)`."""
+        kept = self._rooms.get(kind)
+        if kept is None:
+            kept = self._rooms[kind] = kind(self)
+        return kept
 
     def vetted(self, code: str) -> dict:
         """source -> (code object, the names it reads, its loop names) for entry `code`'s suggest
@@ -533,46 +518,6 @@ class Index:
         match = self.named(code, line[hit.start():hit.end()], line_no)
         match.params, match.span = params, hit.span()
         return match
-
-    # -- approximate matching ---------------------------------------------------------------------
-
-    def shortlist(self, text: str) -> list[int]:
-        """The wordings sharing the rarest words with `text`, best first, at most SHORTLIST.
-
-        The work is bounded whatever the catalogue's size: words are taken rarest first, each
-        weighted by how rare it is, until POSTINGS_BUDGET postings have been read.
-        """
-        if self._postings is None:
-            postings: dict[str, list[int]] = {}
-            for i, wording in enumerate(self.wordings):
-                # a wording tried only at its raise site (no key, a location) is not a closest wording either
-                if wording["template"] and (wording["key"] or not wording["location"]):
-                    for word in dict.fromkeys(WORD.findall(wording["skeleton"])):
-                        postings.setdefault(word, []).append(i)
-            self._postings = postings
-        postings = self._postings
-        words = sorted({w for w in WORD.findall(text) if w in postings}, key=lambda w: (len(postings[w]), w))
-        scores: dict[int, float] = {}
-        get = scores.get
-        budget = POSTINGS_BUDGET
-        for word in words:
-            if budget <= 0:
-                break
-            ids = postings[word]
-            weight = 1.0 / len(ids)  # a word few wordings share says more
-            for i in ids[:budget]:
-                scores[i] = get(i, 0.0) + weight
-            budget -= len(ids)
-        from operator import itemgetter  # (not at import: start-up time)
-
-        # by score, highest first, then by id: sorted by id, then stably by score (no key function per id)
-        return [i for i, _ in sorted(sorted(scores.items()), key=itemgetter(1), reverse=True)[:SHORTLIST]]
-
-    def normalised_skeleton(self, i: int, normalise) -> str:
-        text = self._skeletons.get(i)
-        if text is None:
-            text = self._skeletons[i] = normalise(self.wordings[i]["skeleton"])
-        return text
 
     def match_location(self, frame_path: str, func: str, line_no: int, exception: str = "", message: str = "") -> Match | None:
         """A message with no fixed text (often none at all), recognised by the raise site of its
@@ -1417,61 +1362,3 @@ def _in_traceback(line: bytes) -> bool:
     if stripped.startswith(b"-") and stripped.lstrip(b"-").startswith(b">"):
         return True
     return b".py in " in line or b"> in " in line or any(note in line for note in TRACEBACK_NOTES_BYTES)
-
-
-def approximate(index: Index, tail: str, limit: int = 3) -> list[Match]:
-    """Closest wordings to the error lines of the input (edited, truncated or newer wordings).
-
-    Never 1.0: a text the shape of a wording that did not match exactly differs somewhere (a
-    value of another type, a changed word)."""
-    from difflib import SequenceMatcher
-
-    first = getattr(tail, "first_line", 1)
-    lines = [(first + n, clean(l)) for n, l in enumerate(tail.splitlines()) if l.strip()]
-    segments = []
-    for line_no, l in lines:
-        header = HEADER.search(l)
-        if header and (header.group(MSG) or "").strip():
-            segments.append((line_no, header.group(MSG).strip()))
-    if not segments:
-        segments = [(line_no, l.strip()) for line_no, l in lines[-20:]]
-    segments = [(line_no, seg[-2000:], False) for line_no, seg in segments[-5:]]  # similarity is quadratic: a message-sized piece
-    segments += quoted_starts(lines[-20:])
-    scored: dict[str, Match] = {}
-    for line_no, seg, quoted in segments:
-        norm_seg = normalised_for_similarity(seg)
-        for i in index.shortlist(seg):
-            wording = index.wordings[i]
-            skeleton = index.normalised_skeleton(i, normalised_for_similarity)
-            if quoted:  # the start of a message, quoted: compared with as much of the wording's start
-                if len(norm_seg) >= len(skeleton):
-                    continue
-                start = SequenceMatcher(None, norm_seg, skeleton[:len(norm_seg)], autojunk=False).ratio()
-                score = min(start * (1 - QUOTE_COVERAGE + QUOTE_COVERAGE * len(norm_seg) / len(skeleton)), APPROXIMATE_MAX)
-            else:
-                score = min(SequenceMatcher(None, norm_seg, skeleton, autojunk=False).ratio(), APPROXIMATE_MAX)
-            best = scored.get(wording["code"])
-            if score >= 0.6 and (best is None or score > best.score):
-                scored[wording["code"]] = Match(wording["code"], wording, {}, line_no, exact=False, score=round(score, 3), text=seg)
-    return sorted(scored.values(), key=lambda m: -m.score)[:limit]
-
-
-def quoted_starts(lines: list[tuple[int, str]]) -> list[tuple[int, str, bool]]:
-    """(line, fragment, True) for each fragment of QUOTE_WORDS words or more quoted in these lines
-    (the last five): prose that quotes the start of a message."""
-    found = []
-    for line_no, l in lines:
-        for m in QUOTED.finditer(l):
-            fragment = m.group(m.lastindex).strip()
-            if len(WORD.findall(fragment)) >= QUOTE_WORDS:
-                found.append((line_no, fragment, True))
-    return found[-5:]
-
-
-def normalised_for_similarity(text: str) -> str:
-    import re
-
-    text = re.sub(r"<[^<>]*>", "#", text)
-    text = re.sub(r"\([-0-9, ]*\)|'[^']*'|-?[0-9][0-9.e+-]*", "#", text)
-    return " ".join(text.split())
-

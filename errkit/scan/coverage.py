@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from errkit.core import UsageError, template, values
+from errkit.explain.matching.approximate import shortlist
 from errkit.scan.messages import parse_template
 from errkit.scan.sites import Site
 
@@ -66,7 +67,7 @@ class Coverage:
         every = self._every_rendering()
         if not all(piece in every for piece in pieces):
             return None  # a piece no wording's rendering holds: none reads (most sites of a package)
-        asked = dict.fromkeys([*self.index.candidates(texts[0]), *self.index.shortlist(" ".join(tpl.literals))])
+        asked = dict.fromkeys([*self.index.candidates(texts[0]), *shortlist(self.index, " ".join(tpl.literals))])
         rendered = [(i, text) for i in asked if (text := self._sample_rendering(i)) is not None]
         return next((self.index.wordings[i]["code"] for i, text in rendered if _reads(pieces, text)), None)
 

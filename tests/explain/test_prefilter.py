@@ -1,5 +1,5 @@
 """The matcher's prefilter: each wording's key, the regex of all keys over raw bytes, line counting
-across chunks, and the approximate pass's bounded shortlist."""
+across chunks."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from errkit.explain import match, reading
 from errkit.catalogue import wordings
 from errkit.generate.index import choose_keys, key_candidates
-from errkit.explain.match import SHORTLIST, Index, key_pattern
+from errkit.explain.match import Index, key_pattern
 from support import FIXTURES, bundled_catalogue
 
 from errkit.catalogue.load import load
@@ -178,19 +178,6 @@ def test_keys_prefer_code_like_tokens_then_phrases_then_words_nobody_shares():
     keys = choose_keys([shared | {f"only{i} here"} for i in range(30)])
     assert "block_size=" not in keys
     assert choose_keys([set()]) == [None]
-
-
-def test_the_approximate_pass_compares_a_bounded_shortlist():
-    rng = random.Random(1)
-    words = ["block", "size", "must", "be", "a", "multiple", "of", "heads", "tile", "page", "got", "shape"]
-    wordings = [dict(INDEX.wordings[0], code=f"SY{i:04d}", template="t", key=None, location=None,
-                     skeleton=" ".join(rng.choices(words, k=8)) + f" kernel_{i}_variant")
-                for i in range(5000)]
-    index = Index({"entries": {}, "wordings": wordings})
-    edited = "a tile of " + wordings[1234]["skeleton"].replace(" ", " x", 2)  # edited, its rare word kept
-    shortlist = index.shortlist(edited)
-    assert len(shortlist) == SHORTLIST  # out of 5,000 wordings that share words with it
-    assert shortlist[0] == 1234  # the rare word it shares decides
 
 
 def test_json_log_lines_are_read_as_the_strings_they_hold():

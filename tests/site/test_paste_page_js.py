@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from support import FIXTURES, ROOT, bundled_catalogue
 from errkit.explain import answer, match
+from errkit.explain.matching.approximate import approximate
 from errkit.core import bounds, expr, helpers, index_format, runtime, suggest, values
 from errkit.generate import browser, js
 from errkit.catalogue import kernels, wordings
@@ -171,7 +172,7 @@ def _python_explain(index: match.Index, text: str) -> list[dict]:
     found, tail, _ = match.explain_chunks(index, [text])
     pairs = [(answer.result(index, f.match, f.count, f.last_line), f.match.params) for f in found]
     if not pairs:
-        pairs = [(answer.result(index, m), m.params) for m in match.approximate(index, tail)]
+        pairs = [(answer.result(index, m), m.params) for m in approximate(index, tail)]
     return [{
         "code": res["code"],
         "confidence": res["confidence"],

@@ -1,0 +1,29 @@
+"""What a match holds: the entry and wording found, the values read, where, and what the text around
+it told (the kernel that raised it, the context); and a match's copies for other lines (the
+answers remembered by errkit/explain/matching/memory.py and line.py share their values)."""
+
+
+class Match:
+    """A wording found in a text. `params` may be shared with a remembered match: replaced, never
+    changed in place (a new dict with the values added)."""
+
+    __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "at", "span", "weak", "ties", "kernel",
+                 "context", "_keyed")
+
+    def __init__(self, code, wording, params, line, exact=True, score=1.0, text="", span=None, weak=False):
+        self.code, self.wording, self.params, self.line = code, wording, params, line
+        self.exact, self.score, self.text = exact, score, text
+        self.offset = 0  # set by scan: where the match's line starts in the scanned block (bytes)
+        self.at = 0  # set by scan_chunks: where it starts in the whole input (bytes)
+        self.span = span  # where `text` is in the line that was matched (characters), when known
+        self.weak = weak  # the entry was named (a note line, a docs link), no message matched
+        self.ties: list[Match] = []  # other wordings that match the same text as well (line.py's apart)
+        self.kernel = None  # the kernel that raised it, when a shared wording's context tells (see told_kernel)
+        self.context = None  # what the text around it tells of where it was raised (read_context), when asked
+        self._keyed = None  # (the params, the key made of them): matches of a remembered message share both
+
+    def key(self):
+        keyed = self._keyed
+        if keyed is None or keyed[0] is not self.params:  # (params replaced: values read after it, merged)
+            keyed = self._keyed = (self.params, (self.code, repr(sorted(self.params.items()))))
+        return keyed[1]
