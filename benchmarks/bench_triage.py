@@ -41,9 +41,11 @@ def _spread(times: list[float]) -> str:
 
 def _locator():
     from errkit.explain.match import Index
+    from errkit.explain.matching.keys import Keys
 
     index = Index.load()
-    return index._alternatives(), index.locator()
+    keys = index.room(Keys)
+    return keys.alternatives(), keys.locator()
 
 
 def write_fleet(folder: Path, lines: int) -> int:

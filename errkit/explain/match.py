@@ -21,6 +21,7 @@ from errkit.core.index_format import (  # noqa: F401 - re-exported: the matcher'
 )
 from errkit.core.normalise import normalise, original_span
 from errkit.explain.matching.found import Match
+from errkit.explain.matching.keys import Keys, candidates, re2_options
 from errkit.core.regex import ENGINE_ENV, engine, escape, is_re2, numbered_groups  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
 
 INDEX_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_index.json")
@@ -86,61 +87,6 @@ JSON_KEY = -1  # the stamp length _line_key gives a JSON line
 _JSON_TOKENS: list = []  # the regex of a JSON line's strings and numbers (_line_key), compiled when first asked
 
 
-def _re2_options():
-    options = engine().Options()
-    options.max_mem = 256 << 20  # the automata of a large catalogue's keys outgrow RE2's 8 MB default
-    return options
-
-
-def key_pattern(key: str) -> str:
-    """The regex of a prefilter key: its words with any run of whitespace between them."""
-    return f"{SPACE}+".join(escape(word) for word in key.split(" "))
-
-
-class _KeySet:
-    """Which keys occur in a line: RE2::Set (one pass for all keys), or a loop over `re` regexes.
-
-    The first LITERAL_LINES lines are answered without compiling anything: a key is its words
-    with any run of SPACE between them, so it occurs in a line exactly when its text (words joined
-    by one space) is a substring of the line with each run of SPACE made one space. Compiling
-    the set of every key costs more than a paste's few lines take that way (start-up time)."""
-
-    LITERAL_LINES = 32
-
-    def __init__(self, keys: list[str]):
-        self.keys = keys
-        self._set = None
-        self._regexes: list | None = None
-        self._asked = 0
-
-    def _compile(self) -> None:
-        patterns = [key_pattern(k) for k in self.keys]
-        self._regexes = []
-        if patterns and is_re2():
-            self._set = engine().Set.SearchSet(_re2_options())
-            for pattern in patterns:
-                self._set.Add(pattern)
-            self._set.Compile()
-        else:
-            self._regexes = [engine().compile(p) for p in patterns]
-
-    def present(self, line: str) -> list[int]:
-        if self._regexes is None:
-            if self._asked < self.LITERAL_LINES:
-                self._asked += 1
-                text = line.translate(_SPACES)
-                if "  " in text:
-                    text = " ".join(part for part in text.split(" ") if part)
-                return [k for k, key in enumerate(self.keys) if key in text]
-            self._compile()
-        if self._set is not None:
-            return sorted(self._set.Match(line) or ())  # sorted: the same answer on every run
-        return [k for k, regex in enumerate(self._regexes) if regex.search(line)]
-
-
-_SPACES = {ord(c): " " for c in "\t\n\r\f\v"}  # SPACE's characters other than the space
-
-
 class Wordings(_ReadOnAccess, list):
     """The index's wordings."""
 
@@ -192,9 +138,6 @@ class Index:
         self.entries = Entries(data["entries"], self._blob)
         self.wordings = Wordings(data["wordings"], self._blob)
         self.keys, self.keyed, self.located, self.always = data.get("plan") or plan(self.wordings)
-        self._keyset: _KeySet | None = None
-        self._locator = None
-        self._prefilter = None  # errkit/explain/prefilter.py: where the next line worth reading starts
         self._compiled: dict = {}  # compiled regexes, by (wording, how) and by a bytes regex's source
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
         self._headers: dict[str, Match | None] = {}
@@ -304,12 +247,6 @@ class Index:
         return Match(code, wording, {}, line_no, text=text, weak=True)
 
     # -- exact matching ---------------------------------------------------------------------------
-
-    def candidates(self, line: str) -> list[int]:
-        if self._keyset is None:
-            self._keyset = _KeySet(self.keys)
-        ids = [i for k in self._keyset.present(line) for i in self.keyed[k]]
-        return ids + self.always if self.always else ids
 
     def _extract(self, i: int, m):
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
@@ -451,7 +388,7 @@ class Index:
             remembered = self._headers.get(header.group(MSG).strip())
             if remembered is not None:
                 return _remembered(remembered, header, line_no)
-        ids = self.candidates(line)
+        ids = candidates(self, line)
         if not ids:
             return None
         if json_line:
@@ -465,7 +402,7 @@ class Index:
 
     def _match_text(self, line: str, line_no: int, ids: list[int] | None = None, header=False) -> Match | None:
         """`header`: HEADER's search of `line` when the caller made it (False: not made)."""
-        ids = self.candidates(line) if ids is None else ids
+        ids = candidates(self, line) if ids is None else ids
         if not ids:
             return None
         header = header_of(line) if header is False else header
@@ -550,36 +487,6 @@ class Index:
                 return Match(wording["code"], wording, params, line_no, text=message or f"{frame_path} in {func}")
         return None
 
-    def locator(self):
-        """One regex of every key, and of what else makes a line worth reading (a traceback frame
-        when some wordings are recognised by their raise site, an exception name when some have no
-        key, the note line and page links of our exceptions), over bytes. None: nothing to look for."""
-        if self._locator is None:
-            alternatives = self._alternatives()
-            if not alternatives:
-                return None  # nothing to look for: no wording can match
-            source = "|".join(alternatives).encode("utf-8")
-            self._locator = engine().compile(source, _re2_options()) if is_re2() else engine().compile(source)
-        return self._locator
-
-    def _alternatives(self) -> list[str]:
-        """The locator's alternatives ([] when nothing is looked for)."""
-        alternatives = [key_pattern(k) for k in self.keys]
-        if self.always:
-            alternatives += MARKERS
-        if self.located:
-            alternatives.append(escape(FRAME_MARK))
-        return alternatives + list(LOOKUP_MARKS) if alternatives else []
-
-    def prefilter(self):
-        """The locator as errkit/explain/prefilter.py scans a log's blocks with it (Hyperscan where
-        installed, else the locator regex searched line by line): the same answers."""
-        if self._prefilter is None:
-            from errkit.explain import prefilter
-
-            self._prefilter = prefilter.chosen(self._alternatives(), self.locator())
-        return self._prefilter
-
     def scan(self, data: bytes | str, first_line: int = 1, undecodable=None, paste: bool | None = None,
              begin: int = 0, end: int | None = None, reached: list | None = None):
         """Every match in a block of text (bytes as read, or str), in order.
@@ -605,9 +512,11 @@ class Index:
         if not paste:
             import re  # noqa: F401 - a log: the small patterns run on Python's re, faster per call (regex.Lazy)
 
+        keys = self.room(Keys)
+
         def search(*where):  # compiled only when used: a paste rarely needs it (start-up time)
-            return self.locator().search(data, *where)
-        first = None if paste else self.prefilter().over(data)  # a log: its blocks scanned by the prefilter
+            return keys.locator().search(data, *where)
+        first = None if paste else keys.prefilter().over(data)  # a log: its blocks scanned by the prefilter
         line_no, counted, pos, size = first_line, begin, begin, len(data)
         ahead = None if paste else _ahead(data)  # a log: the windows read after matches, searched once (read_on)
         taken = 0  # where the text of the last match ends: a line before it is not joined to the next
@@ -1104,7 +1013,7 @@ def _is_frame(data: bytes, start: int, end: int) -> bool:
 def _worth_reading(index: "Index", line: str) -> bool:
     """In a paste: a line holding a key (after normalisation), naming an exception, or linking an entry."""
     text, _ = normalise(line)
-    return bool(index.candidates(text) or HEADER.search(text) or "/errors/" in text)
+    return bool(candidates(index, text) or HEADER.search(text) or "/errors/" in text)
 
 
 def _no_constant(name: str):

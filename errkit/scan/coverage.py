@@ -6,6 +6,7 @@ import re
 
 from errkit.core import UsageError, template, values
 from errkit.explain.matching.approximate import shortlist
+from errkit.explain.matching.keys import candidates
 from errkit.scan.messages import parse_template
 from errkit.scan.sites import Site
 
@@ -67,7 +68,7 @@ class Coverage:
         every = self._every_rendering()
         if not all(piece in every for piece in pieces):
             return None  # a piece no wording's rendering holds: none reads (most sites of a package)
-        asked = dict.fromkeys([*self.index.candidates(texts[0]), *shortlist(self.index, " ".join(tpl.literals))])
+        asked = dict.fromkeys([*candidates(self.index, texts[0]), *shortlist(self.index, " ".join(tpl.literals))])
         rendered = [(i, text) for i in asked if (text := self._sample_rendering(i)) is not None]
         return next((self.index.wordings[i]["code"] for i, text in rendered if _reads(pieces, text)), None)
 
@@ -144,7 +145,7 @@ class Coverage:
         """
         fields = parse_template(site.template).fields
         out = []
-        for i in dict.fromkeys(i for text in texts[:1] for i in self.index.candidates(text)):
+        for i in dict.fromkeys(i for text in texts[:1] for i in candidates(self.index, text)):
             captures = self.index.wordings[i]["captures"]
             if len(captures) != len(fields):
                 continue

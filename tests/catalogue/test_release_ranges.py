@@ -20,6 +20,7 @@ import pytest
 from errkit.catalogue import releases
 from errkit.core import values
 from errkit.explain.match import Index
+from errkit.explain.matching.keys import candidates
 from errkit.scan.messages import parse_template
 from errkit.scan.sites import RawSite, Site, assign_params
 from support import CATALOG, ROOT, bundled_catalogue
@@ -114,7 +115,7 @@ def value_sets(site: Site, fixed: dict) -> list[dict]:
     fixed = {k: v for k, v in fixed.items() if not isinstance(v, Typed)}
     first = render(site.template, {k: fixed.get(k, values.sample(t, i)) for i, (k, t) in enumerate(type_sets[0].items())})
     fields = parse_template(site.template).fields
-    for i in dict.fromkeys(index().candidates(one_line(first or "")) if len(type_sets[0]) > len(fixed) else ()):
+    for i in dict.fromkeys(candidates(index(), one_line(first or "")) if len(type_sets[0]) > len(fixed) else ()):
         captures = index().wordings[i]["captures"]
         if len(captures) == len(fields):
             typed: dict[str, str] = {}

@@ -12,7 +12,8 @@ import pytest
 from errkit.explain import match, reading
 from errkit.catalogue import wordings
 from errkit.generate.index import choose_keys, key_candidates
-from errkit.explain.match import Index, key_pattern
+from errkit.explain.match import Index
+from errkit.explain.matching.keys import key_pattern
 from support import FIXTURES, bundled_catalogue
 
 from errkit.catalogue.load import load
