@@ -241,7 +241,7 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
 def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, given: dict | None = None) -> None:
     """Count `match` in its code's group. `known`: (weak, code, param) -> the keys of the values
     given to _seen already; `given`: (weak, code) -> the params objects given already (a remembered
-    line's match shares its template's, match._again: nothing new)."""
+    line's match shares its template's, matching/found.py again: nothing new)."""
     group = codes.get(match.code)
     if group is None:
         group = codes[match.code] = {"count": 0, "hosts": {}, "first": where, "last": where, "earliest": None,

@@ -3,7 +3,7 @@
 Each wording has a key, the piece of its fixed text least likely to appear elsewhere (chosen by
 `errkit generate`). One regex of every key, searched over the raw bytes of the input at C speed,
 picks the lines to read; per line, a set match of the keys tells which wordings to try (a log
-line read before but for the digits of its stamp is answered from memory: _remember_line). Over a
+line read before but for the digits of its stamp is answered from memory: matching/memory.py). Over a
 whole input (`explain_chunks`): every exact match, counted and deduplicated, most recent first;
 when none matched, the closest wordings to its last error lines (`approximate`).
 
@@ -20,7 +20,8 @@ from errkit.core.index_format import (  # noqa: F401 - re-exported: the matcher'
     at_line_end,
 )
 from errkit.core.normalise import normalise, original_span
-from errkit.explain.matching.found import Match
+from errkit.explain.matching.found import Match, again
+from errkit.explain.matching.memory import Memory, key_of
 from errkit.explain.matching.keys import Keys, candidates, re2_options
 from errkit.core.regex import ENGINE_ENV, engine, escape, is_re2, numbered_groups  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
 
@@ -79,12 +80,6 @@ class Entries(_ReadOnAccess, dict):
 
 
 HEADER_CACHE = 4096  # messages remembered per index: a log repeats the same few errors
-LINE_CACHE = 4096  # log lines remembered per index (_remember_line)
-MAX_MEMO_LINE = 4096  # bytes of a log line remembered at most
-STAMP = b"0123456789 \t:.,/+-[]()TZIWEF"  # the characters of a log line's stamp (_line_key)
-_ZEROS = bytes.maketrans(b"123456789", b"000000000")
-JSON_KEY = -1  # the stamp length _line_key gives a JSON line
-_JSON_TOKENS: list = []  # the regex of a JSON line's strings and numbers (_line_key), compiled when first asked
 
 
 class Wordings(_ReadOnAccess, list):
@@ -141,8 +136,6 @@ class Index:
         self._compiled: dict = {}  # compiled regexes, by (wording, how) and by a bytes regex's source
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
         self._headers: dict[str, Match | None] = {}
-        self._lines: dict[bytes, tuple] = {}  # _line_key -> (the answer, whether undecodable): _remember_line
-        self._own: dict[bytes, Match] = {}  # _line_key -> the line's own match, before its context is read (_examine)
         self._printed: dict | None = None  # code -> the params its wordings print (match.printed_params)
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
         self._context_codes: dict[str, bool] = {}  # code -> whether its fixes depend on the context (read_context)
@@ -512,7 +505,7 @@ class Index:
         if not paste:
             import re  # noqa: F401 - a log: the small patterns run on Python's re, faster per call (regex.Lazy)
 
-        keys = self.room(Keys)
+        keys, memory = self.room(Keys), self.room(Memory)
 
         def search(*where):  # compiled only when used: a paste rarely needs it (start-up time)
             return keys.locator().search(data, *where)
@@ -543,12 +536,9 @@ class Index:
             pos = end + 1
             if reached is not None and pos > stop:
                 reached[0] = pos
-            if paste or end - start > MAX_MEMO_LINE:
-                key = None
-            else:  # a traceback's exception line: remembered with the frame above it
-                key = _traceback_key(data, start, end) if traceback else _line_key(data, start, end)
+            key = None if paste else key_of(data, start, end, traceback)
             if key is not None:
-                known = self._lines.get(key[0])
+                known = memory.recall(key)
                 if known is not None:  # a line read before, but for the digits of its stamp
                     line_no += data.count(b"\n", counted, start)
                     counted = start
@@ -556,7 +546,7 @@ class Index:
                     if undecoded and undecodable is not None:
                         undecodable()
                     if template is not None:
-                        match = _again(template, line_no)
+                        match = again(template, line_no)
                         match.offset = start
                         yield match
                     continue
@@ -581,12 +571,13 @@ class Index:
     def _examine(self, data: bytes, start: int, line: str, line_no: int, traceback: bool, ahead=None,
                  key: tuple | None = None) -> Match | None:
         """The match of one line read as pasted: normalised first, reported on the original text.
-        `key`: the line's _line_key (a traceback's exception line: its _traceback_key), to remember
-        its answer by when the lines around it add nothing to that answer (_remember_line)."""
+        `key`: the line's memory key (errkit/explain/matching/memory.py key_of), to remember
+        its answer by when the lines around it add nothing to that answer (Memory.remember)."""
         text, origin = normalise(line)
-        own = None if key is None else self._own.get(key[0])
+        memory = self.room(Memory)
+        own = memory.own(key, line_no)
         if own is not None:  # the line was read before, but for its stamp's digits: only its context is new
-            match = _again(own, line_no, ties=True)
+            match = own
         else:
             match = self.match_line(text, line_no)
             if match is None and traceback:
@@ -595,10 +586,8 @@ class Index:
                 match = self.match_note(text, line_no)
         alone = match is None or not (match.ties or len(match.wording.get("kernels") or ()) > 1
                                       or self._reads_of(match.code) or self.reads_context(match.code))
-        if own is None and key is not None and not alone and self._stamp_free(key, match, origin, data, start):
-            if len(self._own) >= LINE_CACHE:
-                self._own.clear()
-            self._own[key[0]] = _again(match, 0, ties=True)  # (a copy: breaking a tie changes the match)
+        if own is None and key is not None and not alone:
+            memory.keep_own(key, match, origin, data, start)
         if match is not None and match.ties:
             match = _break_tie(match, data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
         if match is not None and len(match.wording.get("kernels") or ()) > 1:
@@ -613,38 +602,8 @@ class Index:
             a, b = original_span(origin, *match.span)
             match.text = line[a:b]
         if key is not None and alone:
-            self._remember_line(key, match, origin, line, data, start)
+            memory.remember(key, match, origin, line, data, start)
         return match
-
-    @staticmethod
-    def _stamp_free(key: tuple, match: Match, origin, data: bytes, start: int) -> bool:
-        """Whether `match` holds the same for every line of its _line_key `key` (the line at `start`
-        of `data`): not when it begins in the stamp (its digits may be values then); in a JSON line,
-        only a match found in one of its strings (span None) that is not made of STAMP's characters
-        (a line starting with `{` that is no JSON is matched whole, its digits too)."""
-        if key[1] == JSON_KEY:
-            return match.span is None and bool((match.text or "").encode("utf-8", "replace").strip(STAMP))
-        stamp = data[start:start + max(key[1], 0)]
-        if stamp.translate(None, b"0123456789") == stamp:  # no digits in the stamp
-            return True
-        if match.span is None:
-            return False
-        begin = original_span(origin, *match.span)[0] if origin is not None else match.span[0]
-        return begin >= len(stamp)
-
-    def _remember_line(self, key: tuple, match: Match | None, origin, line: str, data: bytes, start: int) -> None:
-        """Remember the answer to a log line whose lines around add nothing to it, for the lines
-        that differ from it only in the digits of their stamp (_line_key), when it holds for them
-        all (_stamp_free)."""
-        if match is not None:
-            if not self._stamp_free(key, match, origin, data, start):
-                return
-            match.key()
-            match = _again(match, 0)
-        if len(self._lines) >= LINE_CACHE:
-            self._lines.clear()
-        own = key[2] if len(key) > 2 else key[0]  # the line's own key (a traceback's: without its frame)
-        self._lines[key[0]] = (match, "\ufffd" in line and not _utf8(own))  # (the stamp is ASCII)
 
     def _joined(self, data: bytes, start: int, end: int, line_no: int, undecodable, pos: int, taken: int = 0):
         """(a match of the line joined with the one before or after it, as a hard wrap split it, or
@@ -725,67 +684,6 @@ def header_begin(line: str) -> int | None:
     while first > 0 and line[first - 1] in _DOTTED_NAME:
         first -= 1
     return max(0, first - 1)
-
-
-def _line_key(data: bytes, start: int, end: int) -> tuple[bytes, int]:
-    """(a log line start:end with each digit of its stamp written 0, the stamp's length). Its stamp:
-    the leading characters of STAMP (a timestamp, a level letter, a thread id): lines that differ
-    only there have the same answer, unless a match begins there (_remember_line). A JSON line's
-    stamp (length JSON_KEY) is its numbers and its strings made of STAMP's characters only (its
-    time): explain reads the other strings of the line, not its numbers."""
-    raw = data[start:end]
-    if raw[:1] == b"{":
-        if not _JSON_TOKENS:
-            import re
-
-            # a string's closing quote optional: an unclosed one is read to the line's end once, not
-            # again from each escaped quote in it (quadratic)
-            _JSON_TOKENS.append(re.compile(rb'"(?:[^"\\]|\\.)*"?|[0-9]+'))
-        return _JSON_TOKENS[0].sub(_zeroed, raw), JSON_KEY
-    rest = raw.lstrip(STAMP)
-    cut = len(raw) - len(rest)
-    return (raw[:cut].translate(_ZEROS) + rest if cut else raw), cut
-
-
-def _traceback_key(data: bytes, start: int, end: int) -> tuple | None:
-    """The _line_key of a traceback's exception line start:end with the frame line above it
-    (_located_match reads the nearest frame within FRAME_REACH bytes), and the line's own key; None
-    when the nearest `File "` there is no frame (_located_match would look further up) or a frame
-    line over MAX_MEMO_LINE bytes."""
-    at = data.rfind(FRAME_BYTES, max(0, start - FRAME_REACH), start)
-    frame = b""
-    if at >= 0:
-        line_start = data.rfind(b"\n", 0, at) + 1
-        line_end = data.find(b"\n", at, start)
-        frame = data[line_start:start if line_end < 0 else line_end]
-        if len(frame) > MAX_MEMO_LINE or not FRAME.match(frame.decode("utf-8", "replace")):
-            return None
-    key, cut = _line_key(data, start, end)
-    return frame + b"\0" + key, cut, key
-
-
-def _zeroed(token) -> bytes:
-    """A token of a JSON line's key: a number or a string of STAMP's characters, its digits 0."""
-    text = token.group()
-    return text if text[:1] == b'"' and text[1:-1].strip(STAMP) else text.translate(_ZEROS)
-
-
-def _again(template: Match, line_no: int, ties: bool = False) -> Match:
-    """A remembered match (_remember_line; with its `ties`, _examine) as the match of another line."""
-    found = Match(template.code, template.wording, template.params, line_no, template.exact, template.score,
-                  template.text, template.span, template.weak)
-    found._keyed = template._keyed
-    if ties and template.ties:
-        found.ties = [_again(tie, line_no) for tie in template.ties]
-    return found
-
-
-def _utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _remembered(hit: Match, header, line_no: int) -> Match:

@@ -27,3 +27,14 @@ class Match:
         if keyed is None or keyed[0] is not self.params:  # (params replaced: values read after it, merged)
             keyed = self._keyed = (self.params, (self.code, repr(sorted(self.params.items()))))
         return keyed[1]
+
+
+def again(template: Match, line_no: int, ties: bool = False) -> Match:
+    """A remembered match (errkit/explain/matching/memory.py; with its `ties`) as the match of
+    another line: its values shared, not copied."""
+    found = Match(template.code, template.wording, template.params, line_no, template.exact, template.score,
+                  template.text, template.span, template.weak)
+    found._keyed = template._keyed
+    if ties and template.ties:
+        found.ties = [again(tie, line_no) for tie in template.ties]
+    return found
