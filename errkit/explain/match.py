@@ -22,12 +22,13 @@ from errkit.core.index_format import (  # noqa: F401 - re-exported: the matcher'
 from errkit.core.normalise import normalise, original_span
 from errkit.explain.matching.found import Match, again
 from errkit.explain.matching.memory import Memory, key_of
+from errkit.explain.matching.around import Around, captured, raise_file
+from errkit.explain.matching.text import MSG, clean, header_of, json_record, json_strings, raise_statement
 from errkit.explain.matching.keys import Keys, candidates, re2_options
 from errkit.core.regex import ENGINE_ENV, engine, escape, is_re2, numbered_groups  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
 
 INDEX_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_index.json")
 
-EXC, MSG = HEADER.number("exc"), HEADER.number("msg")
 FRAME_BYTES = FRAME_MARK.encode()  # (the matcher reads bytes)
 NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
 TRACEBACK_NOTES_BYTES = tuple(note.encode() for note in TRACEBACK_NOTES)
@@ -137,9 +138,6 @@ class Index:
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
         self._headers: dict[str, Match | None] = {}
         self._printed: dict | None = None  # code -> the params its wordings print (match.printed_params)
-        self._sites: dict[str, list[tuple[int, str, str]]] | None = None
-        self._context_codes: dict[str, bool] = {}  # code -> whether its fixes depend on the context (read_context)
-        self._reads: dict[str, list | None] = {}  # code -> its entry's reads (read_on)
         # the catalogue each code comes from (errkit/explain/registry.py): code -> name, or one name for all
         self._catalogues = data.get("catalogues") or data.get("project") or ""
         # code -> its fixes' suggest expressions already vetted and compiled (explain's index cache)
@@ -241,104 +239,10 @@ class Index:
 
     # -- exact matching ---------------------------------------------------------------------------
 
-    def _extract(self, i: int, m):
+    def captured(self, i: int, m) -> dict | None:
+        """The typed values of wording `i`'s regex match `m` (errkit/explain/matching/around.py captured)."""
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
-        return _captured(self.wordings[i]["captures"], m, numbers)
-
-    def read_on(self, match: Match, data: bytes, start: int, ahead=None, prefix_end=None,
-                record=None) -> None:
-        """What the lines after a match's message add (a compiler's dump under its header): the
-        params of its entry's `reads` it does not have yet, each from the first line that holds it,
-        and the kernel they name (a pallas_call's name, `%splash_mha_fwd`) when its wording is
-        raised by several. Read from the match's line to the next traceback, READ_WINDOW at most,
-        and, where `prefix_end()` tells where its line's log prefix ends in `data` (asked only when
-        something is read), to the next log record from another place (errkit/explain/records.py).
-        `record()`: the strings of the JSON log line the match was found in (_json_record), read
-        alone (a JSON log's record is its line, a dump inside it is in its strings), else None;
-        asked only when something is read.
-        `ahead`: an errkit/explain/ahead.py Ahead of `data` (the scan's: windows overlap)."""
-        raised_by = match.wording.get("kernels") or ()
-        reads = self._reads_of(match.code)
-        if not reads and len(raised_by) < 2:
-            return
-        kernels = self.data.get("kernels") or {}
-        # a wording of one kernel is that kernel's (told_kernel): its names are not looked for
-        candidates = [k for k in raised_by if (kernels.get(k) or {}).get("names")] if len(raised_by) > 1 else []
-        if not reads and not candidates:
-            return
-        record = None if record is None else record()
-        if ahead is None or record is not None:
-            from errkit.explain.ahead import Ahead
-
-            if record is not None:  # a JSON log line: its strings, unescaped, alone
-                data, start = record.encode("utf-8", "replace"), 0
-            ahead = Ahead(data)
-        end = min(len(data), start + READ_WINDOW)
-        first_line_end = data.find(b"\n", start, end) if record is None else -1
-        if first_line_end >= 0:
-            cut = ahead.find(NEXT_TRACEBACK_BYTES, first_line_end, end)
-            end = end if cut < 0 else cut
-            prefix = None if prefix_end is None else prefix_end()
-            if prefix is not None:
-                from errkit.explain.records import record_end  # (not for a message without `reads`: start-up time)
-
-                end = record_end(data, start, first_line_end, prefix, end)
-        window = data[start:end].decode("utf-8", "replace") if reads else ""  # (kernel names are found in the bytes)
-        extra = {}
-        for k, read in enumerate(reads or ()):
-            pattern = self._compiled.get(("read", match.code, k))
-            if pattern is None:
-                pattern = self._compiled[("read", match.code, k)] = engine().compile(read["regex"])
-            m = pattern.search(window)
-            found = _captured(read["captures"], m) if m else None
-            for param, value in (found or {}).items():
-                if param not in match.params and param not in extra:
-                    extra[param] = value
-        if extra:  # a new dict: the message's own values may be shared with a remembered header
-            match.params = {**match.params, **extra}
-        if candidates:
-            named = [k for k in candidates
-                     if any(_starts_identifier_in(ahead, start, end, name) for name in kernels[k]["names"])]
-            if len(named) == 1:
-                match.kernel = named[0]
-
-    def _reads_of(self, code: str) -> list | None:
-        """Entry `code`'s reads (read_on), remembered."""
-        reads = self._reads.get(code, False)
-        if reads is False:
-            reads = self._reads[code] = (self.entries.get(code) or {}).get("reads")
-        return reads
-
-    def reads_context(self, code: str) -> bool:
-        """Whether entry `code` has fixes the context orders or leaves out: one for a raise site, or
-        one for a kernel of a framework other than JAX (errkit/explain/context.py). Only those
-        matches read it: a log's other matches pay nothing."""
-        known = self._context_codes.get(code)
-        if known is None:
-            kernels = self.data.get("kernels") or {}
-            fixes = (self.entries.get(code) or {}).get("fixes") or ()
-            known = self._context_codes[code] = any(
-                fix.get("site") or (kernels.get(fix.get("kernel")) or {}).get("framework") for fix in fixes)
-        return known
-
-    def read_context(self, match: Match, data: bytes, start: int) -> None:
-        """match.context: the framework and the raise site the text around the match shows, each with
-        the text it was read from (errkit/explain/context.py); from FRAME_REACH bytes before its
-        line (the traceback's last frames) to the next traceback after it, FRAME_REACH at most (a
-        log's windows are searched for every mark: kept short)."""
-        from errkit.explain import context
-
-        line_end = data.find(b"\n", start)
-        line_end = len(data) if line_end < 0 else line_end
-        end = min(len(data), line_end + FRAME_REACH)
-        cut = data.find(NEXT_TRACEBACK_BYTES, line_end, end)
-        end = end if cut < 0 else cut
-        before = data[max(0, start - FRAME_REACH):start].decode("utf-8", "replace")
-        line = data[start:line_end].decode("utf-8", "replace")
-        after = data[line_end:end].decode("utf-8", "replace")
-        framework, framework_mark = context.framework(before, line, after)
-        site, site_mark = context.site(told_kernel(match), line, after)
-        match.context = {"framework": framework, "framework_from": framework_mark, "site": site, "site_from": site_mark}
+        return captured(self.wordings[i]["captures"], m, numbers)
 
     def _best(self, ids: list[int], text: str, how: str, line_no: int) -> Match | None:
         """The wording of `ids` that matches `text` (`how`: fullmatch, at the line end, anywhere)
@@ -352,7 +256,7 @@ class Index:
                 m = self._bytes_regex(i, to_line_end=how == "end").search(data)
             if m is None:
                 continue
-            params = self._extract(i, m)
+            params = self.captured(i, m)
             if params is None:
                 continue
             wording = self.wordings[i]
@@ -385,7 +289,7 @@ class Index:
         if not ids:
             return None
         if json_line:
-            for text in _json_strings(line):
+            for text in json_strings(line):
                 for part in text.splitlines():
                     found = self._match_text(clean(part), line_no)
                     if found is not None:
@@ -449,37 +353,6 @@ class Index:
         match.params, match.span = params, hit.span()
         return match
 
-    def match_location(self, frame_path: str, func: str, line_no: int, exception: str = "", message: str = "") -> Match | None:
-        """A message with no fixed text (often none at all), recognised by the raise site of its
-        traceback's last frame, then by its wording.
-
-        The most specific location is tried first (file and function over the whole file); a
-        wording whose exception class differs from the raised one never matches.
-        """
-        frame_path = frame_path.replace("\\", "/")
-        raised = exception.rsplit(".", 1)[-1]
-        if self._sites is None:  # file name -> (wording, its file, its function): read once
-            self._sites = {}
-            for i in self.located:
-                place, _, where = self.wordings[i]["location"].partition(" in ")
-                path = place.partition(":")[0]
-                self._sites.setdefault(path.rsplit("/", 1)[-1], []).append((i, path, where))
-        ranked = []
-        for i, path, where in self._sites.get(frame_path.rsplit("/", 1)[-1], ()):
-            wording = self.wordings[i]
-            if not frame_path.endswith(path) or (where and where != func):
-                continue
-            if raised and wording["exception"] and wording["exception"] != raised:
-                continue
-            ranked.append((-bool(where), i))
-        for _, i in sorted(ranked):
-            m = self.regex(i).fullmatch(message)
-            params = self._extract(i, m) if m else None
-            if params is not None:
-                wording = self.wordings[i]
-                return Match(wording["code"], wording, params, line_no, text=message or f"{frame_path} in {func}")
-        return None
-
     def scan(self, data: bytes | str, first_line: int = 1, undecodable=None, paste: bool | None = None,
              begin: int = 0, end: int | None = None, reached: list | None = None):
         """Every match in a block of text (bytes as read, or str), in order.
@@ -511,7 +384,7 @@ class Index:
             return keys.locator().search(data, *where)
         first = None if paste else keys.prefilter().over(data)  # a log: its blocks scanned by the prefilter
         line_no, counted, pos, size = first_line, begin, begin, len(data)
-        ahead = None if paste else _ahead(data)  # a log: the windows read after matches, searched once (read_on)
+        ahead = None if paste else _ahead(data)  # a log: the windows read after matches, searched once (around.py read_on)
         taken = 0  # where the text of the last match ends: a line before it is not joined to the next
         while pos < stop:
             if paste:  # every line; a huge one is read around its first hit
@@ -581,23 +454,16 @@ class Index:
         else:
             match = self.match_line(text, line_no)
             if match is None and traceback:
-                match = self._located_match(data, start, text, line_no)
+                match = self.room(Around).located_match(data, start, text, line_no)
             if match is None:
                 match = self.match_note(text, line_no)
-        alone = match is None or not (match.ties or len(match.wording.get("kernels") or ()) > 1
-                                      or self._reads_of(match.code) or self.reads_context(match.code))
+        around = self.room(Around)
+        alone = not around.depends(match)
         if own is None and key is not None and not alone:
             memory.keep_own(key, match, origin, data, start)
-        if match is not None and match.ties:
-            match = _break_tie(match, data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
-        if match is not None and len(match.wording.get("kernels") or ()) > 1:
-            match.kernel = _shown_kernel(match.wording["kernels"], self.data.get("kernels") or {},
-                                         data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text)
         if match is not None:
-            record = (lambda: _json_record(text)) if match.span is None and not traceback else None
-            self.read_on(match, data, start, ahead, lambda: _prefix_end(data, start, line, text, match, origin), record)
-            if self.reads_context(match.code):
-                self.read_context(match, data, start)
+            record = (lambda: json_record(text)) if match.span is None and not traceback else None
+            match = around.read(match, data, start, line, text, origin, record, ahead)
         if match is not None and match.span is not None and origin is not None:
             a, b = original_span(origin, *match.span)
             match.text = line[a:b]
@@ -631,61 +497,6 @@ class Index:
                     return match, max(pos, last + 1)
         return None, pos
 
-    def _located_match(self, data: bytes, start: int, line: str, line_no: int) -> Match | None:
-        header = HEADER.search(clean(line))
-        if not header:
-            return None
-        # the traceback's last frame: the nearest `File "..."` line above, within FRAME_REACH bytes
-        low, end = max(0, start - FRAME_REACH), start
-        last = None
-        while last is None:
-            at = data.rfind(FRAME_BYTES, low, end)
-            if at < 0:
-                return None
-            line_start = data.rfind(b"\n", 0, at) + 1
-            line_end = data.find(b"\n", at, start)
-            last = FRAME.match(data[line_start:start if line_end < 0 else line_end].decode("utf-8", "replace"))
-            end = at
-        message = (header.group(MSG) or "").strip()
-        return self.match_location(last.group("path"), last.group("func"), line_no, header.group(EXC), message)
-
-
-def _prefix_end(data: bytes, start: int, line: str, text: str, match: Match, origin) -> int | None:
-    """Where the log record's prefix of `line` (the line at `start`, `text` once normalised by
-    `origin`) ends in `data`: before the exception named ahead of the text `match` found, else
-    before that text (errkit/explain/records.py); None when that is not known (no span, or the
-    line was not read whole from there)."""
-    if match.span is None:
-        return None
-    cut = match.span[0]
-    header = header_of(text)
-    if header is not None and header.start(EXC) < cut:
-        cut = header.start(EXC)
-    before = line[:original_span(origin, cut, cut)[0]].encode("utf-8")
-    return start + len(before) if data.startswith(before, start) else None
-
-
-def header_of(line: str):
-    """HEADER.search(line), begun where a match can first start (header_begin)."""
-    begin = header_begin(line)
-    return None if begin is None else HEADER.search(line, begin)
-
-
-def header_begin(line: str) -> int | None:
-    """Where HEADER can first match in `line` (None: nowhere). Its exception name is a run of
-    identifier characters and dots ending in Error or Exception, after a separator or the line's
-    start: none starts before the run holding the line's first `Error` or `Exception`, so a log
-    line's timestamp and logger are not tried character by character."""
-    first = line.find("Error")
-    other = line.find("Exception", 0, first if first >= 0 else len(line))
-    first = other if other >= 0 else first
-    if first < 0:
-        return None
-    while first > 0 and line[first - 1] in _DOTTED_NAME:
-        first -= 1
-    return max(0, first - 1)
-
-
 def _remembered(hit: Match, header, line_no: int) -> Match:
     """The remembered answer `hit` to the message HEADER found (`header`), as a match of this line."""
     raw = header.group(MSG)
@@ -696,13 +507,6 @@ def _remembered(hit: Match, header, line_no: int) -> Match:
     found._keyed = hit._keyed
     found.ties = [Match(t.code, t.wording, t.params, line_no, text=t.text, span=span) for t in hit.ties]
     return found
-
-
-def raise_statement(line: str) -> bool:
-    """A Python `raise SomeError(...)` line (a traceback's source line, `|`-prefixed in an exception
-    group's): the text it quotes, often an f-string's template, is not the message raised."""
-    code = line.lstrip("|+ \t")
-    return code.startswith("raise ") and "(" in code
 
 
 def _across(match: Match, joined: str, cut: int, glue: int) -> bool:
@@ -720,129 +524,12 @@ def _ahead(data: bytes):
     return Ahead(data)
 
 
-_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-_DOTTED_NAME = _ID_CHARS | {"."}  # a dotted exception name's characters (header_begin)
-
-
-def _captured(captures: list, m, numbers: list[int] | None = None) -> dict | None:
-    """The typed values of a regex match's captures (None when one is no value after all, or one
-    param is captured twice with two values)."""
-    out = {}
-    for k, (group, param, type_) in enumerate(captures):
-        raw = m.group(group) if numbers is None else m.group(numbers[k])
-        if isinstance(raw, bytes):
-            raw = raw.decode("utf-8", "replace")
-        try:
-            value = values.parse(type_, raw)
-        except (ValueError, OverflowError):  # matched the shape of a value but is none (e.g. "1,,2")
-            return None
-        if param in out and out[param] != value:
-            return None
-        out[param] = value
-    return out
-
-
-_COMPARE = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, "<": lambda a, b: a < b,
-            "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
-
-
-def _releases_in(context: str) -> dict[str, tuple[int, ...]]:
-    """Distribution -> the release the context names for it (the last one named)."""
-    seen = {}
-    for m in RELEASE_SEEN.finditer(context):
-        seen[m.group("dist").lower()] = tuple(int(x) for x in m.group("version").split("."))
-    return seen
-
-
-def _in_range(record: dict | None, seen: dict[str, tuple[int, ...]]) -> bool:
-    """Whether a wording's release range holds the release the context names for its distribution."""
-    if not record or record.get("dist", "").lower() not in seen:
-        return False
-    version = seen[record["dist"].lower()]
-    width = max([len(version)] + [len(b) for _, b in record["bounds"]])
-    pad = lambda v: tuple(v) + (0,) * (width - len(v))  # noqa: E731 - 0.5 is 0.5.0
-    return all(_COMPARE[op](pad(version), pad(bound)) for op, bound in record["bounds"])
-
-
-def _names_a_dist(candidates: list[Match], context: str) -> bool:
-    """Whether the context holds the name of a distribution whose releases a candidate has: the
-    release regex (a lookbehind, on `re`) reads the context only then."""
-    lowered = None
-    for c in candidates:
-        dist = (c.wording.get("releases") or {}).get("dist")
-        if dist:
-            lowered = context.lower() if lowered is None else lowered
-            if dist.lower() in lowered:
-                return True
-    return False
-
-
-def _break_tie(match: Match, context: str) -> Match:
-    """Of wordings that match the same text (match._apart): the one whose raise site (a
-    traceback frame's file) the context shows, else the one whose release range holds the release
-    the context names (`jax==0.4.31`); else the first."""
-    candidates = [match, *match.ties]
-    context = context.replace("\\", "/")
-    chosen = next((c for c in candidates if _raise_file(c.wording) and _raise_file(c.wording) in context), None)
-    if chosen is None and _names_a_dist(candidates, context):
-        seen = _releases_in(context)
-        chosen = next((c for c in candidates if _in_range(c.wording.get("releases"), seen)), match) if seen else match
-    chosen = match if chosen is None else chosen
-    if chosen is not match:
-        chosen.span, chosen.text = match.span, match.text
-    chosen.ties = []
-    return chosen
-
-
-def _shown_kernel(candidates: list[str], kernels: dict, context: str) -> str | None:
-    """Of the kernels raising a shared wording, the one whose source file the context (a traceback's
-    frames) shows, when exactly one is shown."""
-    context = context.replace("\\", "/")
-    shown = [k for k in candidates if (kernels.get(k) or {}).get("source") and kernels[k]["source"] in context]
-    return shown[0] if len(shown) == 1 else None
-
-
-def told_kernel(match: Match) -> str | None:
-    """The kernel that raised a match: its wording's only kernel, else the one its context showed."""
-    kernels = match.wording.get("kernels") or ()
-    return kernels[0] if len(kernels) == 1 else match.kernel
-
-
-_ID_BYTES = frozenset(c.encode()[0] for c in _ID_CHARS)
-
-
-def _starts_identifier_in(ahead, low: int, high: int, name: str) -> bool:
-    """Whether an identifier of the text of ahead.data[low:high] (a match of
-    `[A-Za-z_][A-Za-z0-9_]*`, found left to right) starts with `name`, found by substring (a regex
-    over a compiler dump is slow on RE2's wrapper; `ahead`: an errkit/explain/ahead.py Ahead of the
-    bytes). In a run of identifier characters the identifier starts at its first character that
-    is not a digit, so `name` starts one where only digits come before it in its run. Read in the
-    bytes without decoding them: identifier characters are ASCII, and no byte of another
-    character (nor the U+FFFD a bad byte decodes to) is one."""
-    if not name or name[0].isdigit() or not _ID_CHARS.issuperset(name):
-        return False
-    needle, data = name.encode("ascii"), ahead.data
-    at = ahead.find(needle, low, high)
-    while at >= 0:
-        before = at
-        while before > low and data[before - 1] in _ID_BYTES:
-            before -= 1
-        if before == at or data[before:at].isdigit():
-            return True
-        at = ahead.find(needle, at + 1, high)
-    return False
-
-
-def _raise_file(wording: dict) -> str:
-    return (wording.get("location") or "").partition(" in ")[0].partition(":")[0]
-
-
 def _apart(wording: dict, best: Match) -> bool:
     """Whether a wording matching as much fixed text as the best so far is a tie to break by the
     context: another entry's, or the same text raised at another site (one entry's wordings of
     several kernels: the traceback's last frames tell which raised it)."""
     return wording["code"] != best.code or (
-        wording["template"] == best.wording["template"] and _raise_file(wording) != _raise_file(best.wording))
+        wording["template"] == best.wording["template"] and raise_file(wording) != raise_file(best.wording))
 
 
 def _traceback_end(data: bytes, pos: int, limit: int = TRACEBACK_LINES) -> tuple[int, int] | None:
@@ -914,42 +601,6 @@ def _worth_reading(index: "Index", line: str) -> bool:
     return bool(candidates(index, text) or HEADER.search(text) or "/errors/" in text)
 
 
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
-def _json_strings(line: str) -> list[str]:
-    """The string values of a JSON object or array (two levels deep), in order; [] if not JSON."""
-    try:
-        import json  # a JSON log line: rare in a paste
-
-        doc = json.loads(line, parse_constant=_no_constant)  # strict JSON, as the paste page's JSON.parse
-    except ValueError:
-        return []
-    out: list[str] = []
-
-    def walk(value, depth: int) -> None:
-        if isinstance(value, str):
-            out.append(value)
-        elif depth < 2 and isinstance(value, dict):
-            for item in value.values():
-                walk(item, depth + 1)
-        elif depth < 2 and isinstance(value, list):
-            for item in value:
-                walk(item, depth + 1)
-
-    walk(doc, 0)
-    return out
-
-
-def _json_record(line: str) -> str | None:
-    """The strings of a JSON log line, one after another (each line of each), else None."""
-    if not line.lstrip().startswith("{"):
-        return None
-    strings = _json_strings(line)
-    return "\n".join(strings) if strings else None
-
-
 def _decode(data: bytes, start: int, end: int, undecodable) -> str:
     raw = data[start:end]
     try:
@@ -963,11 +614,6 @@ def _decode(data: bytes, start: int, end: int, undecodable) -> str:
 def class_name(slug: str) -> str:
     """The exception class generated for an entry (model.Entry.class_name, without importing it)."""
     return "".join(part.capitalize() for part in slug.split("-")) + "Error"
-
-
-def clean(line: str) -> str:
-    line = ANSI.sub("", line) if "\x1b" in line else line
-    return line.rstrip("\r\n")
 
 
 # -- a whole input: every exact match, or the closest wordings --------------------------------------

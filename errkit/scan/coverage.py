@@ -6,6 +6,7 @@ import re
 
 from errkit.core import UsageError, template, values
 from errkit.explain.matching.approximate import shortlist
+from errkit.explain.matching.around import match_location
 from errkit.explain.matching.keys import candidates
 from errkit.scan.messages import parse_template
 from errkit.scan.sites import Site
@@ -39,7 +40,7 @@ class Coverage:
 
     def covered_by(self, site: Site) -> str | None:
         if not site.template:
-            found = self.index.match_location(site.abspath, site.bare_function, site.line)
+            found = match_location(self.index, site.abspath, site.bare_function, site.line)
             return found.code if found else ("generated" if site.generated else None)
         texts = renderings(site)
         located = self.located_in(site.abspath)
@@ -115,7 +116,7 @@ class Coverage:
         if found is not None and re.fullmatch(found.wording["regex"], text):
             return found.code
         # a message with no fixed text is recognised by its raise site
-        found = self.index.match_location(site.abspath, site.bare_function, site.line, site.base, text) if located else None
+        found = match_location(self.index, site.abspath, site.bare_function, site.line, site.base, text) if located else None
         return found.code if found is not None else None
 
     def located_in(self, path: str) -> bool:

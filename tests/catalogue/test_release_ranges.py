@@ -20,6 +20,7 @@ import pytest
 from errkit.catalogue import releases
 from errkit.core import values
 from errkit.explain.match import Index
+from errkit.explain.matching.around import match_location
 from errkit.explain.matching.keys import candidates
 from errkit.scan.messages import parse_template
 from errkit.scan.sites import RawSite, Site, assign_params
@@ -156,7 +157,7 @@ def recognise(template: str, site: dict) -> list[Outcome]:
             text = one_line(raw)
             found = raised(text, site) if text else None
             if found is None or not found.exact or not re.fullmatch(found.wording["regex"], text):
-                found = index().match_location(s.abspath, s.bare_function, s.line, s.base, text)
+                found = match_location(index(), s.abspath, s.bare_function, s.line, s.base, text)
             if found is None:
                 best = best or Outcome(None, text, [], [])
                 continue

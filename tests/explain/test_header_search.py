@@ -8,7 +8,7 @@ import re2
 from hypothesis import example, given, strategies as st
 
 from errkit.core.index_format import HEADER
-from errkit.explain.match import EXC, MSG, header_begin
+from errkit.explain.matching.text import EXC, MSG, header_begin
 
 PIECES = ["Error", "Exception", "ValueError", "Value", "x", "_", "3", ".", ":", ": ", " ", "\t", "[", "]", "|", ">",
           "(", "#", "-", "é", "m", "jax.", "E   "]

@@ -19,6 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from errkit.explain import registry, command, match
+from errkit.explain.matching import around
 from errkit.core import suggest
 from errkit.core import helpers, regex, values
 from errkit.core.regex import PY_SPACE, escape
@@ -148,7 +149,7 @@ def test_an_identifier_starting_with_a_name_is_found_without_a_regex(text, name)
     from errkit.explain.ahead import Ahead
 
     data = b"\xff9" + text.encode("utf-8") + b"x\xc3"
-    assert match._starts_identifier_in(Ahead(data), 2, len(data) - 2, name) == any(w.startswith(name) for w in words)
+    assert around.starts_identifier_in(Ahead(data), 2, len(data) - 2, name) == any(w.startswith(name) for w in words)
 
 
 def test_a_small_pattern_moves_to_pythons_re_once_it_is_loaded():
@@ -268,7 +269,7 @@ def test_numbered_groups_read_what_named_groups_read():
                 assert (a is None) == (b is None), text
                 if a is not None:
                     assert a.span() == b.span(), text
-                    got = [match._captured(compiled["captures"], m, g) for m, g in ((a, None), (b, groups))]
+                    got = [around.captured(compiled["captures"], m, g) for m, g in ((a, None), (b, groups))]
                     assert repr(got[0]) == repr(got[1]), text  # (repr: nan is nan)
                     checked += 1
     assert checked > 300

@@ -6,8 +6,8 @@ bounded whatever the catalogue's size; this room keeps each word's wordings and 
 skeleton normalised (`Closest`)."""
 
 from errkit.core.index_format import APPROXIMATE_MAX, HEADER, POSTINGS_BUDGET, QUOTE_COVERAGE, QUOTE_WORDS, QUOTED, SHORTLIST, WORD
-from errkit.explain.match import MSG, clean
 from errkit.explain.matching.found import Match
+from errkit.explain.matching.text import MSG, clean
 
 
 class Closest:

@@ -18,8 +18,11 @@ class Match:
         self.span = span  # where `text` is in the line that was matched (characters), when known
         self.weak = weak  # the entry was named (a note line, a docs link), no message matched
         self.ties: list[Match] = []  # other wordings that match the same text as well (line.py's apart)
-        self.kernel = None  # the kernel that raised it, when a shared wording's context tells (see told_kernel)
-        self.context = None  # what the text around it tells of where it was raised (read_context), when asked
+        kernels = wording.get("kernels")
+        # the kernel that raised it: its wording's only kernel; of several, the one the text around
+        # it tells (errkit/explain/matching/around.py decide_kernel), else None
+        self.kernel = kernels[0] if kernels and len(kernels) == 1 else None
+        self.context = None  # what the text around it tells of where it was raised (around.py read_context), when asked
         self._keyed = None  # (the params, the key made of them): matches of a remembered message share both
 
     def key(self):
@@ -34,7 +37,7 @@ def again(template: Match, line_no: int, ties: bool = False) -> Match:
     another line: its values shared, not copied."""
     found = Match(template.code, template.wording, template.params, line_no, template.exact, template.score,
                   template.text, template.span, template.weak)
-    found._keyed = template._keyed
+    found._keyed, found.kernel = template._keyed, template.kernel
     if ties and template.ties:
         found.ties = [again(tie, line_no) for tie in template.ties]
     return found
