@@ -13,7 +13,6 @@ unloaded); reads the index that `errkit generate` compiled.
 
 import os
 
-from errkit.core import values
 from errkit.core.index_format import (  # noqa: F401 - re-exported: the matcher's API
     ANSI, APPROXIMATE_MAX, BLOCK_GAP, DOCS_LINK, QUOTE_COVERAGE, QUOTE_WORDS, QUOTED, FRAME, FRAME_MARK, FRAME_REACH, HEADER, LOOKUP_MARKS, MARKERS, MAX_LINE, NEXT_TRACEBACK, NOTE,
     PASTE_SIZE, POSTINGS_BUDGET, READ_WINDOW, RELEASE_SEEN, SHORTLIST, SPACE, TAIL, TIE_CONTEXT, TRACEBACK_LINES, TRACEBACK_NOTES, WORD,
@@ -22,8 +21,9 @@ from errkit.core.index_format import (  # noqa: F401 - re-exported: the matcher'
 from errkit.core.normalise import normalise, original_span
 from errkit.explain.matching.found import Match, again
 from errkit.explain.matching.memory import Memory, key_of
-from errkit.explain.matching.around import Around, captured, raise_file
-from errkit.explain.matching.text import MSG, clean, header_of, json_record, json_strings, raise_statement
+from errkit.explain.matching.around import Around, captured
+from errkit.explain.matching.line import match_line, match_note
+from errkit.explain.matching.text import clean, json_record
 from errkit.explain.matching.keys import Keys, candidates, re2_options
 from errkit.core.regex import ENGINE_ENV, engine, escape, is_re2, numbered_groups  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
 
@@ -80,7 +80,6 @@ class Entries(_ReadOnAccess, dict):
         return [self[code] for code in self]
 
 
-HEADER_CACHE = 4096  # messages remembered per index: a log repeats the same few errors
 
 
 class Wordings(_ReadOnAccess, list):
@@ -93,7 +92,7 @@ class Wordings(_ReadOnAccess, list):
 
 def numbered(wording: dict) -> list | None:
     """[the wording's regex with plain groups, the group number of each capture] (what
-    Index._bytes_regex compiles when explain's index cache holds it), or None when a capture's
+    Index.bytes_regex compiles when explain's index cache holds it), or None when a capture's
     group is not found."""
     source, numbers = numbered_groups(wording["regex"])
     groups = [numbers.get(group) for group, _, _ in wording["captures"]]
@@ -136,7 +135,6 @@ class Index:
         self.keys, self.keyed, self.located, self.always = data.get("plan") or plan(self.wordings)
         self._compiled: dict = {}  # compiled regexes, by (wording, how) and by a bytes regex's source
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
-        self._headers: dict[str, Match | None] = {}
         self._printed: dict | None = None  # code -> the params its wordings print (match.printed_params)
         # the catalogue each code comes from (errkit/explain/registry.py): code -> name, or one name for all
         self._catalogues = data.get("catalogues") or data.get("project") or ""
@@ -192,7 +190,7 @@ class Index:
             pattern = self._compiled[key] = engine().compile(at_line_end(source) if to_line_end else source)
         return pattern
 
-    def _bytes_regex(self, i: int, to_line_end: bool = False):
+    def bytes_regex(self, i: int, to_line_end: bool = False):
         """The wording's regex over UTF-8 bytes: the same matches, and RE2's Python wrapper then
         skips re-encoding the text and mapping byte offsets back to characters on every call."""
         key = (i, to_line_end, bytes)
@@ -243,115 +241,6 @@ class Index:
         """The typed values of wording `i`'s regex match `m` (errkit/explain/matching/around.py captured)."""
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
         return captured(self.wordings[i]["captures"], m, numbers)
-
-    def _best(self, ids: list[int], text: str, how: str, line_no: int) -> Match | None:
-        """The wording of `ids` that matches `text` (`how`: fullmatch, at the line end, anywhere)
-        with the most fixed text; its span is in characters of `text`."""
-        best: Match | None = None
-        data = text.encode("utf-8", "replace")
-        for i in ids:
-            if how == "full":
-                m = self._bytes_regex(i).fullmatch(data)
-            else:
-                m = self._bytes_regex(i, to_line_end=how == "end").search(data)
-            if m is None:
-                continue
-            params = self.captured(i, m)
-            if params is None:
-                continue
-            wording = self.wordings[i]
-            if best is not None and wording["literal_chars"] == best.wording["literal_chars"] and _apart(wording, best):
-                best.ties.append(Match(wording["code"], wording, params, line_no, text=best.text, span=best.span))
-            elif best is None or wording["literal_chars"] > best.wording["literal_chars"]:
-                a, b = m.span()
-                if how == "end":  # the regex takes trailing spaces too
-                    b = a + len(data[a:b].rstrip())
-                lo = len(data[:a].decode("utf-8", "replace")) if a else 0
-                span = (lo, lo + len(data[a:b].decode("utf-8", "replace")))
-                best = Match(wording["code"], wording, params, line_no, text=text[span[0]:span[1]], span=span)
-        return best
-
-    def match_line(self, line: str, line_no: int = 0) -> Match | None:
-        """The best wording found in one line: a fullmatch of the message part first, then a search.
-
-        A JSON log line (`{"level": "error", "msg": "ValueError: ..."}`) is read as the strings it
-        holds, unescaped, each line of each (a traceback in an `exc_info` field too)."""
-        line = clean(line)
-        json_line = line.startswith("{") or line.lstrip().startswith("{")
-        header = False if json_line else header_of(line)  # (False: not searched)
-        if header and header.group(MSG) is not None:
-            # a message answered before needs no key lookup: every wording that matches it whole
-            # has its key in it, so in any line holding it (the keys' set match is the cost here)
-            remembered = self._headers.get(header.group(MSG).strip())
-            if remembered is not None:
-                return _remembered(remembered, header, line_no)
-        ids = candidates(self, line)
-        if not ids:
-            return None
-        if json_line:
-            for text in json_strings(line):
-                for part in text.splitlines():
-                    found = self._match_text(clean(part), line_no)
-                    if found is not None:
-                        found.span = None  # in the unescaped string, not in the line
-                        return found
-        return self._match_text(line, line_no, ids, header)
-
-    def _match_text(self, line: str, line_no: int, ids: list[int] | None = None, header=False) -> Match | None:
-        """`header`: HEADER's search of `line` when the caller made it (False: not made)."""
-        ids = candidates(self, line) if ids is None else ids
-        if not ids:
-            return None
-        header = header_of(line) if header is False else header
-        if header and header.group(MSG) is not None:
-            # The message after `SomeError: ` decides alone when a wording matches it whole: a log
-            # repeats the same messages behind different timestamps, so that answer is remembered.
-            msg = header.group(MSG).strip()
-            if msg in self._headers:
-                hit = self._headers[msg]
-            else:
-                if len(self._headers) >= HEADER_CACHE:
-                    self._headers.clear()
-                hit = self._headers[msg] = self._best(ids, msg, "full", 0)
-            if hit is not None:
-                return _remembered(hit, header, line_no)
-        # Then the whole line, the line's end, anywhere; only the wordings found somewhere in it
-        # can match it one of these ways (one search each: a line no wording matches costs that)
-        stripped = line.strip()
-        if raise_statement(stripped):  # a traceback's source line: its message comes on the exception line
-            return None
-        data = stripped.encode("utf-8", "replace")
-        ids = [i for i in ids if self._bytes_regex(i).search(data) is not None]
-        at = len(line) - len(line.lstrip())
-        for how in ("full", "end", "any") if ids else ():
-            best = self._best(ids, stripped, how, line_no)
-            if best is not None:
-                best.span = (best.span[0] + at, best.span[1] + at)
-                return best
-        return None
-
-    def match_note(self, line: str, line_no: int = 0) -> Match | None:
-        """An entry named by the note line our exceptions print, or by a link to its page (with
-        the values of its query string): weak, since no message was matched."""
-        found = NOTE.search(line) if "] " in line else None
-        link = DOCS_LINK.search(line) if "/errors/" in line else None
-        code = (found or link).group("code") if (found or link) else None
-        if code is None or code not in self.entries:
-            return None
-        params = {}
-        if link is not None and link.group("code") == code and link.group("query"):
-            types = {name: p["type"] for name, p in self.entries[code]["params"].items()}
-            for pair in link.group("query").split("&"):
-                name, _, raw = pair.partition("=")
-                if name in types:
-                    try:
-                        params[name] = values.parse(types[name], _unquote(raw))
-                    except (ValueError, OverflowError):
-                        continue
-        hit = found or link
-        match = self.named(code, line[hit.start():hit.end()], line_no)
-        match.params, match.span = params, hit.span()
-        return match
 
     def scan(self, data: bytes | str, first_line: int = 1, undecodable=None, paste: bool | None = None,
              begin: int = 0, end: int | None = None, reached: list | None = None):
@@ -452,11 +341,11 @@ class Index:
         if own is not None:  # the line was read before, but for its stamp's digits: only its context is new
             match = own
         else:
-            match = self.match_line(text, line_no)
+            match = match_line(self, text, line_no)
             if match is None and traceback:
                 match = self.room(Around).located_match(data, start, text, line_no)
             if match is None:
-                match = self.match_note(text, line_no)
+                match = match_note(self, text, line_no)
         around = self.room(Around)
         alone = not around.depends(match)
         if own is None and key is not None and not alone:
@@ -497,18 +386,6 @@ class Index:
                     return match, max(pos, last + 1)
         return None, pos
 
-def _remembered(hit: Match, header, line_no: int) -> Match:
-    """The remembered answer `hit` to the message HEADER found (`header`), as a match of this line."""
-    raw = header.group(MSG)
-    at = header.start(MSG) + len(raw) - len(raw.lstrip())
-    span = (at, at + len(raw.strip()))
-    found = Match(hit.code, hit.wording, hit.params, line_no, text=hit.text, span=span)
-    hit.key()
-    found._keyed = hit._keyed
-    found.ties = [Match(t.code, t.wording, t.params, line_no, text=t.text, span=span) for t in hit.ties]
-    return found
-
-
 def _across(match: Match, joined: str, cut: int, glue: int) -> bool:
     """Whether a match of two lines joined uses text of both (a hard wrap split it): one that lies
     within one of them is that line's own, read (and counted) on its own already or next."""
@@ -522,14 +399,6 @@ def _ahead(data: bytes):
     from errkit.explain.ahead import Ahead  # (not for a paste: start-up time)
 
     return Ahead(data)
-
-
-def _apart(wording: dict, best: Match) -> bool:
-    """Whether a wording matching as much fixed text as the best so far is a tie to break by the
-    context: another entry's, or the same text raised at another site (one entry's wordings of
-    several kernels: the traceback's last frames tell which raised it)."""
-    return wording["code"] != best.code or (
-        wording["template"] == best.wording["template"] and raise_file(wording) != raise_file(best.wording))
 
 
 def _traceback_end(data: bytes, pos: int, limit: int = TRACEBACK_LINES) -> tuple[int, int] | None:
@@ -568,23 +437,6 @@ def _read_line(data: bytes, start: int, end: int, where: int, undecodable) -> st
     before = _decode(data, low, where, undecodable)
     after = _decode(data, where, high, undecodable)
     return before[max(0, len(before) - MAX_LINE // 2):] + after[:MAX_LINE // 2]
-
-
-def _unquote(text: str) -> str:
-    """%-escapes and '+' of a query string value (urllib.parse costs start-up time)."""
-    text = text.replace("+", " ")
-    if "%" not in text:
-        return text
-    head, *parts = text.split("%")
-    raw = bytearray(head.encode("utf-8"))
-    for part in parts:
-        code = part[:2]
-        if len(code) == 2 and all(c in "0123456789abcdefABCDEF" for c in code):
-            raw.append(int(code, 16))
-            raw += part[2:].encode("utf-8")
-        else:
-            raw += b"%" + part.encode("utf-8")
-    return raw.decode("utf-8", "replace")
 
 
 def _is_frame(data: bytes, start: int, end: int) -> bool:

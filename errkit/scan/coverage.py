@@ -8,6 +8,7 @@ from errkit.core import UsageError, template, values
 from errkit.explain.matching.approximate import shortlist
 from errkit.explain.matching.around import match_location
 from errkit.explain.matching.keys import candidates
+from errkit.explain.matching.line import match_line
 from errkit.scan.messages import parse_template
 from errkit.scan.sites import Site
 
@@ -112,7 +113,7 @@ class Coverage:
     def code_for(self, site: Site, text: str, located: bool = True) -> str | None:
         """The code of the wording that reads `text` whole; `located`: whether the site's file has
         wordings recognised by their raise site (see located_in)."""
-        found = self.index.match_line(text)
+        found = match_line(self.index, text)
         if found is not None and re.fullmatch(found.wording["regex"], text):
             return found.code
         # a message with no fixed text is recognised by its raise site

@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from errkit.explain import match
+from errkit.explain.matching.line import match_line
 from errkit.core import expr
 from errkit.catalogue import wordings
 from errkit.catalogue.writing import formatted
@@ -111,7 +112,7 @@ def test_hostile_text_cannot_inject_into_generated_code(tmp_path, run_cli):
     index = json.loads((project / "errkit" / "_index.json").read_text())
     matcher = match.Index(index)
     assert matcher.entries["XX101"]["title"] == HOSTILE_TEXT  # JSON-escaped, round trips exactly
-    found = matcher.match_line("ValueError: " + str(info.value))
+    found = match_line(matcher, "ValueError: " + str(info.value))
     assert found is not None and found.code == "XX101" and found.params == {"x": "'\""}
 
 

@@ -14,6 +14,7 @@ from errkit.catalogue import wordings
 from errkit.generate.index import choose_keys, key_candidates
 from errkit.explain.match import Index
 from errkit.explain.matching.keys import key_pattern
+from errkit.explain.matching.line import LineReader
 from support import FIXTURES, bundled_catalogue
 
 from errkit.catalogue.load import load
@@ -66,13 +67,13 @@ def test_phrase_keys_allow_any_whitespace_between_their_words():
 
 def test_only_lines_holding_a_key_are_read(monkeypatch):
     read = []
-    original = Index.match_line
+    original = LineReader.match_line
 
     def spy(self, line, line_no=0):
         read.append(line_no)
         return original(self, line, line_no)
 
-    monkeypatch.setattr(Index, "match_line", spy)
+    monkeypatch.setattr(LineReader, "match_line", spy)
     lines = NOISE * 50 + ["ValueError: num_q_heads=12 must be divisible by and num_kv_heads=8"] + NOISE * 50
     found, _, _ = match.explain_chunks(Index.load(), ["\n".join(lines) + "\n"])
     assert [f.match.code for f in found] == ["RA105"]

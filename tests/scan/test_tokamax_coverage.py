@@ -22,6 +22,7 @@ import pytest
 
 from errkit.catalogue import releases
 from errkit.explain.match import Index
+from errkit.explain.matching.line import match_line
 from errkit.scan import Coverage
 from errkit.scan.coverage import renderings
 from errkit.scan.sites import RawSite, Site, assign_params
@@ -244,6 +245,6 @@ def test_tokamax_scans_as_harvested(where):
      {"supported": "(<class 'numpy.float32'>,)", "precision": "DotAlgorithmPreset.F32_F32_F32", "dtype": "bfloat16"}),
 ])
 def test_msg_texts_are_recognised(text, values):
-    found = index().match_line(f"NotImplementedError: {text}")
+    found = match_line(index(), f"NotImplementedError: {text}")
     assert found is not None and found.exact and found.code == "RA928", found and (found.code, found.exact)
     assert {k: str(v) for k, v in found.params.items() if v is not None} == values
