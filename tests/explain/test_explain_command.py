@@ -12,6 +12,7 @@ from errkit.explain import command, render
 from errkit.catalogue import wordings
 from errkit.core import values
 from errkit.explain.match import Index
+from errkit.explain.matching.blocks import scan
 
 CATALOGUE = bundled_catalogue()
 WORDINGS = [w for e in CATALOGUE.entries for w in wordings.wordings(e) if w.variant.message]  # empty ones: test_upstream_*
@@ -342,10 +343,10 @@ def test_empty_messages_match_the_most_specific_location_of_the_same_exception()
         wording("NIE", "pkg/kernel.py in fwd", "NotImplementedError"),
     ]})
     tb = 'Traceback (most recent call last):\n  File "/x/site-packages/pkg/kernel.py", line 12, in {func}\n    assert ok\n{exc}\n'
-    assert index.scan(tb.format(func="fwd", exc="AssertionError")).__next__().code == "FUNC"
-    assert index.scan(tb.format(func="bwd", exc="AssertionError")).__next__().code == "FILE"
-    assert index.scan(tb.format(func="fwd", exc="NotImplementedError")).__next__().code == "NIE"
-    assert list(index.scan(tb.format(func="fwd", exc="ValueError"))) == []
+    assert scan(index, tb.format(func="fwd", exc="AssertionError")).__next__().code == "FUNC"
+    assert scan(index, tb.format(func="bwd", exc="AssertionError")).__next__().code == "FILE"
+    assert scan(index, tb.format(func="fwd", exc="NotImplementedError")).__next__().code == "NIE"
+    assert list(scan(index, tb.format(func="fwd", exc="ValueError"))) == []
 
 
 def test_a_filtered_jax_traceback_of_an_empty_message_gets_a_hint():
