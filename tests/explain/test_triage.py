@@ -328,7 +328,7 @@ CUDNN_PRINTOUT = (  # https://github.com/jax-ml/jax/issues/22626 (abridged): one
 
 def test_one_error_over_several_lines_is_counted_once_as_alone(tmp_path):
     """The report counts a cuDNN status, its traceback and the error line it ends in once, as
-    `errkit explain --all` on the file alone does (issue 26's same_block), with the status and
+    `errkit explain --all` on the file alone does (issue 26's same_block, matching/together.py), with the status and
     the time of its first line; the same printout again a page of log later is a second one."""
     prose = "".join(f"2024-07-19 15:50:{n:02d}.000000: I trainer step {n}\n" for n in range(30))
     (tmp_path / "host-a.log").write_text(CUDNN_PRINTOUT + prose + CUDNN_PRINTOUT)

@@ -767,7 +767,7 @@ def test_one_error_over_several_lines_is_told_apart_alike(node, python_index):
              handle + "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    f()\n\n" + final,
              handle + prose + final]
     texts += [handle + "".join(prose.splitlines(True)[:n]) + final for n in (3, 4)]
-    from tests.explain import test_values_on_earlier_lines as earlier  # JAX's and IPython's printouts
+    from tests.explain.matching import test_together as earlier  # JAX's and IPython's printouts
 
     tb = earlier.TRACEBACK
     texts += [handle + tb + earlier.UNFILTERED + tb + final, handle + earlier.IPYTHON + final,
