@@ -9,7 +9,8 @@ A file's summary is a plain dict (picklable, JSON-able): the same for the comman
 import os
 
 from errkit.core.suggest import jsonable
-from errkit.explain.match import Index, Reading, scan_chunks
+from errkit.explain.match import Index
+from errkit.explain.matching.chunks import Reading, scan_chunks
 from errkit.explain.matching.together import same_block
 
 MAX_VALUES = 20  # distinct values of a param kept per code (the report shows them)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from errkit.explain import command
-from errkit.explain.match import unprefixed
+from errkit.explain.matching.chunks import unprefixed
 
 GROUP = Path(__file__).parents[1] / "fixtures" / "texts" / "tokamax-exception-group.txt"
 

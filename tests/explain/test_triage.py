@@ -300,7 +300,8 @@ def test_values_given_once_keep_the_summary_of_every_value_given():
     MAX_VALUES and, past MAX_DISTINCT, "more". Planted: values past MAX_VALUES distinct ones not
     given -> fails."""
     from errkit.explain import fleet
-    from errkit.explain.match import Index, Reading, scan_chunks
+    from errkit.explain.match import Index
+    from errkit.explain.matching.chunks import Reading, scan_chunks
 
     index = Index.load()
     lines = [f"2026-11-29 10:00:{n % 60:02d} ValueError: num_q_heads={12 * (n % 1100 + 1)} must be divisible by "

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from support import FIXTURES, ROOT, bundled_catalogue
 from errkit.explain import answer, match
+from errkit.explain.matching.chunks import explain_chunks
 from errkit.explain.matching.approximate import approximate
 from errkit.core import bounds, expr, helpers, index_format, runtime, suggest, values
 from errkit.generate import browser, js
@@ -169,7 +170,7 @@ def test_node_compiles_every_regex(node, project):
 
 def _python_explain(index: match.Index, text: str) -> list[dict]:
     """`errkit explain --all` on `text`, as the paste page shows each result (the harness's `seen`)."""
-    found, tail, _ = match.explain_chunks(index, [text])
+    found, tail, _ = explain_chunks(index, [text])
     pairs = [(answer.result(index, f.match, f.count, f.last_line), f.match.params) for f in found]
     if not pairs:
         pairs = [(answer.result(index, m), m.params) for m in approximate(index, tail)]
@@ -205,7 +206,7 @@ def _wrap(exc: str, msg: str) -> dict[str, str]:
         "bare": msg,
         "header": f"{exc}: {msg}",
         "traceback": traceback,
-        # a Ray worker's lines in its driver's output (match.unprefixed)
+        # a Ray worker's lines in its driver's output (matching/chunks.py unprefixed)
         "ray": "".join(f"(RayTrainWorker pid=812, ip=10.130.0.5) {line}\n" for line in traceback.splitlines()),
         "pytest": f"tests/test_model.py:31: \n_ _ _ _\nE   {exc}: {msg}\n\nFAILED tests/test_model.py::test_fwd - {exc}: {msg}\n",
         "log": f"2026-01-01 12:00:00,123 ERROR [trainer] step 10 failed: {exc}: {msg}\n\x1b[31m{exc}\x1b[0m\n",
@@ -235,7 +236,7 @@ def _cases() -> list[str]:
                     texts.append(f"{exc}: " + " ".join(w.upper() if i == 1 else w for i, w in enumerate(words)))
     texts.append("\n".join(everything))
     texts.append("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nValueError\n")
-    # a wording without fixed text, told by its raise site, behind each line's prefix (match.unprefixed)
+    # a wording without fixed text, told by its raise site, behind each line's prefix (matching/chunks.py unprefixed)
     raised = ("Traceback (most recent call last):\n  File \"/srv/train.py\", line 12, in <module>\n    step()\n"
               "  File \"/venv/lib/python3.12/site-packages/jax/experimental/pallas/ops/gpu/attention.py\", line 204, in mha\n"
               "    assert q.shape == k.shape\nAssertionError\n")

@@ -20,6 +20,7 @@ import pytest
 
 from errkit.generate import js
 from errkit.explain import answer, match
+from errkit.explain.matching.chunks import explain_chunks
 from errkit.core import runtime
 from errkit.core import helpers as fixes
 from errkit.core import index_format
@@ -476,7 +477,7 @@ UPSTREAM = [
 
 def _expected(text: str) -> dict | None:
     index = match.Index(index_module.build(CATALOGUE))
-    found, _, _ = match.explain_chunks(index, [text])
+    found, _, _ = explain_chunks(index, [text])
     return answer.result(index, found[0].match) if found else None
 
 

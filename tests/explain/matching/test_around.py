@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from errkit.explain.ahead import Ahead
-from errkit.explain.match import Index, explain_chunks
+from errkit.explain.match import Index
+from errkit.explain.matching.chunks import explain_chunks
 from errkit.explain.matching import around
 from errkit.explain.matching.around import Around, break_tie, decide_kernel, match_location
 from errkit.explain.matching.found import Match
