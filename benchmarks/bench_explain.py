@@ -40,9 +40,9 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import catalogues, logs  # noqa: E402
 from benchmarks._timing import Result, Target, fmt_time, report  # noqa: E402
-from errkit.explain import match  # noqa: E402
+from errkit.explain.matching.index import INDEX_FILE
 from errkit.explain.matching.chunks import explain_chunks  # noqa: E402
-from errkit.explain.match import Index  # noqa: E402
+from errkit.explain.matching.index import Index  # noqa: E402
 from errkit.explain.matching.approximate import approximate  # noqa: E402
 
 MESSAGE = "num_q_heads=12 must be divisible by and num_kv_heads=8"
@@ -208,7 +208,7 @@ def found_in(bin_dir: Path, log: Path, expected) -> str:
 
 def log_rows(bin_dir: Path, tmp: Path, english_lines: int, other_lines: int) -> list[Result]:
     rows = []
-    index_data = json.loads(Path(match.INDEX_FILE).read_text(encoding="utf-8"))
+    index_data = json.loads(Path(INDEX_FILE).read_text(encoding="utf-8"))
     (tmp / "patterns.txt").write_text(rg_patterns(index_data), encoding="utf-8")
     (tmp / "naive.py").write_text(NAIVE_LOOP, encoding="utf-8")
     for kind in logs.KINDS:

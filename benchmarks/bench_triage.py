@@ -40,7 +40,7 @@ def _spread(times: list[float]) -> str:
 
 
 def _locator():
-    from errkit.explain.match import Index
+    from errkit.explain.matching.index import Index
     from errkit.explain.matching.keys import Keys
 
     index = Index.load()

@@ -9,7 +9,7 @@ __getattr__  # errkit/__init__.py: Python calls a module's __getattr__ for `errk
 pytest_addoption  # errkit/integrations/pytest_plugin.py: a pytest hook, called by name
 pytest_runtest_makereport  # errkit/integrations/pytest_plugin.py: a pytest hook, called by name
 preserve_quotes  # errkit/catalogue/load.py: ruamel.yaml reads the attribute (round trip keeps quotes)
-max_mem  # errkit/explain/match.py: RE2's option object reads the attribute
+max_mem  # errkit/explain/matching/keys.py: RE2's option object reads the attribute
 log_errors  # errkit/explain/screen.py: RE2's option object reads the attribute
 says  # errkit/catalogue/model.py Rule.says: read by the site's entry template (entry.md.j2)
 enforced  # errkit/catalogue/model.py Rule.enforced: read by the site's entry template (entry.md.j2)

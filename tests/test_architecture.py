@@ -35,12 +35,12 @@ def test_a_forbidden_import_inside_a_function_breaks_the_contract(tmp_path):
     (and so jinja2) in the matcher."""
     shutil.copytree(PACKAGE, tmp_path / "errkit", ignore=shutil.ignore_patterns("__pycache__", "_index.json"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    matcher = tmp_path / "errkit" / "explain" / "match.py"
+    matcher = tmp_path / "errkit" / "explain" / "matching" / "line.py"
     matcher.write_text(matcher.read_text() + "\n\ndef _planted():\n    from errkit.generate import render\n")
     done = lint_imports(tmp_path)
     assert done.returncode == 1, done.stdout
     assert "errkit.explain is not allowed to import errkit.generate" in done.stdout
-    assert "errkit.explain.match -> errkit.generate" in done.stdout
+    assert "errkit.explain.matching.line -> errkit.generate" in done.stdout
 
 
 def _cycles(graph) -> list[list[str]]:

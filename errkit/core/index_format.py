@@ -2,7 +2,7 @@
 limits, marks and patterns that both matchers read it with.
 
 `errkit generate` writes errkit/_index.json with exactly these keys (generate/index.py checks each
-record) and the site's assets/errkit/index.json from the same records; errkit/explain/match.py
+record) and the site's assets/errkit/index.json from the same records; errkit/explain/matching/
 reads them; the browser's matcher (site_assets/match.js) gets every name of JS_CONSTANTS and
 JS_PATTERNS written into it by `errkit generate` (templates/site/format.js.j2, the patterns in
 JavaScript syntax), so changing a value here changes the JavaScript. site/docs/contributing/

@@ -5,7 +5,7 @@ from errkit.core.bounds import Meter
 from errkit.core.lifespan import life
 from errkit.core.runtime import query_string
 from errkit.core.suggest import jsonable, suggestions
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.chunks import explain_chunks
 from errkit.explain.matching.approximate import approximate
 from errkit.explain.matching.found import Match

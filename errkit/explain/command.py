@@ -7,7 +7,7 @@ import sys
 
 from errkit.core import UsageError
 from errkit.explain.answer import answers, docs_link, result
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.reading import line_chunks, looks_like_code, looks_like_path, open_input
 from errkit.explain.render import Style, as_markdown, to_json, format_entry, format_result
 

@@ -9,7 +9,7 @@ A file's summary is a plain dict (picklable, JSON-able): the same for the comman
 import os
 
 from errkit.core.suggest import jsonable
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.chunks import Reading, scan_chunks
 from errkit.explain.matching.together import same_block
 

@@ -18,7 +18,7 @@ recent first; a file's summary is what `errkit explain --all PATH...` merges int
 
 import threading
 
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.reading import CHUNK
 
 

@@ -315,7 +315,7 @@ def sources(catalog_dir=None, registered_too: bool = True, bundled=None, compile
 
 def _bundled(path: str) -> bool:
     """Whether `path` is the index errkit ships (its own, tested with it: read without screening)."""
-    from errkit.explain.match import INDEX_FILE
+    from errkit.explain.matching.index import INDEX_FILE
 
     return os.path.realpath(path) == os.path.realpath(INDEX_FILE)
 
@@ -513,12 +513,12 @@ class CacheFile:
 def _prepared(data: dict) -> dict:
     """The merged index as explain's cache keeps it (CacheFile): entries parsed, the matcher's plan
     made (match.plan), the params each entry's wordings print kept in the entry (match.printed_params), each entry's suggest expressions vetted and compiled once
-    (match.Index.vetted), so that answering needs neither `json` nor `ast`, and each wording's
+    (matching.index.Index.vetted), so that answering needs neither `json` nor `ast`, and each wording's
     regex with its groups numbered (match.numbered: RE2 compiles a named group slowly once)."""
     import json
 
     from errkit.core import expr
-    from errkit.explain.match import numbered, plan, printed_params
+    from errkit.explain.matching.index import numbered, plan, printed_params
 
     entries, vetted = {}, dict(data.get("vetted") or {})  # (a screened index's: vetted already)
     for code, raw in data["entries"].items():
@@ -544,7 +544,7 @@ def _prepared(data: dict) -> dict:
 def load(catalog_dir=None, registered_too: bool = True, warn=None, compile_catalogue=None):
     """The matcher Index of every catalogue (see `sources`), clashes reported through `warn`;
     `compile_catalogue` compiles `catalog_dir` when its project's index is stale (catalog_source)."""
-    from errkit.explain.match import INDEX_FILE, Index
+    from errkit.explain.matching.index import INDEX_FILE, Index
 
     found = sources(catalog_dir, registered_too, bundled=INDEX_FILE, compile_catalogue=compile_catalogue)
     if not found:

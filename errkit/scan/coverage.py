@@ -166,7 +166,7 @@ def _fixed_words(site: Site) -> bool:
 
 
 def load_index(path: str | None):
-    from errkit.explain.match import INDEX_FILE, Index
+    from errkit.explain.matching.index import INDEX_FILE, Index
 
     try:
         return Index.load(path or INDEX_FILE)

@@ -19,7 +19,8 @@ import pytest
 
 from errkit.catalogue import releases
 from errkit.core import values
-from errkit.explain.match import Index
+from errkit.explain.matching.blocks import scan
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.around import match_location
 from errkit.explain.matching.keys import candidates
 from errkit.scan.messages import parse_template
@@ -100,7 +101,7 @@ def raised(text: str, site: dict):
     (explain tells wordings of several entries with the same text apart by it)."""
     frame = f'  File "/venv/lib/python3.11/site-packages/{site["path"]}", line {site["at"][-1][2]}, in {site["function"].rsplit(".", 1)[-1]}'
     traceback = f"Traceback (most recent call last):\n{frame}\n    raise\n{site['exception']}: {text}\n"
-    return next(iter(index().scan(traceback)), None)
+    return next(iter(scan(index(), traceback)), None)
 
 
 def one_line(text: str) -> str:
@@ -386,7 +387,7 @@ def test_the_explain_path_imports_no_packaging():
     import subprocess
     import sys
 
-    code = ("import sys, errkit.cli, errkit.explain.command, errkit.explain.match; "
+    code = ("import sys, errkit.cli, errkit.explain.command, errkit.explain.matching.index; "
             "errkit.explain.command.run(['head_dim=64 should be a multiple of 128'], as_json=True, show_all=False); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('packaging', 'ruamel', 'jinja2', 'jax')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)

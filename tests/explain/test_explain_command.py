@@ -11,7 +11,7 @@ from support import ROOT, bundled_catalogue, errkit_subprocess, explain_first
 from errkit.explain import command, render
 from errkit.catalogue import wordings
 from errkit.core import values
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.blocks import scan
 
 CATALOGUE = bundled_catalogue()
@@ -331,7 +331,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
 
 
 def test_empty_messages_match_the_most_specific_location_of_the_same_exception():
-    from errkit.explain.match import Index
+    from errkit.explain.matching.index import Index
 
     def wording(code, location, exception):
         return {"code": code, "variant": 0, "template": "", "source": "s", "exception": exception, "location": location,

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from errkit.explain import command, match
+from errkit.explain import command
+from errkit.core.index_format import PASTE_SIZE
 from errkit.explain.matching.chunks import explain_chunks
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.core.normalise import normalise, original_span, text_encoding
 from support import errkit_subprocess
 
@@ -95,7 +96,7 @@ def test_a_generated_short_log_counts_each_error_once():
     from benchmarks import logs
 
     text, expected = logs.make_log("english", 1500, error_every=40, seed=2)
-    assert len(text.encode()) <= match.PASTE_SIZE
+    assert len(text.encode()) <= PASTE_SIZE
     got = Counter()
     for r in all_results(text):
         if r["confidence"] == "exact":

@@ -11,7 +11,7 @@ import pytest
 from errkit.explain.matching.chunks import explain_chunks
 from errkit.catalogue import wordings
 from errkit.generate.index import choose_keys, key_candidates
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.keys import key_pattern
 from errkit.explain.matching.line import LineReader
 from support import FIXTURES, bundled_catalogue

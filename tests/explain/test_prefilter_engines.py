@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from errkit.explain import prefilter
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.chunks import scan_chunks
 from errkit.explain.matching.keys import Keys
 from errkit.explain.reading import line_chunks

@@ -300,7 +300,7 @@ def test_values_given_once_keep_the_summary_of_every_value_given():
     MAX_VALUES and, past MAX_DISTINCT, "more". Planted: values past MAX_VALUES distinct ones not
     given -> fails."""
     from errkit.explain import fleet
-    from errkit.explain.match import Index
+    from errkit.explain.matching.index import Index
     from errkit.explain.matching.chunks import Reading, scan_chunks
 
     index = Index.load()

@@ -16,7 +16,7 @@ from errkit.explain import command
 from errkit.generate import render_all
 from errkit.generate import index as index_gen
 from errkit.catalogue.load import load
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 
 FIXTURE = FIXTURES / "kernels"
 CATALOGUE = load(FIXTURE).catalogue

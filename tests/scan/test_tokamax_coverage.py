@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from errkit.catalogue import releases
-from errkit.explain.match import Index
+from errkit.explain.matching.blocks import scan
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.line import match_line
 from errkit.scan import Coverage
 from errkit.scan.coverage import renderings
@@ -95,7 +96,7 @@ def found_for(template: str, site: dict):
     frame = f'  File "/venv/lib/python3.12/site-packages/{site["path"]}", line {site["at"][-1][2]}, in {s.bare_function}'
 
     def read(text):
-        found = next(iter(index().scan(f"Traceback (most recent call last):\n{frame}\n    raise\n{site['exception']}: {text}\n")), None)
+        found = next(iter(scan(index(), f"Traceback (most recent call last):\n{frame}\n    raise\n{site['exception']}: {text}\n")), None)
         return found if found is not None and found.exact and re.fullmatch(found.wording["regex"], text) else None
 
     out = [(text, read(text)) for text in renderings(s)]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from errkit.core import template, values
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.line import match_line
 from support import ROOT
 

@@ -2,8 +2,8 @@
 
 runtime.js (values, operators, helpers), suggest.js (every `suggest` expression), match.js (the
 matcher and explain) each against the product's own Python: errkit.core.values, errkit.core.helpers,
-errkit.core.expr, errkit.explain.match.Index and errkit.explain. One node process (tests/fixtures/site/harness.js)
-serves the whole module, a batch of cases per request.
+errkit.core.expr, errkit.explain.matching and errkit.explain. One node process
+(tests/fixtures/site/harness.js) serves the whole module, a batch of cases per request.
 
 Needs node. Without it these tests skip, except under CI (CI set), where a missing node fails.
 """
@@ -26,7 +26,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import FIXTURES, ROOT, bundled_catalogue
-from errkit.explain import answer, match
+from errkit.explain import answer
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.chunks import explain_chunks
 from errkit.explain.matching.approximate import approximate
 from errkit.core import bounds, expr, helpers, index_format, runtime, suggest, values
@@ -59,8 +60,8 @@ def project(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def python_index(project) -> match.Index:
-    return match.Index.load(str(project / CATALOGUE.settings.index))
+def python_index(project) -> Index:
+    return Index.load(str(project / CATALOGUE.settings.index))
 
 
 class Node:
@@ -168,7 +169,7 @@ def test_node_compiles_every_regex(node, project):
     assert out["helpers"] == sorted(helpers.HELPERS)
 
 
-def _python_explain(index: match.Index, text: str) -> list[dict]:
+def _python_explain(index: Index, text: str) -> list[dict]:
     """`errkit explain --all` on `text`, as the paste page shows each result (the harness's `seen`)."""
     found, tail, _ = explain_chunks(index, [text])
     pairs = [(answer.result(index, f.match, f.count, f.last_line), f.match.params) for f in found]
@@ -757,7 +758,7 @@ def test_javascript_explains_the_real_world_corpus_like_python(node, python_inde
 
 
 def test_one_error_over_several_lines_is_told_apart_alike(node, python_index):
-    """match.js's sameBlock against match.same_block: lines of one error with a traceback between
+    """match.js's sameBlock against matching.together.same_block: lines of one error with a traceback between
     them (indented or pasted without its indent) are one answer, lines a page of log apart are
     two, BLOCK_GAP other lines between them are still one and one more are two."""
     handle = "E1126 13:04:33.173027 1713450 cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from errkit.generate import js
-from errkit.explain import answer, match
+from errkit.explain import answer
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.chunks import explain_chunks
 from errkit.core import runtime
 from errkit.core import helpers as fixes
@@ -476,7 +477,7 @@ UPSTREAM = [
 
 
 def _expected(text: str) -> dict | None:
-    index = match.Index(index_module.build(CATALOGUE))
+    index = Index(index_module.build(CATALOGUE))
     found, _, _ = explain_chunks(index, [text])
     return answer.result(index, found[0].match) if found else None
 

@@ -2,14 +2,14 @@
 log goes through them in this order:
 
 - `chunks`: a whole input read in chunks, every match in order; the distinct answers counted;
-- `blocks`: one block of text, line by line (the prefilter picks the lines a log reads);
+- `blocks`: one block of text, line by line (in a log, the lines the prefilter finds);
 - `memory`: the answers to log lines already read, by the line less its stamp's digits;
 - `line`: one line read as pasted (a message, a JSON log line, a note line, a docs link);
 - `around`: what the text around a match adds (ties, the kernel that raised it, values after it,
   the context, the raise site of a traceback);
 - `together`: one error printed over several lines, one answer;
-- `approximate`: the closest wordings, when nothing matched exactly;
-- `index`: the compiled index read, its lookups and its regexes; `keys`: the prefilter's keys;
-  `found`: what a match holds.
+- `approximate`: the closest wordings, when nothing matched exactly.
 
-Each room keeps its own caches (`Index.room`)."""
+Under them: `index` (the compiled index read, its lookups, each wording's regex), `keys` (which
+wordings a line may be; the prefilter's locator), `text` (a line's text: colours, `SomeError:`,
+JSON strings) and `found` (what a match holds). Each room keeps its own caches (`Index.room`)."""

@@ -18,6 +18,7 @@ from errkit.core.index_format import FRAME, FRAME_MARK, FRAME_REACH, HEADER, NEX
 from errkit.core.normalise import original_span
 from errkit.core.regex import engine
 from errkit.explain.matching.found import Match
+from errkit.explain.matching.index import captured
 from errkit.explain.matching.text import EXC, ID_CHARS, MSG, clean, header_of
 
 FRAME_BYTES = FRAME_MARK.encode()  # (the matcher reads bytes)
@@ -216,26 +217,6 @@ def decide_kernel(match: Match, shown: str | None, named: str | None) -> None:
     one whose source the traceback above shows, else None (not told)."""
     if len(match.wording.get("kernels") or ()) > 1:
         match.kernel = named or shown
-
-
-def captured(captures: list, m, numbers: list[int] | None = None) -> dict | None:
-    """The typed values of a regex match's captures (None when one is no value after all, or one
-    param is captured twice with two values)."""
-    from errkit.core import values
-
-    out = {}
-    for k, (group, param, type_) in enumerate(captures):
-        raw = m.group(group) if numbers is None else m.group(numbers[k])
-        if isinstance(raw, bytes):
-            raw = raw.decode("utf-8", "replace")
-        try:
-            value = values.parse(type_, raw)
-        except (ValueError, OverflowError):  # matched the shape of a value but is none (e.g. "1,,2")
-            return None
-        if param in out and out[param] != value:
-            return None
-        out[param] = value
-    return out
 
 
 def _prefix_end(data: bytes, start: int, line: str, text: str, match: Match, origin) -> int | None:

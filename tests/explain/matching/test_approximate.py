@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from errkit.core.index_format import APPROXIMATE_MAX, SHORTLIST
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.approximate import Closest, approximate, normalised_for_similarity, quoted_starts, shortlist
 
 INDEX = Index.load()

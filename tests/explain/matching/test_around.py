@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from errkit.explain.ahead import Ahead
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.chunks import explain_chunks
 from errkit.explain.matching import around
 from errkit.explain.matching.around import Around, break_tie, decide_kernel, match_location

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from errkit.core.index_format import MAX_LINE
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.blocks import _read_line, _traceback_end, scan
 
 INDEX = Index.load()

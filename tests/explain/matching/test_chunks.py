@@ -10,7 +10,7 @@ import re
 from errkit.catalogue.load import load
 from errkit.core.index_format import TIE_CONTEXT
 from errkit.explain import reading
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching import chunks
 from errkit.explain.matching.chunks import GATHER, explain_chunks, unprefixed
 from errkit.generate import index as index_gen

@@ -7,7 +7,7 @@ import random
 
 from errkit.core.index_format import FRAME_MARK, LOOKUP_MARKS, MARKERS
 from errkit.core.regex import escape
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.keys import Keys, KeySet, candidates, key_pattern
 
 INDEX = Index.load()

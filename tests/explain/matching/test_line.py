@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching import keys
 from errkit.explain.matching.line import LineReader, _unquote, apart, match_line, match_note
 

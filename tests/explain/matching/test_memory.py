@@ -11,7 +11,7 @@ import json
 import pytest
 
 from benchmarks import logs
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.matching.chunks import explain_chunks
 from errkit.explain.matching import memory
 from errkit.explain.matching.memory import Memory

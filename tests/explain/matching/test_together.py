@@ -107,7 +107,7 @@ def test_jax_and_ipython_tracebacks_between_the_lines_keep_one_error():
 
 
 def _match(code: str, params: dict, at: int, offset: int, exact: bool = True, weak: bool = False):
-    from errkit.explain.match import Index
+    from errkit.explain.matching.index import Index
     from errkit.explain.matching.found import Match
 
     wording = next(w for w in Index.load().wordings if w["code"] == code)

@@ -1,31 +1,21 @@
-"""Find catalogue wordings in pasted text or a log: a literal prefilter, then the wordings' typed regexes.
+"""The compiled index as the matcher reads it: its entries and wordings (read from the JSON that
+`errkit generate` writes, or from explain's index cache, each on first access: a start reads only
+what its answer needs), how the wordings are looked for (`plan`), lookups by code, slug or class
+name, and each wording's regex compiled once (`Index.regex`, `Index.bytes_regex`) with its captures
+read as typed values (`captured`). The matching itself is in the other rooms of this folder, each
+keeping what it remembers of an index through `Index.room`.
 
-Each wording has a key, the piece of its fixed text least likely to appear elsewhere (chosen by
-`errkit generate`). One regex of every key, searched over the raw bytes of the input at C speed,
-picks the lines to read; per line, a set match of the keys tells which wordings to try (a log
-line read before but for the digits of its stamp is answered from memory: matching/memory.py). Over a
-whole input (`explain_chunks`): every exact match, counted and deduplicated, most recent first;
-when none matched, the closest wordings to its last error lines (`approximate`).
-
-The explain path: imports only os and the regex engine (errkit/core/regex.py: RE2, Python's `re` left
-unloaded); reads the index that `errkit generate` compiled.
+The explain path: imports only os and the regex engine (errkit/core/regex.py: RE2, Python's `re`
+left unloaded).
 """
 
 import os
 
-from errkit.core.index_format import (  # noqa: F401 - re-exported: the matcher's API
-    ANSI, APPROXIMATE_MAX, BLOCK_GAP, DOCS_LINK, QUOTE_COVERAGE, QUOTE_WORDS, QUOTED, FRAME, FRAME_MARK, FRAME_REACH, HEADER, LOOKUP_MARKS, MARKERS, MAX_LINE, NEXT_TRACEBACK, NOTE,
-    PASTE_SIZE, POSTINGS_BUDGET, READ_WINDOW, RELEASE_SEEN, SHORTLIST, SPACE, TAIL, TIE_CONTEXT, TRACEBACK_LINES, TRACEBACK_NOTES, WORD,
-    at_line_end,
-)
-from errkit.explain.matching.around import captured
+from errkit.core.index_format import at_line_end
+from errkit.core.regex import engine, numbered_groups
 from errkit.explain.matching.found import Match
-from errkit.core.regex import ENGINE_ENV, engine, numbered_groups  # noqa: F401 - ENGINE_ENV, engine: the matcher's API
 
-INDEX_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_index.json")
-
-FRAME_BYTES = FRAME_MARK.encode()  # (the matcher reads bytes)
-NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
+INDEX_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "_index.json")
 
 
 def stored(value, blob=None):
@@ -121,6 +111,8 @@ def printed_params(wordings) -> dict[str, list[str]]:
 
 
 class Index:
+    """The compiled index of one catalogue or of several merged (errkit/explain/registry.py)."""
+
     def __init__(self, data: dict):
         self.data = data
         self._blob = data.get("blob")  # explain's index cache file, where stored values are read
@@ -129,7 +121,7 @@ class Index:
         self.keys, self.keyed, self.located, self.always = data.get("plan") or plan(self.wordings)
         self._compiled: dict = {}  # compiled regexes, by (wording, how) and by a bytes regex's source
         self._groups: dict[int, list[int]] = {}  # wording -> the group number of each capture (bytes regexes)
-        self._printed: dict | None = None  # code -> the params its wordings print (match.printed_params)
+        self._printed: dict | None = None  # code -> the params its wordings print (printed_params)
         # the catalogue each code comes from (errkit/explain/registry.py): code -> name, or one name for all
         self._catalogues = data.get("catalogues") or data.get("project") or ""
         # code -> its fixes' suggest expressions already vetted and compiled (explain's index cache)
@@ -229,13 +221,32 @@ class Index:
             wording = next(w for w in self.wordings if w["code"] == code)
         return Match(code, wording, {}, line_no, text=text, weak=True)
 
-    # -- exact matching ---------------------------------------------------------------------------
-
     def captured(self, i: int, m) -> dict | None:
-        """The typed values of wording `i`'s regex match `m` (errkit/explain/matching/around.py captured)."""
+        """The typed values of wording `i`'s regex match `m` (its regex's, or its bytes regex's)."""
         numbers = self._groups.get(i) if isinstance(m.string, bytes) else None
         return captured(self.wordings[i]["captures"], m, numbers)
+
 
 def class_name(slug: str) -> str:
     """The exception class generated for an entry (model.Entry.class_name, without importing it)."""
     return "".join(part.capitalize() for part in slug.split("-")) + "Error"
+
+
+def captured(captures: list, m, numbers: list[int] | None = None) -> dict | None:
+    """The typed values of a regex match's captures (None when one is no value after all, or one
+    param is captured twice with two values)."""
+    from errkit.core import values
+
+    out = {}
+    for k, (group, param, type_) in enumerate(captures):
+        raw = m.group(group) if numbers is None else m.group(numbers[k])
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", "replace")
+        try:
+            value = values.parse(type_, raw)
+        except (ValueError, OverflowError):  # matched the shape of a value but is none (e.g. "1,,2")
+            return None
+        if param in out and out[param] != value:
+            return None
+        out[param] = value
+    return out
