@@ -49,6 +49,21 @@ def errkit_subprocess(*args, input=None, cwd=ROOT, env=None, timeout=120):
     )
 
 
+# What every `mkdocs build` says at INFO; anything else it says (a page missing from the nav, a link
+# to a heading that is not there, an unrecognised link) is a defect, even where `--strict` passes.
+_MKDOCS_ROUTINE = ("Cleaning site directory", "Building documentation to directory", "Documentation built in")
+
+
+def mkdocs_said(output: str) -> list[str]:
+    """The messages of a `mkdocs build` (run without -q) beyond the routine ones."""
+    said = []
+    for line in output.splitlines():
+        level, _, message = line.partition(" -  ")
+        if level.strip() in ("DEBUG", "INFO", "WARNING", "ERROR") and not message.startswith(_MKDOCS_ROUTINE):
+            said.append(line)
+    return said
+
+
 def raised_by(fn) -> BaseException:
     """The exception `fn()` raises (any class: upstream kernels raise several)."""
     try:

@@ -128,7 +128,10 @@ def test_list_json(cache):
 @pytest.mark.parametrize("name", ["trace.txt", "logs/run", "out.LOG"])
 def test_explain_of_a_missing_file(tmp_path, cache, name):
     code, out, err = errkit("explain", name, cwd=tmp_path, cache=cache)
-    assert (code, out, err) == (2, "", f"errkit: no such file: {name}\n")
+    # the same message as for several paths (tests/explain/test_triage.py) and as site/docs/triage.md shows
+    missing = f"errkit: no such file or folder: {name} (to explain it as text: --text, or pipe it to `errkit explain -`)\n"
+    assert (code, out, err) == (2, "", missing)
+    assert errkit("explain", name, "other.log", cwd=tmp_path, cache=cache)[2] == missing
 
 
 def test_explain_of_an_unknown_code_answers_as_show(cache):

@@ -18,6 +18,7 @@ BACKENDS = {  # build-backend module prefix -> the name this module calls it
     "flit_core": "flit",
     "pdm.backend": "pdm",
     "poetry.core": "poetry",
+    "uv_build": "uv",
 }
 
 
@@ -28,7 +29,7 @@ class Packaging:
 
 
 def backend_of(pyproject: dict) -> str | None:
-    """'setuptools', 'hatchling', 'flit', 'pdm', 'poetry', or None for another or no backend."""
+    """'setuptools', 'hatchling', 'flit', 'pdm', 'poetry', 'uv', or None for another or no backend."""
     build = pyproject.get("build-system") if isinstance(pyproject.get("build-system"), dict) else {}
     module = build.get("build-backend") if isinstance(build.get("build-backend"), str) else ""
     if not module:  # pip's default when [build-system] names no backend

@@ -114,7 +114,9 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
         if looks_like_code(word):  # what `errkit show` answers
             raise UsageError(f"no entry with code or slug {word!r} (see `errkit list`)")
         if looks_like_path(word):
-            raise UsageError(f"no such file: {word}")
+            from errkit.explain.inputs import no_such_path
+
+            raise no_such_path(word)
     chunks = line_chunks(open_input(sources, stdin))
     results, tail, seen_text = answers(index, chunks, show_all, warn=lambda msg: print(msg, file=err))
     if not seen_text:

@@ -21,6 +21,12 @@ def is_path(arg: str) -> bool:
     return "\n" not in arg and 0 < len(arg) < 4096 and os.path.exists(arg)
 
 
+def no_such_path(arg: str) -> UsageError:
+    """The one message for a path that does not exist, whether one was given or several
+    (site/docs/triage.md shows it)."""
+    return UsageError(f"no such file or folder: {arg} (to explain it as text: --text, or pipe it to `errkit explain -`)")
+
+
 def expand(args: list[str], include: list[str] = (), exclude: list[str] = ()) -> list[str]:
     """The files to read, in the order given, each once: a folder's files (recursively, sorted by
     name) whose name or path under the folder matches an --include glob (every file when none is
@@ -39,7 +45,7 @@ def expand(args: list[str], include: list[str] = (), exclude: list[str] = ()) ->
         if arg == STDIN:
             add(arg)
         elif not is_path(arg):
-            raise UsageError(f"no such file or folder: {arg} (to explain it as text: --text, or pipe it to `errkit explain -`)")
+            raise no_such_path(arg)
         elif os.path.isdir(arg):
             for path in _walk(arg):
                 rel = os.path.relpath(path, arg)

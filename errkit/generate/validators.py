@@ -9,6 +9,7 @@ import ast
 import keyword
 import re
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
 from errkit.core import expr, helpers, runtime, template
 from errkit.catalogue import kernels
@@ -90,9 +91,29 @@ class CheckCode:
 
 
 def module_name(catalogue: Catalogue) -> str:
-    """The import name of the catalogue's generated module (its `validators` setting as a dotted
-    name: kernel/_validators.py is kernel._validators); "" for a catalogue without one."""
-    return (catalogue.settings.validators or "").removesuffix(".py").replace("/", ".")
+    """The import name of the catalogue's generated module; "" for a catalogue without one."""
+    settings = catalogue.settings
+    return import_name(settings.validators, settings.project_root) if settings.validators else ""
+
+
+def import_name(path: str, project_root: Path | None) -> str:
+    """The name Python imports the module at `path` (project-relative) by, once the project is
+    installed: its path under the folder its top package sits in. In a src layout that folder is
+    `src/` (src/tinyattn/_errors.py is tinyattn._errors, a namespace package under src/ too);
+    otherwise it is the folder above the outermost package (a folder with `__init__.py`) holding
+    the module (python/mylib/_errors.py is mylib._errors), and the project root when the module's
+    folder is no package (kernel/_validators.py is kernel._validators)."""
+    parts = PurePosixPath(path.removesuffix(".py")).parts
+    root = project_root or Path(".")
+    if len(parts) > 1 and parts[0] == "src" and not (root / "src" / "__init__.py").is_file():
+        return ".".join(parts[1:])
+    if project_root is not None:
+        top = len(parts) - 1  # the module's folder is parts[:top]
+        while top > 0 and (root.joinpath(*parts[:top]) / "__init__.py").is_file():
+            top -= 1
+        if top < len(parts) - 1:  # inside a package: from the folder above its outermost one
+            return ".".join(parts[top:])
+    return ".".join(parts)
 
 
 def check_code(entry: Entry) -> CheckCode:

@@ -3,8 +3,11 @@ rendered with other settings than this repository's."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
+
+import pytest
 
 from errkit.core import settings
 from errkit.generate import render_all
@@ -12,7 +15,8 @@ from errkit.catalogue.load import load
 
 from support import FIXTURES, errkit_subprocess
 
-SITE_FIXTURE = FIXTURES / "site" / "catalog"  # a small catalogue (prefix XX) with its own errkit.yaml
+SITE_FIXTURE = FIXTURES / "site" / "catalog"
+ADOPT = FIXTURES / "adopt"  # the tutorial's entry (TA100), raised by a generated check  # a small catalogue (prefix XX) with its own errkit.yaml
 
 PYPROJECT = """\
 [project]
@@ -102,3 +106,36 @@ def test_index_path_is_found_walking_up(tmp_path):
     (root / "pkg" / "_idx.json").write_text("{}")
     assert settings.index_path(str(root / "errors" / "evil")) == str(root / "pkg" / "_idx.json")
     assert settings.index_path(str(tmp_path)) is None
+
+
+# Where an adopter's generated module may live, and the name Python imports it by once installed.
+LAYOUTS = {
+    "flat": ("pkg/_errors.py", ["pkg"], "pkg._errors"),
+    "src": ("src/pkg/_errors.py", ["src/pkg"], "pkg._errors"),
+    "src, a namespace package": ("src/ns/pkg/_errors.py", ["src/ns/pkg"], "ns.pkg._errors"),
+    "src, a subpackage": ("src/pkg/sub/_errors.py", ["src/pkg", "src/pkg/sub"], "pkg.sub._errors"),
+    "src, itself a package": ("src/pkg/_errors.py", ["src", "src/pkg"], "src.pkg._errors"),
+    "another source folder": ("python/pkg/_errors.py", ["python/pkg"], "pkg._errors"),
+    "a folder that is no package": ("tools/_errors.py", [], "tools._errors"),
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_pages_name_the_module_as_python_imports_it(tmp_path, layout):
+    """The entry page's exception (`pkg._errors.HeadsNotGroupedError`) and its Reproduce call
+    (`from pkg._errors import check_ta100`) use the installed package's import name, in any layout."""
+    validators, packages, module = LAYOUTS[layout]
+    root = tmp_path / "project"
+    (root / "catalog" / "inputs").mkdir(parents=True)
+    (root / "catalog" / "inputs" / "TA100-heads-not-grouped.yaml").write_text((ADOPT / "entry.yaml").read_text())
+    (root / "catalog" / "errkit.yaml").write_text('project: tinyattn\nversion: "0.1"\ndocs_url: https://example.org/ta\n')
+    (root / "pyproject.toml").write_text(f'[tool.errkit]\nvalidators = "{validators}"\n')
+    for package in packages:
+        (root / package).mkdir(parents=True, exist_ok=True)
+        (root / package / "__init__.py").write_text("")
+    files = render_all(load(root / "catalog").catalogue)
+    page = files[Path("site/docs/errors/TA100.md")].decode()
+    raised_as = re.search(r"Raised by tinyattn as `([\w.]+)`", page)
+    assert raised_as and raised_as.group(1) == f"{module}.HeadsNotGroupedError", page
+    assert f"from {module} import check_ta100\n" in page, page
+    assert Path(validators) in files

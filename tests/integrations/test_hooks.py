@@ -1,11 +1,14 @@
 """Explanations where errors happen: under an uncaught exception's traceback
 (`errkit.install()`), in IPython, in pytest's report, and this repository's pre-commit hooks.
 Each through the real mechanism: a child Python process, a real InteractiveShell, a pytest run
-(pytester), `pre-commit run` in a throw-away git repository."""
+(pytester), `pre-commit run` in a throw-away git repository. The IPython and pre-commit recipes
+are taken from site/docs/guide/where-errors-happen.md as written (its console samples, the
+environment variable's and pytest's, are run by tests/test_docs_samples.py)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +19,14 @@ import pytest
 from support import FIXTURES, ROOT, errkit_subprocess
 
 pytest_plugins = ["pytester"]
+
+GUIDE = ROOT / "site" / "docs" / "guide" / "where-errors-happen.md"
+
+
+def recipe(name: str, language: str) -> str:
+    """The guide's block after `<!-- recipe: NAME -->`."""
+    (block,) = re.findall(rf"<!-- recipe: {name} -->\n```{language}\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
+    return block
 
 RA105 = "num_q_heads=12 must be divisible by and num_kv_heads=8"
 UPSTREAM_CODE = "RA500"  # JAX Pallas mha, catalog/upstream/RA500-*.yaml
@@ -119,7 +130,8 @@ def shell():
 
 
 def test_ipython_extension_shows_html_and_text_for_a_failing_cell(shell, capsys):
-    assert shell.run_cell("%load_ext errkit").success
+    assert recipe("ipython", "python") == "%load_ext errkit\n"
+    assert shell.run_cell(recipe("ipython", "python")).success
     failed = shell.run_cell(f"raise ValueError({RA105!r})")
     assert isinstance(failed.error_in_exec, ValueError), "the cell's own error is unchanged"
     out = capsys.readouterr().out
@@ -182,15 +194,11 @@ def test_pre_commit_hooks_pass_a_clean_catalogue_and_fail_a_broken_entry(tmp_pat
     shutil.copytree(FIXTURES / "site" / "catalog", repo / "catalog")
     assert errkit_subprocess("fmt", cwd=repo).returncode == 0  # the fixture's author never ran it
     assert errkit_subprocess("generate", cwd=repo).returncode == 0
-    (repo / ".pre-commit-config.yaml").write_text(textwrap.dedent(f"""\
-        repos:
-          - repo: {ROOT}
-            rev: {rev}
-            hooks:
-              - id: errkit-lint
-              - id: errkit-fmt-check
-              - id: errkit-generate-check
-        """))
+    # the guide's configuration as written, but for where errkit is: this checkout at its last commit
+    config = recipe("pre-commit", "yaml")
+    assert config.count("https://github.com/errkit/errkit") == 1 and len(re.findall(r"rev: \w+", config)) == 1
+    config = re.sub(r"rev: \w+", f"rev: {rev}", config.replace("https://github.com/errkit/errkit", str(ROOT)))
+    (repo / ".pre-commit-config.yaml").write_text(config)
     git("init", "-q", cwd=repo)
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "catalogue", cwd=repo)
@@ -198,6 +206,7 @@ def test_pre_commit_hooks_pass_a_clean_catalogue_and_fail_a_broken_entry(tmp_pat
     clean = run()
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "errkit lint" in clean.stdout and "Passed" in clean.stdout
+    assert {"errkit lint", "errkit fmt", "errkit generate --check"} <= set(re.findall(r"^(errkit[\w -]*?)\.{3,}", clean.stdout, re.M))
     entry = repo / "catalog" / "evil" / "XX102-plain.yaml"
     text = entry.read_text()
     assert "exception: TypeError\n" in text

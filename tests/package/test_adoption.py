@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from support import FIXTURES, errkit_subprocess
+from support import FIXTURES, errkit_subprocess, mkdocs_said
 from wheelhouse import fresh_venv  # noqa: F401 - the installed fixture uses it
 
 ADOPT = FIXTURES / "adopt"
@@ -98,15 +99,27 @@ def test_generated_text_uses_the_projects_settings(adopted):
             assert word not in text, f"{path.relative_to(adopted)} mentions {word!r}"
     page = (adopted / "site" / "docs" / "errors" / "TA100.md").read_text()
     assert "raised by tinyattn's head grouping" in page
-    assert "tinyattn._errkit_errors.HeadsNotGroupedError" in page
+    # the name Python imports it by, in every layout (never `src.tinyattn...`)
+    assert "Raised by tinyattn's head grouping as `tinyattn._errkit_errors.HeadsNotGroupedError`" in page
+    assert "\ntinyattn._errkit_errors.HeadsNotGroupedError: num_q_heads=12" in page
+
+
+def reproduce_snippet(page: str) -> str:
+    """The python block of an entry page's "Reproduce" section."""
+    section = page.split("\n## Reproduce\n", 1)[1].split("\n## ", 1)[0]
+    return re.search(r"``` python\n(.*?)\n```", section, re.S).group(1)
 
 
 def test_the_site_builds_strict(adopted, tmp_path):
     mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or "mkdocs"
     done = subprocess.run([mkdocs, "build", "--strict", "-f", str(adopted / "site" / "mkdocs.yml"), "-d", str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "out" / "errors" / "TA100" / "index.html").is_file()
+    assert mkdocs_said(done.stderr) == [], "mkdocs said more than it always says (at INFO too)"
+    page = (tmp_path / "out" / "errors" / "TA100" / "index.html").read_text()
+    # the sections inside <div markdown> are rendered (md_in_html), and the page's links to them land
+    assert '<h2 id="reproduce">Reproduce' in page and "## Reproduce" not in page
+    assert 'href="#reproduce"' in page
     assert (tmp_path / "out" / "paste" / "index.html").is_file()
 
 
@@ -128,6 +141,13 @@ def test_installed_package_raises_its_generated_error_without_errkit(installed, 
     assert done.returncode == 1, done.stderr
     assert f"HeadsNotGroupedError: {MESSAGE}" in done.stderr
     assert "[TA100]" in done.stderr and "/0.1/errors/TA100/" in done.stderr
+
+
+def test_the_pages_reproduce_snippet_raises_the_error_in_the_installed_package(adopted, installed, tmp_path):
+    snippet = reproduce_snippet((adopted / "site" / "docs" / "errors" / "TA100.md").read_text())
+    assert snippet.startswith("from tinyattn._errkit_errors import check_ta100\n"), snippet
+    done = subprocess.run([installed.python, "-c", snippet], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 1 and f"HeadsNotGroupedError: {MESSAGE}" in done.stderr, done.stderr
 
 
 def test_installed_explain_recognises_the_package_catalogue(installed, tmp_path):

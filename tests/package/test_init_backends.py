@@ -36,7 +36,10 @@ BACKENDS = {
     "pdm": ('["pdm-backend>=2.3"]', "pdm.backend", PROJECT),
     "poetry": ('["poetry-core>=2.0"]', "poetry.core.masonry.api", PROJECT),
     "poetry-1": ('["poetry-core>=1.9"]', "poetry.core.masonry.api", POETRY_1),
+    "uv": ('["uv_build>=0.9,<0.14"]', "uv_build", PROJECT),
 }
+# What a flat project tells its backend when the backend looks under src/ by default.
+FLAT = {"uv": '\n[tool.uv.build-backend]\nmodule-root = ""\n'}
 
 
 def _project(where: Path, backend: str, layout: str) -> Path:
@@ -45,7 +48,8 @@ def _project(where: Path, backend: str, layout: str) -> Path:
     package = project / ("src/toyattn" if layout == "src" else "toyattn")
     package.mkdir(parents=True)
     (package / "__init__.py").write_text('"""A toy attention package."""\n__version__ = "0.1.0"\n')
-    (project / "pyproject.toml").write_text(f"[build-system]\nrequires = {requires}\nbuild-backend = {module!r}\n\n{metadata}")
+    flat = FLAT.get(backend, "") if layout == "flat" else ""
+    (project / "pyproject.toml").write_text(f"[build-system]\nrequires = {requires}\nbuild-backend = {module!r}\n\n{metadata}{flat}")
     return project
 
 

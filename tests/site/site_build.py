@@ -17,7 +17,7 @@ from pathlib import Path
 
 from errkit.generate import site
 from errkit.generate.files import orphans
-from support import FIXTURES, ROOT, bundled_catalogue, errkit_subprocess
+from support import FIXTURES, ROOT, bundled_catalogue, errkit_subprocess, mkdocs_said
 
 SITE = ROOT / "site"
 EVIL = FIXTURES / "site" / "catalog"
@@ -54,9 +54,10 @@ def evil_copy(project: Path) -> None:
 
 
 def mkdocs_build(config: Path, out: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", config, "-d", out],
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", config, "-d", out],
                           capture_output=True, text=True, timeout=180, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert done.returncode == 0, done.stdout + done.stderr
+    assert mkdocs_said(done.stderr) == [], "mkdocs said more than it always says"
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
