@@ -16,6 +16,7 @@ from errkit.core import bounds, expr, helpers, normalise, runtime, suggest, temp
 from errkit.catalogue import kernels, wordings, releases, spec
 from errkit.catalogue.load import Loaded, display_path, load
 from errkit.catalogue.model import Entry, Finding, Kernel, Settings
+from errkit.catalogue.vetting import Verdicts, suggestion_code
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,7 @@ def _expressions(entry: Entry, ctx: Context) -> Iterator[tuple[tuple, str]]:
 
 def _expanded(entry: Entry, fix, source: str, ctx: Context) -> str:
     """A suggestion with `valid(...)` written out (kernel_use reports what keeps it from being)."""
-    if not kernels.uses_valid(source):
-        return source
-    try:
-        return kernels.expand(source, kernels.fix_kernel(entry, fix, ctx.kernels), entry.params.keys())
-    except expr.ExprError:
-        return source
+    return kernels.expanded(source, kernels.fix_kernel(entry, fix, ctx.kernels), entry.params.keys())
 
 
 # -- per-entry rules ------------------------------------------------------------------------------
@@ -80,7 +76,7 @@ def own_message_fields(entry: Entry, ctx: Context) -> Iterator[Finding]:
     if entry.explain_only:
         return
     try:
-        tpl = template.parse(entry.message)
+        tpl = entry.verdicts.template(entry.message)
     except template.TemplateError:
         return  # reported by `templates`
     for field in tpl.fields:
@@ -260,10 +256,8 @@ def unused_params(entry: Entry, ctx: Context) -> Iterator[Finding]:
     for read in wordings.reads(entry):
         used.update(c.param for c in read.captures)
     for _, source in _expressions(entry, ctx):
-        try:
-            used |= expr.check(source, entry.params.keys()).names
-        except expr.ExprError:
-            pass
+        if not entry.verdicts.refusal(source, entry.params.keys()):
+            used |= entry.verdicts.expression(source, entry.params.keys()).names
     for name in entry.params:
         if name not in used:
             yield at(entry, ("params", name), "unused-param", f"param {name!r} is used by no wording, check or suggestion")
@@ -271,9 +265,8 @@ def unused_params(entry: Entry, ctx: Context) -> Iterator[Finding]:
 
 def expressions(entry: Entry, ctx: Context) -> Iterator[Finding]:
     for key, source in _expressions(entry, ctx):
-        try:
-            expr.check(source, entry.params.keys())
-        except expr.ExprError as err:
+        err = entry.verdicts.refusal(source, entry.params.keys())
+        if err is not None:
             yield at(entry, key, err.rule, f"{source!r}: {err}")
     if entry.check is None and not entry.explain_only:
         yield at(entry, (), "missing-field", "missing required field 'check' (required unless explain_only)")
@@ -295,20 +288,22 @@ def fix_cases(entry: Entry, ctx: Context) -> Iterator[Finding]:
                     yield at(entry, key, "unknown-name", f"case {case.when!r}: the fix has no suggestion {label!r}"
                              f"{spec.did_you_mean(label, fix.suggest)}")
                     continue
-                try:
-                    expr.check(kernels.expand(source, kernels.fix_kernel(entry, fix, ctx.kernels), entry.params.keys()),
-                               set(entry.params) | set(case.assume))
-                except expr.ExprError as err:
+                names = set(entry.params) | set(case.assume)
+                try:  # as the index and the site ship it (kernels.case_sources)
+                    written = kernels.expand(source, kernels.fix_kernel(entry, fix, ctx.kernels), names)
+                    err = entry.verdicts.refusal(written, names)
+                except expr.ExprError as refused:  # valid(...) cannot be written out
+                    err = refused
+                if err is not None:
                     yield at(entry, key, err.rule, f"{source!r}: {err}")
 
 
 def examples(entry: Entry, ctx: Context) -> Iterator[Finding]:
     if entry.check is None:
         return
-    try:
-        checked = expr.check(entry.check, entry.params.keys())
-    except expr.ExprError:
+    if entry.verdicts.refusal(entry.check, entry.params.keys()):
         return  # reported by `expressions`
+    checked = entry.verdicts.expression(entry.check, entry.params.keys())
     if not entry.bad_examples or not entry.good_examples:
         yield at(entry, ("examples",), "missing-examples", "an entry with a check needs at least one bad and one good example")
     for kind, rows, want in (("bad", entry.bad_examples, False), ("good", entry.good_examples, True)):
@@ -331,7 +326,7 @@ def examples(entry: Entry, ctx: Context) -> Iterator[Finding]:
                 if value is None and not entry.params[name].optional:
                     yield at(entry, key + (name,), "example-param", f"{name} is not optional")
             try:
-                holds = bool(expr.evaluate(entry.check, env))
+                holds = bool(helpers.evaluate_code(entry.verdicts.compiled(entry.check, entry.params.keys())[0], env))
             except bounds.OverBound as err:  # the check's cost on these values: the check is what to change
                 yield at(entry, ("check",), "costly-expression",
                          f"{entry.check!r} on the {kind} example {dict(env)}: over a bound of an evaluation: {err}")
@@ -358,11 +353,14 @@ def suggestion_bounds(entry: Entry, ctx: Context) -> Iterator[Finding]:
         samples = wordings.sample_params(entry)
     except values.ValueTypeError:
         return  # reported by `examples`
+    vetted = {}  # the suggestions' code, compiled from their verdicts (as explain's index cache holds it)
+    for fix in fixes:
+        vetted.update(suggestion_code(entry.verdicts, fix["suggest"], (), entry.params.keys()))
     reported = set()
     for params in samples:
         meter = bounds.Meter()
         for i, fix in enumerate(fixes):
-            for found in suggest.suggestions(fix, params, meter=meter):
+            for found in suggest.suggestions(fix, params, vetted, meter=meter):
                 if "not_computed" in found and (i, found["label"]) not in reported:
                     reported.add((i, found["label"]))
                     yield at(entry, ("fixes", i, "suggest", found["label"]), "costly-expression",
@@ -421,9 +419,8 @@ def kernel_rules(kernel: Kernel) -> Iterator[Finding]:
     """Each rule of a kernel is an expression over the kernel's values."""
     path = display_path(kernel.positions.path) if kernel.positions else kernel.id
     for i, rule in enumerate(kernel.rules):
-        try:
-            expr.check(rule.check, kernel.values.keys())
-        except expr.ExprError as err:
+        err = kernel.verdicts.refusal(rule.check, kernel.values.keys())
+        if err is not None:
             line, col = kernel.positions.of(("rules", i, "check")) if kernel.positions else (1, 1)
             yield Finding(path, line, col, err.rule, f"{rule.check!r}: {err}")
 
@@ -517,7 +514,7 @@ def overlapping_wordings(entries: Iterable[Entry]) -> Iterator[Finding]:
                          "make the wordings distinct or merge the entries")
 
 
-def groups(settings: Settings, entries: Iterable[Entry]) -> Iterator[Finding]:
+def groups(settings: Settings, entries: Iterable[Entry], verdicts: Verdicts) -> Iterator[Finding]:
     by_code = {e.code: e for e in entries}
     where: dict[str, list[str]] = defaultdict(list)
     path = display_path(settings.positions.path) if settings.positions else "errkit.yaml"
@@ -539,9 +536,8 @@ def groups(settings: Settings, entries: Iterable[Entry]) -> Iterator[Finding]:
             if why:
                 yield finding(base + ("bindings", param), "bad-param-name", f"binding {param!r} is {why}; choose another name")
         for param, source in group.bindings.items():
-            try:
-                expr.check(source, set(group.args) | set(group.bindings), binding_helpers)
-            except expr.ExprError as err:
+            err = verdicts.refusal(source, set(group.args) | set(group.bindings), binding_helpers)
+            if err is not None:
                 yield finding(base + ("bindings", param), err.rule, f"{source!r}: {err}")
         for i, code in enumerate(group.checks):
             entry = by_code.get(code)
@@ -554,9 +550,8 @@ def groups(settings: Settings, entries: Iterable[Entry]) -> Iterator[Finding]:
                 continue
             needed = set()
             try:
-                needed |= expr.check(entry.check or "True", entry.params.keys()).names
-                own = template.parse(entry.message)
-                needed |= {f.name for f in own.fields}
+                needed |= entry.verdicts.expression(entry.check or "True", entry.params.keys()).names
+                needed |= {f.name for f in entry.verdicts.template(entry.message).fields}
             except (expr.ExprError, template.TemplateError):
                 pass
             for param in sorted(needed - set(group.bindings) - set(group.args)):
@@ -602,7 +597,7 @@ def run(loaded: Loaded) -> list[Finding]:
     findings.extend(guarded(related, whole, loaded.entries))
     findings.extend(guarded(overlapping_wordings, whole, loaded.entries))
     if settings:
-        findings.extend(guarded(groups, whole, settings, loaded.entries))
+        findings.extend(guarded(groups, whole, settings, loaded.entries, loaded.verdicts))
         findings.extend(guarded(retired_codes, whole, settings, loaded.entries))
     return sorted(set(findings))
 

@@ -145,11 +145,12 @@ def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple]]]]:
         for suggest, cases in zip(kernels.suggestion_sources(entry, catalogue.kernels), kernels.case_sources(entry, catalogue.kernels)):
             compiled = []
             for label, source in suggest.items():
-                fn, names = js.compile_expression(source, entry.params.keys())
+                fn, names = js.compile_expression(source, entry.params.keys(), entry.verdicts)
                 for_label = []
                 for case in cases:
                     if label in case["suggest"]:
-                        case_fn, case_names = js.compile_expression(case["suggest"][label], set(entry.params) | set(case["assume"]))
+                        case_fn, case_names = js.compile_expression(case["suggest"][label], set(entry.params) | set(case["assume"]),
+                                                                     entry.verdicts)
                         for_label.append((case["when"], case["assume"], case_names, case_fn))
                 compiled.append((label, fn, names, for_label))
             fixes.append(compiled)

@@ -11,6 +11,7 @@ import re
 
 from errkit.catalogue import kernels, wordings
 from errkit.catalogue.model import Catalogue, Entry
+from errkit.catalogue.vetting import suggestion_code
 from errkit.generate.validators import check_code, module_name
 
 
@@ -50,7 +51,8 @@ def example_suggestions(entry: Entry, catalogue: Catalogue) -> list[list[dict]]:
         if params is None or not suggest:
             out.append([{"label": label, "needs": source} for label, source in suggest.items()])
             continue
-        out.append(suggestions({"suggest": suggest, "sets": dict(fix.sets), "cases": cases}, params))
+        vetted = suggestion_code(entry.verdicts, suggest, cases, entry.params.keys())  # their verdicts, compiled
+        out.append(suggestions({"suggest": suggest, "sets": dict(fix.sets), "cases": cases}, params, vetted))
     return out
 
 
