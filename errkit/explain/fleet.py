@@ -213,31 +213,87 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
             size[0] += len(block)
             yield block
 
-    codes: dict[str, dict] = {}
-    weak: dict[str, dict] = {}
-    known: dict[tuple, set] = {}  # (weak, code, param) -> the keys of the values given to _seen already
-    given: dict[tuple, dict] = {}  # (weak, code) -> the params objects given already (_add)
-    pending = None  # the last match's (match, where, host): added once the next one is not its error's too
-    for match, chunk in scan_chunks(index, line_chunks(counted(blocks)), warn, reading):
+    tally = Tally()
+    chunks = line_chunks(counted(blocks))
+    for match, where, on, merged in occurrences(index, chunks, name, lambda: host, header, warn, reading):
+        if not merged:
+            tally.add(match, where, on)
+    unended = bool(reading.tail) and not reading.tail.endswith(b"\n")  # a last line without its newline counts
+    return tally.summary(name, host, reading.line - 1 + unended, size[0])
+
+
+def occurrences(index: Index, chunks, name: str, host, header: dict, warn=None, reading: Reading | None = None, **part):
+    """Each match of an input in order, as (match, where, host, merged): `where` its occurrence
+    (file, line, time, text), `host()` the file's host (a line may name its own), `merged` whether
+    the next match ends the same error (issue 26's same_block: then the next one carries this one's
+    values, and its time when it has none, and this one is not counted). `part`: scan_chunks' for
+    a part of a file (errkit/explain/parts.py)."""
+    pending = None  # the last match's (match, where, host): told once the next one says whether it ends its error
+    for match, chunk in scan_chunks(index, chunks, warn, reading, **part):
         end = chunk.find(b"\n", match.offset)
         raw = chunk[match.offset:end if end >= 0 else len(chunk)][:4096].decode("utf-8", "replace")
         where = _occurrence(name, match.line, timestamp(raw, header.get("year")), match.text or raw.strip())
-        if pending is not None and same_block(pending[0], match, chunk):
+        merged = pending is not None and same_block(pending[0], match, chunk)
+        if merged:
             # one error printed over several lines: one occurrence, at its last line, with every
             # value, as `errkit explain --all` counts it (its time: the first line that has one)
             match.params = {**pending[0].params, **match.params}
             if where["time"] is None:
                 where["time"], where["_key"] = pending[1]["time"], pending[1]["_key"]
-        elif pending is not None:
-            _add(weak if pending[0].weak else codes, *pending, known, given)
-        pending = (match, where, host_field(raw) or host)
+        if pending is not None:
+            yield (*pending, merged)
+        pending = (match, where, host_field(raw) or host())
     if pending is not None:
-        _add(weak if pending[0].weak else codes, *pending, known, given)
-    for code, group in weak.items():
-        if code not in codes:
-            codes[code] = group
-    unended = bool(reading.tail) and not reading.tail.endswith(b"\n")  # a last line without its newline counts
-    return {"file": name, "host": host, "lines": reading.line - 1 + unended, "bytes": size[0], "matches": sum(g["count"] for g in codes.values()), "skipped": None, "codes": codes}
+        yield (*pending, False)
+
+
+class Tally:
+    """A file's matches counted per code, in order (`add`), or its parts' tallies folded in
+    (`fold`); weak matches (a note line, a page link) apart, until `summary`."""
+
+    def __init__(self):
+        self.codes: dict[str, dict] = {}
+        self.weak: dict[str, dict] = {}
+        self._known: dict[tuple, set] = {}  # (weak, code, param) -> the keys of the values given to _seen already
+        self._given: dict[tuple, dict] = {}  # (weak, code) -> the params objects given already (_add)
+
+    def add(self, match, where: dict, host: str) -> None:
+        _add(self.weak if match.weak else self.codes, match, where, host, self._known, self._given)
+
+    def fold(self, other: "Tally") -> None:
+        """`other`'s counts after this one's, as if its matches were added here one by one."""
+        for into, groups in ((self.codes, other.codes), (self.weak, other.weak)):
+            for code, group in groups.items():
+                _fold(into, code, group)
+
+    def summary(self, name: str, host: str, lines: int, size: int) -> dict:
+        codes = self.codes
+        for code, group in self.weak.items():
+            if code not in codes:
+                codes[code] = group
+        return {"file": name, "host": host, "lines": lines, "bytes": size, "matches": sum(g["count"] for g in codes.values()),
+                "skipped": None, "codes": codes}
+
+
+def _fold(codes: dict, code: str, group: dict) -> None:
+    """A code's group of later matches folded into `codes` (what _add gives, added one by one)."""
+    into = codes.get(code)
+    if into is None:
+        codes[code] = {**group, "hosts": dict(group["hosts"]), "values": {p: dict(r, seen=list(r["seen"]), keys=list(r["keys"]))
+                                                                         for p, r in group["values"].items()}}
+        return
+    into["count"] += group["count"]
+    for host, n in group["hosts"].items():
+        into["hosts"][host] = into["hosts"].get(host, 0) + n
+    into["last"] = group["last"]
+    if group["earliest"] is not None and (into["earliest"] is None or group["earliest"]["_key"] < into["earliest"]["_key"]):
+        into["earliest"] = group["earliest"]
+    if group["latest"] is not None and (into["latest"] is None or group["latest"]["_key"] >= into["latest"]["_key"]):
+        into["latest"] = group["latest"]
+    for param, record in group["values"].items():
+        _seen(into["values"], param, record["seen"], record["keys"])
+        if record["more"]:
+            into["values"][param]["more"] = True
 
 
 def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, given: dict | None = None) -> None:
@@ -341,15 +397,19 @@ PER_WORKER = 8 * 1024 * 1024  # bytes on disk worth a worker process of their ow
 
 def workers_for(names: list[str], asked: int | None) -> int:
     """How many worker processes: as asked, else one per core this process may run on and per
-    PER_WORKER bytes of input; never more than the files (1: read here, without a pool)."""
+    PER_WORKER bytes of input; never more than the pieces of work: the files, a large plain file
+    counting for as many parts as it can be cut into (errkit/explain/parts.py; 1: read here,
+    without a pool)."""
+    from errkit.explain.parts import PART_MIN
+
+    sizes = [os.path.getsize(n) if n != "-" and os.path.isfile(n) else 0 for n in names]
     if asked is None:
         try:
             asked = len(os.sched_getaffinity(0))
         except (AttributeError, OSError):
             asked = os.cpu_count() or 1
-        size = sum(os.path.getsize(n) for n in names if n != "-" and os.path.isfile(n))
-        asked = min(asked, max(1, size // PER_WORKER))
-    return max(1, min(asked, len(names)))
+        asked = min(asked, max(1, sum(sizes) // PER_WORKER))
+    return max(1, min(asked, sum(max(1, size // PART_MIN) for size in sizes)))
 
 
 def _context():
@@ -410,6 +470,51 @@ def _in_worker(name: str) -> tuple[dict, list[str]]:
     return summarise(_WORKER["matcher"], name, warn=warnings.append, reading=reading), warnings
 
 
+def _part_in_worker(name: str, host: str, header: dict, cuts: list[int], k: int) -> tuple[dict, list[str]]:
+    """Part k of a large file (errkit/explain/parts.py), and its warnings."""
+    from errkit.explain.parts import summarise_part
+
+    warnings: list[str] = []
+    part = summarise_part(_WORKER["matcher"].index, name, name, host, header, cuts, k,
+                          lambda line: warnings.append(f"{line} ({name})"), (occurrences, Tally))
+    queue = _WORKER["queue"]
+    if queue is not None:  # the bytes and lines of its own part, once (progress)
+        queue.put((name, cuts[k + 1] - cuts[k], 0))
+    return part, warnings
+
+
+def _split(names: list[str], remote: list[int], count: int) -> dict[int, list[int]]:
+    """The files read in parts (index -> cuts), when there are fewer files than workers."""
+    from errkit.explain.parts import parts_of
+
+    if len(remote) >= count:
+        return {}
+    wanted = -(-count // len(remote))
+    cuts = {i: parts_of(names[i], wanted) for i in remote}
+    return {i: c for i, c in cuts.items() if c is not None}
+
+
+def _file_head(name: str) -> tuple[str, dict]:
+    """(the file's host, glog's header): what a part reads of the file's start (triage reads it as it goes)."""
+    with open(name, "rb") as handle:
+        header = glog_header(handle.read(GLOG_HEAD))
+    return header.get("machine") or host_of(name), header
+
+
+def _joined(matcher, name: str, parts: list, told: list) -> tuple[dict, list[str]]:
+    """A split file's summary from its parts', and their warnings (each said once); read again whole
+    when its parts cannot be joined (parts.NoJoin)."""
+    from errkit.explain.parts import NoJoin, joined
+
+    host = parts[0][2]
+    try:
+        summary = joined([p for p, _, _ in parts], name, host, os.path.getsize(name), Tally())
+    except NoJoin:
+        warnings: list[str] = []
+        return summarise(matcher, name, warn=warnings.append), warnings
+    return summary, list(dict.fromkeys(line for warnings in told for line in warnings))
+
+
 def _drain(queue, reading) -> None:
     from queue import Empty
 
@@ -433,6 +538,8 @@ def summaries(matcher, names: list[str], workers: int | None = None, stdin=None,
     told: list = [None] * len(names)
     local = [i for i, name in enumerate(names) if name == "-" or count == 1]
     remote = [i for i in range(len(names)) if i not in set(local)]
+    split = _split(names, remote, count) if remote else {}
+    pieces: dict[int, list] = {}  # a split file -> its parts' (summary, warnings, host) as they finish
     pool = queue = None
     try:
         if remote:
@@ -440,9 +547,18 @@ def summaries(matcher, names: list[str], workers: int | None = None, stdin=None,
 
             context = _context()
             queue = context.Queue() if reading is not None else None
-            pool = ProcessPoolExecutor(max_workers=min(count, len(remote)), mp_context=context,
+            tasks = sum(len(split[i]) - 1 if i in split else 1 for i in remote)
+            pool = ProcessPoolExecutor(max_workers=min(count, tasks), mp_context=context,
                                        initializer=_start_worker, initargs=(matcher, queue))
-            pending = {pool.submit(_in_worker, names[i]): i for i in remote}
+            pending = {}
+            for i in remote:
+                if i in split:
+                    host, header = _file_head(names[i])
+                    pieces[i] = [None] * (len(split[i]) - 1)
+                    for k in range(len(split[i]) - 1):
+                        pending[pool.submit(_part_in_worker, names[i], host, header, split[i], k)] = (i, k, host)
+                else:
+                    pending[pool.submit(_in_worker, names[i])] = (i, None, None)
         for i in local:
             warnings: list[str] = []
             results[i] = summarise(matcher, names[i], stdin, warnings.append, reading)
@@ -457,9 +573,16 @@ def summaries(matcher, names: list[str], workers: int | None = None, stdin=None,
                 finished, waiting = wait(waiting, timeout=None if queue is None else 0.25, return_when=FIRST_COMPLETED)
                 if queue is not None:
                     _drain(queue, reading)  # before the files finished: their blocks are counted first
-                for future in sorted(finished, key=pending.get):
-                    i = pending[future]
-                    results[i], told[i] = future.result()
+                for future in sorted(finished, key=lambda f: pending[f][:2]):
+                    i, k, host = pending[future]
+                    if k is None:
+                        results[i], told[i] = future.result()
+                    else:
+                        pieces[i][k] = (*future.result(), host)
+                        if any(p is None for p in pieces[i]):
+                            continue
+                        results[i], told[i] = _joined(matcher, names[i], [(p, w, h) for p, w, h in pieces[i]],
+                                                      [w for _, w, _ in pieces[i]])
                     if done is not None:
                         done(names[i], results[i])
     finally:

@@ -33,19 +33,26 @@ class Reading:
     """What reading a whole input saw besides its matches: the lines read so far, its tail (what
     the approximate pass reads) and whether it held any text."""
 
-    __slots__ = ("line", "tail", "seen_text")
+    __slots__ = ("line", "tail", "seen_text", "until_line")
 
     def __init__(self):
         self.line, self.tail, self.seen_text = 1, b"", False
+        self.until_line = None  # a part's (scan_chunks' `until`): the line number there
 
 
-def scan_chunks(index, chunks, warn=None, reading: Reading | None = None):
+def scan_chunks(index, chunks, warn=None, reading: Reading | None = None, context: bytes = b"", at: int = 0,
+                until: int | None = None):
     """Every match of a whole input, in order, with the block holding it (`match.offset`: where its
     line starts there: a chunk with the end of the one before, see below). `chunks` are bytes (or
     str), best cut on line boundaries (the windows read around a match are the same wherever the
     input is cut; one small chunk alone is read as a paste, see blocks.scan): `warn(message)` hears
     once of input that is not UTF-8 where it mattered: in the first 8 KB or on a line read
-    further; `reading` keeps the line count, tail and whether text was seen."""
+    further; `reading` keeps the line count, tail and whether text was seen.
+
+    A part of an input (errkit/explain/parts.py): `chunks` start at `at` in it, a line's start,
+    after `context` (the bytes before, read around the first lines, never scanned); no line
+    starting at `until` or after is scanned (the chunks go on past it: the windows of the lines
+    before), and `reading.until_line` is the line number there."""
     reading = Reading() if reading is None else reading
     warned = []
 
@@ -57,18 +64,18 @@ def scan_chunks(index, chunks, warn=None, reading: Reading | None = None):
     chunks = iter(chunks)
     upcoming = next(chunks, None)
     i = -1
-    carry, begin = b"", 0  # the end of what was read: lines for the windows before the next ones, then the lines not scanned yet
-    base = 0  # where `carry` starts in the input
+    carry, begin = context, len(context)  # the end of what was read: lines for the windows before the next ones, then the lines not scanned yet
+    base = at - len(context)  # where `carry` starts in the input
     gathered: list[bytes] = []  # small chunks held until GATHER bytes are (a chunk per line is not copied again for each)
     held = 0
     while upcoming is not None:
         chunk, upcoming, i = upcoming, next(chunks, None), i + 1
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8", "replace")
-        paste = i == 0 and upcoming is None and len(chunk) <= PASTE_SIZE  # the whole input, and small
+        paste = i == 0 and upcoming is None and len(chunk) <= PASTE_SIZE and not at and until is None  # the whole input, and small
         if paste:
             chunk = unprefixed(chunk)
-        if i == 0:
+        if i == 0 and not at:
             try:
                 chunk[:8192].decode("utf-8")
             except UnicodeDecodeError as err:
@@ -92,6 +99,8 @@ def scan_chunks(index, chunks, warn=None, reading: Reading | None = None):
         stop = len(data) if upcoming is None else data.rfind(b"\n", begin, max(begin, len(data) - READ_WINDOW)) + 1
         if stop <= begin and len(data) - begin > LONGEST_CARRY:  # no line's end for that long: scanned as it is
             stop = len(data)
+        if until is not None and stop >= until - base:
+            stop = max(begin, until - base)
         if stop > begin:
             counted, reached = begin, [stop]  # the scan counted the lines up to its last match; count the rest once
             for match in scan(index, data, first_line=reading.line, undecodable=undecodable, paste=paste,
@@ -100,6 +109,9 @@ def scan_chunks(index, chunks, warn=None, reading: Reading | None = None):
                 match.at = base + match.offset
                 yield match, data
             reading.line += data.count(b"\n", counted, reached[0])
+            if until is not None and reached[0] >= until - base:  # the part's last lines were scanned
+                reading.until_line = reading.line - data.count(b"\n", until - base, reached[0])
+                return
             low = max(0, reached[0] - TIE_CONTEXT)
             keep = data.rfind(b"\n", max(0, low - TIE_CONTEXT), low) + 1 or low  # from a line's start where one is near
             carry, begin, base = data[keep:], reached[0] - keep, base + keep
