@@ -35,9 +35,13 @@ class Match:
 def again(template: Match, line_no: int, ties: bool = False) -> Match:
     """A remembered match (errkit/explain/matching/memory.py; with its `ties`) as the match of
     another line: its values shared, not copied."""
-    found = Match(template.code, template.wording, template.params, line_no, template.exact, template.score,
-                  template.text, template.span, template.weak)
-    found._keyed, found.kernel = template._keyed, template.kernel
-    if ties and template.ties:
-        found.ties = [again(tie, line_no) for tie in template.ties]
+    found = _new(Match)  # (every slot set here: most matches of a log are copies, made per line)
+    found.code, found.wording, found.params, found.line = template.code, template.wording, template.params, line_no
+    found.exact, found.score, found.text, found.span, found.weak = template.exact, template.score, template.text, template.span, template.weak
+    found.offset = found.at = 0
+    found.kernel, found.context, found._keyed = template.kernel, None, template._keyed
+    found.ties = [again(tie, line_no) for tie in template.ties] if ties and template.ties else []
     return found
+
+
+_new = object.__new__
