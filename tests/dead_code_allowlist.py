@@ -22,3 +22,4 @@ catalog_index  # errkit/explain/registry.py: a catalogue folder's index, used by
 fixture  # errkit/catalogue/rules.py Rule.fixture: the broken catalogue tests/catalogue/test_rules.py lints for each rule
 SITE_TOP_KEYS  # errkit/core/index_format.py: the site index's extra keys, part of the format's definition (tests/core/test_index_format.py holds generate to it)
 SITE_ENTRY_KEYS  # errkit/core/index_format.py: as SITE_TOP_KEYS, for the site index's entry records
+LINE_BREAKS  # errkit/core/index_format.py: read by the browser's matcher only (JS_CONSTANTS, written into match.js by errkit generate)

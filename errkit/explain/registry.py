@@ -512,13 +512,16 @@ class CacheFile:
 
 def _prepared(data: dict) -> dict:
     """The merged index as explain's cache keeps it (CacheFile): entries parsed, the matcher's plan
-    made (match.plan), the params each entry's wordings print kept in the entry (match.printed_params), each entry's suggest expressions vetted and compiled once
-    (matching.index.Index.vetted), so that answering needs neither `json` nor `ast`, and each wording's
-    regex with its groups numbered (match.numbered: RE2 compiles a named group slowly once)."""
+    made (index_format.plan), the params each entry's wordings print kept in the entry
+    (matching.index.printed_params), each entry's suggest expressions vetted and compiled once
+    (matching.index.Index.vetted), so that answering needs neither `json` nor `ast`, and each
+    wording's regex with its groups numbered (matching.index.numbered: RE2 compiles a named group
+    slowly once)."""
     import json
 
     from errkit.core import expr
-    from errkit.explain.matching.index import numbered, plan, printed_params
+    from errkit.core.index_format import plan
+    from errkit.explain.matching.index import numbered, printed_params
 
     entries, vetted = {}, dict(data.get("vetted") or {})  # (a screened index's: vetted already)
     for code, raw in data["entries"].items():

@@ -133,7 +133,10 @@ def site_index(catalogue: Catalogue) -> dict:
         entry["example"] = f"{entry['exception']}: {example}" if example is not None else None
         entries[code] = entry
     # (the patterns and limits: match.js's FORMAT)
-    return {**data, "entries": entries, "wordings": shown_wordings, "regex_flavour": index_format.REGEX_FLAVOUR}
+    # the matcher's plan (which wordings each key finds; those told by their raise site; those tried
+    # on every line) made by the Python's own function, not worked out again by match.js
+    plan = index_format.plan(data["wordings"])
+    return {**data, "entries": entries, "wordings": shown_wordings, "regex_flavour": index_format.REGEX_FLAVOUR, "plan": plan}
 
 
 def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple]]]]:

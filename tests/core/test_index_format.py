@@ -215,3 +215,10 @@ def test_the_format_page_gives_every_limit_and_pattern():
 def test_the_format_page_is_in_the_sites_nav():
     nav = (ROOT / "site" / "mkdocs.yml").read_text().split("\nnav:\n", 1)[1]
     assert f": {PAGE.relative_to(ROOT / 'site' / 'docs').as_posix()}\n" in nav
+
+
+def test_line_breaks_are_where_str_splitlines_cuts():
+    """LINE_BREAKS is what the browser's matcher cuts a JSON string's text at, for Python's
+    str.splitlines() (planted: U+2028 left out -> fails)."""
+    cuts = tuple(c for c in map(chr, range(0x110000)) if len(f"a{c}b".splitlines()) == 2)
+    assert cuts == index_format.LINE_BREAKS

@@ -11,7 +11,7 @@ left unloaded).
 
 import os
 
-from errkit.core.index_format import at_line_end
+from errkit.core.index_format import at_line_end, plan
 from errkit.core.regex import engine, numbered_groups
 from errkit.explain.matching.found import Match
 
@@ -81,24 +81,6 @@ def numbered(wording: dict) -> list | None:
     source, numbers = numbered_groups(wording["regex"])
     groups = [numbers.get(group) for group, _, _ in wording["captures"]]
     return None if None in groups else [source, groups]
-
-
-def plan(wordings) -> tuple[list[str], list[list[int]], list[int], list[int]]:
-    """(keys, the wordings of each key, wordings found by their raise site, wordings tried on every
-    line): how the matcher looks for the wordings (kept in explain's index cache)."""
-    keyed: dict[str, list[int]] = {}
-    located: list[int] = []
-    always: list[int] = []
-    for i, wording in enumerate(wordings):
-        key = wording.get("key")
-        if key:
-            keyed.setdefault(key, []).append(i)
-        elif wording["location"]:
-            located.append(i)  # no fixed text to find it by: tried for exceptions raised there
-        elif wording["template"]:
-            always.append(i)  # fixed text too short to look for: tried on every line read
-    keys = sorted(keyed)
-    return keys, [keyed[k] for k in keys], located, always
 
 
 def printed_params(wordings) -> dict[str, list[str]]:

@@ -23,7 +23,7 @@
   "use strict";
 
   var FORMAT = {}; // errkit/core/index_format.py: `errkit generate` writes its names here, no copy by hand
-  var SPLITLINES = /\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]/; // str.splitlines()
+  var SPLITLINES = new RegExp("\r\n|[" + FORMAT.LINE_BREAKS.join("") + "]", "u"); // str.splitlines()
   var NOTE = new RegExp(FORMAT.NOTE, "u"), DOCS_LINK = new RegExp(FORMAT.DOCS_LINK, "u");
   var RELEASE_SEEN = new RegExp(FORMAT.RELEASE_SEEN, "u");
   var TRAILING_SPACE = new RegExp(FORMAT.SPACE + "+$", "u");
@@ -43,22 +43,11 @@
     this.data = data;
     this.entries = data.entries;
     this.wordings = data.wordings;
-    var keyed = new Map();
-    this.located = [];
-    this.always = [];
-    for (var i = 0; i < this.wordings.length; i++) {
-      var w = this.wordings[i];
-      if (w.key) {
-        if (!keyed.has(w.key)) keyed.set(w.key, []);
-        keyed.get(w.key).push(i);
-      } else if (w.location) {
-        this.located.push(i);
-      } else if (w.template) {
-        this.always.push(i);
-      }
-    }
-    this.keys = Array.from(keyed.keys()).sort(byString);
-    this.keyed = this.keys.map(function (k) { return keyed.get(k); });
+    // index_format.plan, made by `errkit generate` (errkit/generate/browser.py site_index)
+    this.keys = data.plan[0];
+    this.keyed = data.plan[1];
+    this.located = data.plan[2];
+    this.always = data.plan[3];
     this.keyRegexes = this.keys.map(function (k) { return new RegExp(keyPattern(k), "u"); });
     var alternatives = this.keys.map(keyPattern);
     if (this.always.length) alternatives = alternatives.concat(FORMAT.MARKERS);
@@ -169,7 +158,7 @@
     return text.replace(/[0-9]+/g, "0");
   }
 
-  var RECORD_SLACK = 32; // records.SLACK
+  var RECORD_STAMP = new RegExp("^" + FORMAT.RECORD_STAMP, "u");
   var recordFinders = {};
 
   // records.record_end: the start of the first line in text[lineEnd:high] that begins a log record
@@ -177,7 +166,7 @@
   function recordEnd(text, start, lineEnd, prefixEnd, high) {
     var prefix = shape(text.slice(start, prefixEnd));
     // records.stamp: the first words that hold a digit and no letter but T, Z or a first one
-    var stamped = /^(?:[A-Za-z]?[^ \tA-SU-Ya-z]*0[^ \tA-SU-Ya-z]*[ \t]+)*/.exec(prefix)[0];
+    var stamped = RECORD_STAMP.exec(prefix)[0];
     if (!stamped || !/^[\x00-\x7f]*$/.test(stamped)) return high;
     var finder = recordFinders[stamped];
     if (!finder) { // records._finder_source: each 0 any digits, a word's first letter any letter
@@ -190,7 +179,7 @@
       finder = recordFinders[stamped] = new RegExp(source, "gu");
     }
     var window = text.slice(0, high); // searched as Python's search(data, pos, high) is
-    var pos = lineEnd, reach = prefixEnd - start + RECORD_SLACK;
+    var pos = lineEnd, reach = prefixEnd - start + FORMAT.RECORD_SLACK;
     while (pos < high) {
       finder.lastIndex = pos;
       var found = finder.exec(window);
@@ -859,13 +848,7 @@
 
   // -- text as pasted (errkit/core/normalise.py) -----------------------------------------------------
 
-  var CHARS = {};
-  "\u2018\u2019\u201a\u201b\u2032\uff07".split("").forEach(function (c) { CHARS[c] = "'"; });
-  "\u201c\u201d\u201e\u201f\u2033\uff02".split("").forEach(function (c) { CHARS[c] = '"'; });
-  "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000".split("").forEach(function (c) { CHARS[c] = " "; });
-  "\u2010\u2011\u2012\u2013\u2212".split("").forEach(function (c) { CHARS[c] = "-"; });
-  "\u200b\u200c\u200d\u2060\ufeff".split("").forEach(function (c) { CHARS[c] = ""; });
-  var ENTITIES = { quot: '"', apos: "'", amp: "&", lt: "<", gt: ">", nbsp: " " };
+  var CHARS = FORMAT.NORMALISED_CHARS, ENTITIES = FORMAT.HTML_ENTITIES; // normalise.CHARS, normalise.ENTITIES
 
   function mapped(ch) {
     return Object.prototype.hasOwnProperty.call(CHARS, ch) ? CHARS[ch] : ch;
