@@ -171,6 +171,8 @@ def cmd_explain(args) -> int:
 
 
 def cmd_list(args) -> int:
+    from errkit.core.escape import terminal
+
     index = _index(args)
     if args.json:
         import json
@@ -182,7 +184,8 @@ def cmd_list(args) -> int:
                               "catalogue": index.catalogue(code)}, ensure_ascii=False))
             continue
         kind = "explain-only" if entry["explain_only"] else entry["exception"]
-        print(f"{code}  {entry['area']:<9} {kind:<19} {entry['title']}  ({index.catalogue(code)})")
+        # an installed catalogue's text: its control characters shown, never sent (errkit/core/escape.py)
+        print(terminal(f"{code}  {entry['area']:<9} {kind:<19} {entry['title']}  ({index.catalogue(code)})"))
     return EXIT_OK
 
 
@@ -220,7 +223,9 @@ Every argument that names an existing file or folder is read as one (gzip, bz2 a
 decompressed as they are read); to explain text that happens to name a file, give --text, or pipe
 it in: `echo "..." | errkit explain -`. Several paths or a folder (walked recursively) give one
 grouped report: per code, its count, the files and hosts it appeared in, first and last
-occurrence, the values that varied (--json: one JSON document, shape in site/docs/triage.md)."""
+occurrence, the values that varied (--json: one JSON document, shape in site/docs/triage.md).
+Exit status: 0 errors found, 1 none, 2 a usage error, 3 a partial report (a worker reading a file
+died: the file is named, the others are reported)."""
 
 
 def _explain_args(p):
@@ -464,6 +469,25 @@ def _fast_explain(argv: list[str]):
                  open=flags["--open"], format="text", func=cmd_explain)
 
 
+def os_error(err: OSError) -> str:
+    """An OSError in one line: what failed and where (`No space left on device: out/x.md`)."""
+    from errkit.core.escape import terminal
+
+    said = err.strerror or str(err) or type(err).__name__
+    where = " -> ".join(str(f) for f in (err.filename, err.filename2) if f)
+    return terminal(f"{said}: {where}" if where else said)
+
+
+def _quiet_stdout() -> None:
+    """Standard output sent to the null device: what is left in its buffer (a reader that left, a
+    full disk) is not written again when the interpreter exits."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     # Explaining a paste is a short process whose objects live to its end: collecting cycles while
     # it imports and reads the index, and again when the interpreter exits, cost a twentieth of its
@@ -488,22 +512,24 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a reader that left shows here, not as Python's exit 120 after main
         return status
     except UsageError as err:
-        print(f"errkit: {err}", file=sys.stderr)
+        from errkit.core.escape import terminal
+
+        print(f"errkit: {terminal(err)}", file=sys.stderr)  # (it may quote an installed catalogue or a log)
         return EXIT_USAGE
     except LintFailed:  # the catalogue's lint errors are printed
         return EXIT_FINDINGS
     except BrokenPipeError as closed:
         # The reader went away (`errkit ... | head -1`): not an error worth a traceback, and the
         # exit status the command had without the pipe (explain's answer sets it before writing).
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except OSError:
-            pass
+        _quiet_stdout()
         return getattr(closed, "exit_status", status)
     except KeyboardInterrupt:
         print("errkit: interrupted", file=sys.stderr)
         return 130
+    except OSError as err:  # a full disk, a read-only or forbidden place: the machine's, not a bug of ours
+        _quiet_stdout()  # (what could not be written is not tried again at exit)
+        print(f"errkit: {os_error(err)}", file=sys.stderr)
+        return EXIT_FINDINGS
     except Exception as err:  # a bug of ours: one clear line, the traceback only on request
         if os.environ.get("ERRKIT_DEBUG"):
             raise

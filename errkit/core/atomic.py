@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable
 
@@ -58,6 +59,41 @@ def kept(path: Path) -> Path:
     return path.with_name(f".{path.name}{OLD_SUFFIX}")
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_HELD: dict[str, list] = {}  # folder -> [its open descriptor, how many times this process holds its lock]
+
+
+@contextmanager
+def _locked(folder: Path):
+    """The journal's folder locked (flock on the folder itself: no file added) while a set is
+    written or settled: a second process waits for the first (two `errkit generate`s at once: one
+    settled the other's journal halfway, and it failed with "cannot write : ..."). Reentrant in a
+    process; no lock where the platform has no flock."""
+    try:
+        import fcntl
+    except ImportError:  # (Windows)
+        yield
+        return
+    key = os.path.abspath(folder)
+    held = _HELD.get(key)
+    if held is None:
+        fd = os.open(key, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        held = _HELD[key] = [fd, 0]
+    held[1] += 1
+    try:
+        yield
+    finally:
+        held[1] -= 1
+        if not held[1]:
+            del _HELD[key]
+            os.close(held[0])  # (closing the descriptor releases the lock)
+
+
 def write_all(files: dict[Path, bytes], *, journal: Path, delete: Iterable[Path] = ()) -> None:
     """Write `files` and delete the paths in `delete`, all or nothing, even across a crash.
 
@@ -69,8 +105,15 @@ def write_all(files: dict[Path, bytes], *, journal: Path, delete: Iterable[Path]
        and the journal are removed.
     A crash before 3 is undone by the next run (the targets were never touched); a crash after it
     is finished by the next run. An exception undoes everything it did, so the old set stays.
+    Another process writing or settling with the same journal meanwhile is waited for (`_locked`).
     """
     journal = Path(journal)
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(journal.parent):
+        _write_all(files, journal, delete)
+
+
+def _write_all(files: dict[Path, bytes], journal: Path, delete: Iterable[Path]) -> None:
     recover(journal)
     writes = {Path(p): data for p, data in files.items()}
     deletes = [Path(p) for p in delete if Path(p) not in writes]
@@ -85,7 +128,8 @@ def write_all(files: dict[Path, bytes], *, journal: Path, delete: Iterable[Path]
         for path, data in writes.items():
             path.parent.mkdir(parents=True, exist_ok=True)
             mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-            fd = os.open(staged(path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+            _unlink(staged(path))  # (left by a crash: settled already; a temporary file is made new, never through a link)
+            fd = os.open(staged(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
@@ -130,6 +174,13 @@ def recover(journal: Path) -> str | None:
     """Settle a switch a crash interrupted: undo it if it had not reached "switching", finish it
     if it had. Returns what was done ("undone", "finished") or None when there was nothing."""
     journal = Path(journal)
+    if not journal.parent.is_dir():
+        return None
+    with _locked(journal.parent):
+        return _recover(journal)
+
+
+def _recover(journal: Path) -> str | None:
     _unlink(_journal_temp(journal))
     if not journal.exists():
         return None
@@ -203,7 +254,9 @@ def _write_journal(journal: Path, record: dict) -> None:
     journal.parent.mkdir(parents=True, exist_ok=True)
     temp = _journal_temp(journal)
     try:
-        with open(temp, "w", encoding="utf-8") as handle:
+        _unlink(temp)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(record, handle, indent=1)
             handle.flush()
             os.fsync(handle.fileno())

@@ -94,11 +94,12 @@ def docs_link(res: dict) -> str:
 
 
 
-def answers(index: Index, chunks, every: bool = True, warn=None) -> tuple[list[dict], str, bool]:
+def answers(index: Index, chunks, every: bool = True, warn=None, others: dict | None = None) -> tuple[list[dict], str, bool]:
     """(the answers for a whole input: every distinct exact match, most recent first, or only the
     last with `every` False; when none matched, the closest wordings; the input's tail; whether it
-    held any text)."""
-    found, tail, seen_text = explain_chunks(index, chunks, warn=warn)
+    held any text). `others`: code -> the matches past the distinct answers kept per code
+    (errkit/explain/tally.py), counted, not answered."""
+    found, tail, seen_text = explain_chunks(index, chunks, warn=warn, others=others)
     results = [result(index, f.match, f.count, f.last_line) for f in (found if every else found[:1])]
     if not results:
         results = [result(index, m) for m in approximate(index, tail)]

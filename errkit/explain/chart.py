@@ -3,9 +3,8 @@ and a chart of each code's occurrences per host, drawn by matplotlib (the `errki
 as an SVG written into the page. The page loads nothing: its text is drawn as paths (no font is
 fetched), and its Content-Security-Policy forbids every request."""
 
-import html
-
 from errkit.core import UsageError
+
 MAX_CODES = 10  # codes drawn (the most frequent); the table lists them all
 MAX_HOSTS = 64  # hosts drawn (those with most errors), in the files' order
 
@@ -16,6 +15,18 @@ def require() -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise UsageError("--format html draws its chart with matplotlib: pip install 'errkit[report]'") from None
+
+
+def _label(text: str) -> str:
+    """A text of the logs or a catalogue as matplotlib draws it: control characters shown, `$` not
+    mathtext, and no `--` (matplotlib writes each text in an XML comment beside its paths: `-->`
+    would end it, and what follows would be markup in the page)."""
+    from errkit.core.escape import terminal
+
+    text = terminal(text).replace("$", "\\$")
+    while "--" in text:
+        text = text.replace("--", "- -")
+    return text
 
 
 def chart_svg(doc: dict) -> str:
@@ -41,9 +52,10 @@ def chart_svg(doc: dict) -> str:
         bottom = [0] * len(hosts)
         for e in errors:
             heights = [e["hosts"].get(h, 0) for h in hosts]
-            ax.bar(range(len(hosts)), heights, bottom=bottom, label=f"{e['code']} {e['title'][:40]}", gid=f"bars-{e['code']}")
+            ax.bar(range(len(hosts)), heights, bottom=bottom, label=_label(f"{e['code']} {e['title'][:40]}"),
+                   gid="bars-" + "".join(c for c in e["code"] if c.isascii() and c.isalnum()))
             bottom = [b + h for b, h in zip(bottom, heights)]
-        ax.set_xticks(range(len(hosts)), hosts, rotation=60 if len(hosts) > 6 else 0, ha="right" if len(hosts) > 6 else "center")
+        ax.set_xticks(range(len(hosts)), [_label(h) for h in hosts], rotation=60 if len(hosts) > 6 else 0, ha="right" if len(hosts) > 6 else "center")
         ax.set_ylabel("occurrences")
         ax.yaxis.get_major_locator().set_params(integer=True)  # counts: no 0.5 of an error
         cut = f" (the {len(hosts)} of {len(totals)} hosts with most errors)" if len(hosts) < len(totals) else ""
@@ -62,18 +74,26 @@ td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top
 td.n{text-align:right}code{font-size:90%}.chart svg{max-width:100%;height:auto}"""
 
 
+def _linked(text: str, target: str | None) -> str:
+    """`text` escaped, linked to `target` (an http(s) address made safe, or None: no link)."""
+    from errkit.core.escape import html as e
+
+    return f"<a href=\"{e(target)}\">{e(text)}</a>" if target else e(text)
+
+
 def as_html(doc: dict) -> str:
     """The report as a page that needs nothing else (no script, no request)."""
     from errkit.explain.report import hosts_line, summary_line, values_lines
 
-    e = html.escape
+    from errkit.core.escape import html as e, link
+
     rows = []
     for err in doc["errors"]:
         first, last = err["first"], err["last"]
         varied = "<br>".join(e(v) for v in values_lines(err["values"], varied_only=True))
         rows.append(
-            f"<tr><td><a href=\"{e(err['docs_url'], quote=True)}\">{e(err['code'])}</a></td><td>{e(err['title'])}</td>"
-            f"<td class=\"n\">{err['count']:,}</td><td class=\"n\">{len(err['files'])}</td><td>{e(hosts_line(err['hosts']))}</td>"
+            f"<tr><td>{_linked(err['code'], link(err['docs_url']))}</td><td>{e(err['title'])}</td>"
+            f"<td class=\"n\">{err['count']:,}</td><td class=\"n\">{len(err['files'])}</td><td>{e(hosts_line(err['hosts'], others=err.get('other_hosts', 0)))}</td>"
             f"<td>{e(first.get('time') or '')} <code>{e(first['file'])}:{first['line']}</code></td>"
             f"<td>{e(last.get('time') or '')} <code>{e(last['file'])}:{last['line']}</code></td><td>{varied}</td></tr>")
     skipped = "".join(f"<li>{e(f['skipped'])}</li>" for f in doc["files"] if f["skipped"])

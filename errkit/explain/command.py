@@ -6,6 +6,7 @@ import os
 import sys
 
 from errkit.core import UsageError
+from errkit.core.escape import terminal
 from errkit.explain.answer import answers, docs_link, result
 from errkit.explain.matching.index import Index
 from errkit.explain.reading import line_chunks, looks_like_code, looks_like_path, open_input
@@ -41,10 +42,13 @@ def wants_report(sources: list[str], fmt: str = "text", as_text: bool = False, a
     return len(sources) > 1 or os.path.isdir(sources[0])
 
 
+PARTIAL = 3  # the report of `explain --all` lacks a file whose worker died (errkit/explain/workers.py)
+
+
 def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=None, matcher=None,
                include=(), exclude=(), workers: int | None = None, quiet: bool = False) -> int:
     """`errkit explain --all PATH...`: every file's catalogued errors in one grouped report (text,
-    JSON, markdown or HTML); 0 when some were found, 1 when none."""
+    JSON, markdown or HTML); 0 when some were found, 1 when none, PARTIAL when a file was lost."""
     from errkit.explain import fleet, inputs, report
     from errkit.explain.progress import Progress
 
@@ -54,19 +58,21 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
         from errkit.explain import chart
 
         chart.require()
-    names = inputs.expand(sources, list(include), list(exclude))
+    warnings: list[str] = []
+    names = inputs.expand(sources, list(include), list(exclude), warn=warnings.append)
     if not names:
+        for line in warnings:
+            print(terminal(line), file=err)
         raise UsageError(f"no file to read in {', '.join(sources)}" + (" (see --include/--exclude)" if include or exclude else ""))
     if matcher is None:
         from errkit.explain.matcher import Matcher
 
         matcher = Matcher()
-    warnings: list[str] = []
     with Progress(err, names, quiet) as progress:
         summaries = fleet.summaries(matcher, names, workers, stdin=stdin, warn=warnings.append, done=progress.done,
                                     reading=progress.read if progress.on else None)
     for line in warnings:  # once the bar is gone: a line printed under it would be drawn over
-        print(line, file=err)
+        print(terminal(line), file=err)  # (a file's name, a log's text: shown, never sent)
     doc = report.report(matcher.index, summaries)
     if fmt == "json":
         text = report.to_json(doc)
@@ -77,6 +83,8 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
     else:
         text = report.as_text(doc)
     status = 0 if doc["errors"] else 1
+    if any(s.get("lost") for s in summaries):
+        status = PARTIAL  # a worker died: the report lacks what its file held (named on stderr)
     if not doc["errors"]:
         print(f"errkit: no catalogued error found in {doc['totals']['files']} file(s)", file=err)
     try:
@@ -118,7 +126,9 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
 
             raise no_such_path(word)
     chunks = line_chunks(open_input(sources, stdin))
-    results, tail, seen_text = answers(index, chunks, show_all, warn=lambda msg: print(msg, file=err))
+    others: dict[str, int] = {}
+    results, tail, seen_text = answers(index, chunks, show_all, warn=lambda msg: print(terminal(msg), file=err),
+                                       others=others)
     if not seen_text:
         raise UsageError("the input is empty: nothing to explain")
     if not results:
@@ -141,6 +151,12 @@ def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None,
     except BrokenPipeError as closed:
         closed.exit_status = status  # the answer's status, whether or not the reader read it all
         raise
+    if show_all:
+        from errkit.explain.tally import MAX_ANSWERS
+
+        for code, count in others.items():  # memory stays flat: the rest are counted, not kept
+            print(f"errkit: {count:,} more match(es) of {terminal(code)} with other values, not shown "
+                  f"(the {MAX_ANSWERS} seen last of each code are)", file=err)
     if open_page:
         _open(docs_link(results[0]), err)
     return status

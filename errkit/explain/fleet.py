@@ -15,6 +15,8 @@ from errkit.explain.matching.together import same_block
 
 MAX_VALUES = 20  # distinct values of a param kept per code (the report shows them)
 MAX_DISTINCT = 1000  # distinct values counted per param and code, past which "1000+" is said
+MAX_HOSTS = 1000  # hosts counted by name per code; the matches of any other host are counted in "other_hosts"
+MAX_GIVEN = 4096  # params objects remembered per code as given already (_add), past which none are
 MAX_TEXT = 300  # characters of a first or last occurrence's text kept
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".zst", ".zstd")
 LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".stderr", ".stdout", ".jsonl", ".json")
@@ -284,7 +286,9 @@ def _fold(codes: dict, code: str, group: dict) -> None:
         return
     into["count"] += group["count"]
     for host, n in group["hosts"].items():
-        into["hosts"][host] = into["hosts"].get(host, 0) + n
+        _host(into, host, n)
+    if group.get("other_hosts"):  # (past MAX_HOSTS in a part: counted as others, as merged() counts a file's)
+        into["other_hosts"] = into.get("other_hosts", 0) + group["other_hosts"]
     into["last"] = group["last"]
     if group["earliest"] is not None and (into["earliest"] is None or group["earliest"]["_key"] < into["earliest"]["_key"]):
         into["earliest"] = group["earliest"]
@@ -305,7 +309,7 @@ def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, 
         group = codes[match.code] = {"count": 0, "hosts": {}, "first": where, "last": where, "earliest": None,
                                      "latest": None, "values": {}}
     group["count"] += 1
-    group["hosts"][host] = group["hosts"].get(host, 0) + 1
+    _host(group, host, 1)
     group["last"] = where
     if where["_key"] is not None:
         if group["earliest"] is None or where["_key"] < group["earliest"]["_key"]:
@@ -316,16 +320,32 @@ def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, 
         objects = given.setdefault((match.weak, match.code), {})
         if objects.get(id(match.params)) is match.params:
             return
+        if len(objects) >= MAX_GIVEN:  # (memory flat in a log's distinct values)
+            objects.clear()
         objects[id(match.params)] = match.params  # (kept: its id is not reused while it is held)
     for param, value in match.params.items():
+        record = group["values"].get(param)
+        if record is not None and record["more"] and len(record["keys"]) >= MAX_DISTINCT:
+            continue  # every value counted that can be: nothing more to learn of this param
         value = jsonable(value)
         if known is not None:  # a value given to _seen before adds nothing: not given again
-            given = known.setdefault((match.weak, match.code, param), set())
+            seen = known.setdefault((match.weak, match.code, param), set())  # (the record's keys: MAX_DISTINCT at most)
             key = repr(value)
-            if key in given:
+            if key in seen:
                 continue
-            given.add(key)
+            if len(seen) < MAX_DISTINCT:
+                seen.add(key)
         _seen(group["values"], param, [value])
+
+
+def _host(group: dict, host: str, count: int) -> None:
+    """Count `count` matches of `host` in a code's group: by name for its first MAX_HOSTS hosts,
+    in "other_hosts" past them (memory flat in a log's distinct host names)."""
+    hosts = group["hosts"]
+    if host in hosts or len(hosts) < MAX_HOSTS:
+        hosts[host] = hosts.get(host, 0) + count
+    else:
+        group["other_hosts"] = group.get("other_hosts", 0) + count
 
 
 def _seen(values: dict, param: str, new: list, keys_new=None) -> None:
@@ -374,7 +394,9 @@ def merged(summaries: list[dict]) -> dict:
             into["count"] += group["count"]
             into["files"][summary["file"]] = into["files"].get(summary["file"], 0) + group["count"]
             for host, n in group["hosts"].items():
-                into["hosts"][host] = into["hosts"].get(host, 0) + n
+                _host(into, host, n)
+            if group.get("other_hosts"):
+                into["other_hosts"] = into.get("other_hosts", 0) + group["other_hosts"]
             into["last"] = group["last"]
             if group["earliest"] is not None and (into["earliest"] is None
                                                   or group["earliest"]["_key"] < into["earliest"]["_key"]):
@@ -463,7 +485,10 @@ def _start_worker(matcher, queue=None) -> None:
     _WORKER["matcher"], _WORKER["queue"] = matcher, queue
 
 
-def _in_worker(name: str) -> tuple[dict, list[str]]:
+def _in_worker(name) -> tuple[dict, list[str]]:
+    """A file's summary and its warnings; a part of one (a task ("part", name, ...): _part_in_worker)."""
+    if isinstance(name, tuple):
+        return _part_in_worker(*name[1:])
     warnings: list[str] = []
     queue = _WORKER["queue"]
     reading = None if queue is None else (lambda *read: queue.put(read))  # noqa: E731
@@ -501,18 +526,17 @@ def _file_head(name: str) -> tuple[str, dict]:
     return header.get("machine") or host_of(name), header
 
 
-def _joined(matcher, name: str, parts: list, told: list) -> tuple[dict, list[str]]:
-    """A split file's summary from its parts', and their warnings (each said once); read again whole
-    when its parts cannot be joined (parts.NoJoin)."""
+def _joined(matcher, name: str, host: str, parts: list) -> tuple[dict, list[str]]:
+    """A split file's summary from its parts' (each with its warnings), and their warnings, each
+    said once; read again whole when its parts cannot be joined (parts.NoJoin)."""
     from errkit.explain.parts import NoJoin, joined
 
-    host = parts[0][2]
     try:
-        summary = joined([p for p, _, _ in parts], name, host, os.path.getsize(name), Tally())
+        summary = joined([part for part, _ in parts], name, host, os.path.getsize(name), Tally())
     except NoJoin:
         warnings: list[str] = []
         return summarise(matcher, name, warn=warnings.append), warnings
-    return summary, list(dict.fromkeys(line for warnings in told for line in warnings))
+    return summary, list(dict.fromkeys(line for _, warnings in parts for line in warnings))
 
 
 def _drain(queue, reading) -> None:
@@ -532,7 +556,9 @@ def summaries(matcher, names: list[str], workers: int | None = None, stdin=None,
     is finished and `reading(name, bytes, lines)` of each block read (progress); warnings are told in
     the order of the files, whatever the workers do. Standard input is read here, the files by
     `workers` processes (fork while this process runs one thread, else forkserver or spawn: no
-    thread of this process is copied into them; see _context)."""
+    thread of this process is copied into them; see _context), each handed one file at a time
+    (errkit/explain/workers.py): a worker that dies loses only the file it read, whose summary says
+    so (`lost`: the report is partial), and the others are read on."""
     count = workers_for(names, workers)
     results: list = [None] * len(names)
     told: list = [None] * len(names)
@@ -540,56 +566,59 @@ def summaries(matcher, names: list[str], workers: int | None = None, stdin=None,
     remote = [i for i in range(len(names)) if i not in set(local)]
     split = _split(names, remote, count) if remote else {}
     pieces: dict[int, list] = {}  # a split file -> its parts' (summary, warnings, host) as they finish
-    pool = queue = None
-    try:
-        if remote:
-            from concurrent.futures import ProcessPoolExecutor
+    queue = None
+    for i in local:
+        warnings: list[str] = []
+        results[i] = summarise(matcher, names[i], stdin, warnings.append, reading)
+        told[i] = warnings
+        if done is not None:
+            done(names[i], results[i])
+    if remote:
+        from functools import partial
 
-            context = _context()
-            queue = context.Queue() if reading is not None else None
-            tasks = sum(len(split[i]) - 1 if i in split else 1 for i in remote)
-            pool = ProcessPoolExecutor(max_workers=min(count, tasks), mp_context=context,
-                                       initializer=_start_worker, initargs=(matcher, queue))
-            pending = {}
-            for i in remote:
-                if i in split:
-                    host, header = _file_head(names[i])
-                    pieces[i] = [None] * (len(split[i]) - 1)
-                    for k in range(len(split[i]) - 1):
-                        pending[pool.submit(_part_in_worker, names[i], host, header, split[i], k)] = (i, k, host)
-                else:
-                    pending[pool.submit(_in_worker, names[i])] = (i, None, None)
-        for i in local:
-            warnings: list[str] = []
-            results[i] = summarise(matcher, names[i], stdin, warnings.append, reading)
-            told[i] = warnings
+        from errkit.explain.workers import Pool
+
+        context = _context()
+        queue = context.Queue() if reading is not None else None
+        tasks, hosts = [], {}
+        for i in remote:
+            if i in split:  # a large file: a part to each worker (errkit/explain/parts.py)
+                hosts[i], header = _file_head(names[i])
+                pieces[i] = [None] * (len(split[i]) - 1)
+                tasks += [((i, k), ("part", names[i], hosts[i], header, split[i], k)) for k in range(len(split[i]) - 1)]
+            else:
+                tasks.append(((i, None), names[i]))
+
+        def finished(i: int, answer) -> None:
+            results[i], told[i] = answer
             if done is not None:
                 done(names[i], results[i])
-        if pool is not None:
-            from concurrent.futures import FIRST_COMPLETED, wait
 
-            waiting = set(pending)
-            while waiting:
-                finished, waiting = wait(waiting, timeout=None if queue is None else 0.25, return_when=FIRST_COMPLETED)
-                if queue is not None:
-                    _drain(queue, reading)  # before the files finished: their blocks are counted first
-                for future in sorted(finished, key=lambda f: pending[f][:2]):
-                    i, k, host = pending[future]
-                    if k is None:
-                        results[i], told[i] = future.result()
-                    else:
-                        pieces[i][k] = (*future.result(), host)
-                        if any(p is None for p in pieces[i]):
-                            continue
-                        results[i], told[i] = _joined(matcher, names[i], [(p, w, h) for p, w, h in pieces[i]],
-                                                      [w for _, w, _ in pieces[i]])
-                    if done is not None:
-                        done(names[i], results[i])
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-        if queue is not None:
-            queue.close()
+        def answered(task, answer) -> None:
+            if queue is not None:
+                _drain(queue, reading)  # before the file is done: its blocks are counted first
+            i, k = task
+            if k is None:
+                finished(i, answer)
+            elif results[i] is None:  # (a part of a file lost already: nothing to join)
+                pieces[i][k] = answer
+                if all(p is not None for p in pieces[i]):
+                    finished(i, _joined(matcher, names[i], hosts[i], pieces[i]))
+
+        def lost(task, why: str) -> None:
+            i = task[0]
+            if results[i] is not None:  # (another part of it lost first)
+                return
+            reason = f"{names[i]}: the worker reading it died ({why}); its errors are not in the report"
+            finished(i, ({**skipped(names[i], reason), "lost": True}, [f"errkit: lost {reason}"]))
+
+        pool = Pool(context, min(count, len(tasks)), _in_worker, partial(_start_worker, matcher, queue))
+        try:
+            pool.run(tasks, answered, lost)
+        finally:
+            if queue is not None:
+                _drain(queue, reading)
+                queue.close()
     if warn is not None:
         for warnings in told:
             for line in warnings or ():

@@ -27,11 +27,11 @@ def no_such_path(arg: str) -> UsageError:
     return UsageError(f"no such file or folder: {arg} (to explain it as text: --text, or pipe it to `errkit explain -`)")
 
 
-def expand(args: list[str], include: list[str] = (), exclude: list[str] = ()) -> list[str]:
+def expand(args: list[str], include: list[str] = (), exclude: list[str] = (), warn=None) -> list[str]:
     """The files to read, in the order given, each once: a folder's files (recursively, sorted by
     name) whose name or path under the folder matches an --include glob (every file when none is
     given) and no --exclude glob. Files named one by one are always read. A path that does not
-    exist is a usage error naming it."""
+    exist is a usage error naming it; a folder that cannot be read is skipped, told through `warn`."""
     out: list[str] = []
     seen: set[str] = set()
 
@@ -47,7 +47,7 @@ def expand(args: list[str], include: list[str] = (), exclude: list[str] = ()) ->
         elif not is_path(arg):
             raise no_such_path(arg)
         elif os.path.isdir(arg):
-            for path in _walk(arg):
+            for path in _walk(arg, warn):
                 rel = os.path.relpath(path, arg)
                 if _wanted(rel, include, exclude):
                     add(path)
@@ -56,8 +56,12 @@ def expand(args: list[str], include: list[str] = (), exclude: list[str] = ()) ->
     return out
 
 
-def _walk(folder: str):
-    for root, dirs, files in os.walk(folder):
+def _walk(folder: str, warn=None):
+    def unreadable(err: OSError) -> None:
+        if warn is not None:
+            warn(f"errkit: skipped the folder {err.filename}: {(err.strerror or str(err)).lower()}")
+
+    for root, dirs, files in os.walk(folder, onerror=unreadable):
         dirs.sort()
         for name in sorted(files):
             yield os.path.join(root, name)

@@ -44,7 +44,7 @@ class Matcher:
 
         blob = self.index.data.get("blob")
         if isinstance(blob, CacheFile):
-            return {"cache": (blob.handle.name, blob.stamp)}
+            return {"cache": (blob.path, blob.stamp)}
         return {"data": self.index.data}
 
     def __setstate__(self, state: dict) -> None:
@@ -57,7 +57,7 @@ class Matcher:
                 from errkit.explain.registry import CacheFile
 
                 path, stamp = state["cache"]
-                saved = CacheFile.open(path, stamp)
+                saved = CacheFile.open(path, None, stamp)
                 if saved is None:
                     raise RuntimeError(f"errkit's index cache {path} changed or went away since the Matcher was made; "
                                        "make a new errkit.Matcher()")

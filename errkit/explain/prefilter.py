@@ -251,50 +251,31 @@ def _hyperscan(alternatives: list[str], cache_dir: str | None, plain: int | None
     import marshal
     import zlib
 
+    from errkit.explain import cache
+
     patterns = [a.encode("utf-8") for a in alternatives]
     version = getattr(hyperscan, "__version__", "") or ""
     plain = len(alternatives) if plain is None else plain
     name = zlib.crc32("\0".join([version, FORMAT, str(plain), *alternatives]).encode("utf-8", "replace"))
-    path = os.path.join(cache_dir or _cache_dir(), f"prefilter-{name:08x}.hs")
+    # the user's own cache folder only: Hyperscan's C code loads the database (errkit/explain/cache.py)
+    file = f"prefilter-{name:08x}.hs"
+    folder = cache.folder_of(os.path.join(cache_dir, file))[0] if cache_dir else cache.folder()
+    payload = cache.unframed(folder.read(file)) if folder is not None else None
     try:
-        with open(path, "rb") as handle:
-            saved_version, saved, blob = marshal.loads(handle.read())
-        if (saved_version, saved) == (version, [FORMAT, plain, *alternatives]):  # the same patterns: not a name's collision
-            database = hyperscan.loadb(blob, mode=hyperscan.HS_MODE_BLOCK)
-            setattr(database, "scratch", hyperscan.Scratch(database))  # (a loaded database has none)
-            return database
+        if payload is not None:
+            saved_version, saved, blob = marshal.loads(payload)
+            if (saved_version, saved) == (version, [FORMAT, plain, *alternatives]):  # the same patterns: not a name's collision
+                database = hyperscan.loadb(blob, mode=hyperscan.HS_MODE_BLOCK)
+                setattr(database, "scratch", hyperscan.Scratch(database))  # (a loaded database has none)
+                return database
     except (OSError, EOFError, hyperscan.error, TypeError, ValueError, AttributeError):
-        pass  # not there, or not readable: compiled again
+        pass  # not readable: compiled again
     try:
         database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         database.compile(expressions=patterns, ids=list(range(len(patterns))), elements=len(patterns),
                          flags=[hyperscan.HS_FLAG_SOM_LEFTMOST] * plain + [0] * (len(patterns) - plain))
     except hyperscan.error:
         return None
-    _write_whole(path, marshal.dumps((version, [FORMAT, plain, *alternatives], hyperscan.dumpb(database))))
+    if folder is not None:
+        folder.write(file, cache.framed(marshal.dumps((version, [FORMAT, plain, *alternatives], hyperscan.dumpb(database)))))
     return database
-
-
-def _cache_dir() -> str:
-    """explain's cache folder, as errkit/explain/registry.py finds it (imported from there, the
-    matcher would import its own importer)."""
-    where = os.environ.get("ERRKIT_CACHE_DIR")
-    if where:
-        return where
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "errkit")
-
-
-def _write_whole(path: str, data: bytes) -> None:
-    """`data` into `path`, whole or not at all; a cache that cannot be written is only slower."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass

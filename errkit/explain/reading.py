@@ -97,9 +97,14 @@ def compression(head: bytes) -> str | None:
 
 def file_blocks(path: str):
     """The bytes of the file `path` in blocks, decompressed when it is gzip, bz2 or zstd. An
-    unreadable file is a usage error (raised here, before any block is read)."""
+    unreadable file, or one that is no regular file (a FIFO, a device, a socket: read, they could
+    block or never end), is a usage error (raised here, before any block is read)."""
+    from errkit.core.regular import NotRegular, open_regular
+
     try:
-        handle = open(path, "rb")
+        handle = open_regular(path)
+    except NotRegular as err:
+        raise UsageError(f"{path} is {err.strerror}; give it as standard input ('-') to read it") from None
     except OSError as err:
         raise UsageError(f"cannot read {path}: {err.strerror}") from None
     return _closing(handle, stream_blocks(handle, path))
@@ -116,11 +121,17 @@ def stream_blocks(stream, name: str):
     kind = compression(head)
     if kind is None:
         return _binary_chunks(stream)
-    return _checked(kind, _decompressing(kind, stream, name), name)
+    frames = None
+    if kind == "zstd":  # zstandard's reader ends quietly where a cut-short stream ends: its frames are followed
+        from errkit.explain.frames import Frames
+
+        stream = frames = Frames(stream)
+    return _checked(kind, _decompressing(kind, stream, name), name, frames)
 
 
-def _checked(kind: str, stream, name: str):
-    """The decompressed blocks; corrupt or cut-short data is a usage error naming the input."""
+def _checked(kind: str, stream, name: str, frames=None):
+    """The decompressed blocks; corrupt or cut-short data is a usage error naming the input (zstd's
+    cut short: `frames`, errkit/explain/frames.py, not ended where a frame ends)."""
     done = 0
     while True:
         try:
@@ -128,6 +139,8 @@ def _checked(kind: str, stream, name: str):
         except Exception as err:  # noqa: BLE001 - each library's own error (zlib.error, EOFError, ZstdError, OSError)
             raise UsageError(f"{name}: corrupt {kind} data after {done:,} bytes ({type(err).__name__}: {err})") from None
         if not block:
+            if frames is not None and not frames.whole():
+                raise UsageError(f"{name}: corrupt {kind} data after {done:,} bytes (the stream is cut short)")
             return
         done += len(block)
         yield block

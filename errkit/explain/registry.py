@@ -17,7 +17,8 @@ catalogues holding the same code are a clash: the first one's entry is used, and
 reported once on standard error.
 
 Discovering entry points reads every installed package's metadata (slow), so the (name, path)
-list is cached in `$ERRKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/errkit`, else `~/.cache/errkit`,
+list is cached in the user's own cache folder (errkit/explain/cache.py: `$ERRKIT_CACHE_DIR`, else
+`$XDG_CACHE_HOME/errkit`, else `~/.cache/errkit`, each used only when no other user can write it),
 keyed by a fingerprint of the import path (each sys.path folder and its modification time, which
 changes when a package is installed or removed there; the first folder, the script's or the
 working directory, by name only). An unwritable cache folder or a corrupt
@@ -25,9 +26,11 @@ cache file is never an error: the entry points are then read again. The merged i
 cached there too (marshal, keyed by each index file's path, size, inode and modification time):
 parsing the JSON is most of explain's start-up. That cache also holds the entries' suggest
 expressions already vetted and compiled (code objects, as __pycache__ holds them), so explain's
-start reads no JSON and imports neither `json`, `re` nor `ast`.
+start reads no JSON and imports neither `json`, `re` nor `ast`. Code objects are safe to keep
+only because nothing another user could write is read, and each part of a cache file is checked
+(CRC-32) before it is used.
 
-This module is on `errkit explain`'s start-up path: os, sys and marshal only until discovery or
+This module is on `errkit explain`'s start-up path: os, sys, marshal and zlib only until discovery or
 a change of the indexes needs more.
 """
 
@@ -35,9 +38,11 @@ import marshal
 import os
 import sys
 
+from errkit.explain import cache
+
 GROUP = "errkit.catalogues"
-CACHE_ENV = "ERRKIT_CACHE_DIR"
-CACHE_FORMAT = 6  # 6: the catalogues of several fingerprints; 5: printed params kept; 4: indexes screened (errkit/explain/screen.py); 3: guarded code objects; 2: marshal (1 was JSON)
+CACHE_ENV = cache.CACHE_ENV
+CACHE_FORMAT = 7  # 7: checksums, the folder trusted only when it is the user's own (errkit/explain/cache.py); 6: the catalogues of several fingerprints; 5: printed params kept; 4: indexes screened (errkit/explain/screen.py); 3: guarded code objects; 2: marshal (1 was JSON)
 _HEAD = 4096  # the bytes of an index read for its "project" name
 SEEN_PATHS = 8  # fingerprints whose registered catalogues one cache file keeps (registered)
 
@@ -47,14 +52,6 @@ class LintFailed(Exception):
 
 
 # -- discovery ------------------------------------------------------------------------------------
-
-
-def _cache_dir() -> str | None:
-    where = os.environ.get(CACHE_ENV)
-    if where:
-        return where
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "errkit")
 
 
 def fingerprint() -> list:
@@ -78,22 +75,19 @@ def _key(parts) -> str:
     return f"{value:016x}"
 
 
-def _cache_file(kind: str, parts) -> str | None:
-    """Where the cache of `kind` for `parts` lives (virtual environments share the cache folder)."""
-    folder = _cache_dir()
-    if not folder:
-        return None
-    return os.path.join(folder, f"{kind}-{_key(parts)}")
+def _cache_name(kind: str, parts) -> str:
+    """The name of the cache file of `kind` for `parts` in the cache folder (virtual environments
+    share the folder)."""
+    return f"{kind}-{_key(parts)}"
 
 
 def discover() -> list[tuple[str, str]]:
     """(entry-point name, index file) of every registered catalogue, by name; read from the
     installed packages' metadata (slow: see `registered`)."""
-    from importlib.metadata import entry_points
     from importlib.util import find_spec
 
     found: dict[str, str] = {}
-    for ep in entry_points(group=GROUP):
+    for ep in _entry_points():
         package, _, file = ep.value.partition(":")
         package = package.strip()
         if not package or not file.strip() or ep.name in found:
@@ -113,46 +107,53 @@ def discover() -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
+def _entry_points(warn=None) -> list:
+    """The entry points of GROUP, as importlib.metadata.entry_points(group=GROUP) gives them (one
+    distribution of each name, the first on the path), except that a distribution whose metadata
+    cannot be read (a malformed entry_points.txt) is skipped with one warning through `warn` (else on
+    standard error): before, it made every `explain` and `list` exit 70."""
+    from importlib.metadata import distributions
+
+    out, names = [], set()
+    for dist in distributions():
+        try:
+            name = getattr(dist, "_normalized_name", None) or dist.metadata["Name"]
+            if name in names:
+                continue
+            names.add(name)
+            out += list(dist.entry_points.select(group=GROUP))
+        except Exception as err:  # noqa: BLE001 - any malformed metadata: that distribution only
+            where = getattr(dist, "_path", None) or getattr(dist, "name", "a distribution")
+            (warn or stderr_warn)(f"errkit: skipped the entry points of {where}: {type(err).__name__}: {err}")
+    return out
+
+
 def registered() -> list[tuple[str, str]]:
     """The registered catalogues, from the cache when the import path has not changed."""
     # one per interpreter and installed packages' path; the first sys.path folder (the script's,
     # or the working directory under `python -m`) is left out of the name: the cache keeps the
     # answers of the last SEEN_PATHS fingerprints, so `errkit` and `python -m errkit` run in turn
     # do not read the entry points again each time
-    cache = _cache_file("catalogues", [sys.executable, *sys.path[1:]])
+    folder = cache.folder()
+    name = _cache_name("catalogues", [sys.executable, *sys.path[1:]])
     stamp = fingerprint()
     seen: list = []
-    if cache:
+    payload = cache.unframed(folder.read(name)) if folder is not None else None
+    if payload is not None:
         try:
-            with open(cache, "rb") as handle:
-                data = marshal.loads(handle.read())
+            data = marshal.loads(payload)
             if data.get("format") == CACHE_FORMAT:
                 for fingerprint_, catalogues in data["seen"]:
                     if fingerprint_ == stamp:
                         return [(str(name), str(path)) for name, path in catalogues]
                 seen = list(data["seen"][:SEEN_PATHS - 1])
-        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
-            pass  # missing or corrupt: read the entry points again (seen is set last: still [])
+        except (ValueError, EOFError, TypeError, KeyError, AttributeError):
+            pass  # corrupt: read the entry points again (seen is set last: still [])
     found = discover()
-    if cache:
+    if folder is not None:
         seen = [[stamp, [list(f) for f in found]], *seen][:SEEN_PATHS]
-        _write_cache(cache, {"format": CACHE_FORMAT, "seen": seen})
+        folder.write(name, cache.framed(marshal.dumps({"format": CACHE_FORMAT, "seen": seen})))
     return found
-
-
-def _write_cache(path: str, data) -> None:
-    """`data` (bytes, else marshalled) into `path`, whole or not at all (a temporary file renamed)."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as handle:
-            handle.write(data if isinstance(data, bytes) else marshal.dumps(data))
-        os.replace(tmp, path)
-    except (OSError, ValueError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass  # a cache that cannot be written is only slower
 
 
 # -- reading indexes ------------------------------------------------------------------------------
@@ -160,8 +161,10 @@ def _write_cache(path: str, data) -> None:
 
 def name_in_index(path: str) -> str | None:
     """The catalogue's name (the "project" key) of a compiled index, read from its first bytes (no parse of the whole file)."""
+    from errkit.core.regular import open_regular
+
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             head = handle.read(_HEAD)
     except OSError:
         return None
@@ -206,9 +209,11 @@ def _read(path: str) -> dict:
 
     from errkit.core import UsageError
 
+    from errkit.core.regular import open_regular
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        with open_regular(path) as handle:
+            data = json.loads(handle.read())
         if not isinstance(data.get("entries"), dict) or not isinstance(data.get("wordings"), list):
             raise ValueError("not a compiled errkit index")
         return data
@@ -405,15 +410,16 @@ def merged_cached(found: list[Source], warn=None) -> dict:
     reported again."""
     stamp = _stamp(found)
     # one per set of index files and Python version (the cache holds code objects)
-    path = _cache_file("index", [sys.version, *(s.path for s in found)]) if stamp else None
-    saved = CacheFile.open(path, stamp) if path else None
+    folder = cache.folder(warn) if stamp else None
+    name = _cache_name("index", [sys.version, *(s.path for s in found)]) if folder is not None else None
+    saved = CacheFile.open(folder, name, stamp) if name else None
     if saved is None:
         warnings: list[str] = []
         data = merged(found, warnings.append)
-        if not path:
+        if not name:
             return _warned(data, warnings, warn)
-        CacheFile.write(path, stamp, _prepared(data), warnings)
-        saved = CacheFile.open(path, stamp)
+        folder.write(name, CacheFile.encode(stamp, _prepared(data), warnings))
+        saved = CacheFile.open(folder, name, stamp)
         if saved is None:  # an unwritable cache folder: no error, only slower
             return _warned(data, warnings, warn)
     return _warned(*saved, warn)
@@ -428,30 +434,62 @@ def _warned(data: dict, warnings: list[str], warn) -> dict:
 
 class CacheFile:
     """explain's cache of a merged index: a header (the index with each entry, wording and table
-    of vetted expressions replaced by its (offset, size) in the file) then those values, each
-    marshalled on its own. A start reads the header and the few values its answer needs
+    of vetted expressions replaced by its (offset, size, CRC-32) in the file) then those values,
+    each marshalled on its own. A start reads the header and the few values its answer needs
     (match.stored); the file stays open meanwhile, so a cache rewritten by another process is
-    never read half old, half new."""
+    never read half old, half new.
 
-    MAGIC = b"errkit-index-cache\n"
-    LENGTH = 8  # bytes of the header's size, after MAGIC
+    The file is the user's own (errkit/explain/cache.py: nothing another user could write is
+    read), and checked before use: the header's CRC-32 when it is opened, with the file's size the
+    header gives, and each value's CRC-32 when it is read. A corrupt header is a missing cache
+    (made again); a corrupt value is read from the index files instead (`_from_indexes`), and the
+    cache is made again."""
+
+    MAGIC = b"errkit-index-cache/7\n"
+    LENGTH = 8  # bytes of the header's size, after MAGIC; then its CRC-32 (4 bytes)
 
     PIECES = 16  # values read one by one; past that (a log: hundreds), the rest is read at once
 
-    def __init__(self, handle, base: int, stamp=None):
-        self.handle, self.base, self.stamp = handle, base, stamp
+    def __init__(self, handle, base: int, stamp=None, path: str = "", header: bytes = b""):
+        self.handle, self.base, self.stamp, self.path = handle, base, stamp, path
         self.pieces, self.whole = 0, None
+        self.header = header  # the header as read (checked), to find what a corrupt value was
+        self.rebuilt: dict | None = None  # offset -> the value's bytes, once one was corrupt
 
     def __del__(self):
         self.handle.close()
 
-    def read(self, offset: int, size: int) -> bytes:
+    def read(self, offset: int, size: int, crc: int) -> bytes:
+        if self.rebuilt is not None:
+            return self.rebuilt[offset]
         if self.whole is None:
             self.pieces += 1
             if self.pieces <= self.PIECES:
-                return self._at(self.base + offset, size)
-            self.whole = self._at(self.base, os.fstat(self.handle.fileno()).st_size - self.base)
-        return self.whole[offset:offset + size]
+                raw = self._at(self.base + offset, size)
+            else:
+                self.whole = self._at(self.base, os.fstat(self.handle.fileno()).st_size - self.base)
+        if self.whole is not None:
+            raw = self.whole[offset:offset + size]
+        if cache.crc32(raw) != crc:
+            return self._from_indexes()[offset]
+        return raw
+
+    def _from_indexes(self) -> dict:
+        """offset -> each value's bytes, made again from the index files (one value of the cache was
+        corrupt: the values come from there from now on), and the cache file made again."""
+        header = marshal.loads(self.header)
+        fresh = _prepared(merged([Source(name, path) for name, path, *_ in self.stamp]))
+        rebuilt = {}
+        for kind in ("entries", "vetted"):
+            for key, (offset, _, _) in header["data"][kind].items():
+                rebuilt[offset] = marshal.dumps(fresh[kind][key])
+        for i, (offset, _, _) in enumerate(header["data"]["wordings"]):
+            rebuilt[offset] = marshal.dumps(fresh["wordings"][i])
+        self.rebuilt = rebuilt
+        folder, name = cache.folder_of(self.path)
+        if folder is not None and _stamp([Source(n, p) for n, p, *_ in self.stamp]) == self.stamp:
+            folder.write(name, CacheFile.encode(self.stamp, fresh, list(header.get("warnings") or ())))
+        return rebuilt
 
     def _at(self, pos: int, size: int) -> bytes:
         """`size` bytes from `pos`: os.pread where there is one, which moves no file offset (worker
@@ -470,44 +508,52 @@ class CacheFile:
         return b"".join(parts)
 
     @classmethod
-    def open(cls, path: str, stamp) -> "tuple[dict, list[str]] | None":
-        """(the index, the clashes reported when it was made) from the cache at `path` when it is
-        for `stamp`, else None (missing, stale or corrupt). The index's "blob" is the open file."""
-        try:
-            handle = open(path, "rb")
-        except OSError:
+    def open(cls, folder, name: str, stamp) -> "tuple[dict, list[str]] | None":
+        """(the index, the clashes reported when it was made) from the cache file `name` of the
+        trusted cache `folder` (errkit/explain/cache.py; a path: the folder that holds it) when it
+        is for `stamp`, else None (missing, stale, corrupt, or not the user's own). The index's
+        "blob" is the open file."""
+        if isinstance(folder, str):  # a cache file's path (errkit.Matcher's pickled state)
+            folder, name = cache.folder_of(os.path.join(folder, name) if name else folder)
+        handle = folder.open(name) if folder is not None else None
+        if handle is None:
             return None
         try:
-            head = handle.read(len(cls.MAGIC) + cls.LENGTH)
-            size = int.from_bytes(head[len(cls.MAGIC):], "little")
-            if head[:len(cls.MAGIC)] == cls.MAGIC and size:
-                saved = marshal.loads(handle.read(size))
-                if (isinstance(saved, dict) and saved.get("format") == CACHE_FORMAT and saved.get("stamp") == stamp
-                        and isinstance(saved.get("data"), dict) and isinstance(saved.get("blob"), int)
-                        and os.fstat(handle.fileno()).st_size == len(head) + size + saved["blob"]):  # not cut short
-                    data = saved["data"]
-                    data["blob"] = cls(handle, len(head) + size, stamp)
-                    return data, list(saved.get("warnings") or ())
+            start = len(cls.MAGIC) + cls.LENGTH + 4
+            head = handle.read(start)
+            size = int.from_bytes(head[len(cls.MAGIC):-4], "little")
+            if head[:len(cls.MAGIC)] == cls.MAGIC and 0 < size <= cache.MAX_FILE:
+                raw = handle.read(size)
+                if cache.crc32(raw) == int.from_bytes(head[-4:], "little"):
+                    saved = marshal.loads(raw)
+                    if (isinstance(saved, dict) and saved.get("format") == CACHE_FORMAT and saved.get("stamp") == stamp
+                            and isinstance(saved.get("data"), dict) and isinstance(saved.get("blob"), int)
+                            and os.fstat(handle.fileno()).st_size == start + size + saved["blob"]):  # not cut short
+                        data = saved["data"]
+                        data["blob"] = cls(handle, start + size, stamp, os.path.join(folder.path, name), raw)
+                        return data, list(saved.get("warnings") or ())
         except (OSError, ValueError, EOFError, TypeError):
             pass
         handle.close()
         return None
 
     @classmethod
-    def write(cls, path: str, stamp, data: dict, warnings: list[str]) -> None:
+    def encode(cls, stamp, data: dict, warnings: list[str]) -> bytes:
+        """The cache file of the prepared index `data` (_prepared) for `stamp`."""
         blob = bytearray()
 
-        def put(value) -> tuple[int, int]:
+        def put(value) -> tuple[int, int, int]:
             raw = marshal.dumps(value)
             blob.extend(raw)
-            return len(blob) - len(raw), len(raw)
+            return len(blob) - len(raw), len(raw), cache.crc32(raw)
 
         header = {**data, "entries": {code: put(e) for code, e in data["entries"].items()},
                   "wordings": [put(w) for w in data["wordings"]],
                   "vetted": {code: put(v) for code, v in data["vetted"].items()}}
         head = marshal.dumps({"format": CACHE_FORMAT, "stamp": stamp, "data": header, "warnings": warnings,
                               "blob": len(blob)})
-        _write_cache(path, cls.MAGIC + len(head).to_bytes(cls.LENGTH, "little") + head + bytes(blob))
+        return (cls.MAGIC + len(head).to_bytes(cls.LENGTH, "little") + cache.crc32(head).to_bytes(4, "little")
+                + head + bytes(blob))
 
 
 def _prepared(data: dict) -> dict:
@@ -558,4 +604,7 @@ def load(catalog_dir=None, registered_too: bool = True, warn=None, compile_catal
 
 
 def stderr_warn(line: str) -> None:
-    print(line, file=sys.stderr)
+    """A warning on standard error, its control characters shown (it may quote an installed catalogue)."""
+    from errkit.core.escape import terminal
+
+    print(terminal(line), file=sys.stderr)

@@ -4,6 +4,7 @@ in full, as `errkit show` prints it."""
 
 import os
 
+from errkit.core.escape import terminal as t
 from errkit.core.runtime import shown
 from errkit.core.titles import in_sentence
 from errkit.explain.answer import docs_link
@@ -35,66 +36,71 @@ def _first_paragraph(text: str) -> str:
 
 
 def format_result(res: dict, style: Style) -> str:
+    """An answer for the terminal: every text from the input or a catalogue through `t`
+    (errkit/core/escape.py: its control characters shown, never sent)."""
     label = lambda s: style.dim(f"  {s:<9}")  # noqa: E731
-    head = f"{style.bold(res['code'])}  {style.bold(res['title'])}"
+    head = f"{style.bold(t(res['code']))}  {style.bold(t(res['title']))}"
     if res["confidence"] == "approximate":
         head += "  " + style.yellow(f"[approximate match, similarity {res['score']:.2f}]")
     elif res["count"] > 1:
         head += style.dim(f"  (x{res['count']}, last at line {res['line']})")
     lines = [head]
     matched = res["matched"]
-    lines.append(label("wording") + matched["wording"])
+    lines.append(label("wording") + t(matched["wording"]))
     # the life ("raised since jax X; no longer raised since jax Y") says what the range does
-    lines.append(label("") + style.dim(raised_by(matched)))
+    lines.append(label("") + style.dim(t(raised_by(matched))))
     if res["confidence"] == "approximate":
-        lines.append(label("you have") + matched["text"][:200])
+        lines.append(label("you have") + t(matched["text"][:200]))
     if res["params"]:
-        lines.append(label("values") + ", ".join(f"{k}={shown(v)}" for k, v in res["params"].items()))
+        lines.append(label("values") + ", ".join(f"{t(k)}={t(shown(v))}" for k, v in res["params"].items()))
     if context_said(res):
-        lines.append(label("context") + context_said(res))
-    lines.append(label("means") + _first_paragraph(res["explanation"]))
+        lines.append(label("context") + t(context_said(res)))
+    lines.append(label("means") + t(_first_paragraph(res["explanation"])))
     for n, fix in enumerate(res["fixes"], 1):
         aside = style.dim("alternative, outside this library: ") if fix.get("alternative") else ""
         if fix.get("kernel") and not matched.get("kernel"):
-            aside += style.dim(f"for {in_sentence(fix['kernel']['title'])}: ")
-        lines.append(label(f"fix {n}") + aside + fix["summary"])
+            aside += style.dim(f"for {t(in_sentence(fix['kernel']['title']))}: ")
+        lines.append(label(f"fix {n}") + aside + t(fix["summary"]))
         if fix.get("unverified"):
-            lines.append(label("") + "  " + style.dim(f"(unverified: {fix['unverified']})"))
+            lines.append(label("") + "  " + style.dim(f"(unverified: {t(fix['unverified'])})"))
         for s in fix["suggestions"]:
+            said = t(s["label"])
             if "value" in s and s["value"] in (None, []):
-                lines.append(label("") + "  " + style.yellow(f"{s['label']}: {none_said(s['label'])}"))
+                lines.append(label("") + "  " + style.yellow(f"{said}: {t(none_said(s['label']))}"))
             elif "value" in s:
-                lines.append(label("") + "  " + style.green(f"{s['label']}: {shown(s['value'])}"))
+                lines.append(label("") + "  " + style.green(f"{said}: {t(shown(s['value']))}"))
             elif "not_computed" in s:
-                lines.append(label("") + "  " + style.yellow(f"{s['label']}: not computed: {s['not_computed']}"))
+                lines.append(label("") + "  " + style.yellow(f"{said}: not computed: {t(s['not_computed'])}"))
             elif s.get("cases"):  # the message lacks a value it uses: only its cases are computed
-                lines.append(label("") + "  " + f"{s['label']}: depends on what the message does not show:")
+                lines.append(label("") + "  " + f"{said}: depends on what the message does not show:")
             elif s.get("missing"):
-                lines.append(label("") + "  " + style.dim(f"{s['label']}: needs {', '.join(s['missing'])}, which the message "
+                lines.append(label("") + "  " + style.dim(f"{said}: needs {t(', '.join(s['missing']))}, which the message "
                                                           "does not show (the docs link computes it from yours)"))
-            lines += [label("") + "    " + said for said in case_values(s)]
-    lines.append(label("docs") + res["docs_url"])
+            lines += [label("") + "    " + t(case) for case in case_values(s)]
+    lines.append(label("docs") + t(res["docs_url"]))
     if res.get("catalogue"):
-        lines.append(label("catalogue") + " " + res["catalogue"])
+        lines.append(label("catalogue") + " " + t(res["catalogue"]))
     return "\n".join(lines)
 
 
 def format_entry(code: str, entry: dict, style: Style, catalogue: str = "") -> str:
-    lines = [f"{style.bold(code)}  {style.bold(entry['title'])}  {style.dim(entry['slug'])}"]
-    lines.append(style.dim(f"  {entry['exception']}: ") + entry["message"])
+    """An entry in full for the terminal (`errkit show`), its texts through `t` line by line."""
+    lines = [f"{style.bold(t(code))}  {style.bold(t(entry['title']))}  {style.dim(t(entry['slug']))}"]
+    lines.append(style.dim(f"  {t(entry['exception'])}: ") + t(entry["message"]))
     lines.append("")
-    lines.extend("  " + l for l in entry["explanation"].strip().splitlines())
+    lines.extend("  " + t(l) for l in entry["explanation"].strip().splitlines())
     for n, fix in enumerate(entry["fixes"], 1):
         lines.append("")
-        scope = f"for {fix['kernel']}: " if fix.get("kernel") else ""
-        lines.append(f"  {'alternative' if fix.get('alternative') else 'fix'} {n}: {scope}{fix['summary']}")
+        scope = f"for {t(fix['kernel'])}: " if fix.get("kernel") else ""
+        lines.append(f"  {'alternative' if fix.get('alternative') else 'fix'} {n}: {scope}{t(fix['summary'])}")
         for lbl, source in fix["suggest"].items():
-            lines.append(style.dim(f"    {lbl}: computed as {source}"))
-            lines += [style.dim(f"      {case['when']}: {case['suggest'][lbl]}") for case in fix.get("cases") or () if lbl in case["suggest"]]
+            lines.append(style.dim(f"    {t(lbl)}: computed as {t(source)}"))
+            lines += [style.dim(f"      {t(case['when'])}: {t(case['suggest'][lbl])}") for case in fix.get("cases") or ()
+                      if lbl in case["suggest"]]
     lines.append("")
-    lines.append("  docs: " + entry["docs_url"])
+    lines.append("  docs: " + t(entry["docs_url"]))
     if catalogue:
-        lines.append("  catalogue: " + catalogue)
+        lines.append("  catalogue: " + t(catalogue))
     return "\n".join(lines)
 
 
@@ -165,9 +171,10 @@ def as_text(res: dict, colour: bool = False) -> str:
 
 
 def as_html(res: dict) -> str:
-    import html  # imports re: loaded for a notebook's answer only
+    """An answer for a notebook: every text escaped (errkit/core/escape.py), the link only when it
+    is an http(s) address."""
+    from errkit.core.escape import html as e, link
 
-    e = html.escape
     rows = [f"<div class=\"errkit-answer\"><p><strong>{e(res['code'])}</strong> {e(res['title'])}</p>", "<ul>"]
     if res["params"]:
         values = ", ".join(f"<code>{e(k)}={e(shown(v))}</code>" for k, v in res["params"].items())
@@ -181,34 +188,43 @@ def as_html(res: dict) -> str:
         computed += "".join(f"<br>&nbsp;&nbsp;{e(said)}" for s in fix["suggestions"] for said in case_values(s))
         kind = "alternative" if fix.get("alternative") else "fix"
         rows.append(f"<li>{kind} {n}: {e(fix['summary'])}{computed}</li>")
-    link = e(docs_link(res), quote=True)
-    rows.append(f"</ul><p><a href=\"{link}\" target=\"_blank\" rel=\"noopener\">{link}</a></p></div>")
+    target = link(docs_link(res))
+    if target is None:
+        rows.append(f"</ul><p>{e(docs_link(res))}</p></div>")
+    else:
+        rows.append(f"</ul><p><a href=\"{e(target)}\" target=\"_blank\" rel=\"noopener\">{e(docs_link(res))}</a></p></div>")
     return "\n".join(rows)
 
 
 def as_markdown(res: dict) -> str:
-    """A snippet for a bug report: the message, the code, the values, the fixes, the link."""
+    """A snippet for a bug report: the message, the code, the values, the fixes, the link; every
+    text escaped for markdown (errkit/core/escape.py), values in code spans, the message in a
+    fence longer than any backtick run it holds, the link only when it is an http(s) address."""
+    from errkit.core.escape import link, markdown, markdown_code as code, terminal
+
+    md = lambda text: markdown(text, code_spans=True)  # noqa: E731 - catalogue prose keeps its `code spans`
     fence = "```"
-    message = res["matched"].get("text") or res["matched"]["wording"]
+    message = "\n".join(terminal(line) for line in (res["matched"].get("text") or res["matched"]["wording"]).split("\n"))
     while fence in message:
         fence += "`"
-    lines = [f"**{res['code']}: {res['title']}** (errkit)", "", fence + "text", message.strip(), fence, ""]
-    lines.append("- " + raised_by(res["matched"]))
+    lines = [f"**{md(res['code'])}: {md(res['title'])}** (errkit)", "", fence + "text", message.strip(), fence, ""]
+    lines.append("- " + md(raised_by(res["matched"])))
     if res["params"]:
-        lines.append("- values: " + ", ".join(f"`{k}={shown(v)}`" for k, v in res["params"].items()))
+        lines.append("- values: " + ", ".join(code(f"{k}={shown(v)}") for k, v in res["params"].items()))
     if context_said(res):
-        lines.append("- raised in: " + context_said(res))
+        lines.append("- raised in: " + md(context_said(res)))
     for n, fix in enumerate(res["fixes"], 1):
         found = [s for s in fix["suggestions"] if "value" in s and s["value"] not in (None, [])]
         kind = "alternative" if fix.get("alternative") else "fix"
-        lines.append(f"- {kind} {n}: {fix['summary']}")
-        lines += [f"  - {s['label']}: `{shown(s['value'])}`" for s in found]
-        lines += [f"  - {s['label']}: not computed: {s['not_computed']}" for s in fix["suggestions"] if "not_computed" in s]
+        lines.append(f"- {kind} {n}: {md(fix['summary'])}")
+        lines += [f"  - {md(s['label'])}: {code(shown(s['value']))}" for s in found]
+        lines += [f"  - {md(s['label'])}: not computed: {md(s['not_computed'])}" for s in fix["suggestions"] if "not_computed" in s]
         for s in fix["suggestions"]:
             if "needs" in s and s.get("cases"):
-                lines.append(f"  - {s['label']}: depends on what the message does not show:")
-            lines += [f"    - {said}" for said in case_values(s)]
-    lines.append(f"- docs: <{docs_link(res)}>")
+                lines.append(f"  - {md(s['label'])}: depends on what the message does not show:")
+            lines += [f"    - {md(said)}" for said in case_values(s)]
+    target = link(docs_link(res))
+    lines.append(f"- docs: <{target}>" if target else f"- docs: {md(docs_link(res))}")
     return "\n".join(lines)
 
 

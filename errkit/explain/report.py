@@ -10,18 +10,22 @@ The shape (`--json`):
      "files": [{"file": "logs/host-001.log", "host": "host-001", "lines": 1000, "bytes": 101000,
                 "matches": 10, "skipped": null}, ...],
      "errors": [{"code": "RA105", "title": "...", "slug": "...", "docs_url": "...", "catalogue": "...",
-                 "count": 40, "files": {"logs/host-001.log": 5, ...}, "hosts": {"host-001": 5, ...},
+                 "count": 40, "files": {"logs/host-001.log": 5, ...}, "hosts": {"host-001": 5, ...}, "other_hosts": 0,
                  "first": {"file": ..., "line": 12, "time": "2026-11-29 10:00:12,000", "text": "..."},
                  "last": {...},
                  "values": {"num_kv_heads": {"seen": [8, 6], "distinct": 2, "more": false}},
                  "varied": ["num_kv_heads"]}, ...]}
 
-Errors come most frequent first (then by code); `files` and `hosts` in the order the files were
+Errors come most frequent first (then by code); `hosts` names a code's first 1,000 hosts
+(fleet.MAX_HOSTS), the matches of any other host are counted in `other_hosts`; a param's `seen`
+holds its first 20 distinct values, `distinct` counts up to 1,000 and `more` says there were more
+(memory stays flat whatever a log holds); `files` and `hosts` in the order the files were
 given; `first`/`last` are the earliest and latest occurrence by timestamp when the lines carry
 timestamps (ISO, a JSON line's time field, glog's: errkit/explain/fleet.py timestamp), else the
 first and last in the order the files were given (`time` null).
 """
 
+from errkit.core.escape import link, markdown, markdown_code, terminal as t
 from errkit.core.runtime import shown
 from errkit.explain.fleet import merged
 
@@ -46,6 +50,7 @@ def report(index, summaries: list[dict]) -> dict:
             "code": code, "title": entry.get("title", ""), "slug": entry.get("slug", ""),
             "docs_url": entry.get("docs_url", ""), "catalogue": index.catalogue(code),
             "count": group["count"], "files": group["files"], "hosts": group["hosts"],
+            "other_hosts": group.get("other_hosts", 0),
             "first": _where(group["earliest"] or group["first"]),
             "last": _where(group["latest"] or group["last"]),
             "values": values,
@@ -77,10 +82,16 @@ def values_lines(values: dict, varied_only: bool) -> list[str]:
     return out
 
 
-def hosts_line(counts: dict, limit: int = 6) -> str:
+def hosts_line(counts: dict, limit: int = 6, others: int = 0) -> str:
+    """The hosts with most matches first; `others`: the matches of hosts past those counted by name."""
     ranked = sorted(counts.items(), key=lambda kv: -kv[1])  # stable: the files' order among equals
     shown_ = ", ".join(f"{h} ({n})" for h, n in ranked[:limit])
-    return shown_ + (f", and {len(ranked) - limit} more" if len(ranked) > limit else "")
+    shown_ += f", and {len(ranked) - limit} more" if len(ranked) > limit else ""
+    return shown_ + (f", and more hosts ({others:,})" if others else "")
+
+
+def _hosts_count(e: dict) -> str:
+    return f"{len(e['hosts'])}{'+' if e.get('other_hosts') else ''}"
 
 
 def _place(where: dict | None) -> str:
@@ -98,39 +109,53 @@ def summary_line(doc: dict) -> str:
 
 
 def as_text(doc: dict) -> str:
-    lines = ["errkit triage: " + summary_line(doc), ""]
+    """The report for a terminal: every text from the logs or a catalogue through `t` (its control
+    characters shown, never sent: errkit/core/escape.py)."""
+    lines = ["errkit triage: " + t(summary_line(doc)), ""]
     for e in doc["errors"]:
-        lines.append(f"{e['code']}  {e['title']}  x{e['count']:,} in {len(e['files'])} file(s), "
-                     f"{len(e['hosts'])} host(s)")
-        lines.append(f"  hosts    {hosts_line(e['hosts'])}")
-        lines.append(f"  first    {_place(e['first'])}")
-        lines.append(f"  last     {_place(e['last'])}")
+        lines.append(f"{t(e['code'])}  {t(e['title'])}  x{e['count']:,} in {len(e['files'])} file(s), "
+                     f"{_hosts_count(e)} host(s)")
+        lines.append(f"  hosts    {t(hosts_line(e['hosts'], others=e.get('other_hosts', 0)))}")
+        lines.append(f"  first    {t(_place(e['first']))}")
+        lines.append(f"  last     {t(_place(e['last']))}")
         for line in values_lines(e["values"], varied_only=True):
-            lines.append(f"  varied   {line}")
-        lines.append(f"  docs     {e['docs_url']}")
+            lines.append(f"  varied   {t(line)}")
+        lines.append(f"  docs     {t(e['docs_url'])}")
         lines.append("")
     for f in doc["files"]:
         if f["skipped"]:
-            lines.append(f"skipped  {f['skipped']}")
+            lines.append(f"skipped  {t(f['skipped'])}")
     return "\n".join(lines).rstrip("\n")
 
 
 def _cell(text) -> str:
-    """Text in a markdown table cell: pipes and newlines would end it."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+    """Text in a markdown table cell (errkit/core/escape.py: pipes escaped, no line break, no HTML)."""
+    return markdown(text)
+
+
+def _place_cell(where: dict) -> str:
+    """A first or last occurrence in a table cell: its time, then its file and line as code."""
+    when = markdown(where.get("time") or "")
+    return (when + " " if when else "") + markdown_code(f"{where['file']}:{where['line']}", in_table=True)
+
+
+def _code_cell(e: dict) -> str:
+    """An error's code, linked to its page when the page is an http(s) address."""
+    target = link(e["docs_url"])
+    return f"[{_cell(e['code'])}]({target})" if target else _cell(e["code"])
 
 
 def as_markdown(doc: dict) -> str:
-    lines = ["## errkit triage", "", summary_line(doc), "",
+    """The report as a markdown table: every text from the logs or a catalogue escaped (values,
+    hosts, file names, messages), links only to http(s) addresses."""
+    lines = ["## errkit triage", "", markdown(summary_line(doc), starts_line=True), "",
              "| code | error | count | files | hosts | first | last | values that varied |",
              "| --- | --- | ---: | ---: | --- | --- | --- | --- |"]
     for e in doc["errors"]:
         varied = "; ".join(values_lines(e["values"], varied_only=True))
-        first, last = e["first"], e["last"]
         lines.append(
-            f"| [{_cell(e['code'])}]({e['docs_url']}) | {_cell(e['title'])} | {e['count']:,} | {len(e['files'])} | "
-            f"{_cell(hosts_line(e['hosts']))} | {_cell((first.get('time') or '') + ' ' + first['file'] + ':' + str(first['line']))} | "
-            f"{_cell((last.get('time') or '') + ' ' + last['file'] + ':' + str(last['line']))} | {_cell(varied)} |")
+            f"| {_code_cell(e)} | {_cell(e['title'])} | {e['count']:,} | {len(e['files'])} | "
+            f"{_cell(hosts_line(e['hosts'], others=e.get('other_hosts', 0)))} | {_place_cell(e['first'])} | {_place_cell(e['last'])} | {_cell(varied)} |")
     skipped = [f for f in doc["files"] if f["skipped"]]
     if skipped:
         lines += ["", "Skipped:", ""] + [f"- {_cell(f['skipped'])}" for f in skipped]

@@ -53,10 +53,12 @@ def read(path: str) -> dict:
     """The index in the file `path`, screened (`screened`); Unusable otherwise."""
     import json
 
+    from errkit.core.regular import open_regular
+
     try:
         size = os.stat(path).st_size
         if size <= MAX_INDEX:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:  # (a FIFO or a device would never end)
                 data = json.loads(handle.read(MAX_INDEX + 1))
     except OSError as err:
         raise Unusable(f"cannot be read ({err.strerror or err})") from None

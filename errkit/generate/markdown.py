@@ -9,12 +9,11 @@ catalogues: it turns text into markdown, whatever the text says.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from functools import lru_cache
-from urllib.parse import quote
 
+from errkit.core import escape
 from errkit.generate import render
 
 
@@ -22,31 +21,21 @@ class Md(str):
     """Markdown built here from escaped parts: written out as it is."""
 
 
-# HTML's specials, the backslash and stray backticks as entities; markdown's as backslash escapes
-_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\\": "&#92;", "`": "&#96;"}
-_MD_SPECIAL = set("*_{}[]()#+-.!|")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 
 
-def _escape_char(ch: str) -> str:
-    if ch in _HTML:
-        return _HTML[ch]
-    if ch in _MD_SPECIAL:
-        return "\\" + ch
-    return ch
+def _escaped(chunk: str) -> str:
+    """A piece of prose escaped as text, its whitespace kept (errkit/core/escape.py: the one markdown escaping)."""
+    return escape.markdown(f"x{chunk}x", starts_line=True)[1:-1]  # (x: its spaces at either end kept)
 
 
 def text(value) -> Md:
     """Plain text: every markdown and HTML special character escaped, whitespace collapsed."""
-    return Md("".join(_escape_char(ch) for ch in " ".join(str(value).split())))
+    return Md(escape.markdown(value, starts_line=True))
 
 
 def _code_span(content: str) -> Md:
-    content = " ".join(content.split())
-    longest = max((len(m) for m in re.findall(r"`+", content)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if content.startswith("`") or content.endswith("`") else ""
-    return Md(f"{fence}{pad}{content}{pad}{fence}")
+    return Md(escape.markdown_code(content))
 
 
 def code(value) -> Md:
@@ -94,15 +83,15 @@ def _words(chunk: str, link) -> str:
 
 def _plain_words(chunk: str, link) -> str:
     if not link:
-        return "".join(_escape_char(ch) for ch in chunk)
+        return _escaped(chunk)
     out, pos = [], 0
     for m in _CODE_WORD.finditer(chunk):
         target = link(m.group())
         if target:
-            out.append("".join(_escape_char(ch) for ch in chunk[pos:m.start()]))
+            out.append(_escaped(chunk[pos:m.start()]))
             out.append(target)
             pos = m.end()
-    out.append("".join(_escape_char(ch) for ch in chunk[pos:]))
+    out.append(_escaped(chunk[pos:]))
     return "".join(out)
 
 
@@ -130,7 +119,7 @@ def fence(value, lang: str = "text") -> Md:
 
 def yaml_string(value) -> Md:
     """A front-matter string: HTML-escaped (themes print titles raw), then JSON (valid YAML)."""
-    return Md(json.dumps(html.escape(" ".join(str(value).split()), quote=True), ensure_ascii=True))
+    return Md(json.dumps(escape.html(" ".join(str(value).split())), ensure_ascii=True))
 
 
 def comment(value) -> Md:
@@ -146,7 +135,7 @@ def url(value) -> Md:
     value = str(value)
     if not _URL.fullmatch(value):
         raise ValueError(f"not an http(s) address: {value!r}")
-    return Md(quote(value, safe="/:?#@!$&'*+,;=%~-._"))
+    return Md(escape.link(value))
 
 
 def http_or_none(value: str | None) -> str | None:
@@ -170,7 +159,7 @@ def _finalize(value):
 @lru_cache(maxsize=1)
 def attribute(value) -> Md:
     """Any text as the value of a double-quoted HTML attribute (whitespace collapsed)."""
-    return Md(html.escape(" ".join(str(value).split()), quote=True))
+    return Md(escape.html(" ".join(str(value).split())))
 
 
 def environment():

@@ -92,11 +92,16 @@ def _os_reason(err: OSError) -> str:
 
 def read_source(path: Path) -> str:
     """The file's text, decoded as Python decodes source (PEP 263); Skip when it is not Python text."""
+    from errkit.core.regular import NotRegular, open_regular
+
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise Skip(f"file is {size} bytes; at most {MAX_FILE_BYTES}")
-        data = path.read_bytes()
+        with open_regular(path) as handle:  # (a FIFO, a device or a socket: never read, it could block)
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise Skip(f"file is {size} bytes; at most {MAX_FILE_BYTES}")
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except NotRegular as err:
+        raise Skip(err.strerror) from None
     except OSError as err:
         raise Skip(_os_reason(err)) from None
     if b"\0" in data[:8192]:

@@ -259,11 +259,12 @@ def test_closed_stdout(tmp_path):
     import subprocess
     import sys
 
-    log = tmp_path / "log.txt"  # 3,000 distinct errors: `--all` explains each one (megabytes)
-    log.write_text("".join(f"ValueError: num_q_heads={8 * n + 1} must be divisible by num_kv_heads=8\n" for n in range(1, 3001)))
-    full = errkit_subprocess("explain", "--all", log)
-    assert full.returncode == 0 and len(full.stdout) > 16 * 65536, len(full.stdout)
-    shell = f"{shlex.quote(sys.executable)} -m errkit.cli explain --all {shlex.quote(str(log))} | head -c 1"
+    log = tmp_path / "log.txt"  # distinct errors of two codes: `--all --json` explains the 100 last of each (megabytes)
+    log.write_text("".join(f"ValueError: num_q_heads={8 * n + 1} must be divisible by num_kv_heads=8\n"
+                           f"ValueError: q_block_size=128 should divide q_seq_len={128 * n + 1}.\n" for n in range(1, 3001)))
+    full = errkit_subprocess("explain", "--all", "--json", log)
+    assert full.returncode == 0 and len(full.stdout) > 5 * 65536, len(full.stdout)
+    shell = f"{shlex.quote(sys.executable)} -m errkit.cli explain --all --json {shlex.quote(str(log))} | head -c 1"
     proc = subprocess.run(["bash", "-c", f"set -o pipefail; {shell}"], capture_output=True, cwd=ROOT, timeout=60)
     assert b"Traceback" not in proc.stderr and b"BrokenPipe" not in proc.stderr, proc.stderr[-2000:]
     assert proc.returncode == 0 and len(proc.stdout) == 1, (proc.returncode, proc.stderr[-2000:])

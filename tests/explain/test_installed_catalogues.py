@@ -46,6 +46,13 @@ def install(site, dist: str, package: str, index: dict, name: str | None = None)
     (info / "entry_points.txt").write_text(f"[errkit.catalogues]\n{name or dist} = {package}:_index.json\n")
 
 
+def _cached(path) -> dict:
+    """A discovery cache file's content (framed: errkit/explain/cache.py)."""
+    from errkit.explain import cache
+
+    return marshal.loads(cache.unframed(path.read_bytes()))
+
+
 @pytest.fixture
 def env(tmp_path):
     site = tmp_path / "site"
@@ -72,7 +79,7 @@ def test_discovery_is_cached_and_invalidated_when_packages_change(tmp_path, env)
     assert errkit("explain", XX102, cwd=tmp_path, env=environ)[0] == 0
     cached = list((tmp_path / "cache").glob("catalogues-*"))
     assert len(cached) == 1
-    (seen,) = marshal.loads(cached[0].read_bytes())["seen"]
+    (seen,) = _cached(cached[0])["seen"]
     assert ["fixture-errors", str(site / "fixture_pkg" / "_index.json")] in seen[1]
     # the cache answers: an entry point edited in place (no folder changes) is not read again
     points = site / "fixture_errors-1.0.dist-info" / "entry_points.txt"
@@ -95,7 +102,7 @@ def test_the_script_and_python_m_in_turn_each_read_the_cache(tmp_path, env):
                               env=environ, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr
     (cached,) = (tmp_path / "cache").glob("catalogues-*")
-    seen = marshal.loads(cached.read_bytes())["seen"]
+    seen = _cached(cached)["seen"]
     assert len(seen) == 2 and seen[0][0] != seen[1][0]
     written = cached.stat().st_mtime_ns
     for run in ([], script):
@@ -113,7 +120,7 @@ def test_a_corrupt_cache_is_read_again(tmp_path, env):
         cached.write_text(garbage)
         code, _, err = errkit("explain", XX102, cwd=tmp_path, env=environ)
         assert (code, err) == (0, "")
-    assert marshal.loads(cached.read_bytes())["seen"][0][1]  # rewritten
+    assert _cached(cached)["seen"][0][1]  # rewritten
 
 
 def test_an_unwritable_cache_folder_is_no_error(tmp_path, env):
@@ -340,3 +347,19 @@ def test_the_only_catalogue_unusable_is_a_usage_error(tmp_path, env):
 
     with pytest.raises(UsageError, match="skipped the catalogue .*_index.json: entry 'XX102' fix 1 suggestion 'padded length'"):
         registry.merged([registry.Source("fixture", str(project / "pkg" / "_index.json"))])
+
+
+def test_a_distribution_with_malformed_entry_points_is_skipped_with_one_warning(tmp_path, env):
+    """A malformed entry_points.txt in any installed distribution made every `explain` and `list`
+    exit 70 (importlib.metadata's TypeError): that distribution is skipped, the others are read."""
+    environ, site = env
+    install(site, "fixture-errors", "fixture_pkg", compiled())
+    broken = site / "broken-1.0.dist-info"
+    broken.mkdir()
+    (broken / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 1.0\n")
+    (broken / "entry_points.txt").write_text("[errkit.catalogues]\na line without its value\n")
+    code, out, err = errkit("explain", XX102, cwd=tmp_path, env=environ)
+    assert code == 0 and "XX102" in out, err
+    assert err.count("errkit: skipped the entry points of") == 1 and "broken-1.0.dist-info" in err, err
+    code, out, err = errkit("list", cwd=tmp_path, env=environ)
+    assert code == 0 and "XX101" in out and "RA105" in out, err

@@ -53,6 +53,7 @@ def scan(index, data: bytes | str, first_line: int = 1, undecodable=None, paste:
     line_no, counted, pos, size = first_line, begin, begin, len(data)
     ahead = None if paste else _ahead(data)  # a log: the windows read after matches, searched once (around.py read_on)
     taken = 0  # where the text of the last match ends: a line before it is not joined to the next
+    searched = [-1, -1, 0]  # the last search for a traceback's exception line that found none (_traceback_end)
     while pos < stop:
         if paste:  # every line; a huge one is read around its first hit
             start = pos
@@ -69,7 +70,7 @@ def scan(index, data: bytes | str, first_line: int = 1, undecodable=None, paste:
             end = size if end < 0 else end
         traceback = False
         if index.located and _is_frame(data, start, end):
-            exception_line = _traceback_end(data, end + 1)
+            exception_line = _traceback_end(data, end + 1, memo=searched)
             if exception_line is not None:
                 start, end = exception_line
                 where, traceback = start, True
@@ -181,25 +182,47 @@ def _ahead(data: bytes):
     return Ahead(data)
 
 
-def _traceback_end(data: bytes, pos: int, limit: int = TRACEBACK_LINES) -> tuple[int, int] | None:
+def _traceback_end(data: bytes, pos: int, limit: int = TRACEBACK_LINES, memo: list | None = None) -> tuple[int, int] | None:
     """(start, end) of the exception line that ends the traceback whose frames go on at `pos`:
     the first line after them that names an exception (JAX's note about filtered frames and
-    separators may come between). None when another traceback or the end comes first."""
+    separators may come between). None when another traceback or the end comes first.
+
+    `memo` (of the last search that found none: where it stopped, where it began, the lines
+    between; one per scan): each frame of a long traceback searches the lines after it, so the
+    search of the next frame goes on where the last one stopped, the lines between counted (they
+    hold no exception line: the last search read them). Without it a traceback of F frames read
+    F x TRACEBACK_LINES lines (1.7 s a MB)."""
+    begin, skipped = pos, 0
+    if memo is not None and memo[1] <= pos <= memo[0]:
+        skipped = memo[2] - data.count(b"\n", memo[1], pos)  # the lines from here to where it stopped
+        limit -= skipped
+        pos = memo[0]
+    found = _traceback_search(data, pos, limit)
+    if isinstance(found, tuple):
+        return found
+    if memo is not None:
+        memo[:] = [found[0], begin, skipped + found[1]]
+    return None
+
+
+def _traceback_search(data: bytes, pos: int, limit: int) -> tuple[int, int] | list[int]:
+    """_traceback_end's search: (start, end) of the exception line, else [where it stopped, the
+    lines it read]."""
     size = len(data)
-    for _ in range(limit):
+    for read in range(max(limit, 0)):
         if pos >= size:
-            return None
+            return [pos, read]
         end = data.find(b"\n", pos)
         end = size if end < 0 else end
         first = data[pos:pos + 1]
         if first not in (b" ", b"\t") and end > pos:
             if data.startswith(NEXT_TRACEBACK_BYTES, pos):
-                return None
+                return [pos, read]
             line = data[pos:min(end, pos + MAX_LINE)].decode("utf-8", "replace")
             if HEADER.search(clean(line)):
                 return pos, end
         pos = end + 1
-    return None
+    return [pos, max(limit, 0)]
 
 
 def _read_line(data: bytes, start: int, end: int, where: int, undecodable) -> str:

@@ -143,10 +143,13 @@ def unprefixed(data: bytes) -> bytes:
     return b"\n".join(out)
 
 
-def explain_chunks(index, chunks, warn=None) -> tuple[list[Found], str, bool]:
+def explain_chunks(index, chunks, warn=None, others: dict | None = None) -> tuple[list[Found], str, bool]:
     """(distinct exact matches, most recent first; the input's tail; whether any text was seen),
-    of the matches `scan_chunks` finds."""
-    found: dict = {}
+    of the matches `scan_chunks` finds: at most tally.MAX_ANSWERS per code, those seen last; code
+    -> the count of the others goes into `others` (errkit/explain/tally.py)."""
+    from errkit.explain.tally import Tally
+
+    found = Tally()
     reading = Reading()
     previous = None  # (the match before, its key)
     for match, data in scan_chunks(index, chunks, warn, reading):
@@ -171,4 +174,6 @@ def explain_chunks(index, chunks, warn=None) -> tuple[list[Found], str, bool]:
                      key=lambda f: f.last_line, reverse=True)
     text = Tail(reading.tail.decode("utf-8", "replace"))
     text.first_line = reading.line - text.count("\n")
+    if others is not None:
+        others.update(found.others)
     return ordered, text, reading.seen_text

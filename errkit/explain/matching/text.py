@@ -54,6 +54,10 @@ def json_strings(line: str) -> list[str]:
         doc = json.loads(line, parse_constant=_no_constant)  # strict JSON, as the paste page's JSON.parse
     except ValueError:
         return []
+    except RecursionError:  # nested past the decoder's recursion: read without recursion
+        from errkit.explain.jsonline import strings
+
+        return strings(line)
     out: list[str] = []
 
     def walk(value, depth: int) -> None:
