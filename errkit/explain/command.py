@@ -49,7 +49,8 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
                include=(), exclude=(), workers: int | None = None, quiet: bool = False) -> int:
     """`errkit explain --all PATH...`: every file's catalogued errors in one grouped report (text,
     JSON, markdown or HTML); 0 when some were found, 1 when none, PARTIAL when a file was lost."""
-    from errkit.explain import fleet, inputs, report
+    from errkit.explain import inputs, report
+    from errkit.explain.workers import summaries as read_files
     from errkit.explain.progress import Progress
 
     out = sys.stdout if out is None else out
@@ -69,7 +70,7 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
 
         matcher = Matcher()
     with Progress(err, names, quiet) as progress:
-        summaries = fleet.summaries(matcher, names, workers, stdin=stdin, warn=warnings.append, done=progress.done,
+        summaries = read_files(matcher, names, workers, stdin=stdin, warn=warnings.append, done=progress.done,
                                     reading=progress.read if progress.on else None)
     for line in warnings:  # once the bar is gone: a line printed under it would be drawn over
         print(terminal(line), file=err)  # (a file's name, a log's text: shown, never sent)

@@ -7,7 +7,7 @@ past a traceback's frames; the error a match may continue: errkit/explain/matchi
 depends on what came before. Both workers scan the overlap between two parts; the first match
 there that both found with the same values (its place and its values are the whole state from
 there on) is where the later part takes over. The matches of the overlaps are kept one by one,
-those between them counted in the worker (fleet.Tally). Should no such match be found (an overlap
+those between them counted in the worker (triage.Counts). Should no such match be found (an overlap
 with matches, none of them the same in both: never seen in the logs measured), the file is read
 again whole, in one process.
 
@@ -81,15 +81,12 @@ def bounds(cuts: list[int], k: int, path: str) -> tuple[int, int, int, int]:
     return begin, end, head_end, tail_begin
 
 
-def summarise_part(index, path: str, name: str, host: str, header: dict, cuts: list[int], k: int, warn=None,
-                   counting=None) -> dict:
+def summarise_part(index, path: str, name: str, host: str, header: dict, cuts: list[int], k: int, warn=None) -> dict:
     """Part k of the file: its matches in the overlaps one by one (`head`, `tail`: (at, line, match,
-    where, host, merged)), the others counted (`tally`), the line number at its end and the lines
-    in its overlap before (to number the next parts' lines), its tail bytes. `counting`: (the
-    occurrences of an input, a tally's class), errkit/explain/fleet.py's."""
+    where, host, merged)), the others counted (`counts`: triage.Counts), the line number at its end
+    and the lines in its overlap before (to number the next parts' lines), its tail bytes."""
     from errkit.explain.matching.chunks import Reading
-
-    occurrences, Tally = counting
+    from errkit.explain.triage import Counts, occurrences
 
     begin, end, head_end, tail_begin = bounds(cuts, k, path)
     size = cuts[-1]
@@ -113,7 +110,7 @@ def summarise_part(index, path: str, name: str, host: str, header: dict, cuts: l
                 yield block
 
         reading = Reading()
-        tally = Tally()
+        counts = Counts()
         head: list = []
         tail: list = []
         until = None if end == size else end
@@ -124,21 +121,24 @@ def summarise_part(index, path: str, name: str, host: str, header: dict, cuts: l
             elif match.at >= tail_begin:
                 tail.append((match.at, match.line, _bare(match), where, on, merged))
             elif not merged:
-                tally.add(match, where, on)
+                counts.add(match, where, on)
     last = reading.line if until is None else reading.until_line
-    return {"head": head, "tail": tail, "tally": tally, "end_line": last, "head_lines": head_lines, "tail_bytes": reading.tail}
+    return {"head": head, "tail": tail, "counts": counts, "end_line": last, "head_lines": head_lines, "tail_bytes": reading.tail}
 
 
 def _bare(match):
-    """What a match's tally reads of it, to send back from a worker (its wording stays there)."""
+    """What the counts read of a match, to send back from a worker (its wording stays there)."""
     from types import SimpleNamespace
 
     return SimpleNamespace(code=match.code, weak=match.weak, params=match.params)
 
 
-def joined(parts: list[dict], name: str, host: str, size: int, tally) -> dict:
-    """The file's summary from its parts' (summarise_part), in order, counted in `tally` (an empty
-    fleet.Tally); NoJoin when two of them find no state in common in their overlap."""
+def joined(parts: list[dict], name: str, host: str, size: int) -> dict:
+    """The file's summary from its parts' (summarise_part), in order; NoJoin when two of them find no
+    state in common in their overlap."""
+    from errkit.explain.triage import Counts
+
+    counts = Counts()
     offset = 0  # lines before part k's first
     take_from = None  # where part k's matches start being its (the join with the part before)
     for k, part in enumerate(parts):
@@ -146,19 +146,19 @@ def joined(parts: list[dict], name: str, host: str, size: int, tally) -> dict:
         join = None if following is None else _join(part["tail"], following["head"])
         for at, line, match, where, on, merged in part["head"]:
             if take_from is None or at >= take_from:
-                _take(tally, match, where, on, merged, line + offset)
-        _shift(part["tally"], offset)
-        tally.fold(part["tally"])
+                _take(counts, match, where, on, merged, line + offset)
+        _shift(part["counts"], offset)
+        counts.fold(part["counts"])
         for at, line, match, where, on, merged in part["tail"]:
             if join is None or at < join:
-                _take(tally, match, where, on, merged, line + offset)
+                _take(counts, match, where, on, merged, line + offset)
         if following is not None:
             # the next part's first line: this part's line at its scan's end, less the lines both scanned
             offset = offset + part["end_line"] - 1 - following["head_lines"]
         take_from = join
     tail = parts[-1]["tail_bytes"]
     lines = offset + parts[-1]["end_line"] - 1 + (bool(tail) and not tail.endswith(b"\n"))
-    return tally.summary(name, host, lines, size)
+    return counts.summary(name, host, lines, size)
 
 
 def _join(tail: list, head: list) -> int | None:
@@ -180,15 +180,15 @@ def _same(a: tuple, b: tuple) -> bool:
         (mb.code, mb.weak, mb.params, hb, wb["time"], wb["_key"], wb["text"])
 
 
-def _take(tally, match, where: dict, host: str, merged: bool, line: int) -> None:
+def _take(counts, match, where: dict, host: str, merged: bool, line: int) -> None:
     if not merged:
-        tally.add(match, dict(where, line=line), host)
+        counts.add(match, dict(where, line=line), host)
 
 
-def _shift(tally, offset: int) -> None:
+def _shift(counts, offset: int) -> None:
     """The line numbers of a part's counted matches made the file's (each occurrence once)."""
     done = set()
-    for groups in (tally.codes, tally.weak):
+    for groups in (counts.codes, counts.weak):
         for group in groups.values():
             for key in ("first", "last", "earliest", "latest"):
                 where = group[key]

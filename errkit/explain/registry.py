@@ -493,7 +493,7 @@ class CacheFile:
 
     def _at(self, pos: int, size: int) -> bytes:
         """`size` bytes from `pos`: os.pread where there is one, which moves no file offset (worker
-        processes forked from this one share the handle's, errkit/explain/fleet.py _context)."""
+        processes forked from this one share the handle's, errkit/explain/workers.py _context)."""
         pread = getattr(os, "pread", None)
         if pread is None:
             self.handle.seek(pos)

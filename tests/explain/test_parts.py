@@ -11,13 +11,12 @@ import random
 import pytest
 
 from benchmarks import logs
-from errkit.explain import fleet, parts
+from errkit.explain import parts, triage, workers
 from errkit.explain.matching.index import Index
 from errkit.explain.reading import file_blocks
 from tests.realworld import report
 
 INDEX = Index.load()
-COUNTING = (fleet.occurrences, fleet.Tally)
 
 
 @pytest.fixture
@@ -28,15 +27,15 @@ def small_parts(monkeypatch):
 
 
 def _whole(path) -> str:
-    return json.dumps(fleet.triage(INDEX, file_blocks(str(path)), str(path)), sort_keys=True)
+    return json.dumps(triage.triage(INDEX, file_blocks(str(path)), str(path)), sort_keys=True)
 
 
 def _in_parts(path, count: int) -> str:
     cuts = parts.parts_of(str(path), count)
     assert cuts is not None and len(cuts) - 1 >= min(count, 3)
-    host, header = fleet._file_head(str(path))
-    found = [parts.summarise_part(INDEX, str(path), str(path), host, header, cuts, k, None, COUNTING) for k in range(len(cuts) - 1)]
-    return json.dumps(parts.joined(found, str(path), host, cuts[-1], fleet.Tally()), sort_keys=True)
+    host, header = workers._file_head(str(path))
+    found = [parts.summarise_part(INDEX, str(path), str(path), host, header, cuts, k) for k in range(len(cuts) - 1)]
+    return json.dumps(parts.joined(found, str(path), host, cuts[-1]), sort_keys=True)
 
 
 def _real_world_log(path, seed: int) -> None:
@@ -76,11 +75,11 @@ def test_real_world_texts_in_parts_give_the_whole_files_summary(small_parts, tmp
 def test_workers_read_a_large_file_in_parts_and_report_as_one(small_parts, tmp_path, monkeypatch):
     path = tmp_path / "host-1.log"
     _real_world_log(path, 8)
-    alone = fleet.summaries(_matcher(), [str(path)], workers=1)
+    alone = workers.summaries(_matcher(), [str(path)], workers=1)
     planned = []
-    original = fleet._split
-    monkeypatch.setattr(fleet, "_split", lambda *a: planned.append(original(*a)) or planned[-1])
-    split = fleet.summaries(_matcher(), [str(path)], workers=3)
+    original = workers._split
+    monkeypatch.setattr(workers, "_split", lambda *a: planned.append(original(*a)) or planned[-1])
+    split = workers.summaries(_matcher(), [str(path)], workers=3)
     assert len(planned[0][0]) == 4  # three parts
     assert json.dumps(split, sort_keys=True) == json.dumps(alone, sort_keys=True)
 
@@ -88,13 +87,13 @@ def test_workers_read_a_large_file_in_parts_and_report_as_one(small_parts, tmp_p
 def test_parts_that_cannot_be_joined_are_read_again_whole(small_parts, tmp_path, monkeypatch):
     path = tmp_path / "host-2.log"
     path.write_text(logs.make_log("tracebacks", 8000, error_every=5, seed=1)[0], encoding="utf-8")
-    alone = fleet.summaries(_matcher(), [str(path)], workers=1)
+    alone = workers.summaries(_matcher(), [str(path)], workers=1)
 
     def refuse(tail, head):
         raise parts.NoJoin
 
     monkeypatch.setattr(parts, "_join", refuse)
-    assert fleet.summaries(_matcher(), [str(path)], workers=2) == alone
+    assert workers.summaries(_matcher(), [str(path)], workers=2) == alone
 
 
 def _matcher():
@@ -135,7 +134,7 @@ def test_an_error_over_several_lines_cut_by_an_overlap_is_one_answer_with_every_
     memory_line = data.index(MEMORY.split("]")[0].encode(), len(data) // 2)
     memory_line = data.rindex(b"\n", 0, memory_line) + 1  # the second line of an error, just past the middle
     cuts = [0, memory_line + parts.OVERLAP, len(data)]  # the second part's scan begins at that line
-    host, header = fleet._file_head(str(path))
-    found = [parts.summarise_part(INDEX, str(path), str(path), host, header, cuts, k, None, COUNTING) for k in range(2)]
+    host, header = workers._file_head(str(path))
+    found = [parts.summarise_part(INDEX, str(path), str(path), host, header, cuts, k) for k in range(2)]
     assert found[1]["head"][0][0] == data.index(FINAL.encode(), memory_line)  # its first match: that error's last line, alone
-    assert json.dumps(parts.joined(found, str(path), host, cuts[-1], fleet.Tally()), sort_keys=True) == whole
+    assert json.dumps(parts.joined(found, str(path), host, cuts[-1]), sort_keys=True) == whole

@@ -27,7 +27,7 @@ from hypothesis import given, settings, strategies as st
 from support import ROOT
 
 from errkit.core import UsageError
-from errkit.explain import fleet, tally
+from errkit.explain import tally, triage
 from errkit.explain.matching import blocks, memory
 from errkit.explain.matching.text import json_strings
 from errkit.core.index_format import PASTE_SIZE
@@ -308,19 +308,19 @@ def test_memory_of_explain_all_and_the_report_is_flat_in_distinct_values(index, 
     """Peak memory (tracemalloc) for 4,000 and for 16,000 lines of distinct values and hosts, the
     caps made small to reach them soon: the same give or take 25% (before: 4 times as much)."""
     monkeypatch.setattr(tally, "MAX_ANSWERS", 10)
-    monkeypatch.setattr(fleet, "MAX_DISTINCT", 50)
-    monkeypatch.setattr(fleet, "MAX_HOSTS", 50)
-    monkeypatch.setattr(fleet, "MAX_GIVEN", 64)
+    monkeypatch.setattr(triage, "MAX_DISTINCT", 50)
+    monkeypatch.setattr(triage, "MAX_HOSTS", 50)
+    monkeypatch.setattr(triage, "MAX_GIVEN", 64)
     monkeypatch.setattr(memory, "LINE_CACHE", 64)
     monkeypatch.setattr("errkit.explain.matching.line.MESSAGES_KEPT", 64)
     small, large = _distinct_log(4000), _distinct_log(16000)
     blocks = lambda log: [log[i:i + 65536] for i in range(0, len(log), 65536)]  # noqa: E731 - as a file is read
     for work in (lambda read: explain_chunks(index, iter(read), others={}),
-                 lambda read: fleet.triage(index, iter(read), "x.log")):
+                 lambda read: triage.triage(index, iter(read), "x.log")):
         work(blocks(small))  # (caches filled, regexes compiled)
         read_small, read_large = blocks(small), blocks(large)  # (made before the count: the file's bytes)
         few, many = _peak(lambda: work(read_small)), _peak(lambda: work(read_large))
         assert many < 1.25 * few, (few, many)
-    summary = fleet.triage(index, [large], "x.log")
+    summary = triage.triage(index, [large], "x.log")
     ra105 = sum(1 for i in range(16000) if i % 3 != 1)  # the generator's lines of RA105, each of its own host
     assert len(summary["codes"]["RA105"]["hosts"]) == 50 and summary["codes"]["RA105"]["other_hosts"] == ra105 - 50
