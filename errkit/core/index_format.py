@@ -119,7 +119,7 @@ LINE_BREAKS = ("\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x85", "\u20
 def plan(wordings) -> tuple[list[str], list[list[int]], list[int], list[int]]:
     """(keys, the wordings of each key, wordings found by their raise site, wordings tried on every
     line): how the matcher looks for the wordings (in explain's index cache and the site's index:
-    the browser's matcher reads it there, errkit/generate/browser.py)."""
+    the browser's matcher reads it there, errkit/generate/assets.py)."""
     keyed: dict[str, list[int]] = {}
     located: list[int] = []
     always: list[int] = []

@@ -1,7 +1,7 @@
 """An entry's worked example, as the site shows it: the values of its first bad example, the
 message they raise, the suggestions computed on them, and a minimal call that raises the error.
 
-The entry pages (errkit/generate/site.py) and the paste page's index (errkit/generate/browser.py)
+The entry pages (errkit/generate/site.py) and the paste page's index (errkit/generate/assets.py)
 both show the raised message; it is made here once.
 """
 

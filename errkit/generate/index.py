@@ -197,7 +197,7 @@ _COMPILED: list[tuple[Catalogue, dict]] = []
 
 def compiled(catalogue: Catalogue) -> dict:
     """build(catalogue), built once for a Catalogue object (a Catalogue does not change): the
-    `index` output and the site's index.json (errkit/generate/browser.py) of one `errkit generate`
+    `index` output and the site's index.json (errkit/generate/assets.py) of one `errkit generate`
     are made from one build. Shared, so no reader changes it: each copies what it changes."""
     if not _COMPILED or _COMPILED[0][0] is not catalogue:
         _COMPILED[:] = [(catalogue, build(catalogue))]

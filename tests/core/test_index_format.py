@@ -18,7 +18,7 @@ from errkit.core import index_format
 from errkit.core.regex import Lazy
 from errkit.explain.matching.index import Index
 from errkit.generate import index as index_module
-from errkit.generate import browser, site
+from errkit.generate import assets, site
 
 CATALOGUE = bundled_catalogue()
 SOURCE_JS = ROOT / "errkit" / "generate" / "site_assets" / "match.js"
@@ -113,7 +113,7 @@ def test_every_record_has_the_formats_keys():
     with pytest.raises(ValueError, match="entry"):
         index_module.checked({**data, "entries": {"X": entry}})
 
-    shown = browser.site_index(CATALOGUE)
+    shown = assets.site_index(CATALOGUE)
     assert tuple(shown) == index_format.TOP_KEYS + index_format.SITE_TOP_KEYS
     for entry in shown["entries"].values():
         optional = tuple(k for k in index_format.ENTRY_OPTIONAL_KEYS if k in entry)
@@ -124,7 +124,7 @@ def test_every_record_has_the_formats_keys():
 
 
 def _match_js() -> str:
-    return browser.static_assets()["match.js"]
+    return assets.static_assets()["match.js"]
 
 
 def test_a_changed_constant_changes_the_javascript(monkeypatch):
@@ -146,7 +146,7 @@ def test_match_js_reads_every_shared_name_from_format_and_copies_none():
     read = set(re.findall(r"\bFORMAT\.([A-Z_]+)\b", source))
     shared = set(index_format.JS_CONSTANTS + index_format.JS_PATTERNS)
     assert read == shared - {"VERSION"}, (read ^ (shared - {"VERSION"}))
-    assert browser.FORMAT_LINE in source
+    assert assets.FORMAT_LINE in source
     # no hand copy of a constant: tagged copies (`// match.SHORTLIST`) and the values themselves
     assert not re.findall(r"// (?:match|matching|explain)\.[A-Z_]{2,}\b", source)
     for name in index_format.JS_CONSTANTS:
@@ -205,7 +205,7 @@ def test_the_format_page_gives_every_limit_and_pattern():
     want = [(name, json.dumps(getattr(index_format, name))) for name in index_format.JS_CONSTANTS if name != "VERSION"]
     assert rows == want, "\n".join(f"| `{n}` | `{v}` |" for n, v in want)
     (block,) = re.findall(r"```text\n(.*?)```", sections["Patterns"], flags=re.S)
-    js = dict(browser.js_format())
+    js = dict(assets.js_format())
     width = max(map(len, index_format.JS_PATTERNS))
     lines = [f"{name:<{width}}  /{source}/u" for name in index_format.JS_PATTERNS
              for source in ([js[name]] if isinstance(js[name], str) else js[name])]

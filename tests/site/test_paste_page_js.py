@@ -31,7 +31,7 @@ from errkit.explain.matching.index import Index
 from errkit.explain.matching.chunks import explain_chunks
 from errkit.explain.matching.approximate import approximate
 from errkit.core import bounds, expr, helpers, index_format, runtime, suggest, values
-from errkit.generate import browser, js
+from errkit.generate import assets, js
 from errkit.catalogue import kernels, wordings
 from errkit.generate import render_all
 
@@ -164,7 +164,7 @@ def test_node_compiles_every_regex(node, project):
     assert [r for r in out["regexes"] if r] == []
     assert len(out["regexes"]) == len(data["wordings"])
     # match.js holds errkit/core/index_format.py's constants and patterns as generated from it
-    assert out["format"] == json.loads(json.dumps(dict(browser.js_format())))
+    assert out["format"] == json.loads(json.dumps(dict(assets.js_format())))
     assert set(out["format"]) == set(index_format.JS_CONSTANTS + index_format.JS_PATTERNS)
     assert out["helpers"] == sorted(helpers.HELPERS)
 

@@ -27,7 +27,7 @@ from errkit.core import helpers as fixes
 from errkit.core import index_format
 from errkit.generate import index as index_module
 from errkit.generate import examples, markdown, site
-from errkit.generate.browser import site_index
+from errkit.generate.assets import site_index
 from errkit.generate.files import orphans
 from errkit.generate.render import HEADER
 from site_build import EVIL, SITE, serve

@@ -43,7 +43,7 @@
     this.data = data;
     this.entries = data.entries;
     this.wordings = data.wordings;
-    // index_format.plan, made by `errkit generate` (errkit/generate/browser.py site_index)
+    // index_format.plan, made by `errkit generate` (errkit/generate/assets.py site_index)
     this.keys = data.plan[0];
     this.keyed = data.plan[1];
     this.located = data.plan[2];
