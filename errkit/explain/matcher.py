@@ -101,7 +101,7 @@ def _stale(folder):
     from errkit.core import UsageError
 
     raise UsageError(f"{folder}: no compiled index as new as the catalogue (run `errkit generate` in its project, "
-                     "or pass compile_catalogue=errkit.generate.compiled_index)")
+                     "or pass compile_catalogue=errkit.generate.index.compiled_index)")
 
 
 def _blocks(lines, size: int = CHUNK):

@@ -12,7 +12,7 @@ from errkit.catalogue import lint
 from errkit.catalogue.load import load
 from errkit.catalogue.vetting import Verdicts
 from errkit.core import expr, template
-from errkit.generate import render_all
+from errkit.generate.outputs import render_all
 from support import CATALOG, FIXTURES, ROOT
 
 

@@ -23,7 +23,7 @@ from errkit.explain.matching.line import match_line
 from errkit.core import expr
 from errkit.catalogue import wordings
 from errkit.catalogue.writing import formatted
-from errkit.generate import render_all
+from errkit.generate.outputs import render_all
 from errkit.catalogue.load import load, plain, yaml
 from support import CATALOG, ROOT, adversarial_lines, bundled_catalogue, errkit_subprocess
 

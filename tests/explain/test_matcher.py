@@ -137,7 +137,7 @@ def test_a_catalogue_folder(tmp_path):
     shutil.copytree(CATALOG, copy)
     with pytest.raises(UsageError, match="errkit generate"):
         errkit.Matcher(catalog=copy)
-    from errkit.generate import compiled_index
+    from errkit.generate.index import compiled_index
 
     compiled = errkit.Matcher(catalog=copy, compile_catalogue=compiled_index)
     assert compiled.explain_text(MESSAGE)[0]["code"] == "RA105"

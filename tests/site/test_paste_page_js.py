@@ -33,7 +33,7 @@ from errkit.explain.matching.approximate import approximate
 from errkit.core import bounds, expr, helpers, index_format, runtime, suggest, values
 from errkit.generate import assets, js
 from errkit.catalogue import kernels, wordings
-from errkit.generate import render_all
+from errkit.generate.outputs import render_all
 
 CATALOGUE = bundled_catalogue()
 ENTRIES = sorted(CATALOGUE.entries, key=lambda e: e.code)
