@@ -22,7 +22,7 @@ from errkit.core import UsageError
 from errkit.catalogue.codes import code_prefix, next_code, used_codes
 from errkit.authoring.new import check_names
 from errkit.catalogue.load import load
-from errkit.catalogue.lint import has_fixed_text
+from errkit.catalogue.entry_rules import has_fixed_text
 from errkit.catalogue.model import Entry, Param, Variant
 from errkit.catalogue.writing import entry_document, entry_text
 from errkit.catalogue.naming import guess_type, param_name

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from errkit.core import expr, helpers, template
-from errkit.catalogue.lint import reserved_name
+from errkit.catalogue.entry_rules import reserved_name
 from errkit.catalogue.naming import guess_type, param_name
 from errkit.catalogue.vetting import vet
 from errkit.scan.files import Skip, display_path, gc_paused, is_generated, parse_source, python_files, read_source

@@ -24,7 +24,7 @@ CATALOGUE = bundled_catalogue()
 SOURCE_JS = ROOT / "errkit" / "generate" / "site_assets" / "match.js"
 PAGE = ROOT / "site" / "docs" / "contributing" / "index-format.md"
 # what explain's index cache (errkit/explain/registry.py) adds to the records it reads
-CACHE_KEYS = {"blob", "catalogues", "numbered", "plan", "vetted", "printed"}  # explain's index cache adds them (registry._prepared)
+CACHE_KEYS = {"blob", "catalogues", "numbered", "plan", "vetted", "printed"}  # explain's index cache adds them (matching/index.py prepared)
 
 
 # -- a light module of the core ---------------------------------------------------------------------

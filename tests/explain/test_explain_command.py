@@ -89,7 +89,7 @@ def _expected(params, wording):
 
 def location_gated(wording) -> bool:
     """No fixed text, or `located_only`: explain finds it only by the raise site of a traceback's last frame."""
-    from errkit.catalogue.lint import has_fixed_text
+    from errkit.catalogue.entry_rules import has_fixed_text
 
     return bool(wording.variant.location) and (not has_fixed_text(wording.variant.message) or wording.variant.located_only)
 

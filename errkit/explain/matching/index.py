@@ -92,6 +92,38 @@ def printed_params(wordings) -> dict[str, list[str]]:
     return {code: list(names) for code, names in table.items()}
 
 
+def prepared(data: dict) -> dict:
+    """The merged index as explain's cache keeps it (errkit/explain/registry.py CacheFile): entries
+    parsed, the matcher's plan made (index_format.plan), the params each entry's wordings print
+    kept in the entry (printed_params), each entry's suggest expressions vetted and compiled once
+    (Index.vetted), so that answering needs neither `json` nor `ast`, and each wording's regex with
+    its groups numbered (numbered: RE2 compiles a named group slowly once)."""
+    import json
+
+    from errkit.core import expr
+    from errkit.core.index_format import plan
+
+    entries, vetted = {}, dict(data.get("vetted") or {})  # (a screened index's: vetted already)
+    for code, raw in data["entries"].items():
+        entry = entries[code] = json.loads(raw) if isinstance(raw, str) else raw
+        if code in vetted:
+            continue
+        declared = frozenset((entry.get("params") or {}))
+        compiled = {}
+        for fix in entry.get("fixes") or ():
+            for source in (fix.get("suggest") or {}).values():
+                try:
+                    compiled[source] = expr.compiled(source, declared)
+                except (ValueError, SyntaxError, TypeError):
+                    continue  # vetted when run, as without the cache (its error is reported there)
+        if compiled:
+            vetted[code] = compiled
+    for code, names in printed_params(data["wordings"]).items():
+        entries[code] = {**entries[code], "printed": names}  # (read with the entry when it answers)
+    wordings = [{**w, "numbered": numbered(w)} for w in data["wordings"]]
+    return {**data, "entries": entries, "vetted": vetted, "wordings": wordings, "plan": plan(data["wordings"])}
+
+
 class Index:
     """The compiled index of one catalogue or of several merged (errkit/explain/registry.py)."""
 
