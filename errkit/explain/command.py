@@ -1,5 +1,5 @@
 """`errkit explain`: read pasted text or a log, find catalogued errors, compute fixes, print them.
-The orchestration only: reading (errkit/explain/reading.py), matching (match.py), the answer
+The orchestration only: reading (errkit/explain/reading.py), matching (matching/), the answer
 (answer.py) and its rendering (render.py) are each a module of their own."""
 
 import os

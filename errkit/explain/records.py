@@ -15,8 +15,8 @@ record; it is one of the same place when it starts with the whole prefix, else t
 stop before it. A line without such a stamp (a paste) stops nothing, and neither does a line
 stamped by something outside the program only (each line of `kubectl logs --timestamps`: the
 stamp is that timestamp, and the error's own lines repeat the prefix). A JSON log's line is a
-record of its own: match.py reads it alone (_json_record). The paste page's port is match.js
-recordEnd.
+record of its own: matching/around.py reads it alone (text.json_record). The paste page's port
+is match.js recordEnd.
 """
 
 from errkit.core.index_format import RECORD_SLACK, RECORD_STAMP
