@@ -69,26 +69,29 @@ def _line_start(handle, at: int, size: int) -> int:
     return size
 
 
-def bounds(cuts: list[int], k: int, path: str) -> tuple[int, int, int, int]:
+def bounds(cuts: list[int], k: int, path: str, overlap: int | None = None) -> tuple[int, int, int, int]:
     """Part k's (scan from, scan to, overlap before ends, overlap after starts): it scans the lines
-    starting in [from, to), OVERLAP bytes into each neighbour, each end a line's start."""
+    starting in [from, to), `overlap` bytes (OVERLAP) into each neighbour, each end a line's start.
+    Every part of a file is read with the overlap its cuts were made for: a worker is given it."""
     size = cuts[-1]
+    reach = OVERLAP if overlap is None else overlap
     with open(path, "rb") as handle:
-        begin = 0 if k == 0 else _line_start(handle, cuts[k] - OVERLAP, size)
-        end = size if k == len(cuts) - 2 else _line_start(handle, cuts[k + 1] + OVERLAP, size)
-        head_end = begin if k == 0 else _line_start(handle, cuts[k] + OVERLAP, size)
-        tail_begin = end if k == len(cuts) - 2 else _line_start(handle, cuts[k + 1] - OVERLAP, size)
+        begin = 0 if k == 0 else _line_start(handle, cuts[k] - reach, size)
+        end = size if k == len(cuts) - 2 else _line_start(handle, cuts[k + 1] + reach, size)
+        head_end = begin if k == 0 else _line_start(handle, cuts[k] + reach, size)
+        tail_begin = end if k == len(cuts) - 2 else _line_start(handle, cuts[k + 1] - reach, size)
     return begin, end, head_end, tail_begin
 
 
-def summarise_part(index, path: str, name: str, host: str, header: dict, cuts: list[int], k: int, warn=None) -> dict:
+def summarise_part(index, path: str, name: str, host: str, header: dict, cuts: list[int], k: int, warn=None,
+                   overlap: int | None = None) -> dict:
     """Part k of the file: its matches in the overlaps one by one (`head`, `tail`: (at, line, match,
     where, host, merged)), the others counted (`counts`: triage.Counts), the line number at its end
     and the lines in its overlap before (to number the next parts' lines), its tail bytes."""
     from errkit.explain.matching.chunks import Reading
     from errkit.explain.triage import Counts, occurrences
 
-    begin, end, head_end, tail_begin = bounds(cuts, k, path)
+    begin, end, head_end, tail_begin = bounds(cuts, k, path, overlap)
     size = cuts[-1]
     with open(path, "rb") as handle:
         low = 0 if begin == 0 else _line_start(handle, max(0, begin - CONTEXT), begin)

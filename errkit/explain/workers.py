@@ -182,13 +182,14 @@ def _in_worker(name) -> tuple[dict, list[str]]:
     return summarise(_WORKER["matcher"], name, warn=warnings.append, reading=reading), warnings
 
 
-def _part_in_worker(name: str, host: str, header: dict, cuts: list[int], k: int) -> tuple[dict, list[str]]:
-    """Part k of a large file (errkit/explain/parts.py), and its warnings."""
+def _part_in_worker(name: str, host: str, header: dict, cuts: list[int], k: int, overlap: int) -> tuple[dict, list[str]]:
+    """Part k of a large file (errkit/explain/parts.py), read with the overlap its cuts were made
+    for, and its warnings."""
     from errkit.explain.parts import summarise_part
 
     warnings: list[str] = []
     part = summarise_part(_WORKER["matcher"].index, name, name, host, header, cuts, k,
-                          lambda line: warnings.append(f"{line} ({name})"))
+                          lambda line: warnings.append(f"{line} ({name})"), overlap)
     queue = _WORKER["queue"]
     if queue is not None:  # the bytes and lines of its own part, once (progress)
         queue.put((name, cuts[k + 1] - cuts[k], 0))
@@ -265,12 +266,15 @@ def summaries(matcher, names: list[str], workers: int | None = None, stdin=None,
 
         context = _context()
         queue = context.Queue() if reading is not None else None
+        from errkit.explain.parts import OVERLAP
+
         tasks, hosts = [], {}
         for i in remote:
             if i in split:  # a large file: a part to each worker (errkit/explain/parts.py)
                 hosts[i], header = _file_head(names[i])
                 pieces[i] = [None] * (len(split[i]) - 1)
-                tasks += [((i, k), ("part", names[i], hosts[i], header, split[i], k)) for k in range(len(split[i]) - 1)]
+                tasks += [((i, k), ("part", names[i], hosts[i], header, split[i], k, OVERLAP))
+                          for k in range(len(split[i]) - 1)]
             else:
                 tasks.append(((i, None), names[i]))
 

@@ -138,3 +138,22 @@ def test_an_error_over_several_lines_cut_by_an_overlap_is_one_answer_with_every_
     found = [parts.summarise_part(INDEX, str(path), str(path), host, header, cuts, k) for k in range(2)]
     assert found[1]["head"][0][0] == data.index(FINAL.encode(), memory_line)  # its first match: that error's last line, alone
     assert json.dumps(parts.joined(found, str(path), host, cuts[-1]), sort_keys=True) == whole
+
+
+@pytest.mark.slow  # (spawned workers each import errkit and read the index: about 10 s)
+def test_workers_started_afresh_read_the_parts_they_were_planned_for(small_parts, tmp_path, monkeypatch):
+    """Workers that do not inherit this process's memory (forkserver, spawn: where the process runs
+    threads, or on macOS) read each part with the overlap its cuts were made for (planted: the
+    worker's own OVERLAP -> the parts do not join, or join wrong)."""
+    import multiprocessing
+
+    path = tmp_path / "host-3.log"
+    _real_world_log(path, 9)
+    alone = workers.summaries(_matcher(), [str(path)], workers=1)
+    monkeypatch.setattr(workers, "_context", lambda: multiprocessing.get_context("spawn"))
+    planned = []
+    original = workers._split
+    monkeypatch.setattr(workers, "_split", lambda *a: planned.append(original(*a)) or planned[-1])
+    split = workers.summaries(_matcher(), [str(path)], workers=2)
+    assert len(planned[0][0]) == 3  # two parts
+    assert json.dumps(split, sort_keys=True) == json.dumps(alone, sort_keys=True)
