@@ -38,7 +38,7 @@ def texts(seed: int) -> tuple[list[mutations.Sample], dict[str, list[mutations.T
 
 def node_answers(texts_: list[str]) -> list[tuple[int, dict]]:
     """match.js's first answer for each text (the paste page's), through tests/fixtures/site/harness.js."""
-    from errkit.generate import render_all
+    from errkit.generate.outputs import render_all
 
     catalogue = bundled_catalogue()
     with tempfile.TemporaryDirectory() as tmp:
@@ -92,7 +92,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="write the counts and failures here")
     args = ap.parse_args(argv)
     samples, by_key = texts(args.seed)
-    from errkit.explain.match import Index
+    from errkit.explain.matching.index import Index
 
     index = Index.load()
     sides = {"python": lambda ts: [mutations.explain(t, index) for t in ts]}

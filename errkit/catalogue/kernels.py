@@ -63,7 +63,7 @@ def applicable(kernel: Kernel, name: str, shown: set[str]) -> list:
     """The kernel's rules on `name` whose other values are all shown."""
     out = []
     for rule in kernel.rules:
-        names = expr.check(rule.check, kernel.values.keys()).names
+        names = kernel.verdicts.expression(rule.check, kernel.values.keys()).names
         if name in names and names - {name} <= shown:
             out.append(rule)
     return out
@@ -96,3 +96,14 @@ def fix_kernel(entry, fix, kernels) -> Kernel | None:
     """The kernel whose rules a fix's `valid(...)` applies: the fix's own, else the entry's."""
     name = fix.kernel or entry.kernel
     return kernels.get(name) if name else None
+
+
+def expanded(source: str, kernel: Kernel | None, names: Iterable[str]) -> str:
+    """A suggestion with `valid(...)` written out (expand); the source as written when it cannot be
+    (lint's kernel rules say why)."""
+    if not uses_valid(source):
+        return source
+    try:
+        return expand(source, kernel, names)
+    except expr.ExprError:
+        return source

@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from errkit.catalogue import rules
+from errkit.catalogue.vetting import Verdicts
 from errkit.core import values
 
 EMPTY: Mapping = MappingProxyType({})
@@ -115,6 +116,7 @@ class Entry:
     traced: str | None = None  # "checkify": the check also runs on traced values as a checkify check
     reads: tuple[str, ...] = ()  # templates of lines after the message holding more of its params
     positions: Positions | None = field(default=None, compare=False, repr=False)
+    verdicts: Verdicts = field(default_factory=Verdicts, compare=False, repr=False)  # its expressions and templates vetted (vetting.py)
 
     @property
     def source_path(self) -> Path | None:
@@ -211,6 +213,7 @@ class Kernel:
     positions: Positions | None = field(default=None, compare=False, repr=False)
     names: tuple[str, ...] = ()  # what compiler output calls it (pallas_call names, %splash_mha_fwd)
     framework: str = "jax"  # whose users call it: explain drops its fixes when a text shows another framework
+    verdicts: Verdicts = field(default_factory=Verdicts, compare=False, repr=False)  # its expressions and templates vetted (vetting.py)
 
 
 @dataclass(frozen=True)
@@ -219,6 +222,7 @@ class Catalogue:
     settings: Settings
     entries: tuple[Entry, ...]
     kernels: Mapping[str, Kernel] = field(default_factory=lambda: EMPTY)
+    verdicts: Verdicts = field(default_factory=Verdicts, compare=False, repr=False)  # its expressions and templates vetted (vetting.py)
 
     @property
     def project_root(self) -> Path:

@@ -7,9 +7,10 @@ from errkit.core.bounds import Meter, OverBound, unshowable
 
 def suggestions(fix: dict, params: dict, vetted: dict | None = None, meter: Meter | None = None) -> list[dict]:
     """The fix's suggestions computed from `params`; `vetted`: its expressions already vetted and
-    compiled (match.Index.vetted), used when they read only names `params` has; `meter`: the bounds
-    they share (errkit/core/bounds.py; explain: one per answer), a new one for this fix by default.
-    A suggestion over a bound, or whose result is no value to show, is {"label", "not_computed": why}."""
+    compiled (explain's Index.vetted, lint's and the pages' vetting.suggestion_code), used when they
+    read only names `params` has; `meter`: the bounds they share (errkit/core/bounds.py; explain:
+    one per answer), a new one for this fix by default. A suggestion over a bound, or whose result
+    is no value to show, is {"label", "not_computed": why}."""
     out = []
     sets = fix.get("sets") or {}
     meter = Meter() if meter is None else meter

@@ -5,7 +5,10 @@ from errkit.core.bounds import Meter
 from errkit.core.lifespan import life
 from errkit.core.runtime import query_string
 from errkit.core.suggest import jsonable, suggestions
-from errkit.explain.match import Index, Match, approximate, explain_chunks, told_kernel
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.chunks import explain_chunks
+from errkit.explain.matching.approximate import approximate
+from errkit.explain.matching.found import Match
 
 def offered(fixes: list[dict], wording: dict, told: str | None) -> list[dict]:
     """The fixes for the kernel that raised the error: a fix for another kernel is left out when the
@@ -37,7 +40,7 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
     entry = index.entries[match.code]
     vetted = index.vetted(match.code)
     wording = match.wording
-    told = None if match.weak else told_kernel(match)  # a lookup names the entry, not who raised it
+    told = None if match.weak else match.kernel  # a lookup names the entry, not who raised it
     meter = Meter()  # the bounds of the answer's suggestions, all together (errkit/core/bounds.py)
     context = match.context or {}
     fixes = entry["fixes"] if match.weak else offered(entry["fixes"], wording, told)

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 import mutations
 from support import bundled_catalogue
 
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 
 SAMPLES = mutations.samples(bundled_catalogue())
 INDEX = Index.load()

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 import mutations
 from support import ROOT, bundled_catalogue
-from errkit.generate import render_all
+from errkit.generate.outputs import render_all
 from tests.explain.test_paste_mutations import PHASE_2
 from tests.site.test_paste_page_js import ASSETS, CATALOGUE, NODE, Node
 
