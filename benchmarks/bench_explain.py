@@ -40,8 +40,10 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import catalogues, logs  # noqa: E402
 from benchmarks._timing import Result, Target, fmt_time, report  # noqa: E402
-from errkit.explain import match  # noqa: E402
-from errkit.explain.match import Index  # noqa: E402
+from errkit.explain.matching.index import INDEX_FILE
+from errkit.explain.matching.chunks import explain_chunks  # noqa: E402
+from errkit.explain.matching.index import Index  # noqa: E402
+from errkit.explain.matching.approximate import approximate  # noqa: E402
 
 MESSAGE = "num_q_heads=12 must be divisible by and num_kv_heads=8"
 
@@ -206,7 +208,7 @@ def found_in(bin_dir: Path, log: Path, expected) -> str:
 
 def log_rows(bin_dir: Path, tmp: Path, english_lines: int, other_lines: int) -> list[Result]:
     rows = []
-    index_data = json.loads(Path(match.INDEX_FILE).read_text(encoding="utf-8"))
+    index_data = json.loads(Path(INDEX_FILE).read_text(encoding="utf-8"))
     (tmp / "patterns.txt").write_text(rg_patterns(index_data), encoding="utf-8")
     (tmp / "naive.py").write_text(NAIVE_LOOP, encoding="utf-8")
     for kind in logs.KINDS:
@@ -299,18 +301,18 @@ def scaling(small: int = 100, large: int = 10_000) -> list[Result]:
         text = json.dumps(data)
         start = time.perf_counter()
         index = Index(json.loads(text))
-        match.explain_chunks(index, [exact[0][1]])
-        match.approximate(index, typos[0][1])
+        explain_chunks(index, [exact[0][1]])
+        approximate(index, typos[0][1])
         loads[n] = time.perf_counter() - start
         for code, text in exact:
-            found, _, _ = match.explain_chunks(index, [text])
+            found, _, _ = explain_chunks(index, [text])
             assert found and found[0].match.code == code, f"{n} entries: {text!r} -> {found and found[0].match.code}"
-        misses = [t for c, t in typos if not match.explain_chunks(index, [t])[0]]
-        top = [c for c, t in typos if t in misses and (match.approximate(index, t) or [None])[0] and match.approximate(index, t)[0].code == c]
+        misses = [t for c, t in typos if not explain_chunks(index, [t])[0]]
+        top = [c for c, t in typos if t in misses and (approximate(index, t) or [None])[0] and approximate(index, t)[0].code == c]
         accuracy[n] = (len(top), len(misses))
         timings[n] = (
-            _per_message(lambda t: match.explain_chunks(index, [t]), [t for _, t in exact]),
-            _per_message(lambda t: match.approximate(index, t), misses),
+            _per_message(lambda t: explain_chunks(index, [t]), [t for _, t in exact]),
+            _per_message(lambda t: approximate(index, t), misses),
         )
     (s_exact, s_approx), (l_exact, l_approx) = timings[small], timings[large]
     top_small, top_large = accuracy[small], accuracy[large]
@@ -338,14 +340,14 @@ def worst_case(size: int = 1_000_000) -> Result:
         for wording in wordings.wordings(entry):
             for line in adversarial_lines(wording, size):
                 start = time.perf_counter()
-                match.explain_chunks(index, [line + "\n"])
+                explain_chunks(index, [line + "\n"])
                 elapsed = time.perf_counter() - start
                 lines += 1
                 if elapsed > worst:
                     worst, worst_name = elapsed, f"{entry.code} v{wording.index}"
     benign = "x" * size + "\n"
     start = time.perf_counter()
-    match.explain_chunks(index, [benign])
+    explain_chunks(index, [benign])
     base = time.perf_counter() - start
     return Result(f"worst explain of 1 MB of adversarial input ({lines} inputs; worst: {worst_name}) vs a benign 1 MB line",
                   fmt_time(worst), fmt_time(base), worst / base)

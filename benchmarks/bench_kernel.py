@@ -16,9 +16,13 @@ shape on any backend.
 
 On a TPU, ``--tpu`` measures TFLOP/s of the Mosaic kernels forward and forward+backward against
 JAX's splash attention, its TPU flash_attention and the xla path, with the grid-step count of every
-pallas_call (benchmarks/kernel_tpu.py; a few minutes); ``--blocks 128x128,512x1024`` adds our kernel
-at those tiles beside its defaults, ``--sweep`` times each of our three kernels alone over candidate
-tiles instead, and ``--tpu --smoke`` runs the code paths on one small shape on any backend.
+pallas_call over a grid of 13 shapes (benchmarks/kernel_tpu.py; about four minutes);
+``--out DIR`` writes DIR/kernel_tpu.json and the TFLOP/s chart (PNG, where matplotlib is installed;
+``--tpu --chart-from DIR/kernel_tpu.json`` draws it anywhere), ``--property N`` then checks N
+generated calls on the chip (benchmarks/kernel_property.py; ``--tpu-property N`` alone);
+``--blocks 128x128,512x1024`` adds our kernel at those tiles beside its defaults, ``--sweep`` times
+each of our three kernels alone over candidate tiles instead, ``--check`` runs the device check's
+cases, and ``--tpu --smoke`` runs the code paths on one small shape on any backend.
 
 ``--compile`` needs no GPU: it lowers every kernel for CUDA (the heaviest variant: bound + causal,
 tanh cap, GQA, S=1000) per head_dim and dtype, compiles it for sm_90a and sm_80 with Triton's own
@@ -97,11 +101,30 @@ def main() -> int:
                         help="resource use of every kernel on sm_90a and sm_80 (no GPU needed)")
     parser.add_argument("--before", action="store_true",
                         help="with --compile: the defaults before kernel/tuning.py's table")
+    parser.add_argument("--out", default="",
+                        help="with --tpu: a folder for kernel_tpu.json(l), the PNG chart and "
+                             "property.jsonl")
+    parser.add_argument("--property", type=int, default=0,
+                        help="with --tpu: then the accepts-what-runs property over this many "
+                             "generated calls (benchmarks/kernel_property.py)")
+    parser.add_argument("--tpu-property", type=int, default=0, metavar="N",
+                        help="only the property on the TPU, over N generated calls")
+    parser.add_argument("--seed", type=int, default=0, help="the property's seed")
+    parser.add_argument("--budget", type=float, default=540.0,
+                        help="with --tpu: seconds for the whole run; later jobs are skipped")
+    parser.add_argument("--chart-from", default="",
+                        help="with --tpu: draw the chart from a kernel_tpu.json (no TPU needed)")
     parser.add_argument("--head-dims", default="64,80,96,128,256")
     parser.add_argument("--dtypes", default="bfloat16,float16,float32")
     args = parser.parse_args()
     if args.gpu:
         return _gpu(args)
+    if args.tpu_property:
+        from benchmarks import kernel_property
+
+        return kernel_property.main(["--tpu", "--out", args.out, "--count",
+                                     str(args.tpu_property), "--seed", str(args.seed),
+                                     "--budget", str(args.budget)])
     if args.tpu:
         return _tpu(args)
     if args.compile:
@@ -252,27 +275,105 @@ def _gpu(args) -> int:
 def _tpu(args) -> int:
     from benchmarks import kernel_tpu  # imported here: the CPU run does not need it
 
+    if args.chart_from:
+        return _tpu_chart(args)
     if not _on_backend("tpu", args):
         return 2
+    deadline = time.monotonic() + args.budget
     if args.sweep:
         tiles = [(128, 128), (256, 256), (256, 512), (512, 256), (512, 512), (512, 1024),
                  (1024, 512), (1024, 1024)]
         for shape in kernel_tpu.TPU_SHAPES[:1] + kernel_tpu.TPU_SHAPES[2:]:
             kernel_tpu.sweep_rows(shape, tiles, repeats=args.repeats)
         return 0
-    check, _ = kernel_tpu.check_rows(kernel_tpu.CHECK_CASES[:2] if args.smoke else None)
+    # the device check's cases (--check; two of them in smoke mode): the grid's own run leaves
+    # correctness to its error figures and to the property (--property)
+    check = []
+    if args.check or args.smoke:
+        check, _ = kernel_tpu.check_rows(kernel_tpu.CHECK_CASES[:2] if args.smoke else None)
     if args.check:
         return report(check)
+    from benchmarks.tpu_batch import Sink
+
+    sink = Sink(os.path.join(args.out, "kernel_tpu.jsonl") if args.out else None,
+                log=lambda *a, **k: None)
+    header = _tpu_header()
+    header["peak_tflops"] = kernel_tpu.matmul_rate(1024 if args.smoke else 8192)
+    sink({"part": "header", **header})
     configs = {"default": None}
     for spec in filter(None, args.blocks.split(",")):
         bq, bkv = map(int, spec.split("x"))
         configs[spec] = BlockSizes(block_q=bq, block_kv=bkv)
     rows, notes, measured = kernel_tpu.tpu_rows(smoke=args.smoke, repeats=args.repeats,
-                                                configs=configs)
+                                                configs=configs, sink=sink, deadline=deadline)
     kernel_tpu.print_table(measured)
     for line in notes:
         print(line)
-    return report(check + rows)
+    figures = kernel_tpu.summary(measured, header["peak_tflops"])
+    print(f"measured bfloat16 matmul rate: {header['peak_tflops']:.1f} TFLOP/s; ours / splash "
+          f"{kernel_tpu.SPLASH_BLOCK}: geometric mean {figures['geomean_ours_over_splash']}, "
+          f"least {figures['min_ours_over_splash']}")
+    if args.out:
+        _write_json(os.path.join(args.out, "kernel_tpu.json"), {**header, **figures,
+                                                               "notes": notes})
+        _tpu_chart_png(figures, header, os.path.join(args.out, "kernel_tpu_tflops.png"))
+    status = report(check + rows)
+    if args.property:
+        from benchmarks import kernel_property
+
+        status |= kernel_property.main(
+            ["--tpu", "--out", args.out, "--count", str(args.property), "--seed", str(args.seed),
+             "--budget", str(max(0.0, deadline - time.monotonic()))])
+    return status
+
+
+def _tpu_header() -> dict:
+    import importlib.metadata
+
+    try:
+        libtpu = importlib.metadata.version("libtpu")
+    except importlib.metadata.PackageNotFoundError:
+        libtpu = None
+    return {"date": time.strftime("%Y-%m-%d"), "jax": jax.__version__, "libtpu": libtpu,
+            "device": jax.devices()[0].device_kind, "backend": jax.default_backend()}
+
+
+def _write_json(path: str, data) -> None:
+    import json
+
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=1, default=str)
+    print(f"results: {path}")
+
+
+def _tpu_chart_png(figures: dict, header: dict, path: str) -> None:
+    """The TFLOP/s chart; where matplotlib is missing (the TPU host's image), a note: draw it
+    later from the JSON with --chart-from."""
+    from benchmarks import kernel_gpu, kernel_tpu
+
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print(f"no chart: matplotlib is not installed (--tpu --chart-from {os.path.dirname(path)}"
+              "/kernel_tpu.json draws it)")
+        return
+    title = (f"ranker_attention vs splash attention, TPU flash attention and xla "
+             f"({header['device']}, jax {header['jax']}, libtpu {header['libtpu']}, "
+             f"{header['date']}, bfloat16)")
+    kernel_gpu.chart(kernel_tpu.chart_data(figures), path, title=title)
+    print(f"chart: {path}")
+
+
+def _tpu_chart(args) -> int:
+    import json
+
+    with open(args.chart_from, encoding="utf-8") as handle:
+        figures = json.load(handle)
+    path = args.chart if args.chart != "kernel_gpu_tflops.png" else os.path.join(
+        os.path.dirname(args.chart_from), "kernel_tpu_tflops.png")
+    _tpu_chart_png(figures, figures, path)
+    return 0
 
 
 if __name__ == "__main__":

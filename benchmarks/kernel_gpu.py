@@ -283,28 +283,36 @@ def sweep_rows(*, smoke: bool = False, repeats: int = 10, dtype=jnp.bfloat16) ->
     return rows, notes
 
 
-def chart(measured: dict, path) -> None:
-    """TFLOP/s per shape and implementation, forward and forward+backward side by side, as a PNG."""
+def chart(measured: dict, path, title: str | None = None) -> None:
+    """TFLOP/s per shape and implementation, forward and forward+backward (one above the other
+    beyond 6 shapes), as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
     shapes = list(measured)
-    names = sorted({name for per in measured.values() for name in per}, key=lambda n: (n != "ours", n))
-    figure, axes = pyplot.subplots(1, 2, figsize=(13, 4.8), sharey=True)
+    names = sorted({name for per in measured.values() for name in per},
+                   key=lambda n: (not n.startswith("ours"), n))
+    if len(shapes) > 6:
+        figure, axes = pyplot.subplots(2, 1, figsize=(max(13, 1.25 * len(shapes)), 9.5))
+    else:
+        figure, axes = pyplot.subplots(1, 2, figsize=(13, 4.8), sharey=True)
     width = 0.8 / max(1, len(names))
-    for axis, which, title in ((axes[0], 0, "forward"), (axes[1], 1, "forward + backward")):
+    for axis, which, label in ((axes[0], 0, "forward"), (axes[1], 1, "forward + backward")):
         for i, name in enumerate(names):
             heights = [(measured[s].get(name) or (0.0, 0.0))[which] or 0.0 for s in shapes]
             axis.bar([x + i * width for x in range(len(shapes))], heights, width, label=name)
         axis.set_xticks([x + width * (len(names) - 1) / 2 for x in range(len(shapes))])
-        axis.set_xticklabels([s.replace(" D=", "\nD=") for s in shapes], fontsize=8)
-        axis.set_title(title)
+        axis.set_xticklabels([s.replace(" Hq=", "\nHq=").replace(" D=", "\nD=") for s in shapes],
+                             fontsize=8)
+        axis.set_title(label)
         axis.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("TFLOP/s")
+    axes[1].set_ylabel("TFLOP/s")
     axes[1].legend(fontsize=8)
-    figure.suptitle(f"ranker_attention vs cuDNN and JAX's Pallas kernels ({jax.devices()[0].device_kind}, bfloat16)")
+    figure.suptitle(title or f"ranker_attention vs cuDNN and JAX's Pallas kernels "
+                    f"({jax.devices()[0].device_kind}, bfloat16)")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     pyplot.close(figure)

@@ -16,6 +16,13 @@ TPU v5e) and with its own defaults (128). The float32 reference (error) runs on 
 and the first query heads with their kv heads, at matmul precision "highest": at the full shape
 its logits alone would take 8.6 GB.
 
+``tpu_rows`` compiles every function of the grid first, on a pool of threads, then times each
+alone (benchmarks/tpu_batch.py: a compile running beside a timing inflated it by milliseconds),
+with each shape's inputs made when its first function runs (the grid's together would not fit
+the chip's memory); ``summary`` gives the figures as data (the JSON of ``bench_kernel.py --tpu
+--out``) with the fraction of the measured matmul rate (``matmul_rate``) and the geometric mean
+of ours / splash.
+
 ``sweep_rows`` times each of our three pallas_calls alone (forward with the log-sum-exp, dQ,
 dK/dV) over candidate (block_q, block_kv) tiles: how kernel/tuning.py's TPU rows are chosen.
 
@@ -39,11 +46,25 @@ from benchmarks._timing import Result, Target
 from benchmarks.kernel_gpu import BF16_TOLERANCE, Shape, median_seconds
 from kernel import BlockSizes, ranker_attention
 
+# The grid: head_dim 64 / 128 / 256, causal and not, MHA / GQA / MQA, 1k to 32k.
 TPU_SHAPES = [
     Shape(4, 4096, 32, 8, 128, False),
     Shape(4, 4096, 32, 8, 128, True),
     Shape(4, 4096, 16, 16, 64, True),
+    Shape(4, 4096, 16, 16, 64, False),
+    Shape(16, 1024, 16, 16, 64, True),
+    Shape(8, 1024, 32, 8, 128, False),
+    Shape(4, 2048, 16, 16, 256, True),
+    Shape(4, 2048, 16, 16, 256, False),
+    Shape(2, 4096, 16, 2, 256, True),
+    Shape(2, 8192, 32, 1, 128, True),
+    Shape(1, 16384, 32, 8, 128, True),
+    Shape(1, 32768, 16, 4, 128, True),
+    Shape(1, 32768, 8, 1, 64, False),
 ]
+# The float32 reference of the error slice is computed where its logits stay within this many
+# elements (batch 0, the slice's query heads, S x S); longer shapes have no error figure.
+ERROR_ELEMENTS = 2 ** 29
 SMOKE_SHAPES = [Shape(1, 256, 4, 2, 64, True)]
 SPLASH_BLOCK = 512
 
@@ -166,7 +187,7 @@ def _inputs(layout: str, shape: Shape, q, k, v, do):
         k, v = jnp.repeat(k, group, axis=2), jnp.repeat(v, group, axis=2)
     if layout == "bhsd-scaled":
         q = (q.astype(jnp.float32) * shape.head_dim ** -0.5).astype(q.dtype)
-    return tuple(jax.block_until_ready(_bhsd(x)) for x in (q, k, v, do))
+    return tuple(_bhsd(x) for x in (q, k, v, do))
 
 
 def _as_bshd(layout, shape: Shape, outs):
@@ -192,20 +213,6 @@ def _as_bshd(layout, shape: Shape, outs):
 def _slice_heads(shape: Shape) -> tuple[int, int]:
     n_kv = max(1, shape.num_kv_heads // 4)
     return n_kv * (shape.num_q_heads // shape.num_kv_heads), n_kv
-
-
-def _reference(shape: Shape, q, k, v, do):
-    """(out, dq, dk, dv) of the slice, float32 xla path at precision 'highest'."""
-    hq, hk = _slice_heads(shape)
-    q, do = q[:1, :, :hq], do[:1, :, :hq]
-    k, v = k[:1, :, :hk], v[:1, :, :hk]
-    f32 = [x.astype(jnp.float32) for x in (q, k, v, do)]
-
-    def attention(q, k, v):
-        return ranker_attention(q, k, v, causal=shape.causal, implementation="xla")
-
-    with jax.default_matmul_precision("highest"):
-        return jax.jit(_forward_and_backward(attention))(*f32)
 
 
 def _errors(shape: Shape, got, want) -> dict:
@@ -259,18 +266,79 @@ TABLE_HEADER = ("| shape | implementation | fwd ms | fwd TFLOP/s | fwd vs splash
                 "max abs error vs float32 xla (slice) |\n|---|---|---|---|---|---|---|---|---|---|")
 
 
+def _slice_elements(shape: Shape) -> int:
+    return _slice_heads(shape)[0] * shape.seq_len ** 2
+
+
 def tpu_rows(*, smoke: bool = False, repeats: int = 10, dtype=jnp.bfloat16, configs=None,
-             shapes=None, baselines: bool = True, log=print
-             ) -> tuple[list[Result], list[str], list[Measured]]:
+             shapes=None, baselines: bool = True, log=print, sink=None, deadline=None,
+             workers: int = 12) -> tuple[list[Result], list[str], list[Measured]]:
     """(benchmark rows, notes, every measurement). configs: label -> BlockSizes or None (the
-    kernel's defaults) for ours; by default {"default": None}. baselines=False: ours alone."""
+    kernel's defaults) for ours; by default {"default": None}. baselines=False: ours alone.
+    Every function is compiled first (benchmarks/tpu_batch.py), then each is timed; sink: where
+    each measurement's record goes as it is made (tpu_batch.Sink), None: nowhere."""
+    from benchmarks.tpu_batch import Job, Sink, run_jobs
+
     configs = configs or {"default": None}
-    rows, notes, measured = [], [], []
-    rng = np.random.default_rng(0)
+    sink = sink or Sink(None, log=lambda *a, **k: None)
+    notes, measured, jobs = [], [], []
+    by_shape: dict = {}
+    held: dict = {}  # the arrays of the shape being run: (shape, layout) -> args
+
+    def arrays(shape, layout):
+        """The shape's inputs in a layout, made when its first job runs (the previous shape's
+        are dropped: the grid's inputs together would not fit the chip's memory)."""
+        if (shape, layout) not in held:
+            if not any(key[0] == shape for key in held):
+                held.clear()
+            if (shape, "bshd") not in held:
+                rng = np.random.default_rng(abs(hash(str(shape))) % 2 ** 32)
+                held[(shape, "bshd")] = shape.inputs(rng, dtype)
+            held[(shape, layout)] = jax.block_until_ready(
+                _inputs(layout, shape, *held[(shape, "bshd")]))
+        return held[(shape, layout)]
+
+    def f32_slice(shape):
+        hq, hk = _slice_heads(shape)
+        q, k, v, do = arrays(shape, "bshd")
+        return tuple(x.astype(jnp.float32) for x in (q[:1, :, :hq], k[:1, :, :hk],
+                                                     v[:1, :, :hk], do[:1, :, :hq]))
+
+    def abstract(xs):
+        return tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in xs)
+
     for shape in shapes or (SMOKE_SHAPES if smoke else TPU_SHAPES):
-        q, k, v, do = shape.inputs(rng, dtype)
-        want = _reference(shape, q, k, v, do)
-        by_name = {}
+        b, s, hq_, hk_, d = (shape.batch, shape.seq_len, shape.num_q_heads, shape.num_kv_heads,
+                             shape.head_dim)
+        dt = jnp.dtype(dtype)
+        bshd = (jax.ShapeDtypeStruct((b, s, hq_, d), dt), jax.ShapeDtypeStruct((b, s, hk_, d), dt),
+                jax.ShapeDtypeStruct((b, s, hk_, d), dt), jax.ShapeDtypeStruct((b, s, hq_, d), dt))
+        with_errors = _slice_elements(shape) <= ERROR_ELEMENTS
+        want: dict = {}
+        if with_errors:
+            hq, hk = _slice_heads(shape)
+            f32 = (jax.ShapeDtypeStruct((1, s, hq, d), jnp.float32),
+                   jax.ShapeDtypeStruct((1, s, hk, d), jnp.float32),
+                   jax.ShapeDtypeStruct((1, s, hk, d), jnp.float32),
+                   jax.ShapeDtypeStruct((1, s, hq, d), jnp.float32))
+
+            def reference(q, k, v, do, causal=shape.causal):
+                def attention(q, k, v):
+                    return ranker_attention(q, k, v, causal=causal, implementation="xla")
+                with jax.default_matmul_precision("highest"):
+                    return _forward_and_backward(attention)(q, k, v, do)
+
+            def keep(outs, want=want):
+                want["outs"] = outs
+                return {}
+
+            jobs.append(Job(f"{shape} reference", reference, f32,
+                            {"shape": str(shape), "impl": "reference"}, check=keep,
+                            time_it=False, materialize=functools.partial(f32_slice, shape)))
+        else:
+            notes.append(f"{shape}: no error figure (the float32 reference's logits would hold "
+                         f"{_slice_elements(shape):,} elements)")
+        by_name = by_shape.setdefault(shape, {})
         for name, impl in implementations(shape, smoke, configs).items():
             if not baselines and not name.startswith("ours"):
                 continue
@@ -279,30 +347,43 @@ def tpu_rows(*, smoke: bool = False, repeats: int = 10, dtype=jnp.bfloat16, conf
                 continue
             fn, layout = impl
             m = Measured(shape, name)
-            args = _inputs(layout, shape, q, k, v, do)
-            keep = (lambda n: n.endswith("_tpu")) if name.startswith("ours") else (lambda n: True)
-            fwd, both = jax.jit(fn), jax.jit(_forward_and_backward(fn))
-            try:
-                grids = pallas_grids(fn, *args[:3], keep=keep)
-                m.fwd_steps = grid_steps(grids) or None
-                grids_both = pallas_grids(_forward_and_backward(fn), *args, keep=keep)
-                m.both_steps = grid_steps(grids_both) or None
-                m.grids = grids_both
-            except Exception as exc:  # noqa: BLE001
-                m.note += f"grids: {type(exc).__name__} "
-            for attr, f, a in (("fwd_s", fwd, args[:3]), ("both_s", both, args)):
-                try:
-                    setattr(m, attr, median_seconds(f, a, repeats))
-                except Exception as exc:  # noqa: BLE001 - e.g. xla out of memory at full shape
-                    m.note += f"{attr[:-2]} failed: {type(exc).__name__}: {str(exc)[:120]} "
-            if m.both_s is not None and not name.startswith("xla"):
-                try:
-                    m.errors = _errors(shape, _as_bshd(layout, shape, both(*args)), want)
-                except Exception as exc:  # noqa: BLE001
-                    m.note += f"errors: {type(exc).__name__}: {str(exc)[:120]} "
             by_name[name] = m
             measured.append(m)
-            log(m.line(None), flush=True)
+            args = abstract(jax.eval_shape(functools.partial(_inputs, layout, shape), *bshd))
+            materialize = functools.partial(arrays, shape, layout)
+            if name.startswith("ours") or name == f"splash {SPLASH_BLOCK}":
+                keep_name = ((lambda n: n.endswith("_tpu")) if name.startswith("ours")
+                             else (lambda n: True))
+                try:
+                    m.fwd_steps = grid_steps(pallas_grids(fn, *args[:3], keep=keep_name)) or None
+                    m.grids = pallas_grids(_forward_and_backward(fn), *args, keep=keep_name)
+                    m.both_steps = grid_steps(m.grids) or None
+                except Exception as exc:  # noqa: BLE001
+                    m.note += f"grids: {type(exc).__name__} "
+            check = None
+            if with_errors and not name.startswith("xla"):
+                def check(outs, m=m, layout=layout, shape=shape, want=want):
+                    if "outs" not in want:
+                        return {"errors": None}
+                    m.errors = _errors(shape, _as_bshd(layout, shape, outs), want["outs"])
+                    return {"errors": m.errors}
+            fields = {"shape": str(shape), "impl": name}
+            jobs.append(Job(f"{shape} {name} fwd", fn, args[:3], {**fields, "pass": "fwd"},
+                            materialize=lambda materialize=materialize: materialize()[:3]))
+            jobs.append(Job(f"{shape} {name} fwd+bwd", _forward_and_backward(fn), args,
+                            {**fields, "pass": "fwd+bwd"}, check=check, materialize=materialize))
+    records = run_jobs(jobs, sink, repeats=repeats, workers=workers, deadline=deadline)
+    for record in records:
+        shape = next((s for s in by_shape if str(s) == record["shape"]), None)
+        m = by_shape.get(shape, {}).get(record.get("impl"))
+        if m is None:
+            continue
+        if "error" in record:
+            m.note += f"{record['pass']} failed: {record['error'][:160]} "
+        elif record.get("seconds") is not None:
+            setattr(m, "fwd_s" if record["pass"] == "fwd" else "both_s", record["seconds"])
+    rows = []
+    for shape, by_name in by_shape.items():
         splash = by_name.get(f"splash {SPLASH_BLOCK}")
         flops = shape.forward_flops()
         for name, m in by_name.items():
@@ -323,8 +404,59 @@ def tpu_rows(*, smoke: bool = False, repeats: int = 10, dtype=jnp.bfloat16, conf
                 rows.append(Result(
                     f"kernel {what} {name} {shape}, {jnp.dtype(dtype)}: ours vs splash "
                     f"({SPLASH_BLOCK} blocks)", f"{_tflops(mult * flops, ours_s):.1f} TFLOP/s",
-                    f"{_tflops(mult * flops, theirs_s):.1f} TFLOP/s", theirs_s / ours_s))
+                    f"{_tflops(mult * flops, theirs_s):.1f} TFLOP/s", theirs_s / ours_s,
+                    SPLASH_TARGET))
     return rows, notes, measured
+
+
+SPLASH_TARGET = Target(">=", 1.0)  # ours / splash, each shape, forward and forward+backward
+
+
+def matmul_rate(size: int = 8192, repeats: int = 10) -> float:
+    """TFLOP/s of one size^3 bfloat16 matrix product on this device (random data)."""
+    from benchmarks.tpu_batch import median_seconds as median
+
+    keys = jax.random.split(jax.random.PRNGKey(0))
+    a, b = (jax.random.normal(key, (size, size), jnp.bfloat16) for key in keys)
+    product = jax.jit(lambda a, b: a @ b)
+    return 2.0 * size ** 3 / median(lambda: product(a, b), repeats) / 1e12
+
+
+def summary(measured: list[Measured], peak: float | None = None) -> dict:
+    """The run's figures as data: per shape, each implementation's ms and TFLOP/s (and the
+    fraction of `peak`, the measured matmul rate), ours / splash, and the geometric means."""
+    out: dict = {"shapes": {}, "peak_tflops": peak}
+    ratios: dict = {"fwd": [], "fwd+bwd": []}
+    for m in measured:
+        per = out["shapes"].setdefault(str(m.shape), {})
+        flops = m.shape.forward_flops()
+        entry = {"note": m.note.strip() or None, "errors": m.errors,
+                 "grid_steps": [m.fwd_steps, m.both_steps]}
+        for what, mult, seconds in (("fwd", 1.0, m.fwd_s), ("fwd+bwd", 3.5, m.both_s)):
+            if seconds is not None:
+                tflops = _tflops(mult * flops, seconds)
+                entry[what] = {"ms": seconds * 1e3, "tflops": tflops,
+                               "of_peak": None if not peak else tflops / peak}
+        per[m.name] = entry
+    for shape, per in out["shapes"].items():
+        ours = per.get("ours default") or {}
+        splash = per.get(f"splash {SPLASH_BLOCK}") or {}
+        for what in ratios:
+            if what in ours and what in splash:
+                ratio = splash[what]["ms"] / ours[what]["ms"]
+                per.setdefault("ours/splash", {})[what] = ratio
+                ratios[what].append(ratio)
+    out["geomean_ours_over_splash"] = {
+        what: (float(np.exp(np.mean(np.log(r)))) if r else None) for what, r in ratios.items()}
+    out["min_ours_over_splash"] = {what: (min(r) if r else None) for what, r in ratios.items()}
+    return out
+
+
+def chart_data(summary_: dict) -> dict:
+    """{shape: {implementation: (fwd TFLOP/s, fwd+bwd TFLOP/s)}} for kernel_gpu.chart."""
+    return {shape: {name: ((e.get("fwd") or {}).get("tflops"), (e.get("fwd+bwd") or {}).get("tflops"))
+                    for name, e in per.items() if name != "ours/splash"}
+            for shape, per in summary_["shapes"].items()}
 
 
 def print_table(measured: list[Measured], log=print):

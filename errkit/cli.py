@@ -52,7 +52,7 @@ def _index(args):
 
 def _compile_catalogue(folder) -> dict | None:
     """`--catalog DIR` with a stale index: the generate side compiles it for the explain side."""
-    from errkit.generate import compiled_index
+    from errkit.generate.index import compiled_index
 
     return compiled_index(folder)
 
@@ -126,7 +126,7 @@ def cmd_import(args) -> int:
 
 
 def cmd_generate(args) -> int:
-    from errkit.generate import run as generate_run
+    from errkit.generate.command import run as generate_run
 
     return generate_run(_existing_catalog_dir(args), check=args.check)
 

@@ -60,8 +60,8 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import mosaic_gpu as plgpu
 
-from kernel.pallas_attention import tanh_exp2
 from kernel.reference import MASK_VALUE, soft_cap
+from kernel.tanh_exp2 import tanh_exp2
 from kernel.tiles import allowed, div
 
 # --------------------------------------------------------------------------
@@ -186,7 +186,7 @@ def _whole_blocks(st, i0, bkv: int, ctx):
 
 def _capped(s, st):
     """The capped logits in base 2 of raw scores s = q k^T: soft_cap(s * sm_scale) * log2(e),
-    the cap's tanh being kernel/pallas_attention.py's tanh_exp2 (as the Triton kernels'), without
+    the cap's tanh being kernel/tanh_exp2.py's (as the Triton kernels'), without
     a cap log2(e) folded into the scale."""
     if st.cap is None or st.cap_method == "none":
         return s * (st.sm_scale * _LOG2E)

@@ -64,6 +64,7 @@ from kernel.tiles import allowed as _allowed
 from kernel.tiles import cap_grad as _tiles_cap_grad
 from kernel.tiles import div as _div
 from kernel.reference import MASK_VALUE, soft_cap
+from kernel.tanh_exp2 import tanh_exp2
 
 _MIN_BLOCK = 16  # smallest tile side Triton's dot accepts
 
@@ -89,7 +90,8 @@ class _Static:
     has_bound: bool
     # None: chosen at lowering (interpret on CPU, Mosaic on TPU, Triton otherwise); True:
     # interpret mode; False: Triton; "blocked": the Triton kernels (blocked layout, masked
-    # loads / stores) run by Pallas' interpreter (tests/kernel/test_blocked_interpret.py)
+    # loads / stores) run by Pallas' interpreter (tests/kernel/test_blocked_interpret.py); "tpu":
+    # the Mosaic TPU kernels (kernel/pallas_tpu.py) run by Pallas' interpreter
     interpret: bool | str | None
     # Triton's (num_warps, num_stages) of the fwd, dq and dkdv kernels (kernel/tuning.py); with
     # `fused`, the dkdv entry is the fused backward's (tuning.py's "bwd" row)
@@ -109,6 +111,9 @@ class _Static:
     # RA214's checks of an explicit config's tiles on the GPU the call targets (_launch_checks):
     # (kernel, its validate_launch params as sorted items), run when that kernel is traced
     checks: tuple = ()
+    # The TPU kernels' structure (kernel/pallas_tpu.py Options; None: its defaults): the
+    # benchmark's comparisons of one structure with another
+    tpu: object = None
 
     @property
     def dp(self) -> int:
@@ -156,27 +161,6 @@ def _dot(a, b):
 
 
 _LOG2E = 1.4426950408889634  # log2(e): softmax in base 2, exp2(x * log2(e)) == exp(x)
-
-
-# The cap's tanh (limits: tests/kernel/test_tanh_exp2.py). jnp.tanh lowers for CUDA to libdevice's
-# __nv_tanhf, a range-split polynomial + exp per element; one exp2 (__nv_exp2f, ex2.approx) and a
-# division serve instead. Pallas' plgpu.approx_tanh (PTX tanh.approx.f32) would be cheaper still,
-# but its documented error is 2^-11 relative (cap * 5e-4 on a capped logit, ~1000x this one's),
-# and inline PTX has no interpret-mode rule: the CPU tests could not run the kernels.
-TANH_EXP2_MAX_ABS_ERROR = 3e-7  # vs float64, ex2 and division at 2 ulp: tests/kernel/test_tanh_exp2.py
-
-
-def tanh_exp2(x):
-    """tanh(x), float32, from one exp2: sign(x) * (1 - t) / (1 + t), t = 2^(-2 |x| log2 e).
-
-    t lies in [0, 1]: no overflow for any x (|x| > 44.4 gives t = 0, tanh = +-1 exactly, as
-    float32's tanh is from |x| > 9.01); near 0, 1 - t cancels, the error stays absolute (a
-    few 1e-8, well under TANH_EXP2_MAX_ABS_ERROR), which is what a capped logit
-    (cap * tanh(s / cap)) needs.
-    """
-    t = jnp.exp2(jnp.abs(x) * (-2.0 * _LOG2E))
-    y = (1.0 - t) / (1.0 + t)
-    return jnp.where(x < 0, -y, y)
 
 
 def _exp2_tanh(dtype) -> bool:
@@ -769,6 +753,8 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
         return triton(*args)
     if st.interpret == "blocked":
         return triton(*args, interpret=True)
+    if st.interpret == "tpu":  # the Mosaic TPU kernels, run by Pallas' interpreter (a check)
+        return tpu(*args, st=st, interpret=True)
     # tpu: the Mosaic calls of kernel/pallas_tpu.py; cuda: kernel/mosaic_gpu.py's forward, or
     # None (Triton). Same arguments and results.
     return lax.platform_dependent(*args, cpu=interpret, tpu=functools.partial(tpu, st=st),
@@ -932,7 +918,8 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
     lowered, interpret mode for CPU, Mosaic for TPU and Triton for any other platform;
     "blocked" (a check): the Triton kernels, as lowered for a GPU, run by Pallas'
     interpreter on the CPU; "mosaic_gpu" (a check): the forward's Mosaic GPU kernel, where the
-    call takes it, run by Mosaic GPU's interpreter, the rest in interpret mode.
+    call takes it, run by Mosaic GPU's interpreter, the rest in interpret mode; "tpu" (a
+    check): the Mosaic TPU kernels run by Pallas' interpreter.
     forward: the forward kernel forced on CUDA, "triton" or "mosaic_gpu", None for the call's
     own choice (kernel/tuning.py gpu_forward, forward_kernel).
     backward: "fused" (one kernel, dQ by atomic adds), "split" (a dQ and a dK/dV kernel), or
@@ -989,7 +976,8 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
         cap=None if no_cap else float(cap),
         cap_method="none" if no_cap else cap_method,
         causal=bool(causal), has_bound=bound is not None,
-        interpret=interpret if interpret in (None, "blocked", "mosaic_gpu") else bool(interpret),
+        interpret=(interpret if interpret in (None, "blocked", "mosaic_gpu", "tpu")
+                   else bool(interpret)),
         launch=tuple((row.num_warps, row.num_stages) for row in rows),
         fused=fused, pack=pack, batch=batch, kv_heads=num_kv_heads,
         gpu_forward=tuning.gpu_forward(arch, head_dim, q.dtype, (q_len, kv_len),

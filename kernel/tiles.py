@@ -15,7 +15,7 @@ def div(a, b: int):
 
 def cap_grad(s, st, tanh=None):
     """d soft_cap(s) / d s, or None when there is no capping. tanh: None (jnp.tanh(s / cap)), or
-    the tanh the forward's cap took, of s * (1 / cap) (kernel/pallas_attention.py's tanh_exp2)."""
+    the tanh the forward's cap took, of s * (1 / cap) (kernel/tanh_exp2.py)."""
     if st.cap is None or st.cap_method == "none":
         return None
     if st.cap_method == "tanh":
@@ -26,8 +26,9 @@ def cap_grad(s, st, tanh=None):
 
 
 def allowed(st, i0, j0, bq: int, bkv: int, ctx, *, kv_partial: bool, q_partial: bool = False,
-            iota_2d: bool = False, iota=None):
-    """Boolean [bq, bkv] (or broadcastable) mask of a tile, None if all-True.
+            iota_2d: bool = False, iota=None, transposed: bool = False):
+    """Boolean [bq, bkv] (or broadcastable) mask of a tile, None if all-True; [bkv, bq] with
+    transposed (keys along the rows, queries along the columns: the TPU dK/dV kernel's tiles).
 
     i0 / j0: first query row / key column of the tile; ctx: the context end (bound[b] with a
     bound, unused otherwise). kv_partial / q_partial: the key / query sequence ends inside
@@ -37,7 +38,10 @@ def allowed(st, i0, j0, bq: int, bkv: int, ctx, *, kv_partial: bool, q_partial: 
     (Triton). iota: None, or the 2-D iota to take, ``iota(shape, dimension)`` (Mosaic GPU's,
     in the layout of its wgmma results: kernel/mosaic_gpu.py).
     """
-    if iota is not None:
+    if transposed:
+        rows = i0 + lax.broadcasted_iota(jnp.int32, (bkv, bq), 1)
+        cols = j0 + lax.broadcasted_iota(jnp.int32, (bkv, bq), 0)
+    elif iota is not None:
         rows = i0 + iota((bq, bkv), 0)
         cols = j0 + iota((bq, bkv), 1)
     elif iota_2d:

@@ -144,39 +144,46 @@ TABLE, MASKED, PACK = _parse(_ROWS)
 # then never read.
 _PLAIN = Launch(BlockSizes.block_q, BlockSizes.block_kv, 4, 3)
 
-# TPU (Mosaic, kernel/pallas_tpu.py): tiles only, per padded head_dim, 16-bit or float32, and pass.
-# Measured on a TPU v5e (jax 0.10.2) with benchmarks/bench_kernel.py --tpu, B=4 S=4096 bfloat16,
-# forward and forward+backward, every pass at the same tiles (TFLOP/s, Hq=32 Hk=8 D=128
-# non-causal / causal, Hq=Hk=16 D=64 causal):
-#   128 x 128 (the former default): 15.7 / 12.6 / 5.8 forward, 18.9 / 14.4 / 6.6 forward+backward
-#   512 x 512:   63.9 / 49.1 / 21.9,  83.2 / 61.6 / 28.6
-#   1024 x 512:  81.2 / 58.1 / 26.3, 100.2 / 68.9 / 32.7
-#   512 x 1024: 109.9 / 72.9 / 31.4, 110.7 / 75.1 / 34.5  <- the 16-bit rows at head_dim 64, 128
-#   (splash attention at 512 blocks, same run: 106.9 / 75.7 / 30.1, 103.5 / 74.7 / 32.8)
-# The other rows are not measured for speed: 256 x 512, whose blocks hold no more bytes than the
-# measured rows' up to twice the element size or head_dim (float32 at 256: twice) and whose
-# [rows, cols] float32 temporaries a quarter; each was compiled and checked against the float32
-# xla path on the v5e (kernel_tpu.check_rows: head_dim 64-256, bound, both caps).
+# TPU (Mosaic, kernel/pallas_tpu.py): tiles only, per padded head_dim, 16-bit or float32 (float16
+# computes in float32 there: its rows), and pass. Every row measured on a TPU v5e (jax 0.10.2,
+# libtpu 0.0.42.1), each pass timed alone with its XLA transposes (benchmarks/kernel_tpu_profile.py,
+# every pass at the same tiles; for dkdv, block_q is the query tile it streams), in ms
+# (fwd / dq / dkdv):
+# - bfloat16, D=128, B=4 S=4096 Hq=32 Hk=8, not causal: 1024 x 1024 9.65 / 11.20 / 14.12,
+#   1024 x 512 9.62 / 11.74 / 14.74, 512 x 1024 9.94 / 11.77 / 14.80, 512 x 512 10.30 / 12.78 /
+#   15.95, 256 x 1024 10.46 / 12.87 / 17.53 (the kernel before issue 49, at 512 x 1024: 10.84 /
+#   12.54 / 15.61).
+# - bfloat16, D=64, B=4 S=4096 H=16, causal: 1024 x 1024 4.58 / 4.96 / 6.35, 1024 x 512 4.66 /
+#   5.15 / 6.38, 512 x 512 4.71 / 5.28 / 6.65, 512 x 1024 4.73 / 5.01 / 6.60, 256 x 1024 5.30 /
+#   5.63 / 7.31.
+# - bfloat16, D=256, B=4 S=2048 H=16, causal: 512 x 512 2.91 / 3.28 / 4.34 (the one row measured
+#   free of the run's compiles there; before issue 49 the table's unmeasured 256 x 512).
+# - float32, B=2 S=2048 Hq=16 Hk=4, not causal: D=64 512 x 1024 1.55 / 1.49 / 1.81, 1024 x 512
+#   1.56 / 1.46 / 1.84, 512 x 512 1.67 / 1.57 / 1.88, 256 x 1024 1.83 / 1.75 / 2.02, 256 x 512
+#   2.06 / 1.90 / 2.23, 128 x 512 2.82 / 2.64 / 2.56; D=128 512 x 1024 1.62 / 1.63 / 1.91,
+#   1024 x 512 1.64 / 1.61 / 1.96, 512 x 512 1.65 / 1.68 / 1.97, 256 x 512 1.97 / 1.94 / 2.33;
+#   D=256 512 x 1024 2.20 / 2.45 / 2.99, 1024 x 512 2.24 / 2.46 / 2.92, 512 x 512 2.23 / 2.50 /
+#   3.00, 256 x 512 2.34 / 2.61 / 3.15.
 # head_dim dtype     pass  block_q block_kv
 _TPU_ROWS = """
-   64  bfloat16  fwd    512  1024
-   64  bfloat16  dq     512  1024
-   64  bfloat16  dkdv   512  1024
-  128  bfloat16  fwd    512  1024
-  128  bfloat16  dq     512  1024
-  128  bfloat16  dkdv   512  1024
-  256  bfloat16  fwd    256   512   # not measured
-  256  bfloat16  dq     256   512   # not measured
-  256  bfloat16  dkdv   256   512   # not measured
-   64  float32   fwd    256   512   # not measured
-   64  float32   dq     256   512   # not measured
-   64  float32   dkdv   256   512   # not measured
-  128  float32   fwd    256   512   # not measured
-  128  float32   dq     256   512   # not measured
-  128  float32   dkdv   256   512   # not measured
-  256  float32   fwd    256   512   # not measured
-  256  float32   dq     256   512   # not measured
-  256  float32   dkdv   256   512   # not measured
+   64  bfloat16  fwd   1024  1024
+   64  bfloat16  dq    1024  1024
+   64  bfloat16  dkdv  1024  1024
+  128  bfloat16  fwd   1024  1024
+  128  bfloat16  dq    1024  1024
+  128  bfloat16  dkdv  1024  1024
+  256  bfloat16  fwd    512   512
+  256  bfloat16  dq     512   512
+  256  bfloat16  dkdv   512   512
+   64  float32   fwd    512  1024
+   64  float32   dq     512  1024
+   64  float32   dkdv   512  1024
+  128  float32   fwd    512  1024
+  128  float32   dq     512  1024
+  128  float32   dkdv   512  1024
+  256  float32   fwd    512  1024
+  256  float32   dq     512  1024
+  256  float32   dkdv   512  1024
 """
 TPU_TABLE = {(int(d), dtype, pass_): (int(bq), int(bkv))
              for d, dtype, pass_, bq, bkv in (line.split("#")[0].split()
@@ -229,7 +236,8 @@ def launch(arch: str, head_dim: int, dtype, pass_: str, masked: bool = False, *,
     if arch == TPU:  # the Mosaic kernels: a split backward (dq, dkdv) whatever `fused`
         _, dp, dtype = cell
         pass_ = "dkdv" if pass_ == FUSED else pass_
-        block_q, block_kv = TPU_TABLE[(dp, "bfloat16" if dtype == "float16" else dtype, pass_)]
+        # float16 computes in float32 there (kernel/pallas_tpu.py compute_dtype): its rows
+        block_q, block_kv = TPU_TABLE[(dp, "float32" if dtype == "float16" else dtype, pass_)]
         return Launch(block_q, block_kv, _PLAIN.num_warps, _PLAIN.num_stages)
     if pass_ != "fwd":
         if fused is None:

@@ -9,7 +9,7 @@ __getattr__  # errkit/__init__.py: Python calls a module's __getattr__ for `errk
 pytest_addoption  # errkit/integrations/pytest_plugin.py: a pytest hook, called by name
 pytest_runtest_makereport  # errkit/integrations/pytest_plugin.py: a pytest hook, called by name
 preserve_quotes  # errkit/catalogue/load.py: ruamel.yaml reads the attribute (round trip keeps quotes)
-max_mem  # errkit/explain/match.py: RE2's option object reads the attribute
+max_mem  # errkit/explain/matching/keys.py: RE2's option object reads the attribute
 log_errors  # errkit/explain/screen.py: RE2's option object reads the attribute
 says  # errkit/catalogue/model.py Rule.says: read by the site's entry template (entry.md.j2)
 enforced  # errkit/catalogue/model.py Rule.enforced: read by the site's entry template (entry.md.j2)
@@ -22,3 +22,4 @@ catalog_index  # errkit/explain/registry.py: a catalogue folder's index, used by
 fixture  # errkit/catalogue/rules.py Rule.fixture: the broken catalogue tests/catalogue/test_rules.py lints for each rule
 SITE_TOP_KEYS  # errkit/core/index_format.py: the site index's extra keys, part of the format's definition (tests/core/test_index_format.py holds generate to it)
 SITE_ENTRY_KEYS  # errkit/core/index_format.py: as SITE_TOP_KEYS, for the site index's entry records
+LINE_BREAKS  # errkit/core/index_format.py: read by the browser's matcher only (JS_CONSTANTS, written into match.js by errkit generate)

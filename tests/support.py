@@ -111,15 +111,19 @@ def adversarial_lines(wording, size):
         yield (piece * (size // max(len(piece), 1) + 1))[:size]
 
 
-def kernel_equations(jaxpr):
-    """Every equation inside the pallas_call kernels of a closed jaxpr."""
+def kernel_equations(jaxpr, skip=lambda name: False):
+    """Every equation inside the pallas_call kernels of a closed jaxpr, but those of the kernels
+    whose name ``skip`` is true of (the Mosaic TPU path's kernels end in ``_tpu``)."""
     found = []
 
     def walk(jaxpr, in_kernel):
         for eqn in jaxpr.eqns:
             if in_kernel:
                 found.append(eqn)
-            inner = in_kernel or eqn.primitive.name == "pallas_call"
+            is_call = eqn.primitive.name == "pallas_call"
+            if is_call and skip(str(eqn.params.get("name", ""))):
+                continue
+            inner = in_kernel or is_call
             for param in eqn.params.values():
                 for sub in param if isinstance(param, (tuple, list)) else (param,):
                     sub = getattr(sub, "jaxpr", sub)

@@ -199,31 +199,6 @@ def test_explain_reads_its_arguments_as_argparse_does(cache):
     assert code == 0 and "--all" in out
 
 
-def test_the_first_lines_find_the_keys_the_compiled_set_finds():
-    """explain's first lines are prefiltered without compiling the keys (start-up time): the
-    answer must be the compiled set's, whatever the whitespace between a key's words."""
-    import random
-
-    from errkit.explain.match import Index, _KeySet
-
-    keys = Index.load().keys
-    rng = random.Random(16)
-    spaces = [" ", "  ", "\t", " \t\n ", "\r\n", "\f", "\v", "\u00a0", "\u2003"]  # the last two are not SPACE
-    lines = []
-    for key in keys:
-        for _ in range(3):
-            words = key.split(" ")
-            glued = "".join(w + rng.choice(spaces) for w in words[:-1]) + words[-1]
-            lines.append(rng.choice(["", "x", "E   ValueError: ", " "]) + glued + rng.choice(["", ".", " tail", "\t"]))
-    lines += [key[:-1] for key in keys] + [key.upper() for key in keys]
-    literal, compiled = _KeySet(keys), _KeySet(keys)
-    compiled._compile()
-    literal.LITERAL_LINES = len(lines)
-    for line in lines:
-        assert literal.present(line) == compiled.present(line), line
-    assert literal._regexes is None  # answered without compiling
-
-
 def test_a_caller_of_main_gets_the_garbage_collector_back(capsys):
     """Explaining a paste pauses the collector (a short process's start); main() called with argv
     by another program (a notebook, a test) restores it, whatever the outcome."""

@@ -16,12 +16,13 @@ from ruamel.yaml.comments import CommentedMap
 
 from errkit.core import expr, template
 from errkit.catalogue import wordings, spec
+from errkit.catalogue.vetting import vet
 from errkit.core.atomic import write_text
 from errkit.core import UsageError
 from errkit.catalogue.codes import code_prefix, next_code, used_codes
 from errkit.authoring.new import check_names
 from errkit.catalogue.load import load
-from errkit.catalogue.lint import has_fixed_text
+from errkit.catalogue.entry_rules import has_fixed_text
 from errkit.catalogue.model import Entry, Param, Variant
 from errkit.catalogue.writing import entry_document, entry_text
 from errkit.catalogue.naming import guess_type, param_name
@@ -43,7 +44,7 @@ def _check_from_validation(code: str | None, params: Iterable[str]) -> str | Non
             candidate = ast.unparse(test.operand) if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else f"not ({ast.unparse(test)})"
         if candidate:
             try:
-                expr.check(candidate, params)
+                vet(candidate, params)
                 return candidate
             except expr.ExprError:
                 return None

@@ -13,6 +13,7 @@ Catalogue side: imports the full `ast` (never on the explain path).
 from __future__ import annotations
 
 import ast
+import operator
 from typing import Iterable
 
 from errkit.core import expr
@@ -63,7 +64,7 @@ def applicable(kernel: Kernel, name: str, shown: set[str]) -> list:
     """The kernel's rules on `name` whose other values are all shown."""
     out = []
     for rule in kernel.rules:
-        names = expr.check(rule.check, kernel.values.keys()).names
+        names = kernel.verdicts.expression(rule.check, kernel.values.keys()).names
         if name in names and names - {name} <= shown:
             out.append(rule)
     return out
@@ -130,7 +131,7 @@ def fix_kernels(entry, fix, kernels) -> list[Kernel]:
     return list(out.values())
 
 
-_SOLVED: dict = {}  # (id(entry), id(kernels), only) -> (entry, kernels, solutions): one generate run solves each once
+_SOLVED: dict = {}  # (id(entry), its kernels' ids, only) -> (entry, the kernels, solutions): each solved once a run
 
 
 def solutions(entry, kernels, only: str | None = None) -> list[dict]:
@@ -138,9 +139,10 @@ def solutions(entry, kernels, only: str | None = None) -> list[dict]:
     fix's suggestions written out to satisfy every rule of every kernel that may have raised the
     error (kernel `only`, when given), its cases (the entry's own, the unknown values', each
     kernel's: see the section's note) likewise; what the index holds and the site computes."""
-    key = (id(entry), id(kernels), only)
+    held = tuple(kernels.values())  # (the kernels themselves: loading vets the solutions, generating reads them again)
+    key = (id(entry), tuple(map(id, held)), only)
     known = _SOLVED.get(key)
-    if known is not None and known[0] is entry and known[1] is kernels:
+    if known is not None and known[0] is entry and len(known[1]) == len(held) and all(map(operator.is_, known[1], held)):
         return known[2]
     out = []
     for fix in entry.fixes:
@@ -150,7 +152,7 @@ def solutions(entry, kernels, only: str | None = None) -> list[dict]:
         out.append(_solve_fix(entry, fix, ks, kernels))
     if len(_SOLVED) > 4096:
         _SOLVED.clear()
-    _SOLVED[key] = (entry, kernels, out)
+    _SOLVED[key] = (entry, held, out)
     return out
 
 
@@ -231,7 +233,7 @@ def _solve_label(entry, fix, label: str, source: str, ks: list[Kernel], assume: 
     conditions, requires, unknown = [], [], {}
     # the message's values a rule may read: those the suggestion reads (a wording that shows it shows
     # them; explain says what a suggestion needs that the message does not show) and the targets
-    reads = expr.check(source, set(entry.params) | set(assume)).names | set(targets)
+    reads = entry.verdicts.expression(source, set(entry.params) | set(assume)).names | set(targets)
     shown = {name: p for name, p in entry.params.items() if name in reads}
     for kernel in ks:
         if not any(t in kernel.values for t in targets):
@@ -253,7 +255,7 @@ def _solve_label(entry, fix, label: str, source: str, ks: list[Kernel], assume: 
     try:
         tree = ast.parse(source.strip(), mode="eval")
         written = ast.unparse(_unique_loops(_Restrict(targets, conditions, set(entry.params) | set(assume)).top(tree.body)))
-        if not expr.check(written, set(entry.params) | set(assume)).names <= reads | set(assume):
+        if not entry.verdicts.expression(written, set(entry.params) | set(assume)).names <= reads | set(assume):
             raise Unsolvable("it would read a value the suggestion does not")
         expr.parse(written)  # (within the length a catalogue expression may have)
     except (Unsolvable, expr.ExprError) as err:
@@ -515,16 +517,43 @@ def _folded(tree):
                 return node.left  # x // 1, x * 1
             if isinstance(node.op, ast.Mod):
                 return ast.Constant(0)  # x % 1 (of an int)
-        if isinstance(node, (ast.Compare, ast.BinOp, ast.UnaryOp)) and not _names(node) and not any(
-                isinstance(n, (ast.Call, ast.ListComp)) for n in ast.walk(node)):
-            import warnings
-
+        if isinstance(node, (ast.Compare, ast.BinOp, ast.UnaryOp)) and all(isinstance(n, _CONSTANT_NODES) for n in ast.walk(node)):
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", SyntaxWarning)  # ('pallas' is None: a case's value put in)
-                    return ast.Constant(expr.evaluate(ast.unparse(node), {}))
+                return ast.Constant(_computed(node))
             except Exception:  # noqa: BLE001 - left as written (a division by zero is the kernel's to refuse)
                 return node
         return node
 
     return fold(tree)
+
+
+def expanded(source: str, kernel: Kernel | None, names: Iterable[str]) -> str:
+    """A suggestion with `valid(...)` written out (expand); the source as written when it cannot be
+    (lint's kernel rules say why)."""
+    if not uses_valid(source):
+        return source
+    try:
+        return expand(source, kernel, names)
+    except expr.ExprError:
+        return source
+
+
+# what a part of a rule made only of constants may hold to be computed as it is written out: no name,
+# call, attribute or comprehension, so nothing is left to vet (the catalogue's vetted expressions are
+# vetting.py's alone); its `**`, `*`, `+` and `%` still run within the bounds (errkit/core/bounds.py)
+_CONSTANT_NODES = (ast.Compare, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.IfExp, ast.Constant, ast.Tuple, ast.List,
+                   ast.Subscript, ast.Slice, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+
+def _computed(node):
+    """The value of a part of a rule made only of constants (_CONSTANT_NODES)."""
+    import copy
+    import warnings
+
+    from errkit.core.helpers import evaluate_code
+
+    tree = ast.fix_missing_locations(ast.Expression(expr.guarded(copy.deepcopy(node))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # ('pallas' is None: a case's value put in)
+        code = compile(tree, "<a kernel's rule, its values put in>", "eval")
+    return evaluate_code(code, {})

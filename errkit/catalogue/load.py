@@ -6,7 +6,7 @@ is broken is left out of the model (the findings say why).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -17,7 +17,8 @@ from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
 
-from errkit.catalogue import spec
+from errkit.catalogue import kernels as kernel_rules, spec
+from errkit.catalogue.vetting import Verdicts
 from errkit.catalogue.model import DEFAULT_BRANCH, DEFAULT_SITE, Case, Catalogue, Entry, Finding, Fix, Group, Kernel, KernelValue, Param, Positions, Rule, Settings, Variant
 
 SETTINGS_FILE = "errkit.yaml"
@@ -32,11 +33,12 @@ class Loaded:
     entries: tuple[Entry, ...]
     findings: tuple[Finding, ...]
     kernels: Any = field(default_factory=lambda: MappingProxyType({}))
+    verdicts: Verdicts = field(default_factory=Verdicts, compare=False, repr=False)
 
     @property
     def catalogue(self) -> Catalogue | None:
         """The whole catalogue, when its settings loaded (entries with broken structure left out)."""
-        return Catalogue(self.root, self.settings, self.entries, self.kernels) if self.settings else None
+        return Catalogue(self.root, self.settings, self.entries, self.kernels, self.verdicts) if self.settings else None
 
 
 def yaml() -> YAML:
@@ -398,7 +400,56 @@ def load(root: Path) -> Loaded:
             entries.append(entry)
     kernels, found = _guarded(load_kernels, root / KERNELS_DIR, {}, root)
     findings += found
-    return Loaded(root, settings, tuple(entries), tuple(findings), MappingProxyType(kernels))
+    verdicts = Verdicts()  # one table, on the catalogue and on each of its entries and kernels
+    entries = [replace(entry, verdicts=verdicts) for entry in entries]
+    kernels = {name: replace(kernel, verdicts=verdicts) for name, kernel in kernels.items()}
+    vet_all(verdicts, entries, kernels, settings)
+    return Loaded(root, settings, tuple(entries), tuple(findings), MappingProxyType(kernels), verdicts)
+
+
+def vet_all(verdicts: Verdicts, entries, kernels, settings) -> None:
+    """Vet every expression and parse every template the catalogue holds, once, in the scope each is
+    read in (errkit/catalogue/vetting.py): an entry's check over its params, each suggestion with
+    `valid(...)` written out (over the params; a case's over them and what the case assumes) and as
+    solved for the rules of the kernels that may raise it (errkit/catalogue/kernels.py), each
+    message and variant, each kernel's rules over its values, each group's bindings over its
+    arguments and bindings with the bindings' helpers."""
+    from errkit.core import runtime
+    from errkit.core.helpers import HELPERS
+
+    for kernel in kernels.values():
+        for rule in kernel.rules:
+            verdicts.refusal(rule.check, kernel.values.keys())
+    for entry in entries:
+        if entry.check is not None:
+            verdicts.refusal(entry.check, entry.params.keys())
+        for variant in entry.wordings:
+            verdicts.refused_template(variant.message)
+        for fix in entry.fixes:
+            kernel = kernel_rules.fix_kernel(entry, fix, kernels)
+            for source in fix.suggest.values():
+                verdicts.refusal(kernel_rules.expanded(source, kernel, entry.params.keys()), entry.params.keys())
+            for case in fix.cases:
+                names = set(entry.params) | set(case.assume)
+                for source in case.suggest.values():
+                    verdicts.refusal(kernel_rules.expanded(source, kernel, names), names)
+        try:  # as the index ships them: solved for the kernels' rules
+            solved_fixes = kernel_rules.solutions(entry, kernels)
+            if not entry.explain_only and settings is not None and settings.validators:  # the generated validators' note
+                solved_fixes = [*solved_fixes, *kernel_rules.solutions(entry, kernels, only=entry.kernel or "")]
+        except (ValueError, SyntaxError, TypeError):  # a broken expression or rule: lint's finding says which
+            solved_fixes = []
+        for solved in solved_fixes:
+            for source in solved["suggest"].values():
+                verdicts.refusal(source, entry.params.keys())
+            for case in solved["cases"]:
+                names = set(entry.params) | set(case["assume"])
+                for source in case["suggest"].values():
+                    verdicts.refusal(source, names)
+    binding_helpers = set(HELPERS) | set(runtime.BINDINGS)
+    for group in settings.groups.values() if settings is not None else ():
+        for source in group.bindings.values():
+            verdicts.refusal(source, set(group.args) | set(group.bindings), binding_helpers)
 
 
 def _guarded(read, path: Path, nothing: Any, *args) -> tuple[Any, list[Finding]]:

@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from errkit.catalogue import rules
+from errkit.catalogue.vetting import Verdicts
 from errkit.core import values
 
 EMPTY: Mapping = MappingProxyType({})
@@ -116,6 +117,7 @@ class Entry:
     reads: tuple[str, ...] = ()  # templates of lines after the message holding more of its params
     implies: Mapping[str, Any] = field(default_factory=lambda: EMPTY)  # kernel values the error implies (kernels.solutions)
     positions: Positions | None = field(default=None, compare=False, repr=False)
+    verdicts: Verdicts = field(default_factory=Verdicts, compare=False, repr=False)  # its expressions and templates vetted (vetting.py)
 
     @property
     def source_path(self) -> Path | None:
@@ -221,6 +223,7 @@ class Kernel:
     positions: Positions | None = field(default=None, compare=False, repr=False)
     names: tuple[str, ...] = ()  # what compiler output calls it (pallas_call names, %splash_mha_fwd)
     framework: str = "jax"  # whose users call it: explain drops its fixes when a text shows another framework
+    verdicts: Verdicts = field(default_factory=Verdicts, compare=False, repr=False)  # its expressions and templates vetted (vetting.py)
 
 
 @dataclass(frozen=True)
@@ -229,6 +232,7 @@ class Catalogue:
     settings: Settings
     entries: tuple[Entry, ...]
     kernels: Mapping[str, Kernel] = field(default_factory=lambda: EMPTY)
+    verdicts: Verdicts = field(default_factory=Verdicts, compare=False, repr=False)  # its expressions and templates vetted (vetting.py)
 
     @property
     def project_root(self) -> Path:

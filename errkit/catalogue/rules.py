@@ -58,11 +58,11 @@ RULES: tuple[Rule, ...] = (
     Rule("missing-field", "a required field missing: an empty file, a list needing items, `check` (unless "
          "`explain_only`), `validators` when there are groups", "lint/missing-field",
          ("catalogue.spec._validate", "catalogue.load.read_document", "catalogue.load.load_settings",
-          "catalogue.lint.expressions")),
+          "catalogue.entry_rules.expressions")),
     Rule("wrong-type", "a value of the wrong type, length, pattern or choice (a name that is not an identifier, a "
          "newline at its end included; a settings path leaving the project; a case assuming a list or mapping); a validator raising an exception "
          "class meant for `explain_only` entries", "lint/wrong-type",
-         ("catalogue.spec._wrong", "catalogue.spec._validate", "catalogue.lint.exception_kind", "catalogue.lint.fix_cases")),
+         ("catalogue.spec._wrong", "catalogue.spec._validate", "catalogue.entry_rules.exception_kind", "catalogue.entry_rules.fix_cases")),
     # -- one entry ---------------------------------------------------------------------------------
     Rule("duplicate-code", "a code already used by another entry (or a kernel id declared twice)", "lint/duplicate-code",
          ("catalogue.lint.duplicates", "catalogue.load.load_kernels")),
@@ -77,21 +77,21 @@ RULES: tuple[Rule, ...] = (
          "newlines, one that cannot format a value of its param's type (`{x:int}`) or asks for a width over 100, "
          "fixed text explain cannot read as it is (a NUL, a non-ASCII space, curly quotes, zero-width characters), a read "
          "without a placeholder", "lint/bad-template",
-         ("catalogue.wordings._parse", "catalogue.wordings.compile_read", "catalogue.lint.own_message_fields",
-          "catalogue.lint.format_specs", "catalogue.lint.readable_wordings")),
+         ("catalogue.wordings._parse", "catalogue.wordings.compile_read", "catalogue.entry_rules.own_message_fields",
+          "catalogue.entry_rules.format_specs", "catalogue.entry_rules.readable_wordings")),
     Rule("undeclared-placeholder", "a placeholder that names no declared param", "lint/undeclared-placeholder",
-         ("catalogue.wordings._parse", "catalogue.lint.own_message_fields")),
+         ("catalogue.wordings._parse", "catalogue.entry_rules.own_message_fields")),
     Rule("empty-message", "a wording with no fixed text, or `located_only`, and no `location` (explain recognises such a wording by the "
          "raise site of a traceback's last frame); a validator with an empty message", "lint/empty-message",
-         ("catalogue.lint.empty_messages",)),
+         ("catalogue.entry_rules.empty_messages",)),
     Rule("bad-param-name", "a param, a group's argument or binding named like a Python keyword, a helper, a builtin, "
          "a name of the generated module, or private; an argument listed twice", "lint/bad-param-name",
-         ("catalogue.lint.param_names", "catalogue.lint.groups")),
+         ("catalogue.entry_rules.param_names", "catalogue.lint.groups")),
     Rule("unused-param", "a param that no wording, check or suggestion uses", "lint/unused-param",
-         ("catalogue.lint.unused_params",)),
+         ("catalogue.entry_rules.unused_params",)),
     Rule("unfinished-draft", "prose a draft of `errkit scan --emit` left as `TODO: ...` (a title, an explanation, a "
          "param's description, a trigger, situation, prevention tip or fix): a draft is not published until it is written",
-         "lint/unfinished-draft", ("catalogue.lint.unfinished_drafts",)),
+         "lint/unfinished-draft", ("catalogue.entry_rules.unfinished_drafts",)),
     Rule("bad-expression", "an expression that does not parse, or is too long", "lint/bad-expression",
          ("core.expr.parse", "catalogue.kernels.expand")),
     Rule("forbidden-expression", "an expression outside the allowed subset of Python (attribute access, other "
@@ -99,27 +99,27 @@ RULES: tuple[Rule, ...] = (
          ("core.expr._forbid", "core.expr._vet")),
     Rule("unknown-name", "an expression naming no declared param or helper, a `valid(...)` without a kernel or "
          "with a name the kernel lacks, a `sets` or a fix's case naming no suggestion or param", "lint/unknown-name",
-         ("core.expr._vet", "catalogue.kernels.expand", "catalogue.lint.kernel_use", "catalogue.lint.fix_cases")),
+         ("core.expr._vet", "catalogue.kernels.expand", "catalogue.entry_rules.kernel_use", "catalogue.entry_rules.fix_cases")),
     Rule("unknown-kernel", "a `kernel` or `raised_by` naming no kernel of catalog/kernels/", "lint/unknown-kernel",
-         ("catalogue.lint.kernel_use",)),
+         ("catalogue.entry_rules.kernel_use",)),
     Rule("missing-examples", "an entry with a check but without a bad and a good example", "lint/missing-examples",
-         ("catalogue.lint.examples",)),
+         ("catalogue.entry_rules.examples",)),
     Rule("example-param", "an example naming an undeclared param, lacking one the check uses, or with a value of "
-         "the wrong type", "lint/example-param", ("catalogue.lint.examples",)),
-    Rule("example-error", "a check that raises on an example's values", "lint/example-error", ("catalogue.lint.examples",)),
+         "the wrong type", "lint/example-param", ("catalogue.entry_rules.examples",)),
+    Rule("example-error", "a check that raises on an example's values", "lint/example-error", ("catalogue.entry_rules.examples",)),
     Rule("costly-expression", "a check or suggestion going over a bound of an evaluation on an example's values "
          "(the bits of an int, the items of a sequence, the steps: errkit/core/bounds.py); explain would show "
          "such a suggestion as not computed", "lint/costly-expression",
-         ("catalogue.lint.examples", "catalogue.lint.suggestion_bounds")),
+         ("catalogue.entry_rules.examples", "catalogue.entry_rules.suggestion_bounds")),
     Rule("bad-example-passes", "a bad example that satisfies the check", "lint/bad-example-passes",
-         ("catalogue.lint.examples",)),
+         ("catalogue.entry_rules.examples",)),
     Rule("good-example-fails", "a good example that violates the check", "lint/good-example-fails",
-         ("catalogue.lint.examples",)),
+         ("catalogue.entry_rules.examples",)),
     Rule("bad-releases", "a `releases` that does not parse, uses another operator or a pre-release, is an empty "
          "range, or holds none of the harvested releases of its distribution", "lint/bad-releases",
-         ("catalogue.lint.release_ranges",)),
+         ("catalogue.entry_rules.release_ranges",)),
     Rule("alternative-first", "a fix within the library after an `alternative` one, or only alternatives",
-         "lint/alternative-first", ("catalogue.lint.alternatives_last",)),
+         "lint/alternative-first", ("catalogue.entry_rules.alternatives_last",)),
     # -- the catalogue as a whole ------------------------------------------------------------------
     Rule("overlapping-wording", "two entries' wordings reading the same text, unless they are raised in different "
          "files (a traceback's last frame tells them apart)", "lint/overlapping-wording",

@@ -21,7 +21,7 @@ MAX_STEPS = 2_000_000  # the work of one evaluation (explain: of one answer's su
 MAX_ROUND_DIGITS = MAX_BITS // 4  # round(x, -d) computes 10**d: 1024 digits are 3,402 bits
 MAX_SHOWN = 256 * 1024  # characters, about, of a result as explain shows it (6,720 divisors of 12 digits: 94,000)
 
-# the limits the paste page's runtime.js holds too (errkit/generate/browser.py writes them in)
+# the limits the paste page's runtime.js holds too (errkit/generate/assets.py writes them in)
 JS_BOUNDS = ("MAX_BITS", "MAX_ITEMS", "MAX_STEPS", "MAX_ROUND_DIGITS", "MAX_SHOWN")
 
 GUARDS = ("_pow", "_mul", "_add", "_mod", "_v", "_call", "_each")  # the names compiled code calls

@@ -2,7 +2,7 @@
 limits, marks and patterns that both matchers read it with.
 
 `errkit generate` writes errkit/_index.json with exactly these keys (generate/index.py checks each
-record) and the site's assets/errkit/index.json from the same records; errkit/explain/match.py
+record) and the site's assets/errkit/index.json from the same records; errkit/explain/matching/
 reads them; the browser's matcher (site_assets/match.js) gets every name of JS_CONSTANTS and
 JS_PATTERNS written into it by `errkit generate` (templates/site/format.js.j2, the patterns in
 JavaScript syntax), so changing a value here changes the JavaScript. site/docs/contributing/
@@ -13,6 +13,7 @@ on first use); nothing here imports `re`, `json` or `enum`.
 """
 
 from errkit.core import values
+from errkit.core.normalise import CHARS as NORMALISED_CHARS, ENTITIES as HTML_ENTITIES  # noqa: F401 - the browser's too
 from errkit.core.regex import PY_SPACE, Lazy
 
 VERSION = 2  # the index's "format": raised when a record's keys or their meaning change
@@ -39,7 +40,7 @@ RELEASES_KEYS = ("dist", "specifier", "bounds", "shown")  # a wording's "release
 KERNEL_KEYS = ("title", "source", "names")
 KERNEL_OPTIONAL_KEYS = ("framework",)  # only when not "jax": whose users call the kernel
 # The site's assets/errkit/index.json: the same records, every regex in JavaScript syntax, and these.
-SITE_TOP_KEYS = ("regex_flavour",)
+SITE_TOP_KEYS = ("regex_flavour", "plan")
 SITE_ENTRY_KEYS = ("page", "example")
 REGEX_FLAVOUR = "JavaScript RegExp, flag u"
 
@@ -110,6 +111,34 @@ RELEASE_SEEN = Lazy(r"(?<![A-Za-z0-9_.-])(?P<dist>[A-Za-z][A-Za-z0-9_.-]*?)(?:==
                     r"(?P<version>[0-9]+(?:\.[0-9]+)+)(?![A-Za-z0-9_])", python=True)  # lookarounds: only ties read it
 
 
+# A log record's prefix (errkit/explain/records.py): its stamp, the first words of its shape (each
+# run of digits one 0) holding a digit and no letter but T, Z or a first one, each with the spaces
+# after it; a record with longer numbers than another's may have a prefix up to RECORD_SLACK longer.
+RECORD_STAMP = r"(?:[A-Za-z]?[^ \tA-SU-Ya-z]*0[^ \tA-SU-Ya-z]*[ \t]+)*"
+RECORD_SLACK = 32
+# Where str.splitlines() cuts a line, besides "\r\n" (a JSON string's lines: the browser has no splitlines)
+LINE_BREAKS = ("\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def plan(wordings) -> tuple[list[str], list[list[int]], list[int], list[int]]:
+    """(keys, the wordings of each key, wordings found by their raise site, wordings tried on every
+    line): how the matcher looks for the wordings (in explain's index cache and the site's index:
+    the browser's matcher reads it there, errkit/generate/assets.py)."""
+    keyed: dict[str, list[int]] = {}
+    located: list[int] = []
+    always: list[int] = []
+    for i, wording in enumerate(wordings):
+        key = wording.get("key")
+        if key:
+            keyed.setdefault(key, []).append(i)
+        elif wording["location"]:
+            located.append(i)  # no fixed text to find it by: tried for exceptions raised there
+        elif wording["template"]:
+            always.append(i)  # fixed text too short to look for: tried on every line read
+    keys = sorted(keyed)
+    return keys, [keyed[k] for k in keys], located, always
+
+
 def at_line_end(source: str) -> str:
     """A wording's regex anchored at the end of a line (for searching a log line)."""
     return f"(?:{source}){LINE_END}"
@@ -118,9 +147,10 @@ def at_line_end(source: str) -> str:
 # -- what the browser's matcher is given (errkit generate writes them into match.js) ------------------
 JS_CONSTANTS = ("VERSION", "MAX_LINE", "PASTE_SIZE", "TAIL", "SHORTLIST", "POSTINGS_BUDGET", "APPROXIMATE_MAX", "QUOTE_WORDS", "QUOTE_COVERAGE",
                 "TIE_CONTEXT", "READ_WINDOW", "FRAME_REACH", "TRACEBACK_LINES", "BLOCK_GAP", "TRACEBACK_NOTES", "MARKERS", "FRAME_MARK",
-                "NEXT_TRACEBACK", "PYTORCH_MARKS", "JAX_MARKS", "TRITON_MARKS", "FUSION_MARKS", "PALLAS_MARKS")
+                "NEXT_TRACEBACK", "PYTORCH_MARKS", "JAX_MARKS", "TRITON_MARKS", "FUSION_MARKS", "PALLAS_MARKS", "RECORD_SLACK",
+                "LINE_BREAKS", "NORMALISED_CHARS", "HTML_ENTITIES")
 JS_PATTERNS = ("SPACE", "LINE_END", "WORD", "QUOTED", "ANSI", "HEADER", "FRAME", "NOTE", "DOCS_LINK", "LOOKUP_MARKS",
-               "RELEASE_SEEN")
+               "RELEASE_SEEN", "RECORD_STAMP")
 
 
 def pattern_source(value):

@@ -6,14 +6,14 @@ The explain path: no imports. A normalised line keeps, for each of its character
 from in the original line, so a match is reported on the text as it was pasted.
 """
 
-_CHARS = {
+CHARS = {
     **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\uff07", "'"),  # curly and prime quotes
     **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\uff02", '"'),
     **dict.fromkeys("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "),
     **dict.fromkeys("\u2010\u2011\u2012\u2013\u2212", "-"),  # hyphens, en dash, minus sign
     **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff", ""),  # zero-width characters
 }
-_ENTITIES = {"quot": '"', "apos": "'", "amp": "&", "lt": "<", "gt": ">", "nbsp": " "}
+ENTITIES = {"quot": '"', "apos": "'", "amp": "&", "lt": "<", "gt": ">", "nbsp": " "}
 
 
 def normalise(line: str) -> tuple[str, list[int] | None]:
@@ -40,7 +40,7 @@ def normalise(line: str) -> tuple[str, list[int] | None]:
                 origin.append(i)
                 i += length
                 continue
-        mapped = _CHARS.get(ch, ch)
+        mapped = CHARS.get(ch, ch)
         if mapped:
             out.append(mapped)
             origin.append(i)
@@ -58,8 +58,8 @@ def _entity(line: str, at: int) -> tuple[str, int]:
     if end < 0:
         return "", 0
     name = line[at + 1:end]
-    if name in _ENTITIES:
-        return _ENTITIES[name], end + 1 - at
+    if name in ENTITIES:
+        return ENTITIES[name], end + 1 - at
     hexadecimal = name[:2] in ("#x", "#X")
     digits = name[2:] if hexadecimal else name[1:] if name[:1] == "#" else ""
     allowed = "0123456789abcdefABCDEF" if hexadecimal else "0123456789"
@@ -71,7 +71,7 @@ def _entity(line: str, at: int) -> tuple[str, int]:
         return "", 0
     if char in "\n\r" or not char.isprintable():
         char = " "  # a line stays a line
-    return _CHARS.get(char, char) or " ", end + 1 - at
+    return CHARS.get(char, char) or " ", end + 1 - at
 
 
 def original_span(origin: list[int] | None, start: int, end: int) -> tuple[int, int]:

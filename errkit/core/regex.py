@@ -46,8 +46,8 @@ class Lazy:
     """A regex compiled on first use (compiling at import would slow every start): by Python's `re`
     when it is loaded (it runs these small patterns faster per call, and then costs nothing more
     to use), else by the engine. A pattern compiled by RE2 moves to `re` once `re` is loaded (a
-    log: see match.Index.scan). `python`: always `re` (a pattern with lookarounds, off explain's
-    common path). `numbered`: its named groups are compiled as plain ones (`number(name)` tells
+    log: see errkit/explain/matching/blocks.py scan). `python`: always `re` (a pattern with
+    lookarounds, off explain's common path). `numbered`: its named groups are compiled as plain ones (`number(name)` tells
     which): RE2's first named group costs a third of a millisecond of a start."""
 
     __slots__ = ("pattern", "python", "_source", "_numbers", "_compiled", "_by_re")

@@ -15,12 +15,12 @@ RAISED_BY = "raised_by"  # the name a kernel's case assumes (errkit/catalogue/ke
 def suggestions(fix: dict, params: dict, vetted: dict | None = None, meter: Meter | None = None,
                 kernel: str | None = None, candidates: list | None = None) -> list[dict]:
     """The fix's suggestions computed from `params`; `vetted`: its expressions already vetted and
-    compiled (match.Index.vetted), used when they read only names `params` has; `meter`: the bounds
-    they share (errkit/core/bounds.py; explain: one per answer), a new one for this fix by default;
-    `kernel`: the kernel that raised the error, when told, else `candidates`: those that may have.
-    A suggestion over a bound, or whose result is no value to show, is {"label", "not_computed": why};
-    one whose value a kernel's rule could not be checked on (it reads what the message does not
-    show) says that rule (`requires`)."""
+    compiled (explain's Index.vetted, lint's and the pages' vetting.suggestion_code), used when they
+    read only names `params` has; `meter`: the bounds they share (errkit/core/bounds.py; explain:
+    one per answer), a new one for this fix by default; `kernel`: the kernel that raised the error,
+    when told, else `candidates`: those that may have. A suggestion over a bound, or whose result is
+    no value to show, is {"label", "not_computed": why}; one whose value a kernel's rule could not be
+    checked on (it reads what the message does not show) says that rule (`requires`)."""
     cases = fix.get("cases") or ()
     by_kernel = [c for c in cases if c["assume"].get(RAISED_BY)]
     told = [c for c in by_kernel if c["assume"][RAISED_BY] == kernel] if kernel else []

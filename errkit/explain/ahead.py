@@ -1,5 +1,5 @@
 """Substring searches over one block of a log that remember what they found: the windows after
-matches (errkit/explain/match.py's read_on: the next traceback, kernel names) overlap when errors
+matches (errkit/explain/matching/around.py's read_on: the next traceback, kernel names) overlap when errors
 come every few lines, and each window searched anew costs its 16 KB for every needle. A search
 is answered from the last one for the same needle where that one covers it, and goes on from
 where that one stopped where it does not: each byte of the windows is read once per needle.

@@ -5,7 +5,11 @@ from errkit.core.bounds import Meter
 from errkit.core.lifespan import life
 from errkit.core.runtime import query_string
 from errkit.core.suggest import jsonable, suggestions
-from errkit.explain.match import Index, Match, approximate, explain_chunks, told_kernel
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.chunks import explain_chunks
+from errkit.explain.matching.approximate import approximate
+from errkit.explain.matching.found import Match
+
 
 def offered(fixes: list[dict], wording: dict, told: str | None) -> list[dict]:
     """The fixes for the kernel that raised the error: a fix for another kernel is left out when the
@@ -34,7 +38,7 @@ def raisers(match: Match) -> tuple[str | None, list | None]:
         return None, None
     if match.undecided:  # a wording several kernels' sites raise verbatim, no frame telling which
         return None, list(match.undecided)
-    told = told_kernel(match)
+    told = match.kernel  # its wording's only kernel, else the one the text around it told (matching/around.py)
     return told, (None if told else list(match.wording.get("kernels") or ()) or None)
 
 

@@ -1,5 +1,5 @@
 """`errkit explain`: read pasted text or a log, find catalogued errors, compute fixes, print them.
-The orchestration only: reading (errkit/explain/reading.py), matching (match.py), the answer
+The orchestration only: reading (errkit/explain/reading.py), matching (matching/), the answer
 (answer.py) and its rendering (render.py) are each a module of their own."""
 
 import os
@@ -8,7 +8,7 @@ import sys
 from errkit.core import UsageError
 from errkit.core.escape import terminal
 from errkit.explain.answer import answers, docs_link, result
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.reading import line_chunks, looks_like_code, looks_like_path, open_input
 from errkit.explain.render import Style, as_markdown, to_json, format_entry, format_result
 
@@ -49,7 +49,8 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
                include=(), exclude=(), workers: int | None = None, quiet: bool = False) -> int:
     """`errkit explain --all PATH...`: every file's catalogued errors in one grouped report (text,
     JSON, markdown or HTML); 0 when some were found, 1 when none, PARTIAL when a file was lost."""
-    from errkit.explain import fleet, inputs, report
+    from errkit.explain import inputs, report
+    from errkit.explain.workers import summaries as read_files
     from errkit.explain.progress import Progress
 
     out = sys.stdout if out is None else out
@@ -69,7 +70,7 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
 
         matcher = Matcher()
     with Progress(err, names, quiet) as progress:
-        summaries = fleet.summaries(matcher, names, workers, stdin=stdin, warn=warnings.append, done=progress.done,
+        summaries = read_files(matcher, names, workers, stdin=stdin, warn=warnings.append, done=progress.done,
                                     reading=progress.read if progress.on else None)
     for line in warnings:  # once the bar is gone: a line printed under it would be drawn over
         print(terminal(line), file=err)  # (a file's name, a log's text: shown, never sent)

@@ -1,5 +1,5 @@
 """The strings of a JSON log line read without recursion: the matcher reads a JSON line's strings
-with `json.loads` (errkit/explain/match.py `_json_strings`), whose decoder recurses once per level
+with `json.loads` (errkit/explain/matching/text.py `json_strings`), whose decoder recurses once per level
 of nesting; a line nested past the recursion limit (1,000 levels: one hostile line) raised
 RecursionError and ended a whole triage. Such a line is read here instead, token by token with a
 stack of the open containers: the same strings, in the same order, for any line json.loads reads

@@ -10,7 +10,7 @@ index once however many tasks carry it; its methods may be called from several t
     matcher = Matcher()
     matcher.explain_text("ValueError: num_q_heads=12 must be divisible by num_kv_heads=8")
     matcher.explain_lines(open("train.log", encoding="utf-8"))   # an iterable of lines
-    matcher.triage(open("host-017.log", "rb"), "host-017.log")     # one file's summary (fleet.py)
+    matcher.triage(open("host-017.log", "rb"), "host-017.log")     # one file's summary (triage.py)
 
 The answers are the dicts `errkit explain --all --json` prints, one per distinct match, most
 recent first; a file's summary is what `errkit explain --all PATH...` merges into its report
@@ -18,7 +18,7 @@ recent first; a file's summary is what `errkit explain --all PATH...` merges int
 
 import threading
 
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.reading import CHUNK
 
 
@@ -82,17 +82,17 @@ class Matcher:
         return results
 
     def triage(self, blocks, name: str, host: str | None = None, warn=None) -> dict:
-        """One log file's summary (errkit/explain/fleet.py): `blocks` are its bytes (a binary file
+        """One log file's summary (errkit/explain/triage.py): `blocks` are its bytes (a binary file
         object, or an iterable of bytes), `name` its file name (the host is read from it unless
         `host` is given)."""
-        from errkit.explain import fleet
+        from errkit.explain import triage
 
         if hasattr(blocks, "read"):
             from errkit.explain.reading import stream_blocks
 
             blocks = stream_blocks(blocks, name)
         with self._lock:
-            return fleet.triage(self.index, blocks, name, host, warn)
+            return triage.triage(self.index, blocks, name, host, warn)
 
 
 def _stale(folder):
@@ -101,7 +101,7 @@ def _stale(folder):
     from errkit.core import UsageError
 
     raise UsageError(f"{folder}: no compiled index as new as the catalogue (run `errkit generate` in its project, "
-                     "or pass compile_catalogue=errkit.generate.compiled_index)")
+                     "or pass compile_catalogue=errkit.generate.index.compiled_index)")
 
 
 def _blocks(lines, size: int = CHUNK):

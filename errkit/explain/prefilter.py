@@ -1,5 +1,5 @@
 """The prefilter of a log's blocks: where the next line worth reading starts (the leftmost match of
-the index's locator, errkit/explain/match.py Index.locator, at or after a position).
+the index's locator, errkit/explain/matching/keys.py Keys.locator, at or after a position).
 
 Two engines give the same answers (tests/explain/test_prefilter_engines.py):
 

@@ -22,7 +22,7 @@ def _binary_chunks(stream):
 
 def line_chunks(raw_chunks):
     """Byte chunks for the matcher, as read: it reads a line that goes on in the next chunk with
-    that chunk (errkit/explain/match.py scan_chunks), so a block is not copied to end on a line's
+    that chunk (errkit/explain/matching/chunks.py scan_chunks), so a block is not copied to end on a line's
     end. Text is decoded later, one line at a time, and only for the lines the matcher reads: a
     log of gigabytes is never decoded whole. Text saved as UTF-16 (with or without a byte-order
     mark) or with a UTF-8 byte-order mark is read as UTF-8; a NUL byte in the first 8 KB is

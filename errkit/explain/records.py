@@ -15,19 +15,18 @@ record; it is one of the same place when it starts with the whole prefix, else t
 stop before it. A line without such a stamp (a paste) stops nothing, and neither does a line
 stamped by something outside the program only (each line of `kubectl logs --timestamps`: the
 stamp is that timestamp, and the error's own lines repeat the prefix). A JSON log's line is a
-record of its own: match.py reads it alone (_json_record). The paste page's port is match.js
-recordEnd.
+record of its own: matching/around.py reads it alone (text.json_record). The paste page's port
+is match.js recordEnd.
 """
 
+from errkit.core.index_format import RECORD_SLACK, RECORD_STAMP
 from errkit.core.regex import engine, escape
 
-SLACK = 32  # bytes a record's longer numbers may add to its prefix
 _DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
 _FINDERS: dict[bytes, object] = {}
 _STAMP: list = []
 _STAMPS: dict[bytes, bytes] = {}  # a prefix's shape -> its stamp (stamp)
 MAX_STAMPS = 4096
-STAMP_WORD = rb"[^ \tA-SU-Ya-z]"  # a character of a stamp's word: no letter but T and Z
 
 
 def shape(text: bytes) -> bytes:
@@ -44,7 +43,7 @@ def stamp(prefix: bytes) -> bytes:
     found = _STAMPS.get(prefix)
     if found is None:
         if not _STAMP:
-            _STAMP.append(engine().compile(rb"(?:[A-Za-z]?" + STAMP_WORD + rb"*0" + STAMP_WORD + rb"*[ \t]+)*"))
+            _STAMP.append(engine().compile(RECORD_STAMP.encode()))
         if len(_STAMPS) >= MAX_STAMPS:
             _STAMPS.clear()
         found = _STAMPS[prefix] = _STAMP[0].match(prefix).group()
@@ -71,7 +70,7 @@ def record_end(data: bytes, start: int, line_end: int, prefix_end: int, high: in
     finder = _FINDERS.get(stamped)
     if finder is None:
         finder = _FINDERS[stamped] = engine().compile(_finder_source(stamped.decode("ascii")).encode("ascii"))
-    pos, reach = line_end, prefix_end - start + SLACK
+    pos, reach = line_end, prefix_end - start + RECORD_SLACK
     while pos < high:
         found = finder.search(data, pos, high)
         if found is None:

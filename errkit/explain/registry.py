@@ -320,7 +320,7 @@ def sources(catalog_dir=None, registered_too: bool = True, bundled=None, compile
 
 def _bundled(path: str) -> bool:
     """Whether `path` is the index errkit ships (its own, tested with it: read without screening)."""
-    from errkit.explain.match import INDEX_FILE
+    from errkit.explain.matching.index import INDEX_FILE
 
     return os.path.realpath(path) == os.path.realpath(INDEX_FILE)
 
@@ -418,7 +418,9 @@ def merged_cached(found: list[Source], warn=None) -> dict:
         data = merged(found, warnings.append)
         if not name:
             return _warned(data, warnings, warn)
-        folder.write(name, CacheFile.encode(stamp, _prepared(data), warnings))
+        from errkit.explain.matching.index import prepared
+
+        folder.write(name, CacheFile.encode(stamp, prepared(data), warnings))
         saved = CacheFile.open(folder, name, stamp)
         if saved is None:  # an unwritable cache folder: no error, only slower
             return _warned(data, warnings, warn)
@@ -477,8 +479,10 @@ class CacheFile:
     def _from_indexes(self) -> dict:
         """offset -> each value's bytes, made again from the index files (one value of the cache was
         corrupt: the values come from there from now on), and the cache file made again."""
+        from errkit.explain.matching.index import prepared
+
         header = marshal.loads(self.header)
-        fresh = _prepared(merged([Source(name, path) for name, path, *_ in self.stamp]))
+        fresh = prepared(merged([Source(name, path) for name, path, *_ in self.stamp]))
         rebuilt = {}
         for kind in ("entries", "vetted"):
             for key, (offset, _, _) in header["data"][kind].items():
@@ -493,7 +497,7 @@ class CacheFile:
 
     def _at(self, pos: int, size: int) -> bytes:
         """`size` bytes from `pos`: os.pread where there is one, which moves no file offset (worker
-        processes forked from this one share the handle's, errkit/explain/fleet.py _context)."""
+        processes forked from this one share the handle's, errkit/explain/workers.py _context)."""
         pread = getattr(os, "pread", None)
         if pread is None:
             self.handle.seek(pos)
@@ -539,7 +543,7 @@ class CacheFile:
 
     @classmethod
     def encode(cls, stamp, data: dict, warnings: list[str]) -> bytes:
-        """The cache file of the prepared index `data` (_prepared) for `stamp`."""
+        """The cache file of the prepared index `data` (matching/index.py prepared) for `stamp`."""
         blob = bytearray()
 
         def put(value) -> tuple[int, int, int]:
@@ -556,44 +560,10 @@ class CacheFile:
                 + head + bytes(blob))
 
 
-def _prepared(data: dict) -> dict:
-    """The merged index as explain's cache keeps it (CacheFile): entries parsed, the matcher's plan
-    made (match.plan), the params each entry's wordings print kept in the entry (match.printed_params), each entry's suggest expressions vetted and compiled once
-    (match.Index.vetted), so that answering needs neither `json` nor `ast`, and each wording's
-    regex with its groups numbered (match.numbered: RE2 compiles a named group slowly once)."""
-    import json
-
-    from errkit.core import expr
-    from errkit.explain.match import numbered, plan, printed_params
-
-    entries, vetted = {}, dict(data.get("vetted") or {})  # (a screened index's: vetted already)
-    for code, raw in data["entries"].items():
-        entry = entries[code] = json.loads(raw) if isinstance(raw, str) else raw
-        if code in vetted:
-            continue
-        declared = frozenset((entry.get("params") or {}))
-        compiled = {}
-        for fix in entry.get("fixes") or ():
-            sources = [(source, declared) for source in (fix.get("suggest") or {}).values()]
-            sources += [(source, declared | frozenset(case.get("assume") or ())) for case in fix.get("cases") or ()
-                        for source in (case.get("suggest") or {}).values()]  # (a case's values: each kernel's, each case's)
-            for source, names in sources:
-                try:
-                    compiled[source] = expr.compiled(source, names)
-                except (ValueError, SyntaxError, TypeError):
-                    continue  # vetted when run, as without the cache (its error is reported there)
-        if compiled:
-            vetted[code] = compiled
-    for code, names in printed_params(data["wordings"]).items():
-        entries[code] = {**entries[code], "printed": names}  # (read with the entry when it answers)
-    wordings = [{**w, "numbered": numbered(w)} for w in data["wordings"]]
-    return {**data, "entries": entries, "vetted": vetted, "wordings": wordings, "plan": plan(data["wordings"])}
-
-
 def load(catalog_dir=None, registered_too: bool = True, warn=None, compile_catalogue=None):
     """The matcher Index of every catalogue (see `sources`), clashes reported through `warn`;
     `compile_catalogue` compiles `catalog_dir` when its project's index is stale (catalog_source)."""
-    from errkit.explain.match import INDEX_FILE, Index
+    from errkit.explain.matching.index import INDEX_FILE, Index
 
     found = sources(catalog_dir, registered_too, bundled=INDEX_FILE, compile_catalogue=compile_catalogue)
     if not found:

@@ -1,5 +1,5 @@
 """The grouped report of a triage (`errkit explain --all PATH...`): the files' summaries
-(errkit/explain/fleet.py) merged per code, as one JSON document of a documented shape
+(errkit/explain/triage.py) merged per code, as one JSON document of a documented shape
 (`REPORT_VERSION`; site/docs/triage.md), and that document as text or markdown. The HTML page and
 its chart are errkit/explain/chart.py's.
 
@@ -17,17 +17,17 @@ The shape (`--json`):
                  "varied": ["num_kv_heads"]}, ...]}
 
 Errors come most frequent first (then by code); `hosts` names a code's first 1,000 hosts
-(fleet.MAX_HOSTS), the matches of any other host are counted in `other_hosts`; a param's `seen`
+(triage.MAX_HOSTS), the matches of any other host are counted in `other_hosts`; a param's `seen`
 holds its first 20 distinct values, `distinct` counts up to 1,000 and `more` says there were more
 (memory stays flat whatever a log holds); `files` and `hosts` in the order the files were
 given; `first`/`last` are the earliest and latest occurrence by timestamp when the lines carry
-timestamps (ISO, a JSON line's time field, glog's: errkit/explain/fleet.py timestamp), else the
+timestamps (ISO, a JSON line's time field, glog's: errkit/explain/triage.py timestamp), else the
 first and last in the order the files were given (`time` null).
 """
 
 from errkit.core.escape import link, markdown, markdown_code, terminal as t
 from errkit.core.runtime import shown
-from errkit.explain.fleet import merged
+from errkit.explain.triage import merged
 
 REPORT_VERSION = 1
 

@@ -8,7 +8,7 @@ MAX_ANSWERS = 100  # distinct answers kept per code
 
 
 class Tally(dict):
-    """key -> Found (errkit/explain/match.py), at most `cap` keys per code: inserting one more lets
+    """key -> Found (errkit/explain/matching/chunks.py), at most `cap` keys per code: inserting one more lets
     the code's least recently seen key go, its count added to `others[code]`. `get` of a key
     makes it the most recently seen."""
 

@@ -1,7 +1,7 @@
 """An entry's worked example, as the site shows it: the values of its first bad example, the
 message they raise, the suggestions computed on them, and a minimal call that raises the error.
 
-The entry pages (errkit/generate/site.py) and the paste page's index (errkit/generate/browser.py)
+The entry pages (errkit/generate/site.py) and the paste page's index (errkit/generate/assets.py)
 both show the raised message; it is made here once.
 """
 
@@ -11,6 +11,7 @@ import re
 
 from errkit.catalogue import kernels, wordings
 from errkit.catalogue.model import Catalogue, Entry
+from errkit.catalogue.vetting import suggestion_code
 from errkit.generate.validators import check_code, module_name
 
 
@@ -50,7 +51,8 @@ def example_suggestions(entry: Entry, catalogue: Catalogue) -> list[list[dict]]:
         if params is None or not suggest:
             out.append([{"label": label, "needs": source} for label, source in suggest.items()])
             continue
-        out.append(suggestions({"suggest": suggest, "sets": dict(fix.sets), "cases": cases}, params))
+        vetted = suggestion_code(entry.verdicts, suggest, cases, entry.params.keys())  # their verdicts, compiled
+        out.append(suggestions({"suggest": suggest, "sets": dict(fix.sets), "cases": cases}, params, vetted))
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 from errkit.catalogue import kernels, ledger, wordings, releases
 from errkit.core import index_format, template
@@ -203,7 +204,7 @@ _COMPILED: list[tuple[Catalogue, dict]] = []
 
 def compiled(catalogue: Catalogue) -> dict:
     """build(catalogue), built once for a Catalogue object (a Catalogue does not change): the
-    `index` output and the site's index.json (errkit/generate/browser.py) of one `errkit generate`
+    `index` output and the site's index.json (errkit/generate/assets.py) of one `errkit generate`
     are made from one build. Shared, so no reader changes it: each copies what it changes."""
     if not _COMPILED or _COMPILED[0][0] is not catalogue:
         _COMPILED[:] = [(catalogue, build(catalogue))]
@@ -219,3 +220,12 @@ def index(catalogue: Catalogue) -> dict[str, str]:
     # `errkit explain` reads this file whole, and most of it is prose.
     entries = {code: json.dumps(entry, ensure_ascii=False, separators=(",", ":")) for code, entry in data["entries"].items()}
     return {catalogue.settings.index: json.dumps({**data, "entries": entries}, ensure_ascii=False, separators=(",", ":")) + "\n"}
+
+
+def compiled_index(folder) -> dict | None:
+    """The matcher index of the catalogue under `folder`, compiled in memory; None (its errors
+    printed) when it does not lint clean. What `--catalog DIR` reads when DIR's index is stale."""
+    from errkit.generate.files import linted_catalogue  # (files imports lint: only for --catalog)
+
+    catalogue = linted_catalogue(Path(folder), "explain")
+    return None if catalogue is None else build(catalogue)

@@ -18,6 +18,7 @@ import math
 import re
 from typing import Iterable
 
+from errkit.catalogue.vetting import Verdicts
 from errkit.core import expr
 
 
@@ -161,10 +162,11 @@ def to_js(checked: expr.Checked, params: Iterable[str], env: str = "p", runtime:
     return _Compiler(frozenset(params), env, runtime, meter)(checked.tree.body)
 
 
-def compile_expression(source: str, params: Iterable[str]) -> tuple[str, tuple[str, ...]]:
-    """(JavaScript function source taking the params object and a runtime Meter, the param names it reads)."""
+def compile_expression(source: str, params: Iterable[str], verdicts: Verdicts | None = None) -> tuple[str, tuple[str, ...]]:
+    """(JavaScript function source taking the params object and a runtime Meter, the param names it
+    reads); `verdicts`: where the catalogue's expressions were vetted (errkit/catalogue/vetting.py)."""
     params = list(params)
-    checked = expr.check(source, params)
+    checked = (verdicts or Verdicts()).expression(source, params)
     body = to_js(checked, params)
     return f"function (p, m) {{ return {body}; }}", tuple(sorted(checked.names))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Callable
 
 from errkit.catalogue import spec
@@ -31,3 +32,12 @@ from errkit.generate.site import pages  # noqa: E402
 from errkit.generate.validators import validators  # noqa: E402
 
 PRODUCERS: tuple[Callable[[Catalogue], dict[str, str]], ...] = (schema, validators, index, pages)
+
+
+def render_all(catalogue: Catalogue) -> dict[Path, bytes]:
+    """Project-root-relative path -> exact bytes, for every generated file."""
+    files: dict[Path, bytes] = {}
+    for produce in PRODUCERS:
+        for rel, text in produce(catalogue).items():
+            files[Path(rel)] = text.encode("utf-8")
+    return files

@@ -5,7 +5,7 @@ Generated here (every file starts with the generated-file header):
   site/docs/errors/<CODE>.md            one page per entry, served at errors/<CODE>/
   site/docs/errors/index.md             the A-Z of codes
   site/docs/by-area.md, by-tag.md, by-exception.md
-  site/docs/assets/errkit/              what the site's scripts read (errkit/generate/browser.py)
+  site/docs/assets/errkit/              what the site's scripts read (errkit/generate/assets.py)
 
 Everything from the catalogue is escaped where it lands (errkit/generate/markdown.py); the worked
 example an entry page shows is errkit/generate/examples.py's. A generated page whose entry is gone
@@ -26,7 +26,7 @@ from errkit.catalogue import releases
 from errkit.catalogue.model import Catalogue, Entry
 from errkit.core import lifespan
 from errkit.core.titles import in_sentence
-from errkit.generate import browser, markdown
+from errkit.generate import assets, markdown
 from errkit.generate import index as index_module
 from errkit.generate.examples import example_params, example_suggestions, raised_message, reproduce
 from errkit.generate.markdown import Md, anchor, code, fence, first_sentence, http_or_none, prose
@@ -242,12 +242,12 @@ def _groups(entries, key) -> list[tuple[str, list[Entry]]]:
 
 
 def pages(catalogue: Catalogue) -> dict[str, str]:
-    """Every generated file of the site: its pages, and browser.assets in its assets folder (the
+    """Every generated file of the site: its pages, and assets.assets in its assets folder (the
     producer `errkit generate` writes and checks, and `errkit docs` alone)."""
     docs = docs_folder(catalogue)
     if docs is None:
         return {}
-    errors, assets = f"{docs}/errors", f"{catalogue.settings.site.rstrip('/')}/{ASSETS}"
+    errors, scripts = f"{docs}/errors", f"{catalogue.settings.site.rstrip('/')}/{ASSETS}"
     env = markdown.environment()
     entries = sorted(catalogue.entries, key=lambda e: e.code)
     by_code = {e.code: e for e in entries}
@@ -272,6 +272,6 @@ def pages(catalogue: Catalogue) -> dict[str, str]:
         **common, title="Errors by exception class", anchor=anchor,
         groups=_groups(entries, lambda e: [e.exception] + [v.exception for v in e.variants if v.exception]),
         intro=f"The builtin exception class each error is raised as, by {catalogue.settings.raised_by} or, for its other wordings, upstream.")
-    for name, body in browser.assets(catalogue).items():
-        out[f"{assets}/{name}"] = body
+    for name, body in assets.assets(catalogue).items():
+        out[f"{scripts}/{name}"] = body
     return out

@@ -14,16 +14,17 @@ from pathlib import Path, PurePosixPath
 from errkit.core import expr, helpers, runtime, template
 from errkit.catalogue import kernels
 from errkit.catalogue.model import Catalogue, Entry, Group
+from errkit.catalogue.vetting import Verdicts
 from errkit.generate.carry import carry
 from errkit.generate.render import render_template
 
 _FIXES_FUNCTIONS = {name for name, fn in helpers.HELPERS.items() if getattr(fn, "__module__", "") == helpers.__name__}
 
 
-def python_expression(source: str, names) -> str:
-    """A vetted catalogue expression as Python source that calls helpers by their imported aliases
-    (`_rt_shape`, `_fx_divisors`: a module global, not an attribute lookup on every call)."""
-    checked = expr.check(source, names, set(helpers.HELPERS) | set(runtime.BINDINGS))
+def python_expression(checked: expr.Checked) -> str:
+    """A vetted catalogue expression (its verdict: errkit/catalogue/vetting.py) as Python source that
+    calls helpers by their imported aliases (`_rt_shape`, `_fx_divisors`: a module global, not an
+    attribute lookup on every call)."""
     rename = {name: f"_fx_{name}" for name in _FIXES_FUNCTIONS}
     rename.update({name: f"_rt_{name}" for name in runtime.BINDINGS})
     for name in checked.names:
@@ -51,10 +52,10 @@ def _inline_attr(source: str) -> str:
     return ast.unparse(Inline().visit(tree).body)
 
 
-def fstring(message: str) -> str:
-    """The message template as an f-string literal. Lint guarantees its fields are bare param names."""
+def fstring(message: str, parsed: template.Template) -> str:
+    """The message template (`parsed`: its verdict) as an f-string literal. Lint guarantees its
+    fields are bare param names."""
     source = "f" + repr(message)
-    parsed = template.parse(message)
     node = ast.parse(source, mode="eval").body
     names = [ast.unparse(v.value) for v in getattr(node, "values", []) if isinstance(v, ast.FormattedValue)]
     if names != [f.name for f in parsed.fields]:  # defence in depth: the literal must hold exactly these fields
@@ -117,18 +118,26 @@ def import_name(path: str, project_root: Path | None) -> str:
 
 
 def check_code(entry: Entry) -> CheckCode:
-    checked = expr.check(entry.check, entry.params.keys())
-    used = checked.names | {f.name for f in template.parse(entry.message).fields}
+    checked = entry.verdicts.expression(entry.check, entry.params.keys())
+    message = entry.verdicts.template(entry.message)
+    used = checked.names | {f.name for f in message.fields}
     params = tuple(name for name in entry.params if name in used)  # declaration order
     body = checked.tree.body
     parts = body.values if isinstance(body, ast.BoolOp) and isinstance(body.op, ast.Or) else [body]
     operands = []
     for part in parts:
         negated = isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not)
-        source = ast.unparse(part.operand if negated else part)
-        python = python_expression(source, entry.params.keys())
-        operands.append(Operand(python if negated else f"not ({python})", expr.check(source, entry.params.keys()).names))
-    return CheckCode(entry, fstring(entry.message), params, tuple(operands))
+        operand = _part(checked, part.operand if negated else part)
+        python = python_expression(operand)
+        operands.append(Operand(python if negated else f"not ({python})", operand.names))
+    return CheckCode(entry, fstring(entry.message, message), params, tuple(operands))
+
+
+def _part(checked: expr.Checked, node: ast.AST) -> expr.Checked:
+    """A part of a vetted expression, vetted with it: the names it reads are those of the whole it
+    holds (a helper called, or a loop name, is none)."""
+    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return expr.Checked(ast.unparse(node), ast.Expression(node), frozenset(read & checked.names))
 
 
 @dataclass(frozen=True)
@@ -140,7 +149,7 @@ class Step:
     check: CheckCode | None = None
 
 
-def group_steps(group: Group, checks: list[CheckCode]) -> list[Step]:
+def group_steps(group: Group, checks: list[CheckCode], verdicts: Verdicts | None = None) -> list[Step]:
     """The body of a validate function.
 
     A check `a or b or c` becomes nested `if not a:` blocks, and each param is read just before the
@@ -151,14 +160,15 @@ def group_steps(group: Group, checks: list[CheckCode]) -> list[Step]:
     steps: list[Step] = []
     names = set(group.args) | set(group.bindings)
     callable_names = set(helpers.HELPERS) | set(runtime.BINDINGS)
-    binding_names = {name: expr.check(src, names, callable_names).names for name, src in group.bindings.items()}
+    verdicts = verdicts or (checks[0].entry.verdicts if checks else Verdicts())
+    bound = {name: verdicts.expression(src, names, callable_names) for name, src in group.bindings.items()}
 
     def bind(name: str, indent: int, done: set, seen: tuple = ()) -> None:
         if name in done or name not in group.bindings or name in seen:
             return
-        for dep in sorted(binding_names[name]):
+        for dep in sorted(bound[name].names):
             bind(dep, indent, done, seen + (name,))
-        steps.append(Step("bind", indent, name, python_expression(group.bindings[name], names)))
+        steps.append(Step("bind", indent, name, python_expression(bound[name])))
         done.add(name)
 
     outer = set(group.args)
@@ -242,14 +252,14 @@ def format_template(code: CheckCode) -> str:
     return "".join(parts)
 
 
-def traced_steps(group: Group, checks: list[CheckCode]) -> list[Step]:
+def traced_steps(group: Group, checks: list[CheckCode], verdicts: Verdicts | None = None) -> list[Step]:
     """The body of checkify_<group>: the group's steps for its `traced: checkify` checks, with value
     bindings read off tracers and each `raise` (with the operand that guards it) turned into a
     `check` step, `_tr_check(predicate, template, values)`. Only the last operand of such a check may
     read a traced value; the ones before it stay Python tests (`has_bound`, `bound_min is None`)."""
     out: list[Step] = []
     traced_names: set[str] = set()
-    for step in group_steps(group, checks):
+    for step in group_steps(group, checks, verdicts):
         if step.kind == "bind":
             source = step.source
             for concrete, traced in TRACED_BINDINGS.items():
@@ -265,7 +275,7 @@ def traced_steps(group: Group, checks: list[CheckCode]) -> list[Step]:
             moved = [Step(s.kind, guard.indent, s.name, s.source) for s in out[last:]]  # message-only reads
             del out[last:]
             out += moved
-            shown = [f.name for f in template.parse(step.check.entry.message).fields]
+            shown = [f.name for f in step.check.entry.verdicts.template(step.check.entry.message).fields]
             if not set(shown) <= traced_names:
                 raise ValueError(f"{step.check.entry.code}: a traced check's message may show traced values only, not {sorted(set(shown) - traced_names)}")
             values = ", ".join(f"{name!r}: {name}" for name in dict.fromkeys(shown))
@@ -282,10 +292,10 @@ def suggestion_lambdas(entry: Entry, kernel_map) -> list[tuple[str, str]]:
     for sources in kernels.suggestion_sources(entry, kernel_map, only=entry.kernel or ""):  # the values our own kernel takes
         for label, source in sources.items():
             try:
-                names = sorted(expr.check(source, entry.params.keys()).names)
-                body = python_expression(source, entry.params.keys())
+                checked = entry.verdicts.expression(source, entry.params.keys())
             except expr.ExprError:
                 continue
+            names, body = sorted(checked.names), python_expression(checked)
             out.append((label, f"lambda {', '.join([*names, '**_'])}: {body}"))
     return out
 
@@ -296,12 +306,12 @@ def validators(catalogue: Catalogue) -> dict[str, str]:
         return {}
     entries = [e for e in catalogue.entries if not e.explain_only]
     checks = {e.code: check_code(e) for e in entries}
-    groups = [(g, group_steps(g, [checks[c] for c in g.checks])) for g in settings.groups.values()]
+    groups = [(g, group_steps(g, [checks[c] for c in g.checks], catalogue.verdicts)) for g in settings.groups.values()]
     for entry in entries:
         for name in (*entry.params, entry.class_name):
             if keyword.iskeyword(name):
                 raise ValueError(f"{entry.code}: {name!r} is a Python keyword")
-    traced_groups = [(g, traced_steps(g, [checks[c] for c in g.checks if checks[c].entry.traced == "checkify"]))
+    traced_groups = [(g, traced_steps(g, [checks[c] for c in g.checks if checks[c].entry.traced == "checkify"], catalogue.verdicts))
                      for g in settings.groups.values() if any(checks[c].entry.traced == "checkify" for c in g.checks)]
     check_bodies = {code: check_steps(check) for code, check in checks.items()}
     suggestions = {e.code: suggestion_lambdas(e, catalogue.kernels) for e in entries}

@@ -15,7 +15,7 @@ def _hook(previous):
     def excepthook(exc_type, exc, tb):
         previous(exc_type, exc, tb)  # the traceback first, untouched
         try:
-            from errkit.explain.exceptions import for_exception
+            from errkit.explain.hooks import for_exception
             from errkit.explain.render import Style
 
             if exc is not None and exc.__traceback__ is None:

@@ -10,7 +10,7 @@ def _after_cell(result) -> None:
     if exc is None:
         return
     try:
-        from errkit.explain.exceptions import for_exception
+        from errkit.explain.hooks import for_exception
 
         text = for_exception(exc, "text")
         if not text:

@@ -26,7 +26,7 @@ def _enabled(config) -> bool:
 def pytest_runtest_makereport(item, call):
     report = yield
     if report.failed and call.excinfo is not None and _enabled(item.config):
-        from errkit.explain.exceptions import for_exception
+        from errkit.explain.hooks import for_exception
 
         text = for_exception(call.excinfo.value, "text")
         if text:

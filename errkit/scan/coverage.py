@@ -5,6 +5,10 @@ from __future__ import annotations
 import re
 
 from errkit.core import UsageError, template, values
+from errkit.explain.matching.approximate import shortlist
+from errkit.explain.matching.around import match_location
+from errkit.explain.matching.keys import candidates
+from errkit.explain.matching.line import match_line
 from errkit.scan.messages import parse_template
 from errkit.scan.sites import Site
 
@@ -37,7 +41,7 @@ class Coverage:
 
     def covered_by(self, site: Site) -> str | None:
         if not site.template:
-            found = self.index.match_location(site.abspath, site.bare_function, site.line)
+            found = match_location(self.index, site.abspath, site.bare_function, site.line)
             return found.code if found else ("generated" if site.generated else None)
         texts = renderings(site)
         located = self.located_in(site.abspath)
@@ -66,7 +70,7 @@ class Coverage:
         every = self._every_rendering()
         if not all(piece in every for piece in pieces):
             return None  # a piece no wording's rendering holds: none reads (most sites of a package)
-        asked = dict.fromkeys([*self.index.candidates(texts[0]), *self.index.shortlist(" ".join(tpl.literals))])
+        asked = dict.fromkeys([*candidates(self.index, texts[0]), *shortlist(self.index, " ".join(tpl.literals))])
         rendered = [(i, text) for i in asked if (text := self._sample_rendering(i)) is not None]
         return next((self.index.wordings[i]["code"] for i, text in rendered if _reads(pieces, text)), None)
 
@@ -109,11 +113,11 @@ class Coverage:
     def code_for(self, site: Site, text: str, located: bool = True) -> str | None:
         """The code of the wording that reads `text` whole; `located`: whether the site's file has
         wordings recognised by their raise site (see located_in)."""
-        found = self.index.match_line(text)
+        found = match_line(self.index, text)
         if found is not None and re.fullmatch(found.wording["regex"], text):
             return found.code
         # a message with no fixed text is recognised by its raise site
-        found = self.index.match_location(site.abspath, site.bare_function, site.line, site.base, text) if located else None
+        found = match_location(self.index, site.abspath, site.bare_function, site.line, site.base, text) if located else None
         return found.code if found is not None else None
 
     def located_in(self, path: str) -> bool:
@@ -143,7 +147,7 @@ class Coverage:
         """
         fields = parse_template(site.template).fields
         out = []
-        for i in dict.fromkeys(i for text in texts[:1] for i in self.index.candidates(text)):
+        for i in dict.fromkeys(i for text in texts[:1] for i in candidates(self.index, text)):
             captures = self.index.wordings[i]["captures"]
             if len(captures) != len(fields):
                 continue
@@ -162,7 +166,7 @@ def _fixed_words(site: Site) -> bool:
 
 
 def load_index(path: str | None):
-    from errkit.explain.match import INDEX_FILE, Index
+    from errkit.explain.matching.index import INDEX_FILE, Index
 
     try:
         return Index.load(path or INDEX_FILE)

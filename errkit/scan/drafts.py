@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 from errkit.core import expr, template
 from errkit.catalogue import spec
+from errkit.catalogue.vetting import vet
 from errkit.scan.coverage import renderings
 from errkit.scan.messages import escape, parse_template
 from errkit.scan.sites import Site
@@ -94,7 +95,7 @@ def find_examples(check: str, types: dict[str, str]) -> tuple[dict, dict] | None
 @functools.lru_cache(maxsize=1024)
 def _find_examples(check: str, typed: tuple) -> tuple[dict, dict] | None:
     types = dict(typed)
-    names = sorted(expr.check(check, types).names)
+    names = sorted(vet(check, types).names)
     pools = [example_candidates(types[n]) for n in names]
     bad = good = None
     for env in _example_envs(names, pools):

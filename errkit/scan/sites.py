@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from errkit.core import expr, helpers, template
-from errkit.catalogue.lint import reserved_name
+from errkit.catalogue.entry_rules import reserved_name
 from errkit.catalogue.naming import guess_type, param_name
+from errkit.catalogue.vetting import vet
 from errkit.scan.files import Skip, display_path, gc_paused, is_generated, parse_source, python_files, read_source
 from errkit.scan.messages import Chain, MessageBuilder, field_text, parse_template
 
@@ -43,7 +44,7 @@ class Site:
     generated: bool
     params: dict[str, str] = field(default_factory=dict)  # param -> type
     param_of: dict[str, str] = field(default_factory=dict)  # field expression -> param
-    check: str | None = None  # the invariant, over params, when expr.check accepts it
+    check: str | None = None  # the invariant, over params, when it is vetted (errkit/catalogue/vetting.py)
     covered_by: str | None = None
 
     line = property(lambda self: self.raw.line)
@@ -359,10 +360,10 @@ def assign_params(site: Site, parsed: dict | None = None) -> None:
         if site.params[name] == "str":
             site.params[name] = "int"
     if any(isinstance(n, ast.Name) and n.id not in site.params and n.id not in helpers.HELPERS for n in nodes):
-        return  # names the message does not print: expr.check would refuse them (quicker to see here)
+        return  # names the message does not print: vetting would refuse them (quicker to see here)
     source = ast.unparse(tree)
     try:
-        expr.check(source, site.params)
+        vet(source, site.params)
     except expr.ExprError:
         return
     site.check = source

@@ -21,7 +21,7 @@ pytest.importorskip("jax")
 sys.path[:0] = [str(Path(__file__).parents[1]), str(Path(__file__).parents[2])]  # as a script: verify/, support.py, kernel/
 import verify  # noqa: E402
 from errkit.core import suggest  # noqa: E402
-from errkit.explain.match import Index  # noqa: E402
+from errkit.explain.matching.index import Index  # noqa: E402
 from support import bundled_catalogue, explain_first, pasted_text  # noqa: E402
 
 for module in pkgutil.iter_modules(verify.__path__):

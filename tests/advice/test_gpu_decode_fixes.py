@@ -56,7 +56,7 @@ def test_ra510_ra511_offer_only_power_of_two_splits_or_a_pad():
     assert got["k_seq_len padded to k_splits power-of-two splits"] == [1024]
     got = _values("AssertionError: k_seq_len=100 divided by k_splits=10 must be >= 16.")
     assert got["k_splits giving power-of-two splits of >= 16 keys (none: pad k_seq_len)"] == []
-    assert got["k_seq_len padded to k_splits power-of-two splits"] == 160
+    assert got["k_seq_len padded to k_splits power-of-two splits"] == [160]
     assert not _raises(decode, 1024, 16) and not _raises(decode, 160, 10)
 
 

@@ -18,7 +18,7 @@ import jax  # noqa: E402
 from jax.sharding import AbstractMesh  # noqa: E402
 
 from errkit.core import suggest  # noqa: E402
-from errkit.explain.match import Index  # noqa: E402
+from errkit.explain.matching.index import Index  # noqa: E402
 from kernel import _validators  # noqa: E402
 from kernel.pallas_attention import _MIN_BLOCK, _next_pow2  # noqa: E402
 

@@ -18,7 +18,7 @@ sys.path[:0] = [str(Path(__file__).parents[1])]
 from verify import splash as S  # noqa: E402
 
 from errkit.core import suggest  # noqa: E402
-from errkit.explain.match import Index  # noqa: E402
+from errkit.explain.matching.index import Index  # noqa: E402
 from support import bundled_catalogue  # noqa: E402
 
 LOWERING = "Pallas TPU lowering"

@@ -61,7 +61,7 @@ SHARED = {"RA102", "RA103", "RA105", "RA223", "RA521"}
 
 
 def _wording_known(code: str, text: str) -> bool:
-    from errkit.explain.match import Index
+    from errkit.explain.matching.index import Index
 
     index = Index.load()
     return code in index.entries and any(
@@ -510,7 +510,7 @@ def test_every_case_has_its_own_code_or_a_shared_one():
     # and splash metadata invariants (RA799).
     unreachable = {"RA649", "RA668", "RA669", "RA699", "RA799"}
     from errkit.catalogue import releases
-    from errkit.explain.match import Index
+    from errkit.explain.matching.index import Index
 
     # Entries whose every wording only older jax releases raise are held to those releases by
     # tests/catalogue/test_release_ranges.py (the harvested wordings), not by an error raised here.

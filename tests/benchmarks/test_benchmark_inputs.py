@@ -86,12 +86,13 @@ def test_every_exact_query_of_the_scaling_benchmark_is_recognised_alone():
     """bench_explain's scaling rows assert each query finds its entry; a wording recognised only at
     its raise site (located_only) is left out of them (it crashed the benchmark before)."""
     import bench_explain
-    from errkit.explain import match
+    from errkit.explain.matching.index import Index
+    from errkit.explain.matching.chunks import explain_chunks
 
     base = catalogues.grown(100)  # as the benchmark builds it
     exact, _ = bench_explain._queries(base)
-    index = match.Index(json.loads(json.dumps(index_gen.build(base))))
-    missed = [(code, text) for code, text in exact if [f.match.code for f in match.explain_chunks(index, [text])[0]][:1] != [code]]
+    index = Index(json.loads(json.dumps(index_gen.build(base))))
+    missed = [(code, text) for code, text in exact if [f.match.code for f in explain_chunks(index, [text])[0]][:1] != [code]]
     assert len(exact) > 100 and not missed, missed[:5]
 
 

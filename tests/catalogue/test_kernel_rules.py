@@ -16,7 +16,7 @@ from errkit.catalogue import kernels
 from errkit.generate import index as index_gen
 from errkit.generate import site
 from errkit.catalogue.load import load
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from support import CATALOG, FIXTURES
 
 FIXTURE = FIXTURES / "kernels"

@@ -11,7 +11,7 @@ import shutil
 from errkit.catalogue import ledger
 from errkit.catalogue.load import load
 from errkit.explain import command
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.generate import index as index_gen
 from errkit.generate import site
 from support import FIXTURES

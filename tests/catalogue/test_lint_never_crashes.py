@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from errkit.catalogue import lint, load
+from errkit.catalogue import entry_rules, lint, load
 from support import FIXTURES, errkit_subprocess
 
 GATE = FIXTURES / "gate"
@@ -120,7 +120,7 @@ def test_a_failing_check_is_a_finding_naming_it(tmp_path, monkeypatch):
         yield from ()
         raise KeyError("planted")
 
-    monkeypatch.setattr(lint, "ENTRY_RULES", (planted, *lint.ENTRY_RULES))
+    monkeypatch.setattr(lint, "ENTRY_RULES", (planted, *entry_rules.ENTRY_RULES))
     _, findings = lint.lint(tmp_path / "catalog")
     crashed = [f for f in findings if f.rule == "internal-lint-error"]
     assert [(Path(f.path).name, f.line) for f in crashed] == [("XX101-first.yaml", 1)]

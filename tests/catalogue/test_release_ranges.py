@@ -19,7 +19,10 @@ import pytest
 
 from errkit.catalogue import releases
 from errkit.core import values
-from errkit.explain.match import Index
+from errkit.explain.matching.blocks import scan
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.around import match_location
+from errkit.explain.matching.keys import candidates
 from errkit.scan.messages import parse_template
 from errkit.scan.sites import RawSite, Site, assign_params
 from support import CATALOG, ROOT, bundled_catalogue
@@ -98,7 +101,7 @@ def raised(text: str, site: dict):
     (explain tells wordings of several entries with the same text apart by it)."""
     frame = f'  File "/venv/lib/python3.11/site-packages/{site["path"]}", line {site["at"][-1][2]}, in {site["function"].rsplit(".", 1)[-1]}'
     traceback = f"Traceback (most recent call last):\n{frame}\n    raise\n{site['exception']}: {text}\n"
-    return next(iter(index().scan(traceback)), None)
+    return next(iter(scan(index(), traceback)), None)
 
 
 def one_line(text: str) -> str:
@@ -114,7 +117,7 @@ def value_sets(site: Site, fixed: dict) -> list[dict]:
     fixed = {k: v for k, v in fixed.items() if not isinstance(v, Typed)}
     first = render(site.template, {k: fixed.get(k, values.sample(t, i)) for i, (k, t) in enumerate(type_sets[0].items())})
     fields = parse_template(site.template).fields
-    for i in dict.fromkeys(index().candidates(one_line(first or "")) if len(type_sets[0]) > len(fixed) else ()):
+    for i in dict.fromkeys(candidates(index(), one_line(first or "")) if len(type_sets[0]) > len(fixed) else ()):
         captures = index().wordings[i]["captures"]
         if len(captures) == len(fields):
             typed: dict[str, str] = {}
@@ -155,7 +158,7 @@ def recognise(template: str, site: dict) -> list[Outcome]:
             text = one_line(raw)
             found = raised(text, site) if text else None
             if found is None or not found.exact or not re.fullmatch(found.wording["regex"], text):
-                found = index().match_location(s.abspath, s.bare_function, s.line, s.base, text)
+                found = match_location(index(), s.abspath, s.bare_function, s.line, s.base, text)
             if found is None:
                 best = best or Outcome(None, text, [], [])
                 continue
@@ -384,7 +387,7 @@ def test_the_explain_path_imports_no_packaging():
     import subprocess
     import sys
 
-    code = ("import sys, errkit.cli, errkit.explain.command, errkit.explain.match; "
+    code = ("import sys, errkit.cli, errkit.explain.command, errkit.explain.matching.index; "
             "errkit.explain.command.run(['head_dim=64 should be a multiple of 128'], as_json=True, show_all=False); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('packaging', 'ruamel', 'jinja2', 'jax')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from errkit.catalogue import lint, rules
+from errkit.catalogue import entry_rules, lint, rules
 from errkit.catalogue.load import load
 from errkit.catalogue.model import Finding
 from errkit.core import UsageError
@@ -22,7 +22,8 @@ PACKAGE = ROOT / "errkit"
 
 # The calls that carry a rule name, and the position of that argument (or its keyword, `rule`).
 RULE_ARGUMENT = {"Finding": 3, "Problem": 1, "ExprError": 0, "WordingError": 0}
-LINT_HELPERS = {"at": 2, "finding": 1}  # errkit/catalogue/lint.py's own constructors of Findings
+LINT_HELPERS = {"at": 2, "finding": 1}  # lint's own constructors of Findings (entry_rules.at, lint.groups' finding)
+LINT_MODULES = ("catalogue.lint", "catalogue.entry_rules")
 
 
 def _callee(call: ast.Call) -> str | None:
@@ -54,13 +55,13 @@ def rule_names_in_source() -> tuple[list[tuple[str, str, str, int]], list[str]]:
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE)
         module = ".".join(rel.with_suffix("").parts)
-        calls = dict(RULE_ARGUMENT, **(LINT_HELPERS if module == "catalogue.lint" else {}))
+        calls = dict(RULE_ARGUMENT, **(LINT_HELPERS if module in LINT_MODULES else {}))
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for top in tree.body:
             owner = top.name if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else "<module>"
             passing_through = set()  # functions whose parameter `rule` is passed on: their callers are scanned
             for node in ast.walk(top):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in calls and module == "catalogue.lint":
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in calls and module in LINT_MODULES:
                     passing_through.add(node)
             for node in ast.walk(top):
                 if not (isinstance(node, ast.Call) and _callee(node) in calls):
@@ -89,7 +90,8 @@ def test_every_rule_name_is_written_where_it_is_decided():
 
 def test_the_scan_sees_the_rules_of_every_module_that_reports_them():
     modules = {where.rpartition(".")[0] for _, where, _, _ in SOURCE}
-    assert {"catalogue.lint", "catalogue.load", "catalogue.spec", "catalogue.wordings", "catalogue.kernels", "core.expr"} <= modules
+    assert {"catalogue.lint", "catalogue.entry_rules", "catalogue.load", "catalogue.spec", "catalogue.wordings", "catalogue.kernels",
+            "core.expr"} <= modules
     assert len(SOURCE) > 60
 
 
@@ -165,10 +167,11 @@ def test_each_fixture_is_reported_with_its_rule_at_its_line(fixture: Path, run_c
 def test_entry_rules_read_the_kernels_they_are_given():
     entry = load(FIXTURES / "lint" / "unknown-kernel").entries[0]
     tiles = load(FIXTURES / "kernels").kernels["tiles"]
-    assert [f.rule for f in lint.kernel_use(entry, lint.Context(kernels={}))] == ["unknown-kernel"]
-    assert list(lint.kernel_use(entry, lint.Context(kernels={"tiles": tiles}))) == []
-    assert [f.rule for f in lint.kernel_use(entry, lint.Context(kernels={}))] == ["unknown-kernel"]  # nothing left behind
-    assert not [name for name, value in vars(lint).items() if isinstance(value, (dict, list, set)) and not name.startswith("__")]
+    assert [f.rule for f in entry_rules.kernel_use(entry, entry_rules.Context(kernels={}))] == ["unknown-kernel"]
+    assert list(entry_rules.kernel_use(entry, entry_rules.Context(kernels={"tiles": tiles}))) == []
+    assert [f.rule for f in entry_rules.kernel_use(entry, entry_rules.Context(kernels={}))] == ["unknown-kernel"]  # nothing left behind
+    for module in (lint, entry_rules):
+        assert not [name for name, value in vars(module).items() if isinstance(value, (dict, list, set)) and not name.startswith("__")]
 
 
 # -- the README's list -----------------------------------------------------------------------------

@@ -16,15 +16,15 @@ import pytest
 from support import ROOT, bundled_catalogue
 from errkit.core import index_format
 from errkit.core.regex import Lazy
-from errkit.explain import match
+from errkit.explain.matching.index import Index
 from errkit.generate import index as index_module
-from errkit.generate import browser, site
+from errkit.generate import assets, site
 
 CATALOGUE = bundled_catalogue()
 SOURCE_JS = ROOT / "errkit" / "generate" / "site_assets" / "match.js"
 PAGE = ROOT / "site" / "docs" / "contributing" / "index-format.md"
 # what explain's index cache (errkit/explain/registry.py) adds to the records it reads
-CACHE_KEYS = {"blob", "catalogues", "numbered", "plan", "vetted", "printed"}  # explain's index cache adds them (registry._prepared)
+CACHE_KEYS = {"blob", "catalogues", "numbered", "plan", "vetted", "printed"}  # explain's index cache adds them (matching/index.py prepared)
 
 
 # -- a light module of the core ---------------------------------------------------------------------
@@ -69,28 +69,34 @@ def test_generate_never_imports_the_explain_side():
 
 
 def test_the_matcher_uses_the_formats_own_objects():
-    for name in index_format.JS_CONSTANTS[1:] + index_format.JS_PATTERNS:
-        if hasattr(match, name):
-            assert getattr(match, name) is getattr(index_format, name), name
-    assert match.Index({"entries": {}, "wordings": [{"regex": "a b", "key": "b"}]}).regex(0, True).pattern == \
+    import importlib
+
+    rooms = [importlib.import_module(f"errkit.explain.matching.{path.stem}")
+             for path in (ROOT / "errkit" / "explain" / "matching").glob("*.py")]
+    shared = [(room, name) for room in rooms for name in index_format.JS_CONSTANTS[1:] + index_format.JS_PATTERNS
+              if hasattr(room, name)]
+    assert len(shared) > 10
+    for room, name in shared:
+        assert getattr(room, name) is getattr(index_format, name), (room.__name__, name)
+    assert Index({"entries": {}, "wordings": [{"regex": "a b", "key": "b"}]}).regex(0, True).pattern == \
         index_format.at_line_end("a b")
 
 
 def _record_keys() -> set[str]:
     f = index_format
-    return set(f.TOP_KEYS + f.ENTRY_KEYS + f.ENTRY_OPTIONAL_KEYS + f.PARAM_KEYS + f.FIX_KEYS + f.FIX_OPTIONAL_KEYS + f.READ_KEYS
+    return set(f.TOP_KEYS + f.ENTRY_KEYS + f.ENTRY_OPTIONAL_KEYS + f.PARAM_KEYS + f.FIX_KEYS + f.FIX_OPTIONAL_KEYS + f.CASE_KEYS + f.READ_KEYS
                + f.WORDING_KEYS + f.RELEASES_KEYS + f.KERNEL_KEYS + f.KERNEL_OPTIONAL_KEYS)
 
 
 def test_the_matcher_reads_only_keys_of_the_format():
-    tree = ast.parse((ROOT / "errkit" / "explain" / "match.py").read_text())
     read = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
-            read.add(node.slice.value)
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args
-                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            read.add(node.args[0].value)
+    for path in (ROOT / "errkit" / "explain" / "matching").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                read.add(node.slice.value)
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                read.add(node.args[0].value)
     assert read and read <= _record_keys() | CACHE_KEYS, read - _record_keys() - CACHE_KEYS
 
 
@@ -107,7 +113,7 @@ def test_every_record_has_the_formats_keys():
     with pytest.raises(ValueError, match="entry"):
         index_module.checked({**data, "entries": {"X": entry}})
 
-    shown = browser.site_index(CATALOGUE)
+    shown = assets.site_index(CATALOGUE)
     assert tuple(shown) == index_format.TOP_KEYS + index_format.SITE_TOP_KEYS
     for entry in shown["entries"].values():
         optional = tuple(k for k in index_format.ENTRY_OPTIONAL_KEYS if k in entry)
@@ -118,7 +124,7 @@ def test_every_record_has_the_formats_keys():
 
 
 def _match_js() -> str:
-    return browser.static_assets()["match.js"]
+    return assets.static_assets()["match.js"]
 
 
 def test_a_changed_constant_changes_the_javascript(monkeypatch):
@@ -140,9 +146,9 @@ def test_match_js_reads_every_shared_name_from_format_and_copies_none():
     read = set(re.findall(r"\bFORMAT\.([A-Z_]+)\b", source))
     shared = set(index_format.JS_CONSTANTS + index_format.JS_PATTERNS)
     assert read == shared - {"VERSION"}, (read ^ (shared - {"VERSION"}))
-    assert browser.FORMAT_LINE in source
+    assert assets.FORMAT_LINE in source
     # no hand copy of a constant: tagged copies (`// match.SHORTLIST`) and the values themselves
-    assert not re.findall(r"// (?:match|explain)\.[A-Z_]{2,}\b", source)
+    assert not re.findall(r"// (?:match|matching|explain)\.[A-Z_]{2,}\b", source)
     for name in index_format.JS_CONSTANTS:
         value = getattr(index_format, name)
         if isinstance(value, int) and value > 9:
@@ -152,13 +158,16 @@ def test_match_js_reads_every_shared_name_from_format_and_copies_none():
 
 
 def test_match_js_names_only_python_that_exists():
-    """A `// match.X` comment says which Python a piece of match.js ports: X must exist there."""
-    names = re.findall(r"//.*?\bmatch\.([A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_])", SOURCE_JS.read_text())
+    """A `// matching.ROOM.X` comment says which Python of errkit/explain/matching/ a piece of
+    match.js ports: X must exist there."""
+    import importlib
+
+    names = re.findall(r"//.*?\bmatching\.([a-z]+)\.([A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_])", SOURCE_JS.read_text())
     assert len(names) > 20
-    for dotted in names:
-        obj = match
+    for room, dotted in names:
+        obj = importlib.import_module(f"errkit.explain.matching.{room}")
         for part in dotted.split("."):
-            assert hasattr(obj, part), f"match.js names match.{dotted}, which errkit/explain/match.py does not have"
+            assert hasattr(obj, part), f"match.js names matching.{room}.{dotted}, which errkit/explain/matching/ does not have"
             obj = getattr(obj, part)
 
 
@@ -196,7 +205,7 @@ def test_the_format_page_gives_every_limit_and_pattern():
     want = [(name, json.dumps(getattr(index_format, name))) for name in index_format.JS_CONSTANTS if name != "VERSION"]
     assert rows == want, "\n".join(f"| `{n}` | `{v}` |" for n, v in want)
     (block,) = re.findall(r"```text\n(.*?)```", sections["Patterns"], flags=re.S)
-    js = dict(browser.js_format())
+    js = dict(assets.js_format())
     width = max(map(len, index_format.JS_PATTERNS))
     lines = [f"{name:<{width}}  /{source}/u" for name in index_format.JS_PATTERNS
              for source in ([js[name]] if isinstance(js[name], str) else js[name])]
@@ -206,3 +215,10 @@ def test_the_format_page_gives_every_limit_and_pattern():
 def test_the_format_page_is_in_the_sites_nav():
     nav = (ROOT / "site" / "mkdocs.yml").read_text().split("\nnav:\n", 1)[1]
     assert f": {PAGE.relative_to(ROOT / 'site' / 'docs').as_posix()}\n" in nav
+
+
+def test_line_breaks_are_where_str_splitlines_cuts():
+    """LINE_BREAKS is what the browser's matcher cuts a JSON string's text at, for Python's
+    str.splitlines() (planted: U+2028 left out -> fails)."""
+    cuts = tuple(c for c in map(chr, range(0x110000)) if len(f"a{c}b".splitlines()) == 2)
+    assert cuts == index_format.LINE_BREAKS

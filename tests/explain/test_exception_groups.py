@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from errkit.explain import command
-from errkit.explain.match import raise_statement
+from errkit.explain.matching.text import raise_statement
 
 GROUP = Path(__file__).parents[1] / "fixtures" / "texts" / "tokamax-exception-group.txt"
 

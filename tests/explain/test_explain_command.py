@@ -11,7 +11,8 @@ from support import ROOT, bundled_catalogue, errkit_subprocess, explain_first
 from errkit.explain import command, render
 from errkit.catalogue import wordings
 from errkit.core import values
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.blocks import scan
 
 CATALOGUE = bundled_catalogue()
 WORDINGS = [w for e in CATALOGUE.entries for w in wordings.wordings(e) if w.variant.message]  # empty ones: test_upstream_*
@@ -88,7 +89,7 @@ def _expected(params, wording):
 
 def location_gated(wording) -> bool:
     """No fixed text, or `located_only`: explain finds it only by the raise site of a traceback's last frame."""
-    from errkit.catalogue.lint import has_fixed_text
+    from errkit.catalogue.entry_rules import has_fixed_text
 
     return bool(wording.variant.location) and (not has_fixed_text(wording.variant.message) or wording.variant.located_only)
 
@@ -331,7 +332,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
 
 
 def test_empty_messages_match_the_most_specific_location_of_the_same_exception():
-    from errkit.explain.match import Index
+    from errkit.explain.matching.index import Index
 
     def wording(code, location, exception):
         return {"code": code, "variant": 0, "template": "", "source": "s", "exception": exception, "location": location,
@@ -343,10 +344,10 @@ def test_empty_messages_match_the_most_specific_location_of_the_same_exception()
         wording("NIE", "pkg/kernel.py in fwd", "NotImplementedError"),
     ]})
     tb = 'Traceback (most recent call last):\n  File "/x/site-packages/pkg/kernel.py", line 12, in {func}\n    assert ok\n{exc}\n'
-    assert index.scan(tb.format(func="fwd", exc="AssertionError")).__next__().code == "FUNC"
-    assert index.scan(tb.format(func="bwd", exc="AssertionError")).__next__().code == "FILE"
-    assert index.scan(tb.format(func="fwd", exc="NotImplementedError")).__next__().code == "NIE"
-    assert list(index.scan(tb.format(func="fwd", exc="ValueError"))) == []
+    assert scan(index, tb.format(func="fwd", exc="AssertionError")).__next__().code == "FUNC"
+    assert scan(index, tb.format(func="bwd", exc="AssertionError")).__next__().code == "FILE"
+    assert scan(index, tb.format(func="fwd", exc="NotImplementedError")).__next__().code == "NIE"
+    assert list(scan(index, tb.format(func="fwd", exc="ValueError"))) == []
 
 
 def test_a_filtered_jax_traceback_of_an_empty_message_gets_a_hint():

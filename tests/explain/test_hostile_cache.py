@@ -222,7 +222,7 @@ def _discovery_names(tmp_path) -> list[str]:
 
 def _answers(texts) -> list:
     from errkit.explain import registry
-    from errkit.explain.match import INDEX_FILE, Index
+    from errkit.explain.matching.index import INDEX_FILE, Index
     from errkit.explain.matcher import Matcher
 
     index = Index(registry.merged_cached(registry.sources(bundled=INDEX_FILE)))

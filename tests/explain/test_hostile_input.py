@@ -16,11 +16,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from errkit.explain import match
+from errkit.core.regex import engine
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.blocks import scan
+from errkit.explain.matching.line import match_line
 from errkit.core import expr
 from errkit.catalogue import wordings
 from errkit.catalogue.writing import formatted
-from errkit.generate import render_all
+from errkit.generate.outputs import render_all
 from errkit.catalogue.load import load, plain, yaml
 from support import CATALOG, ROOT, adversarial_lines, bundled_catalogue, errkit_subprocess
 
@@ -32,14 +35,14 @@ WORDINGS = [w for e in CATALOGUE.entries for w in wordings.wordings(e) if w.vari
 
 
 def test_wordings_run_on_a_linear_time_engine():
-    assert match.engine().__name__ == "re2", "google-re2 is a dependency: explain must not fall back to backtracking"
+    assert engine().__name__ == "re2", "google-re2 is a dependency: explain must not fall back to backtracking"
 
 
 @pytest.mark.parametrize("wording", WORDINGS, ids=lambda w: f"{w.entry.code}-v{w.index}")
 def test_adversarial_lines_finish(wording):
-    index = match.Index.load()
+    index = Index.load()
     for line in adversarial_lines(wording, 64 * 1024):
-        list(index.scan(line + "\n"))  # completes: a catastrophic pattern would hang here
+        list(scan(index, line + "\n"))  # completes: a catastrophic pattern would hang here
 
 
 @pytest.mark.parametrize("wording", WORDINGS, ids=lambda w: f"{w.entry.code}-v{w.index}")
@@ -109,9 +112,9 @@ def test_hostile_text_cannot_inject_into_generated_code(tmp_path, run_cli):
     assert "{literal}" in str(info.value) and "{{ 7*7 }}" in str(info.value)  # f-string braces, never evaluated
     assert "49" not in str(info.value)
     index = json.loads((project / "errkit" / "_index.json").read_text())
-    matcher = match.Index(index)
+    matcher = Index(index)
     assert matcher.entries["XX101"]["title"] == HOSTILE_TEXT  # JSON-escaped, round trips exactly
-    found = matcher.match_line("ValueError: " + str(info.value))
+    found = match_line(matcher, "ValueError: " + str(info.value))
     assert found is not None and found.code == "XX101" and found.params == {"x": "'\""}
 
 

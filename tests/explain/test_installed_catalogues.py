@@ -27,7 +27,7 @@ def errkit(*args, cwd, env=None, timeout=300):
 
 def compiled(catalog=SMALL, project=None) -> dict:
     from errkit.explain.registry import catalog_index
-    from errkit.generate import compiled_index
+    from errkit.generate.index import compiled_index
 
     data = catalog_index(catalog, compiled_index)
     if project:

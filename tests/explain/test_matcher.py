@@ -69,7 +69,7 @@ def test_it_pickles_small_and_loads_in_another_process(matcher, tmp_path):
 
 
 def test_an_index_compiled_in_memory_pickles_whole():
-    from errkit.explain.match import INDEX_FILE, Index
+    from errkit.explain.matching.index import INDEX_FILE, Index
 
     loaded = errkit.Matcher(index=Index.load(INDEX_FILE))  # no cache file behind it
     again = pickle.loads(pickle.dumps(loaded))
@@ -137,7 +137,7 @@ def test_a_catalogue_folder(tmp_path):
     shutil.copytree(CATALOG, copy)
     with pytest.raises(UsageError, match="errkit generate"):
         errkit.Matcher(catalog=copy)
-    from errkit.generate import compiled_index
+    from errkit.generate.index import compiled_index
 
     compiled = errkit.Matcher(catalog=copy, compile_catalogue=compiled_index)
     assert compiled.explain_text(MESSAGE)[0]["code"] == "RA105"

@@ -17,7 +17,7 @@ import re
 import pytest
 from site_build import CHROMIUM, CHROMIUM_FLAGS
 
-from errkit.explain import chart, fleet, report
+from errkit.explain import chart, report, triage
 from errkit.explain.matcher import Matcher
 from errkit.explain.render import Style, as_html, as_markdown, format_entry, format_result
 
@@ -72,8 +72,8 @@ def answers() -> list[dict]:
 def doc() -> dict:
     matcher = Matcher()
     log = f"2026-01-02 03:04:05 host={PAYLOAD.split()[0]} {RA105}\n{RA710}\n".encode()
-    summary = fleet.triage(matcher.index, [log], f"logs/{PAYLOAD}.log")
-    found = report.report(matcher.index, [summary, fleet.skipped(f"{PAYLOAD}.bin", f"{PAYLOAD} looks binary")])
+    summary = triage.triage(matcher.index, [log], f"logs/{PAYLOAD}.log")
+    found = report.report(matcher.index, [summary, triage.skipped(f"{PAYLOAD}.bin", f"{PAYLOAD} looks binary")])
     assert found["errors"]
     return hostile(found)
 

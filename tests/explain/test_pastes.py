@@ -8,8 +8,10 @@ import json
 
 import pytest
 
-from errkit.explain import command, match
-from errkit.explain.match import Index
+from errkit.explain import command
+from errkit.core.index_format import PASTE_SIZE
+from errkit.explain.matching.chunks import explain_chunks
+from errkit.explain.matching.index import Index
 from errkit.core.normalise import normalise, original_span, text_encoding
 from support import errkit_subprocess
 
@@ -94,7 +96,7 @@ def test_a_generated_short_log_counts_each_error_once():
     from benchmarks import logs
 
     text, expected = logs.make_log("english", 1500, error_every=40, seed=2)
-    assert len(text.encode()) <= match.PASTE_SIZE
+    assert len(text.encode()) <= PASTE_SIZE
     got = Counter()
     for r in all_results(text):
         if r["confidence"] == "exact":
@@ -177,7 +179,7 @@ NEW = {"dist": "jax", "specifier": ">=0.5", "bounds": [[">=", [0, 5]]], "shown":
 ])
 def test_a_tie_between_entries_goes_to_the_raise_site_then_the_release(context, code):
     index = _twins(OLD, NEW, ("pkg/old/kernel.py:1 in f", "pkg/new/kernel.py:3 in f"))
-    found, _, _ = match.explain_chunks(index, [context + "ValueError: boom 3\n"])
+    found, _, _ = explain_chunks(index, [context + "ValueError: boom 3\n"])
     assert [f.match.code for f in found] == [code]
 
 
@@ -185,7 +187,7 @@ def test_a_tie_broken_on_a_remembered_message_keeps_its_line():
     index = _twins(OLD, NEW, ("pkg/old/kernel.py:1 in f", "pkg/new/kernel.py:3 in f"))
     text = ("ValueError: boom 3\nstep\n"  # the message is remembered here, the tie left unbroken
             'Traceback (most recent call last):\n  File "/venv/site-packages/pkg/new/kernel.py", line 3, in f\nValueError: boom 3\n')
-    found, _, _ = match.explain_chunks(index, [text])
+    found, _, _ = explain_chunks(index, [text])
     assert sorted((f.match.code, f.last_line) for f in found) == [("AA100", 1), ("BB100", 5)]
 
 

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from errkit.explain import prefilter
-from errkit.explain.match import Index, scan_chunks
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.chunks import scan_chunks
+from errkit.explain.matching.keys import Keys
 from errkit.explain.reading import line_chunks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -33,11 +35,11 @@ def _read(index: Index, text: str) -> list[tuple]:
 def _with(engine, tmp_path) -> Index:
     index = Index.load()
     if engine == "re2":
-        index._prefilter = prefilter.Searched(index.locator())
+        index.room(Keys)._prefilter = prefilter.Searched(index.room(Keys).locator())
     else:
         pytest.importorskip("hyperscan")
-        index._prefilter = prefilter.scanned(index._alternatives(), str(tmp_path))  # what `chosen` makes
-        assert index._prefilter is not None and index._prefilter.split is not None
+        made = index.room(Keys)._prefilter = prefilter.scanned(index.room(Keys).alternatives(), str(tmp_path))  # what `chosen` makes
+        assert made is not None and made.split is not None
     return index
 
 
@@ -55,16 +57,16 @@ def test_every_engine_reads_a_log_the_same(kind, tmp_path):
 @pytest.mark.parametrize("engine", prefilter.ENGINES[1:])
 def test_each_key_alone_is_found_by_every_engine(engine, tmp_path):
     fast, index = _with(engine, tmp_path), Index.load()
-    plain = prefilter.Searched(index.locator())
+    plain = prefilter.Searched(index.room(Keys).locator())
     for key in index.keys:
         data = b"2026-11-29 INFO noise\n  at " + key.replace(" ", " \t ").encode("utf-8") + b" end\n"
         assert plain.over(data)(0) is not None, key
-        assert fast._prefilter.over(data)(0) == plain.over(data)(0), key
+        assert fast.room(Keys)._prefilter.over(data)(0) == plain.over(data)(0), key
 
 
 def test_a_database_compiled_before_is_read_from_the_cache(tmp_path):
     pytest.importorskip("hyperscan")
-    alternatives = Index.load()._alternatives()
+    alternatives = Index.load().room(Keys).alternatives()
     assert prefilter._hyperscan(alternatives, str(tmp_path)) is not None
     saved = list(tmp_path.glob("prefilter-*.hs"))
     assert len(saved) == 1
@@ -75,10 +77,10 @@ def test_a_database_compiled_before_is_read_from_the_cache(tmp_path):
 def test_re2_is_chosen_when_asked_or_when_hyperscan_is_missing(monkeypatch):
     index = Index.load()
     monkeypatch.setenv(prefilter.ENV, "re2")
-    assert prefilter.chosen(index._alternatives(), index.locator()).name == "re2"
+    assert prefilter.chosen(index.room(Keys).alternatives(), index.room(Keys).locator()).name == "re2"
     monkeypatch.delenv(prefilter.ENV)
     monkeypatch.setitem(sys.modules, "hyperscan", None)  # not installed
-    assert prefilter.chosen(index._alternatives(), index.locator()).name == "re2"
+    assert prefilter.chosen(index.room(Keys).alternatives(), index.room(Keys).locator()).name == "re2"
 
 
 WHITESPACE_RUNS = (" ", " ", " ", "  ", "\t", "\n", " \n", "\r\n", "\n\n", "\n   ", "\t \f", "\v\v\v")
@@ -96,7 +98,7 @@ def test_single_spaced_scan_finds_the_starts_of_the_alternatives(most, patterns,
     pytest.importorskip("hyperscan")
     import random
 
-    alternatives = Index.load()._alternatives()
+    alternatives = Index.load().room(Keys).alternatives()
     if patterns == "pairs":  # a catalogue too large for run patterns
         monkeypatch.setattr(prefilter, "MAX_RUN_PATTERNS", 0)
     split = prefilter.scanned(alternatives, str(tmp_path))
@@ -122,7 +124,7 @@ def test_a_short_piece_between_two_runs_is_read_over(runs, tmp_path):
     pytest.importorskip("hyperscan")
     from errkit.core.index_format import SPACE
 
-    alternatives = Index.load()._alternatives()
+    alternatives = Index.load().room(Keys).alternatives()
     split = prefilter.scanned(alternatives, str(tmp_path))
     exact = prefilter.Scanned(prefilter._hyperscan(alternatives, str(tmp_path)))
     keys = [a for a in alternatives if len(a.split(SPACE + "+")) == 3

@@ -1,4 +1,4 @@
-"""A pasted traceback printed behind a prefix repeated on each line (errkit/explain/match.py
+"""A pasted traceback printed behind a prefix repeated on each line (errkit/explain/matching/chunks.py
 unprefixed; the paste page's match.js the same, tests/site/test_paste_page_js.py): read as the
 process printed it, so a wording without fixed text is still told by its raise site.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from errkit.explain import command
-from errkit.explain.match import unprefixed
+from errkit.explain.matching.chunks import unprefixed
 
 GROUP = Path(__file__).parents[1] / "fixtures" / "texts" / "tokamax-exception-group.txt"
 

@@ -30,6 +30,13 @@ def _outcomes() -> dict:
     return {c["id"]: report.judge(c) for c in CASES}
 
 
+def _marked(cases: list[dict]) -> list:
+    """Each case as a test parameter; one with a `known_miss` a strict expected failure whose reason
+    is that field: visible in every run, and a fix turns it red until the field is removed."""
+    return [pytest.param(c, id=c["id"], marks=[pytest.mark.xfail(strict=True, reason=c["known_miss"])] if c.get("known_miss") else [])
+            for c in cases]
+
+
 def test_corpus_size():
     assert len(POSITIVES) >= 150, f"{len(POSITIVES)} positive cases"
     assert len(NEGATIVES) >= 50, f"{len(NEGATIVES)} negative cases"
@@ -74,6 +81,23 @@ def test_no_case_is_a_rendering_of_a_catalogue_wording():
     assert not copies, f"cases equal to a catalogue rendering: {copies}"
 
 
+ISSUE_51 = [c for c in POSITIVES if c["_file"] == "issue51-collected.yaml"]
+
+
+@pytest.mark.parametrize("case", _marked(ISSUE_51))
+def test_each_issue_51_text_is_exact_with_its_values(case):
+    """Issue 51's texts one by one (tests/realworld/cases/issue51-collected.yaml): exact, the expected
+    code, every value the text shows."""
+    outcome = _outcomes()[case["id"]]
+    assert outcome["exact_right"], (outcome["got"], outcome["confidence"], outcome["wrong_values"])
+
+
+def test_known_misses_say_what_is_missed():
+    for c in CASES:
+        if "known_miss" in c:
+            assert str(c["known_miss"]).startswith("phase 2: ") and len(c["known_miss"]) > 30, c["id"]
+
+
 def test_positive_target():
     """The issue's target: at least 95 % of positives exact with the expected code and every value."""
     outcomes = _outcomes()
@@ -84,7 +108,7 @@ def test_positive_target():
         f"{len(good)}/{len(POSITIVES)} exact with every value right; failing: {failing}")
 
 
-@pytest.mark.parametrize("case", NEGATIVES, ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", _marked(NEGATIVES))
 def test_no_false_exact_match_on_negatives(case):
     outcome = _outcomes()[case["id"]]
     assert not outcome["false_exact"], f"false exact match: {outcome['got']} for {case['text']!r}"

@@ -24,7 +24,7 @@ def test_the_records_are_the_index_formats():
 
 def test_every_index_errkit_generates_passes():
     from errkit.explain.registry import catalog_index
-    from errkit.generate import compiled_index
+    from errkit.generate.index import compiled_index
 
     data = screen.read(str(ROOT / "errkit" / "_index.json"))
     assert len(data["entries"]) > 100 and all(isinstance(e, dict) for e in data["entries"].values())
@@ -35,7 +35,7 @@ def test_every_index_errkit_generates_passes():
 @pytest.fixture(scope="module")
 def small() -> str:
     from errkit.explain.registry import catalog_index
-    from errkit.generate import compiled_index
+    from errkit.generate.index import compiled_index
 
     return json.dumps(catalog_index(FIXTURES / "kernels", compiled_index))
 

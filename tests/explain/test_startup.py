@@ -18,7 +18,10 @@ import re2
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from errkit.explain import registry, command, match
+from errkit.explain import registry, command
+from errkit.core.index_format import HEADER
+from errkit.explain.matching.index import INDEX_FILE, Index, numbered
+from errkit.explain.matching import around
 from errkit.core import suggest
 from errkit.core import helpers, regex, values
 from errkit.core.regex import PY_SPACE, escape
@@ -111,15 +114,15 @@ def _header(pattern, text: str):
 def test_header_is_read_after_each_character_it_was(before):
     for text in (f"{before}ValueError: boom", f"log{before}jax.errors.TracerError", f"{before}Exception:x"):
         expected = _header(LOOKBEHIND_HEADER, text)
-        assert _header(re.compile(match.HEADER.pattern), text) == expected
-        assert _header(re2.compile(match.HEADER.pattern), text) == expected
+        assert _header(re.compile(HEADER.pattern), text) == expected
+        assert _header(re2.compile(HEADER.pattern), text) == expected
 
 
 @given(st.lists(st.sampled_from(PIECES), max_size=12).map("".join))
 def test_header_without_lookbehind_finds_what_it_found(text):
     expected = _header(LOOKBEHIND_HEADER, text)
-    assert _header(re.compile(match.HEADER.pattern), text) == expected
-    assert _header(re2.compile(match.HEADER.pattern), text) == expected
+    assert _header(re.compile(HEADER.pattern), text) == expected
+    assert _header(re2.compile(HEADER.pattern), text) == expected
 
 
 @given(st.text(alphabet=st.sampled_from("abc_.()[]{}?*+-|^$\\&~# \t\n\r\v\f:'\"é"), max_size=20))
@@ -148,7 +151,7 @@ def test_an_identifier_starting_with_a_name_is_found_without_a_regex(text, name)
     from errkit.explain.ahead import Ahead
 
     data = b"\xff9" + text.encode("utf-8") + b"x\xc3"
-    assert match._starts_identifier_in(Ahead(data), 2, len(data) - 2, name) == any(w.startswith(name) for w in words)
+    assert around.starts_identifier_in(Ahead(data), 2, len(data) - 2, name) == any(w.startswith(name) for w in words)
 
 
 def test_a_small_pattern_moves_to_pythons_re_once_it_is_loaded():
@@ -161,7 +164,7 @@ def test_a_small_pattern_moves_to_pythons_re_once_it_is_loaded():
 
 
 def _suggest_cases():
-    index = match.Index.load()
+    index = Index.load()
     for code in index.entries:
         entry = index.entries[code]
         params = {name: values.sample(p["type"], seed) for seed, (name, p) in enumerate(entry["params"].items())}
@@ -174,7 +177,7 @@ def test_vetted_suggestions_compute_what_vetting_again_computes(tmp_path, monkey
     """Every suggest expression of the bundled catalogue, with every param, then with each one
     missing: the cache's compiled code gives the answer `expr.evaluate` gives."""
     monkeypatch.setenv("ERRKIT_CACHE_DIR", str(tmp_path))
-    index = match.Index(registry.merged_cached(registry.sources(bundled=match.INDEX_FILE)))
+    index = Index(registry.merged_cached(registry.sources(bundled=INDEX_FILE)))
     assert isinstance(index.data.get("blob"), registry.CacheFile), "read from the cache"
     cases = list(_suggest_cases())
     assert len(cases) > 100
@@ -187,8 +190,8 @@ def test_vetted_suggestions_compute_what_vetting_again_computes(tmp_path, monkey
 
 def test_an_answer_from_the_cache_is_the_answer_from_the_json_index(tmp_path, monkeypatch):
     monkeypatch.setenv("ERRKIT_CACHE_DIR", str(tmp_path))
-    plain = match.Index.load()
-    cached = match.Index(registry.merged_cached(registry.sources(bundled=match.INDEX_FILE)))
+    plain = Index.load()
+    cached = Index(registry.merged_cached(registry.sources(bundled=INDEX_FILE)))
     assert isinstance(cached.data.get("blob"), registry.CacheFile)
     for text in [*PASTES.values(), "gqa-head-count", "GqaHeadCountError", "num_q_heads=12 must be divisble by num_kv_heads=8"]:
         answers = []
@@ -249,7 +252,7 @@ def test_numbered_groups_read_what_named_groups_read():
     """Every wording of the bundled catalogue, on messages rendered from it: its regex as the cache
     keeps it (groups by number) captures the values its named groups capture."""
     from errkit.catalogue import wordings
-    index = match.Index.load()
+    index = Index.load()
     by_wording = {(w["code"], w["variant"]): w for w in index.wordings}
     checked = 0
     for entry in bundled_catalogue().entries:
@@ -257,7 +260,7 @@ def test_numbered_groups_read_what_named_groups_read():
             compiled = by_wording.get((entry.code, wording.index))
             if compiled is None or not wording.variant.message:
                 continue
-            source, groups = match.numbered(compiled)
+            source, groups = numbered(compiled)
             named, plain = re2.compile(compiled["regex"]), re2.compile(source)
             for params in wordings.sample_params(entry):
                 try:
@@ -268,7 +271,7 @@ def test_numbered_groups_read_what_named_groups_read():
                 assert (a is None) == (b is None), text
                 if a is not None:
                     assert a.span() == b.span(), text
-                    got = [match._captured(compiled["captures"], m, g) for m, g in ((a, None), (b, groups))]
+                    got = [around.captured(compiled["captures"], m, g) for m, g in ((a, None), (b, groups))]
                     assert repr(got[0]) == repr(got[1]), text  # (repr: nan is nan)
                     checked += 1
     assert checked > 300

@@ -224,7 +224,7 @@ def test_bad_options_are_one_line_and_exit_2(fleet):
     ("old/node7", "node7"), ("-", "stdin"), (".log", ".log"), ("x.LOG.BZ2", "x"),
 ])
 def test_the_host_of_a_file_name(name, host):
-    from errkit.explain.fleet import host_of
+    from errkit.explain.triage import host_of
 
     assert host_of(name) == host
 
@@ -238,7 +238,7 @@ def test_the_host_of_a_file_name(name, host):
     (" " * 90 + "2026-11-29 10:00:05 too far in the line", None, None),
 ])
 def test_timestamps_are_read_and_compared_in_utc(line, shown, key):
-    from errkit.explain.fleet import timestamp
+    from errkit.explain.triage import timestamp
 
     assert timestamp(line) == ((shown, key) if shown else None)
 
@@ -248,16 +248,16 @@ def test_timestamps_are_read_and_compared_in_utc(line, shown, key):
     ("ghost=spooky x", None), ("no host here", None),
 ])
 def test_a_host_field(line, host):
-    from errkit.explain.fleet import host_field
+    from errkit.explain.triage import host_field
 
     assert host_field(line) == host
 
 
 def _timestamp_by_datetime(line: str):
-    """fleet.timestamp as it was written first: every timestamp through datetime.fromisoformat."""
+    """triage.timestamp as it was written first: every timestamp through datetime.fromisoformat."""
     from datetime import datetime, timezone
 
-    from errkit.explain.fleet import _patterns
+    from errkit.explain.triage import _patterns
 
     m = _patterns()["time"].search(line, 0, 80)
     if m is None:
@@ -277,12 +277,12 @@ def _timestamp_by_datetime(line: str):
 
 def test_timestamps_without_a_zone_are_read_as_datetime_reads_them():
     """The timestamps without a zone are checked and keyed without datetime (dates checked once each,
-    remembered in fleet._DATES): every date, clock and fraction, valid or not, read twice (the
+    remembered in triage._DATES): every date, clock and fraction, valid or not, read twice (the
     second time from what was remembered), gives datetime's answer. Planted: every remembered date
     valid -> fails; seconds up to 60 allowed -> fails."""
     import random
 
-    from errkit.explain.fleet import timestamp
+    from errkit.explain.triage import timestamp
 
     rng = random.Random(5)
     for _ in range(20_000):
@@ -295,23 +295,24 @@ def test_timestamps_without_a_zone_are_read_as_datetime_reads_them():
 
 
 def test_values_given_once_keep_the_summary_of_every_value_given():
-    """fleet.triage gives each distinct value of a param to _seen once (`known`): its summary's values
+    """triage.triage gives each distinct value of a param to _seen once (`known`): its summary's values
     are those of every match given to _seen, with values that repeat, more distinct values than
     MAX_VALUES and, past MAX_DISTINCT, "more". Planted: values past MAX_VALUES distinct ones not
     given -> fails."""
-    from errkit.explain import fleet
-    from errkit.explain.match import Index, Reading, scan_chunks
+    from errkit.explain import triage
+    from errkit.explain.matching.index import Index
+    from errkit.explain.matching.chunks import Reading, scan_chunks
 
     index = Index.load()
     lines = [f"2026-11-29 10:00:{n % 60:02d} ValueError: num_q_heads={12 * (n % 1100 + 1)} must be divisible by "
              f"num_kv_heads={8 if n % 3 else 6}\n" for n in range(2400)]
     lines += [f"ValueError: num_q_heads={12 * (n % 7 + 1)} must be divisible by num_kv_heads=5\n" for n in range(30)]
     data = "".join(lines).encode()
-    summary = fleet.triage(index, [data], "a.log")
+    summary = triage.triage(index, [data], "a.log")
     codes: dict = {}
     for match, chunk in scan_chunks(index, [data], None, Reading()):
-        where = fleet._occurrence("a.log", match.line, None, match.text)
-        fleet._add(codes, match, where, "a")  # every value given to _seen
+        where = triage._occurrence("a.log", match.line, None, match.text)
+        triage._add(codes, match, where, "a")  # every value given to _seen
     assert summary["codes"].keys() == codes.keys() and codes
     for code, group in codes.items():
         assert summary["codes"][code]["values"] == group["values"], code
@@ -328,7 +329,7 @@ CUDNN_PRINTOUT = (  # https://github.com/jax-ml/jax/issues/22626 (abridged): one
 
 def test_one_error_over_several_lines_is_counted_once_as_alone(tmp_path):
     """The report counts a cuDNN status, its traceback and the error line it ends in once, as
-    `errkit explain --all` on the file alone does (issue 26's same_block), with the status and
+    `errkit explain --all` on the file alone does (issue 26's same_block, matching/together.py), with the status and
     the time of its first line; the same printout again a page of log later is a second one."""
     prose = "".join(f"2024-07-19 15:50:{n:02d}.000000: I trainer step {n}\n" for n in range(30))
     (tmp_path / "host-a.log").write_text(CUDNN_PRINTOUT + prose + CUDNN_PRINTOUT)

@@ -1,5 +1,5 @@
 """The times and hosts triage reads from log formats other than ISO-stamped lines
-(errkit/explain/fleet.py timestamp, glog_time, glog_header, host_field): glog and absl prefixes,
+(errkit/explain/triage.py timestamp, glog_time, glog_header, host_field): glog and absl prefixes,
 whose year is in the file's glog header when anywhere; a JSON line's time field wherever it is in
 the line; the address in Ray's prefix of a worker's line; a JSON line's machine or pod field.
 
@@ -20,7 +20,7 @@ import json
 
 import pytest
 
-from errkit.explain.fleet import glog_header, host_field, timestamp
+from errkit.explain.triage import glog_header, host_field, timestamp
 from tests.explain.test_triage import errkit, report
 
 HEADER = """\

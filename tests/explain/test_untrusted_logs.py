@@ -27,9 +27,13 @@ from hypothesis import given, settings, strategies as st
 from support import ROOT
 
 from errkit.core import UsageError
-from errkit.explain import fleet, match, tally
+from errkit.explain import tally, triage
+from errkit.explain.matching import blocks, memory
+from errkit.explain.matching.text import json_strings
+from errkit.core.index_format import PASTE_SIZE
 from errkit.explain.jsonline import strings
-from errkit.explain.match import Index, explain_chunks
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.chunks import explain_chunks
 from errkit.explain.reading import stream_blocks
 
 RA105 = "ValueError: num_q_heads=12 must be divisible by and num_kv_heads=8"
@@ -217,14 +221,14 @@ def test_the_reader_without_recursion_reads_what_json_loads_reads(doc, spaces, c
     line = json.dumps(doc, indent=None, separators=((", ", ": ") if spaces else (",", ":")), ensure_ascii=spaces == 2)
     if cut and len(line) > 1:
         line = line[:len(line) // 2]  # not JSON: both say []
-    assert strings(line) == match._json_strings(line)
+    assert strings(line) == json_strings(line)
 
 
 def test_the_reader_without_recursion_agrees_past_the_recursion_limit():
     deep = '{"a": "x", "b": [' + '{"c": "no", "d": [' * 3000 + '"deep"' + "]}" * 3000 + '], "e": "y"}'
-    assert match._json_strings(deep) == ["x", "y"] == strings(deep)
+    assert json_strings(deep) == ["x", "y"] == strings(deep)
     for bad in ('{"a": [1,]}', '{"a" 1}', '{"a": NaN}', '{"a": "\x01"}', '[1] [2]', '{"a": 1}}', "{'a': 1}"):
-        assert strings(bad) == match._json_strings(bad) == [], bad
+        assert strings(bad) == json_strings(bad) == [], bad
 
 
 # -- tracebacks in linear time ------------------------------------------------------------------------
@@ -245,16 +249,16 @@ def test_a_long_traceback_is_searched_in_linear_time(index, monkeypatch):
     """The lines read in search of the exception lines that end tracebacks: about one per line of
     the input (before: each frame searched up to TRACEBACK_LINES lines, 200 x the input's)."""
     read = [0]
-    search = match._traceback_search
+    search = blocks._traceback_search
 
     def counted(data, pos, limit):
         found = search(data, pos, limit)  # (start, end) of the exception line, or [where it stopped, lines read]
         read[0] += data.count(b"\n", pos, found[0]) + 1
         return found
 
-    monkeypatch.setattr(match, "_traceback_search", counted)
+    monkeypatch.setattr(blocks, "_traceback_search", counted)
     text = _traceback(frames=1000, chained=5)
-    assert len(text) > match.PASTE_SIZE  # a log (a paste is read the same way: every line)
+    assert len(text) > PASTE_SIZE  # a log (a paste is read the same way: every line)
     found, _, _ = explain_chunks(index, [text.encode()])
     assert {f.match.code for f in found} == {"RA105"}
     assert read[0] <= 1.5 * text.count("\n"), (read[0], text.count("\n"))
@@ -264,8 +268,8 @@ def test_a_long_traceback_is_searched_in_linear_time(index, monkeypatch):
 def test_the_search_memo_gives_the_answers_of_the_search_without_it(index, frames, monkeypatch):
     text = _traceback(frames=frames, chained=3)
     with_memo = [(f.match.code, f.count, f.last_line) for f in explain_chunks(index, [text.encode()])[0]]
-    end = match._traceback_end
-    monkeypatch.setattr(match, "_traceback_end", lambda data, pos, limit=match.TRACEBACK_LINES, memo=None: end(data, pos, limit))
+    end = blocks._traceback_end
+    monkeypatch.setattr(blocks, "_traceback_end", lambda data, pos, limit=blocks.TRACEBACK_LINES, memo=None: end(data, pos, limit))
     assert with_memo == [(f.match.code, f.count, f.last_line) for f in explain_chunks(index, [text.encode()])[0]]
 
 
@@ -304,19 +308,19 @@ def test_memory_of_explain_all_and_the_report_is_flat_in_distinct_values(index, 
     """Peak memory (tracemalloc) for 4,000 and for 16,000 lines of distinct values and hosts, the
     caps made small to reach them soon: the same give or take 25% (before: 4 times as much)."""
     monkeypatch.setattr(tally, "MAX_ANSWERS", 10)
-    monkeypatch.setattr(fleet, "MAX_DISTINCT", 50)
-    monkeypatch.setattr(fleet, "MAX_HOSTS", 50)
-    monkeypatch.setattr(fleet, "MAX_GIVEN", 64)
-    monkeypatch.setattr(match, "LINE_CACHE", 64)
-    monkeypatch.setattr(match, "HEADER_CACHE", 64)
+    monkeypatch.setattr(triage, "MAX_DISTINCT", 50)
+    monkeypatch.setattr(triage, "MAX_HOSTS", 50)
+    monkeypatch.setattr(triage, "MAX_GIVEN", 64)
+    monkeypatch.setattr(memory, "LINE_CACHE", 64)
+    monkeypatch.setattr("errkit.explain.matching.line.MESSAGES_KEPT", 64)
     small, large = _distinct_log(4000), _distinct_log(16000)
     blocks = lambda log: [log[i:i + 65536] for i in range(0, len(log), 65536)]  # noqa: E731 - as a file is read
     for work in (lambda read: explain_chunks(index, iter(read), others={}),
-                 lambda read: fleet.triage(index, iter(read), "x.log")):
+                 lambda read: triage.triage(index, iter(read), "x.log")):
         work(blocks(small))  # (caches filled, regexes compiled)
         read_small, read_large = blocks(small), blocks(large)  # (made before the count: the file's bytes)
         few, many = _peak(lambda: work(read_small)), _peak(lambda: work(read_large))
         assert many < 1.25 * few, (few, many)
-    summary = fleet.triage(index, [large], "x.log")
+    summary = triage.triage(index, [large], "x.log")
     ra105 = sum(1 for i in range(16000) if i % 3 != 1)  # the generator's lines of RA105, each of its own host
     assert len(summary["codes"]["RA105"]["hosts"]) == 50 and summary["codes"]["RA105"]["other_hosts"] == ra105 - 50

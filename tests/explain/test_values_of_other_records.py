@@ -13,7 +13,7 @@ import json
 import pytest
 
 from errkit.explain import command
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 from errkit.explain.records import record_end, shape, stamp
 
 MOSAIC = ("2026-11-29 10:00:05,300 ERROR trainer: jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Mosaic failed to "

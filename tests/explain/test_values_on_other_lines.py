@@ -13,10 +13,10 @@ import pytest
 from support import FIXTURES
 
 from errkit.explain import command
-from errkit.generate import render_all
+from errkit.generate.outputs import render_all
 from errkit.generate import index as index_gen
 from errkit.catalogue.load import load
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
 
 FIXTURE = FIXTURES / "kernels"
 CATALOGUE = load(FIXTURE).catalogue

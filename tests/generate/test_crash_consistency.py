@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from errkit.generate import render_all
+from errkit.generate.outputs import render_all
 from errkit.generate.files import JOURNAL
 from support import CATALOG, ROOT, bundled_catalogue, errkit_subprocess
 

@@ -26,7 +26,7 @@ from ruamel.yaml import YAML
 
 from errkit.catalogue import wordings
 from errkit.catalogue.lint import lint
-from errkit.generate import render_all
+from errkit.generate.outputs import render_all
 from support import FIXTURES
 
 GATE = FIXTURES / "gate" / "catalog"

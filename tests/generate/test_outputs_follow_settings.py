@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from errkit.core import settings
-from errkit.generate import render_all
+from errkit.generate.outputs import render_all
 from errkit.catalogue.load import load
 
 from support import FIXTURES, errkit_subprocess

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from support import CATALOG, ROOT, bundled_catalogue, errkit_subprocess
 from errkit.core import expr, values
 from errkit.catalogue import wordings
-from errkit.generate import render_all
+from errkit.generate.outputs import render_all
 
 CATALOGUE = bundled_catalogue()
 VALIDATED = [e for e in CATALOGUE.entries if not e.explain_only]

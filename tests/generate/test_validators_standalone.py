@@ -16,7 +16,8 @@ import textwrap
 import pytest
 
 from support import bundled_catalogue, errkit_subprocess
-from errkit.explain import match
+from errkit.core.index_format import NOTE
+from errkit.explain.matching.index import Index
 from errkit.catalogue import wordings
 from errkit.core import runtime
 from errkit.core import suggest
@@ -26,7 +27,7 @@ from errkit.generate.carry import carry
 from errkit.generate.validators import validators
 
 CATALOGUE = bundled_catalogue()
-INDEX = match.Index.load()
+INDEX = Index.load()
 VALIDATED = [e for e in CATALOGUE.entries if not e.explain_only]
 BY_CODE = {e.code: e for e in VALIDATED}
 
@@ -181,7 +182,7 @@ def test_every_example_behaves_without_errkit(ours):
         hint = first_suggestion({"fixes": fixes})
         link = CATALOGUE.settings.page_url(code) + "?" + query_string(raised)
         assert got["notes"] == [f"[{code}] {entry.title}" + (f" - {hint}" if hint else "") + f" - see {link}"]
-        assert match.NOTE.search(got["notes"][0])["code"] == code
+        assert NOTE.search(got["notes"][0])["code"] == code
         hinted += hint is not None
     assert hinted >= 41, "the bad examples whose entry computes a fix from the raised values carry it in their note"
 

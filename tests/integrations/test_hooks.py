@@ -76,7 +76,7 @@ def test_install_explains_an_upstream_wording_and_leaves_other_errors_alone():
 
 
 def test_a_failure_inside_the_hook_is_one_line_and_the_traceback_survives():
-    script = ("import errkit, errkit.explain.exceptions as a\n"
+    script = ("import errkit, errkit.explain.hooks as a\n"
               "def boom(*_): raise RuntimeError('index unreadable')\n"
               "a.load_index = boom\nerrkit.install()\n"
               f"raise ValueError({RA105!r})\n")

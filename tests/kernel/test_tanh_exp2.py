@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from kernel import ranker_attention, tuning
-from kernel.pallas_attention import TANH_EXP2_MAX_ABS_ERROR, tanh_exp2
+from kernel.tanh_exp2 import TANH_EXP2_MAX_ABS_ERROR, tanh_exp2
 from kernel.triton_compile import lower_for_cuda, triton_calls
 
 F32 = np.float32

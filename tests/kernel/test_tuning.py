@@ -55,12 +55,16 @@ def test_architectures():
     assert tuning.current_arch() == "sm_90a"
     with tuning.target("tpu"):
         assert tuning.current_arch() == "tpu"
-    # A TPU takes its own rows (tiles only; float16 takes bfloat16's, head_dim 80 the 128 rows).
-    fwd, dq, dkdv = (tuning.TPU_TABLE[(128, "bfloat16", p)] for p in tuning.PASSES)
-    want = BlockSizes(block_q=fwd[0], block_kv=fwd[1], block_q_dkv=dkdv[0], block_kv_dkv=dkdv[1],
-                      block_q_dq=dq[0], block_kv_dq=dq[1])
-    assert tuning.block_sizes("tpu", 128, "bfloat16") == want
-    assert tuning.block_sizes("tpu", 80, "float16") == want
+    # A TPU takes its own rows (tiles only; head_dim 80 the 128 rows; float16 float32's: it
+    # computes in float32 there, kernel/pallas_tpu.py compute_dtype).
+    def rows(dtype):
+        fwd, dq, dkdv = (tuning.TPU_TABLE[(128, dtype, p)] for p in tuning.PASSES)
+        return BlockSizes(block_q=fwd[0], block_kv=fwd[1], block_q_dkv=dkdv[0],
+                          block_kv_dkv=dkdv[1], block_q_dq=dq[0], block_kv_dq=dq[1])
+
+    assert tuning.block_sizes("tpu", 128, "bfloat16") == rows("bfloat16")
+    assert tuning.block_sizes("tpu", 80, "bfloat16") == rows("bfloat16")
+    assert tuning.block_sizes("tpu", 80, "float16") == rows("float32")
     assert set(tuning.TPU_TABLE) == {
         (d, t, p) for d in tuning.HEAD_DIMS for t in ("bfloat16", "float32") for p in tuning.PASSES}
     # Any other name (the CPU's interpret mode) keeps the BlockSizes defaults.
@@ -190,9 +194,11 @@ def test_what_does_not_fit_is_told():
 
 
 def test_tpu_defaults_tile_the_benchmark_shape():
-    """On a TPU host (tuning.target("tpu")) the 16-bit head_dim 128 rows give 512 x 1024 tiles:
-    at B=1, S=4096, Hq=4, Hk=2 the forward's grid is (1, 4, 8, 4), 128 steps (128 x 128 tiles,
-    the former default, gave 4,096), and forward+backward 384 (was 12,288)."""
+    """On a TPU host (tuning.target("tpu")) the 16-bit head_dim 128 rows give 1024 x 1024 tiles,
+    and a causal call without a bound walks the compacted grid (kernel/pallas_tpu.py): at B=1,
+    S=4096, Hq=4, Hk=2 the forward's grid is (1, 4, 10), one step per needed tile (1 + 2 + 3 + 4),
+    40 steps (the rectangle of these tiles: 64; 512 x 1024 tiles before issue 49: 128; 128 x 128
+    tiles: 4,096), and forward+backward 120 (dK/dV: (1, 2, 10, 2), its kv heads' query groups)."""
     from benchmarks.kernel_tpu import grid_steps, pallas_grids
 
     q = jax.ShapeDtypeStruct((1, 4096, 4, 128), jnp.bfloat16)
@@ -209,5 +215,8 @@ def test_tpu_defaults_tile_the_benchmark_shape():
         return name.endswith("_tpu")
 
     with tuning.target(tuning.TPU):
-        assert pallas_grids(f, q, k, k, keep=ours) == [("ranker_attention_fwd_tpu", (1, 4, 8, 4))]
-        assert grid_steps(pallas_grids(both, q, k, k, keep=ours)) == 3 * 128  # fwd, dq, dk/dv
+        assert pallas_grids(f, q, k, k, keep=ours) == [("ranker_attention_fwd_tpu", (1, 4, 10))]
+        assert pallas_grids(both, q, k, k, keep=ours) == [
+            ("ranker_attention_fwd_tpu", (1, 4, 10)), ("ranker_attention_dq_tpu", (1, 4, 10)),
+            ("ranker_attention_dkdv_tpu", (1, 2, 10, 2))]
+        assert grid_steps(pallas_grids(both, q, k, k, keep=ours)) == 3 * 40

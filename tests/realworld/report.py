@@ -26,7 +26,8 @@ CASES = HERE / "cases"
 FILES = HERE / "files"
 ROOT = HERE.parent.parent
 POSITIVE_CLASSES = ("prose", "free-text", "altered", "release", "lookup", "plain")
-FIELDS = ("id", "source", "source_type", "class", "text", "file", "code", "values", "note", "kind", "kernel", "context")
+FIELDS = ("id", "source", "source_type", "class", "text", "file", "code", "values", "note", "kind", "kernel", "context",
+          "known_miss")
 
 
 def load_cases(folder: Path = CASES) -> list[dict]:
@@ -103,6 +104,7 @@ def judge(case: dict) -> dict:
         "right_code": got_code == case.get("code"),
         "false_exact": case.get("code") is None and exact,
         "error": first.get("error"),
+        "known_miss": case.get("known_miss"),
     }
 
 
@@ -175,7 +177,8 @@ def main(argv=None) -> int:
             print(f"  -- {kind} ({len(rows)})")
             for o in rows:
                 extra = f" wrong values {o['wrong_values']}" if o["wrong_values"] and o["got"] == o["want"] else ""
-                print(f"  {o['id']:<52} want {o['want'] or '-':<6} got {o['got'] or '-':<6} {o['confidence'] or ''}{extra}")
+                known = "  [known miss]" if o["known_miss"] else ""
+                print(f"  {o['id']:<52} want {o['want'] or '-':<6} got {o['got'] or '-':<6} {o['confidence'] or ''}{extra}{known}")
     unc = [(c, o) for c, o in zip(cases, outcomes) if c["class"] == "uncatalogued"]
     if unc:
         print("\nuncatalogued messages (no entry yet):")

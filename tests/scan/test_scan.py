@@ -13,7 +13,7 @@ import pytest
 
 from errkit import scan
 from errkit.catalogue.load import yaml
-from errkit.explain.match import INDEX_FILE, Index
+from errkit.explain.matching.index import INDEX_FILE, Index
 
 ROOT = Path(__file__).resolve().parents[2]
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "scan" / "tree"

@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from errkit.catalogue import releases
-from errkit.explain.match import Index
+from errkit.explain.matching.blocks import scan
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.line import match_line
 from errkit.scan import Coverage
 from errkit.scan.coverage import renderings
 from errkit.scan.sites import RawSite, Site, assign_params
@@ -94,7 +96,7 @@ def found_for(template: str, site: dict):
     frame = f'  File "/venv/lib/python3.12/site-packages/{site["path"]}", line {site["at"][-1][2]}, in {s.bare_function}'
 
     def read(text):
-        found = next(iter(index().scan(f"Traceback (most recent call last):\n{frame}\n    raise\n{site['exception']}: {text}\n")), None)
+        found = next(iter(scan(index(), f"Traceback (most recent call last):\n{frame}\n    raise\n{site['exception']}: {text}\n")), None)
         return found if found is not None and found.exact and re.fullmatch(found.wording["regex"], text) else None
 
     out = [(text, read(text)) for text in renderings(s)]
@@ -244,6 +246,6 @@ def test_tokamax_scans_as_harvested(where):
      {"supported": "(<class 'numpy.float32'>,)", "precision": "DotAlgorithmPreset.F32_F32_F32", "dtype": "bfloat16"}),
 ])
 def test_msg_texts_are_recognised(text, values):
-    found = index().match_line(f"NotImplementedError: {text}")
+    found = match_line(index(), f"NotImplementedError: {text}")
     assert found is not None and found.exact and found.code == "RA928", found and (found.code, found.exact)
     assert {k: str(v) for k, v in found.params.items() if v is not None} == values

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from errkit.core import template, values
-from errkit.explain.match import Index
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.line import match_line
 from support import ROOT
 
 pytestmark = pytest.mark.slow  # every test reads the installed jax's attention kernels
@@ -44,7 +45,7 @@ def test_every_x_algorithm_wording_is_recognised(exception, wording):
     index = Index.load()
     for seed in (0, 1):
         text = sample_rendering(wording, seed)
-        found = index.match_line(f"{exception}: {text}")
+        found = match_line(index, f"{exception}: {text}")
         assert found is not None and found.exact, text
         # the value of every placeholder is read back
         assert len(found.params) == len({f.name for f in template.parse(wording).fields}), (text, found.params)

@@ -2,8 +2,8 @@
 
 runtime.js (values, operators, helpers), suggest.js (every `suggest` expression), match.js (the
 matcher and explain) each against the product's own Python: errkit.core.values, errkit.core.helpers,
-errkit.core.expr, errkit.explain.match.Index and errkit.explain. One node process (tests/fixtures/site/harness.js)
-serves the whole module, a batch of cases per request.
+errkit.core.expr, errkit.explain.matching and errkit.explain. One node process
+(tests/fixtures/site/harness.js) serves the whole module, a batch of cases per request.
 
 Needs node. Without it these tests skip, except under CI (CI set), where a missing node fails.
 """
@@ -26,11 +26,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import FIXTURES, ROOT, bundled_catalogue
-from errkit.explain import answer, match
+from errkit.explain import answer
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.chunks import explain_chunks
+from errkit.explain.matching.approximate import approximate
 from errkit.core import bounds, expr, helpers, index_format, runtime, suggest, values
-from errkit.generate import browser, js
+from errkit.generate import assets, js
 from errkit.catalogue import kernels, wordings
-from errkit.generate import render_all
+from errkit.generate.outputs import render_all
 
 CATALOGUE = bundled_catalogue()
 ENTRIES = sorted(CATALOGUE.entries, key=lambda e: e.code)
@@ -57,8 +60,8 @@ def project(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def python_index(project) -> match.Index:
-    return match.Index.load(str(project / CATALOGUE.settings.index))
+def python_index(project) -> Index:
+    return Index.load(str(project / CATALOGUE.settings.index))
 
 
 class Node:
@@ -161,17 +164,17 @@ def test_node_compiles_every_regex(node, project):
     assert [r for r in out["regexes"] if r] == []
     assert len(out["regexes"]) == len(data["wordings"])
     # match.js holds errkit/core/index_format.py's constants and patterns as generated from it
-    assert out["format"] == json.loads(json.dumps(dict(browser.js_format())))
+    assert out["format"] == json.loads(json.dumps(dict(assets.js_format())))
     assert set(out["format"]) == set(index_format.JS_CONSTANTS + index_format.JS_PATTERNS)
     assert out["helpers"] == sorted(helpers.HELPERS)
 
 
-def _python_explain(index: match.Index, text: str) -> list[dict]:
+def _python_explain(index: Index, text: str) -> list[dict]:
     """`errkit explain --all` on `text`, as the paste page shows each result (the harness's `seen`)."""
-    found, tail, _ = match.explain_chunks(index, [text])
+    found, tail, _ = explain_chunks(index, [text])
     pairs = [(answer.result(index, f.match, f.count, f.last_line), f.match.params) for f in found]
     if not pairs:
-        pairs = [(answer.result(index, m), m.params) for m in match.approximate(index, tail)]
+        pairs = [(answer.result(index, m), m.params) for m in approximate(index, tail)]
     return [{
         "code": res["code"],
         "confidence": res["confidence"],
@@ -204,7 +207,7 @@ def _wrap(exc: str, msg: str) -> dict[str, str]:
         "bare": msg,
         "header": f"{exc}: {msg}",
         "traceback": traceback,
-        # a Ray worker's lines in its driver's output (match.unprefixed)
+        # a Ray worker's lines in its driver's output (matching/chunks.py unprefixed)
         "ray": "".join(f"(RayTrainWorker pid=812, ip=10.130.0.5) {line}\n" for line in traceback.splitlines()),
         "pytest": f"tests/test_model.py:31: \n_ _ _ _\nE   {exc}: {msg}\n\nFAILED tests/test_model.py::test_fwd - {exc}: {msg}\n",
         "log": f"2026-01-01 12:00:00,123 ERROR [trainer] step 10 failed: {exc}: {msg}\n\x1b[31m{exc}\x1b[0m\n",
@@ -234,7 +237,7 @@ def _cases() -> list[str]:
                     texts.append(f"{exc}: " + " ".join(w.upper() if i == 1 else w for i, w in enumerate(words)))
     texts.append("\n".join(everything))
     texts.append("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nValueError\n")
-    # a wording without fixed text, told by its raise site, behind each line's prefix (match.unprefixed)
+    # a wording without fixed text, told by its raise site, behind each line's prefix (matching/chunks.py unprefixed)
     raised = ("Traceback (most recent call last):\n  File \"/srv/train.py\", line 12, in <module>\n    step()\n"
               "  File \"/venv/lib/python3.12/site-packages/jax/experimental/pallas/ops/gpu/attention.py\", line 204, in mha\n"
               "    assert q.shape == k.shape\nAssertionError\n")
@@ -755,7 +758,7 @@ def test_javascript_explains_the_real_world_corpus_like_python(node, python_inde
 
 
 def test_one_error_over_several_lines_is_told_apart_alike(node, python_index):
-    """match.js's sameBlock against match.same_block: lines of one error with a traceback between
+    """match.js's sameBlock against matching.together.same_block: lines of one error with a traceback between
     them (indented or pasted without its indent) are one answer, lines a page of log apart are
     two, BLOCK_GAP other lines between them are still one and one more are two."""
     handle = "E1126 13:04:33.173027 1713450 cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"
@@ -766,7 +769,7 @@ def test_one_error_over_several_lines_is_told_apart_alike(node, python_index):
              handle + "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    f()\n\n" + final,
              handle + prose + final]
     texts += [handle + "".join(prose.splitlines(True)[:n]) + final for n in (3, 4)]
-    from tests.explain import test_values_on_earlier_lines as earlier  # JAX's and IPython's printouts
+    from tests.explain.matching import test_together as earlier  # JAX's and IPython's printouts
 
     tb = earlier.TRACEBACK
     texts += [handle + tb + earlier.UNFILTERED + tb + final, handle + earlier.IPYTHON + final,

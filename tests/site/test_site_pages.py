@@ -19,13 +19,15 @@ from pathlib import Path
 import pytest
 
 from errkit.generate import js
-from errkit.explain import answer, match
+from errkit.explain import answer
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.chunks import explain_chunks
 from errkit.core import runtime
 from errkit.core import helpers as fixes
 from errkit.core import index_format
 from errkit.generate import index as index_module
 from errkit.generate import examples, markdown, site
-from errkit.generate.browser import site_index
+from errkit.generate.assets import site_index
 from errkit.generate.files import orphans
 from errkit.generate.render import HEADER
 from site_build import EVIL, SITE, serve
@@ -475,8 +477,8 @@ UPSTREAM = [
 
 
 def _expected(text: str) -> dict | None:
-    index = match.Index(index_module.build(CATALOGUE))
-    found, _, _ = match.explain_chunks(index, [text])
+    index = Index(index_module.build(CATALOGUE))
+    found, _, _ = explain_chunks(index, [text])
     return answer.result(index, found[0].match) if found else None
 
 

@@ -150,7 +150,9 @@ def compute_block(p: dict):
                   **dict(_backward(), block_kv_dkv=p["bkv"], block_kv_dkv_compute=p["bkv_compute"]))
 
 
-def _q_blocks(q_block_size: int) -> dict:
+def _q_blocks(q_block_size: int, backward: bool = True) -> dict:
+    if not backward:  # (a case assuming the forward only: no backward blocks, no jax.grad)
+        return dict(block_q=q_block_size)
     return dict(block_q=q_block_size, block_q_dkv=q_block_size, block_q_dq=q_block_size, block_kv_dkv=128, block_kv_dq=128)
 
 
@@ -158,14 +160,17 @@ def _q_blocks(q_block_size: int) -> dict:
 def query_block(p: dict):
     """q_block_size as block_q, block_q_dkv and block_q_dq (forward and backward). The per-shard
     wording: make_splash_mha with q_seq_shards (the q_seq_shards param, 2 when not given). With
-    segment_ids (a case of its fix), the kernel is called with segment ids."""
+    segment_ids (a case of its fix), the kernel is called with segment ids; in a case assuming the
+    forward only (backward false), only the forward runs; in one assuming q_seq_shards, the call is
+    sharded so."""
     qb = p["q_block_size"] if p.get("q_block_size") is not None else p["bq"]
     seg = p.get("segment_ids")
+    blocks = _q_blocks(qb, p.get("backward") is not False)
     if p.get("q_seq_len_per_shard") is not None:
         shards = p.get("q_seq_shards") or 2
         tq = p["q_seq_len_per_shard"] * shards  # (no wording prints both lengths)
-        return splash(q_seq_len=tq, q_seq_shards=shards, segment_ids=seg, **_q_blocks(qb))
-    return splash(q_seq_len=p.get("q_seq_len") or T, segment_ids=seg, **_q_blocks(qb))
+        return splash(q_seq_len=tq, q_seq_shards=shards, segment_ids=seg, **blocks)
+    return splash(q_seq_len=p.get("q_seq_len") or T, segment_ids=seg, q_seq_shards=p.get("q_seq_shards"), **blocks)
 
 
 @register("RA711")

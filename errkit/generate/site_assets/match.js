@@ -1,6 +1,6 @@
 /* errkit matcher for the browser: what `errkit explain` does with errkit/_index.json, in JavaScript.
  *
- * A line-by-line port of errkit/explain/match.py (one regex of every wording's key picks the lines, the
+ * A line-by-line port of errkit/explain/matching/ (one regex of every wording's key picks the lines, the
  * keys present in a line pick the wordings to try, `SomeError: msg` header extraction, fullmatch
  * of the message, then of the line, then a search anchored at the line end, then anywhere;
  * tie-break by literal_chars; typed values as values.parse; empty messages recognised by their
@@ -23,7 +23,7 @@
   "use strict";
 
   var FORMAT = {}; // errkit/core/index_format.py: `errkit generate` writes its names here, no copy by hand
-  var SPLITLINES = /\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]/; // str.splitlines()
+  var SPLITLINES = new RegExp("\r\n|[" + FORMAT.LINE_BREAKS.join("") + "]", "u"); // str.splitlines()
   var NOTE = new RegExp(FORMAT.NOTE, "u"), DOCS_LINK = new RegExp(FORMAT.DOCS_LINK, "u");
   var RELEASE_SEEN = new RegExp(FORMAT.RELEASE_SEEN, "u");
   var TRAILING_SPACE = new RegExp(FORMAT.SPACE + "+$", "u");
@@ -32,7 +32,7 @@
     return text.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&"); // what the u flag allows to escape
   }
 
-  // match.key_pattern: a key's words with any run of whitespace between them
+  // matching.keys.key_pattern: a key's words with any run of whitespace between them
   function keyPattern(key) {
     return key.split(" ").map(escapeRegex).join(FORMAT.SPACE + "+");
   }
@@ -43,22 +43,11 @@
     this.data = data;
     this.entries = data.entries;
     this.wordings = data.wordings;
-    var keyed = new Map();
-    this.located = [];
-    this.always = [];
-    for (var i = 0; i < this.wordings.length; i++) {
-      var w = this.wordings[i];
-      if (w.key) {
-        if (!keyed.has(w.key)) keyed.set(w.key, []);
-        keyed.get(w.key).push(i);
-      } else if (w.location) {
-        this.located.push(i);
-      } else if (w.template) {
-        this.always.push(i);
-      }
-    }
-    this.keys = Array.from(keyed.keys()).sort(byString);
-    this.keyed = this.keys.map(function (k) { return keyed.get(k); });
+    // index_format.plan, made by `errkit generate` (errkit/generate/assets.py site_index)
+    this.keys = data.plan[0];
+    this.keyed = data.plan[1];
+    this.located = data.plan[2];
+    this.always = data.plan[3];
     this.keyRegexes = this.keys.map(function (k) { return new RegExp(keyPattern(k), "u"); });
     var alternatives = this.keys.map(keyPattern);
     if (this.always.length) alternatives = alternatives.concat(FORMAT.MARKERS);
@@ -108,12 +97,12 @@
     return null;
   };
 
-  // match.class_name: the exception class generated for an entry
+  // matching.index.class_name: the exception class generated for an entry
   function className(slug) {
     return slug.split("-").map(function (part) { return part.charAt(0).toUpperCase() + part.slice(1).toLowerCase(); }).join("") + "Error";
   }
 
-  // match.Index.named: a lookup's answer, the entry named by `text`, no values
+  // matching.index.Index.named: a lookup's answer, the entry named by `text`, no values
   Index.prototype.named = function (code, text, lineNo) {
     var wording = null;
     for (var i = 0; i < this.wordings.length && wording === null; i++) {
@@ -143,7 +132,7 @@
     return captured(this.wordings[i].captures, groups);
   };
 
-  // match._captured: the typed values of a match's captures (null when one is no value after all)
+  // matching.index.captured: the typed values of a match's captures (null when one is no value after all)
   function captured(captures, groups) {
     var out = {};
     for (var k = 0; k < captures.length; k++) {
@@ -162,14 +151,14 @@
     return out;
   }
 
-  // match.Index.read_on: the params of the entry's `reads` from the lines after the message, and
+  // matching.around.Around.read_on: the params of the entry's `reads` from the lines after the message, and
   // the kernel they name when the wording is raised by several
   // records.shape: each run of digits written as one 0 (a timestamp's shape)
   function shape(text) {
     return text.replace(/[0-9]+/g, "0");
   }
 
-  var RECORD_SLACK = 32; // records.SLACK
+  var RECORD_STAMP = new RegExp("^" + FORMAT.RECORD_STAMP, "u");
   var recordFinders = {};
 
   // records.record_end: the start of the first line in text[lineEnd:high] that begins a log record
@@ -177,7 +166,7 @@
   function recordEnd(text, start, lineEnd, prefixEnd, high) {
     var prefix = shape(text.slice(start, prefixEnd));
     // records.stamp: the first words that hold a digit and no letter but T, Z or a first one
-    var stamped = /^(?:[A-Za-z]?[^ \tA-SU-Ya-z]*0[^ \tA-SU-Ya-z]*[ \t]+)*/.exec(prefix)[0];
+    var stamped = RECORD_STAMP.exec(prefix)[0];
     if (!stamped || !/^[\x00-\x7f]*$/.test(stamped)) return high;
     var finder = recordFinders[stamped];
     if (!finder) { // records._finder_source: each 0 any digits, a word's first letter any letter
@@ -190,7 +179,7 @@
       finder = recordFinders[stamped] = new RegExp(source, "gu");
     }
     var window = text.slice(0, high); // searched as Python's search(data, pos, high) is
-    var pos = lineEnd, reach = prefixEnd - start + RECORD_SLACK;
+    var pos = lineEnd, reach = prefixEnd - start + FORMAT.RECORD_SLACK;
     while (pos < high) {
       finder.lastIndex = pos;
       var found = finder.exec(window);
@@ -203,7 +192,7 @@
     return high;
   }
 
-  // match.Index.read_on; `record`: the strings of the JSON log line the match was found in
+  // matching.around.Around.read_on; `record`: the strings of the JSON log line the match was found in
   // (jsonRecord), read alone
   Index.prototype.readOn = function (match, text, start, prefixEnd, record) {
     var entry = this.entries[match.code];
@@ -244,12 +233,12 @@
     }
   };
 
-  // match._apart: another entry's wording, or the same text raised at another site
+  // matching.line.apart: another entry's wording, or the same text raised at another site
   function apart(wording, best) {
     return wording.code !== best.code || (wording.template === best.wording.template && raiseFile(wording) !== raiseFile(best.wording));
   }
 
-  // match.Index._best: the wording that matches `text` with the most fixed text; ties kept (apart)
+  // matching.line.LineReader._best: the wording that matches `text` with the most fixed text; ties kept (apart)
   Index.prototype.best = function (ids, text, how, lineNo) {
     var best = null;
     for (var k = 0; k < ids.length; k++) {
@@ -271,7 +260,7 @@
     return best;
   };
 
-  // match.Index.match_line: a JSON log line is read as the strings it holds, each line of each
+  // matching.line.LineReader.match_line: a JSON log line is read as the strings it holds, each line of each
   Index.prototype.matchLine = function (line, lineNo) {
     line = this.clean(line);
     var ids = this.candidates(line);
@@ -293,14 +282,14 @@
     return this.matchText(line, lineNo, ids);
   };
 
-  // match._json_record: the strings of a JSON log line, one after another (null: not one)
+  // matching.text.json_record: the strings of a JSON log line, one after another (null: not one)
   function jsonRecord(line) {
     if (lstrip(line).charAt(0) !== "{") return null;
     var strings = jsonStrings(line);
     return strings.length ? strings.join("\n") : null;
   }
 
-  // match._json_strings: the string values of a JSON object or array (two levels deep), in order
+  // matching.text.json_strings: the string values of a JSON object or array (two levels deep), in order
   function jsonStrings(line) {
     var doc;
     try {
@@ -350,7 +339,7 @@
     return null;
   };
 
-  // match.raise_statement: a Python `raise SomeError(...)` line
+  // matching.text.raise_statement: a Python `raise SomeError(...)` line
   function raiseStatement(line) {
     var code = line.replace(/^[|+ \t]+/, "");
     return code.indexOf("raise ") === 0 && code.indexOf("(") >= 0;
@@ -360,7 +349,7 @@
     return s.replace(/^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/, "");
   }
 
-  // match.Index.match_note: the entry named by our exceptions' note line or a link to its page
+  // matching.line.match_note: the entry named by our exceptions' note line or a link to its page
   Index.prototype.matchNote = function (line, lineNo) {
     var found = line.indexOf("] ") >= 0 ? NOTE.exec(line) : null;
     var link = line.indexOf("/errors/") >= 0 ? DOCS_LINK.exec(line) : null;
@@ -390,7 +379,7 @@
     return match;
   };
 
-  function unquote(text) { // match._unquote
+  function unquote(text) { // matching.line._unquote
     text = text.replace(/\+/g, " ");
     if (text.indexOf("%") < 0) return text;
     var parts = text.split("%");
@@ -407,7 +396,7 @@
     return new TextDecoder("utf-8").decode(new Uint8Array(bytes)); // invalid bytes become U+FFFD, as errors="replace"
   }
 
-  // match.Index.match_location: the most specific location first, the same exception class, then
+  // matching.around.Around.match_location: the most specific location first, the same exception class, then
   // the wording's regex on the message
   Index.prototype.matchLocation = function (framePath, func, lineNo, exception, message) {
     framePath = framePath.replace(/\\/g, "/");
@@ -439,7 +428,7 @@
     return null;
   };
 
-  // match.Index.scan: every match in a text, in order. A traceback is read at its exception line;
+  // matching.blocks.scan: every match in a text, in order. A traceback is read at its exception line;
   // a text of PASTE_SIZE UTF-8 bytes or fewer is a paste: every line naming an exception is read
   // too, and a line that matches nothing is tried joined with its neighbours (hard wraps).
   Index.prototype.scan = function (text, firstLine) {
@@ -501,14 +490,14 @@
     return new TextEncoder().encode(text).length;
   }
 
-  // match._is_frame: whether the line start:end is a traceback frame
+  // matching.blocks._is_frame: whether the line start:end is a traceback frame
   function isFrame(text, start, end) {
     var body = start;
     while (body < end && (text.charAt(body) === " " || text.charAt(body) === "\t")) body++;
     return text.startsWith(FORMAT.FRAME_MARK, body);
   }
 
-  // match._traceback_end: the exception line that ends the traceback whose frames go on at `pos`
+  // matching.blocks._traceback_end: the exception line that ends the traceback whose frames go on at `pos`
   Index.prototype.tracebackEnd = function (text, pos) {
     var size = text.length;
     for (var n = 0; n < FORMAT.TRACEBACK_LINES; n++) {
@@ -525,7 +514,7 @@
     return null;
   };
 
-  // match._read_line: a line longer than maxLine characters (code points) is cut around `where`
+  // matching.blocks._read_line: a line longer than maxLine characters (code points) is cut around `where`
   Index.prototype.readLine = function (text, start, end, where) {
     var half = Math.floor(this.maxLine / 2);
     var line = end - start <= 4 * this.maxLine ? text.slice(start, end) : null;
@@ -538,13 +527,13 @@
     return line;
   };
 
-  // match._worth_reading: in a paste, a line holding a key, naming an exception or linking an entry
+  // matching.blocks._worth_reading: in a paste, a line holding a key, naming an exception or linking an entry
   Index.prototype.worthReading = function (line) {
     var text = normaliseLine(line)[0];
     return this.candidates(text).length > 0 || this.header.test(text) || text.indexOf("/errors/") >= 0;
   };
 
-  // match._prefix_end: where the log record's prefix of `line` ends in `text`: before the exception
+  // matching.around._prefix_end: where the log record's prefix of `line` ends in `text`: before the exception
   // named ahead of the match's text, else before that text (null: not known)
   Index.prototype.prefixEnd = function (text, start, line, norm, match, origin) {
     if (match.span === null || match.span === undefined) return null;
@@ -555,7 +544,7 @@
     return text.startsWith(before, start) ? start + before.length : null;
   };
 
-  // match.Index._examine: one line read as pasted, normalised first, reported on the original text
+  // matching.blocks.examine: one line read as pasted, normalised first, reported on the original text
   Index.prototype.examine = function (text, start, line, lineNo, traceback) {
     var normalised = normaliseLine(line);
     var norm = normalised[0], origin = normalised[1];
@@ -575,7 +564,7 @@
     return match;
   };
 
-  // match.Index.reads_context: whether the entry has fixes the context orders or leaves out
+  // matching.around.Around.reads_context: whether the entry has fixes the context orders or leaves out
   Index.prototype.readsContext = function (code) {
     this.contextCodes = this.contextCodes || {};
     if (!Object.prototype.hasOwnProperty.call(this.contextCodes, code)) {
@@ -588,7 +577,7 @@
     return this.contextCodes[code];
   };
 
-  // match.Index.read_context: the framework and the raise site the text around the match shows
+  // matching.around.Around.read_context: the framework and the raise site the text around the match shows
   Index.prototype.readContext = function (match, text, start) {
     var lineEnd = text.indexOf("\n", start);
     if (lineEnd < 0) lineEnd = text.length;
@@ -664,7 +653,7 @@
     }).map(function (item) { return item[1]; });
   }
 
-  // match._names_a_dist: the context names a distribution whose releases a candidate has
+  // matching.around._names_a_dist: the context names a distribution whose releases a candidate has
   function namesADist(candidates, context) {
     var lowered = null;
     for (var k = 0; k < candidates.length; k++) {
@@ -677,8 +666,9 @@
     return false;
   }
 
-  // match._break_tie: the entry whose raise site (a frame's file) the context shows, else the one
-  // whose release range holds the release the context names; else the first
+  // matching.around.break_tie: the entry whose raise site (a frame's file) the context shows, else the
+  // only one whose kernel's source files it shows, else the one whose release range holds the release
+  // the context names; else the first (then `undecided` holds the kernels any of them may be)
   function breakTie(match, context, kernels) {
     context = context.replace(/\\/g, "/");
     var candidates = [match].concat(match.ties);
@@ -698,6 +688,7 @@
       if (Object.keys(seen).length) {
         for (var c = 0; c < candidates.length && chosen === null; c++) if (inRange(candidates[c].wording.releases, seen)) chosen = candidates[c];
       }
+      if (chosen === null) chosen = match; // (as the Python: a distribution named decides it, the first by default)
     }
     var undecided = chosen === null;
     if (chosen === null) chosen = match;
@@ -716,7 +707,7 @@
     return chosen;
   }
 
-  // match._sources_shown: whether the context shows one of a kernel's source files (comma-separated)
+  // matching.around._sources_shown: whether the context shows one of a kernel's source files (comma-separated)
   function sourcesShown(kernel, context) {
     return (kernel.source || "").split(",").some(function (part) {
       part = R.strip(part);
@@ -724,7 +715,7 @@
     });
   }
 
-  // match._shown_kernel: of the kernels raising a shared wording, the one whose source file the
+  // matching.around.shown_kernel: of the kernels raising a shared wording, the one whose source file the
   // context shows, when exactly one is shown
   function shownKernel(candidates, kernels, context) {
     context = context.replace(/\\/g, "/");
@@ -732,7 +723,7 @@
     return shown.length === 1 ? shown[0] : null;
   }
 
-  // match.told_kernel: the wording's only kernel, else the one its context showed
+  // matching.around.decide_kernel: the wording's only kernel, else the one its context showed
   function toldKernel(match) {
     var kernels = match.wording.kernels || [];
     return kernels.length === 1 ? kernels[0] : match.kernel || null;
@@ -764,7 +755,7 @@
     return (wording.location || "").split(" in ")[0].split(":")[0];
   }
 
-  // match._releases_in: distribution -> the release the context names for it (the last one named)
+  // matching.around._releases_in: distribution -> the release the context names for it (the last one named)
   function releasesIn(context) {
     var seen = {};
     var re = new RegExp(RELEASE_SEEN.source, "gu");
@@ -775,7 +766,7 @@
     return seen;
   }
 
-  // match._in_range: whether a wording's release range holds the release the context names
+  // matching.around._in_range: whether a wording's release range holds the release the context names
   function inRange(record, seen) {
     if (!record || !Object.prototype.hasOwnProperty.call(seen, (record.dist || "").toLowerCase())) return false;
     var version = seen[record.dist.toLowerCase()];
@@ -828,7 +819,7 @@
     return { since: since, until: until, text: parts.join("; ") };
   }
 
-  // match.Index._joined: the line joined with the one before or after it, as a hard wrap split it
+  // matching.blocks._joined: the line joined with the one before or after it, as a hard wrap split it
   // The line before is not joined when it is part of a match already (taken: where that match's
   // text ends), and a joined match must use text of both lines (across).
   Index.prototype.joined = function (text, start, end, lineNo, pos, taken) {
@@ -856,7 +847,7 @@
     return [null, pos];
   };
 
-  // match._across: whether a match of two lines joined uses text of both (a hard wrap split it)
+  // matching.blocks._across: whether a match of two lines joined uses text of both (a hard wrap split it)
   function across(match, joined, cut, glue) {
     if (match.span === null) return true; // a JSON line's string: no span in the joined text to tell by
     var origin = normaliseLine(joined)[1];
@@ -871,7 +862,7 @@
     return n;
   }
 
-  // match.Index._located_match: the raise site is the traceback's last frame, the nearest above
+  // matching.around.Around.located_match: the raise site is the traceback's last frame, the nearest above
   Index.prototype.locatedMatch = function (text, start, line, lineNo) {
     var header = this.header.exec(this.clean(line));
     if (!header) return null;
@@ -890,13 +881,7 @@
 
   // -- text as pasted (errkit/core/normalise.py) -----------------------------------------------------
 
-  var CHARS = {};
-  "\u2018\u2019\u201a\u201b\u2032\uff07".split("").forEach(function (c) { CHARS[c] = "'"; });
-  "\u201c\u201d\u201e\u201f\u2033\uff02".split("").forEach(function (c) { CHARS[c] = '"'; });
-  "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000".split("").forEach(function (c) { CHARS[c] = " "; });
-  "\u2010\u2011\u2012\u2013\u2212".split("").forEach(function (c) { CHARS[c] = "-"; });
-  "\u200b\u200c\u200d\u2060\ufeff".split("").forEach(function (c) { CHARS[c] = ""; });
-  var ENTITIES = { quot: '"', apos: "'", amp: "&", lt: "<", gt: ">", nbsp: " " };
+  var CHARS = FORMAT.NORMALISED_CHARS, ENTITIES = FORMAT.HTML_ENTITIES; // normalise.CHARS, normalise.ENTITIES
 
   function mapped(ch) {
     return Object.prototype.hasOwnProperty.call(CHARS, ch) ? CHARS[ch] : ch;
@@ -954,7 +939,7 @@
     return [mapped(ch) || " ", end + 1 - at];
   }
 
-  // match.Index.shortlist: the wordings sharing the rarest words with `text`, bounded work
+  // matching.approximate.Closest.shortlist: the wordings sharing the rarest words with `text`, bounded work
   Index.prototype.shortlist = function (text) {
     var self = this;
     if (this.postings === null) {
@@ -996,7 +981,7 @@
     return match.code + "\u0000" + names.map(function (n) { return n + "=" + R.repr(match.params[n]); }).join("\u0000");
   }
 
-  // match.same_block: the next match of the same entry, both exact, within TIE_CONTEXT with only a
+  // matching.together.same_block: the next match of the same entry, both exact, within TIE_CONTEXT with only a
   // traceback's lines between them, values agreeing, the one before holding a value this one lacks
   function sameBlock(before, match, text) {
     if (before.code !== match.code || before.weak || match.weak || !(before.exact && match.exact)) return false;
@@ -1017,7 +1002,7 @@
     return insideOneError(text, low < 0 || low >= match.offset ? match.offset : low + 1, match.offset);
   }
 
-  // match._inside_one_error: a traceback's lines between low and high, at most BLOCK_GAP others
+  // matching.together._inside_one_error: a traceback's lines between low and high, at most BLOCK_GAP others
   function insideOneError(text, low, high) {
     var others = 0, afterFrame = false, pos = low;
     while (pos < high) {
@@ -1035,7 +1020,7 @@
     return true;
   }
 
-  // match._in_traceback: blank or indented, a chaining note, a separator, an IPython frame
+  // matching.together._in_traceback: blank or indented, a chaining note, a separator, an IPython frame
   // (bytes.strip: ASCII whitespace only)
   function inTraceback(line) {
     var stripped = line.replace(/^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$/g, "");
@@ -1172,7 +1157,7 @@
     return Array.from(scored.values()).sort(function (x, y) { return y.score - x.score; }).slice(0, limit);
   }
 
-  // match.quoted_starts: [line, fragment, true] for each fragment of QUOTE_WORDS words or more quoted
+  // matching.approximate.quoted_starts: [line, fragment, true] for each fragment of QUOTE_WORDS words or more quoted
   // in these lines (the last five)
   function quotedStarts(lines) {
     var found = [];
@@ -1355,7 +1340,7 @@
     };
   }
 
-  // match.unprefixed: a paste's tracebacks printed behind a prefix repeated on each line, read as
+  // matching.chunks.unprefixed: a paste's tracebacks printed behind a prefix repeated on each line, read as
   // the process printed them (the prefix off the traceback's first line and each next one holding it)
   function unprefixed(text) {
     if (text.indexOf(FORMAT.NEXT_TRACEBACK) < 0) return text;

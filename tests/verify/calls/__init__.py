@@ -121,7 +121,7 @@ _INDEX = []
 
 def index():
     if not _INDEX:
-        from errkit.explain.match import Index
+        from errkit.explain.matching.index import Index
 
         _INDEX.append(Index.load())
     return _INDEX[0]

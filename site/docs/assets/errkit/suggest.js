@@ -1337,6 +1337,10 @@
     ],
     "RA802": [
       [
+        ["operand type this TPU refuses", ["rhs_type"], function (p, m) { return p["rhs_type"]; }, [
+          ["raised by JAX Pallas TPU splash attention", {"raised_by": "splash"}, ["rhs_type"], function (p, m) { return p["rhs_type"]; }],
+          ["raised by JAX Pallas TPU flash attention", {"raised_by": "tpu-flash"}, ["rhs_type"], function (p, m) { return p["rhs_type"]; }],
+        ]],
       ],
       [
       ],
@@ -1448,6 +1452,40 @@
     "RA814": [
       [
         ["block size that works", ["array_shape", "block_size", "min_tiling"], function (p, m) { return m.call("nearest", [m.add((function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["d"] = items[i]; if (!R.truthy(R.or_(function () { return R.compare(m.v(m.mod(e["d"], 1024n)), [["==", function () { return 0n; }]]); }, function () { return R.and_(function () { return m.call("is_power_of_two", [e["d"]]); }, function () { return R.compare(m.v(e["d"]), [[">=", function () { return m.v(e["min_tiling"]); }]]); }); }))) continue; out.push(e["d"]); } return out; })(R.iterate(m.each(m.call("divisors", [R.getitem(p["array_shape"], 0n)]), 15))), [R.getitem(p["array_shape"], 0n)]), p["block_size"]]); }],
+      ],
+    ],
+    "RA815": [
+      [
+        ["logits the flash kernel does not build (bytes, float32)", ["batch", "heads", "kv_len", "q_len"], function (p, m) { return m.mul(m.mul(m.mul(m.mul(p["batch"], p["heads"]), p["q_len"]), p["kv_len"]), 4n); }],
+        ["q, k, v and output in HBM (bytes, 16-bit)", ["batch", "head_dim", "heads", "kv_len", "q_len"], function (p, m) { return m.mul(m.mul(m.mul(m.mul(p["batch"], m.add(m.mul(2n, p["q_len"]), m.mul(2n, p["kv_len"]))), p["heads"]), p["head_dim"]), 2n); }],
+      ],
+      [
+      ],
+      [
+        ["shrink the temporaries by at least", ["available", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["available"]), 2n]); }],
+        ["bytes over the chip's HBM", ["available", "required"], function (p, m) { return R.sub(p["required"], p["available"]); }],
+      ],
+      [
+      ],
+    ],
+    "RA816": [
+      [
+        ["promise a multiple of", ["multiple"], function (p, m) { return p["multiple"]; }],
+        ["in dimension", ["dimension"], function (p, m) { return p["dimension"]; }],
+      ],
+      [
+      ],
+    ],
+    "RA817": [
+      [
+        ["operation the installed libtpu lacks", ["operation"], function (p, m) { return p["operation"]; }],
+      ],
+    ],
+    "RA818": [
+      [
+      ],
+      [
+        ["verifier's message", ["diagnostic"], function (p, m) { return p["diagnostic"]; }],
       ],
     ],
     "RA820": [
@@ -1633,6 +1671,23 @@
           ["raised by JAX Mosaic GPU attention", {"raised_by": "mosaic-gpu"}, ["rhs_dtype"], function (p, m) { return (R.truthy(R.compare(m.v(p["rhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16", "bfloat16", "bf16"])); }]])) ? (R.truthy(R.compare(m.v(p["rhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16"])); }]])) ? "float16" : "bfloat16") : null); }],
           ["raised by tokamax Pallas Mosaic GPU attention", {"raised_by": "tokamax-mosaic-gpu"}, ["rhs_dtype"], function (p, m) { return (R.truthy(R.compare(m.v(p["rhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16", "bfloat16", "bf16"])); }]])) ? (R.truthy(R.compare(m.v(p["rhs_dtype"]), [["in", function () { return m.v(R.tuple(["float16", "f16"])); }]])) ? "float16" : "bfloat16") : null); }],
         ]],
+      ],
+    ],
+    "RA835": [
+      [
+      ],
+      [
+      ],
+      [
+        ["cuDNN status", ["status"], function (p, m) { return p["status"]; }],
+      ],
+    ],
+    "RA836": [
+      [
+      ],
+      [
+      ],
+      [
       ],
     ],
     "RA900": [

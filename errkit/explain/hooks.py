@@ -9,7 +9,7 @@ Nothing here is imported until an exception is being explained.
 import traceback
 
 from errkit.explain.answer import result
-from errkit.explain.match import explain_chunks
+from errkit.explain.matching.chunks import explain_chunks
 from errkit.explain.reading import line_chunks
 from errkit.explain.render import render
 

@@ -1,7 +1,7 @@
 """One error printed over several lines (issue 26, item 2): a status or versions logged above the
 error line that says "Look at the errors above" join its answer, counted once; a repeated error
 with the same values is still counted, and lines whose values disagree stay apart
-(errkit/explain/match.py same_block, and the paste page's port)."""
+(errkit/explain/matching/together.py same_block, and the paste page's port)."""
 
 import io
 import json
@@ -104,3 +104,39 @@ def test_jax_and_ipython_tracebacks_between_the_lines_keep_one_error():
     assert res["count"] == 1 and res["params"]["status"] == "CUDNN_STATUS_INTERNAL_ERROR"
     (res,) = answers(HANDLE + MEMORY + IPYTHON + FINAL)
     assert res["count"] == 1 and res["params"]["status"] == "CUDNN_STATUS_INTERNAL_ERROR"
+
+
+def _match(code: str, params: dict, at: int, offset: int, exact: bool = True, weak: bool = False):
+    from errkit.explain.matching.index import Index
+    from errkit.explain.matching.found import Match
+
+    wording = next(w for w in Index.load().wordings if w["code"] == code)
+    match = Match(code, wording, params, 1, exact=exact, weak=weak)
+    match.at, match.offset = at, offset
+    return match
+
+
+def test_a_match_ends_the_error_before_it_only_when_it_adds_nothing_new_and_agrees():
+    from errkit.explain.matching.together import same_block
+
+    data = HANDLE.encode() + FINAL.encode()
+    before = _match("RA827", {"status": "X"}, 0, 0)
+    after = len(HANDLE)
+    assert same_block(before, _match("RA827", {}, after, after), data)
+    assert not same_block(before, _match("RA827", {"status": "X"}, after, after), data)  # a repeat: counted
+    disagrees = _match("RA827", {"status": "X", "free_bytes": 1}, 0, 0)
+    assert not same_block(disagrees, _match("RA827", {"status": "Y"}, after, after), data)
+    assert not same_block(before, _match("RA105", {}, after, after), data)  # another entry
+    assert not same_block(before, _match("RA827", {}, after, after, weak=True), data)  # a note names it
+    assert not same_block(before, _match("RA827", {}, 20_000, after), data)  # beyond TIE_CONTEXT
+
+
+@pytest.mark.parametrize("line, inside", [
+    (b"", True), (b"    frame()", True), (b"-----------", True), (b"_ _ _ _", True), (b"----> 4 f(x)", True),
+    (b"/x/model.py in f(x)", True), (b"The above exception was the direct cause of the following exception:", True),
+    (b"2026-11-29 INFO step 4 done.", False),
+])
+def test_a_tracebacks_own_lines_are_told_from_a_logs(line, inside):
+    from errkit.explain.matching.together import _in_traceback
+
+    assert _in_traceback(line) is inside

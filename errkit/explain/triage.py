@@ -1,7 +1,8 @@
-"""Triage of many log files: each file's catalogued errors summed per code (count, hosts, first and
-last occurrence, the values seen), files read in parallel by worker processes that each load the
-matcher index once, the per-file summaries merged in the order the files were given (the same
-answer whatever the number of workers), and memory flat in a file's size (blocks stream through).
+"""Triage of many log files (`errkit explain --all PATH...`): each file's catalogued errors summed per
+code (count, hosts, first and last occurrence, the values seen), memory flat in a file's size
+(blocks stream through), and the per-file summaries merged in the order the files were given (the
+same answer whatever the number of workers: errkit/explain/workers.py reads the files, or the
+parts of a large one, errkit/explain/parts.py).
 
 A file's summary is a plain dict (picklable, JSON-able): the same for the command's workers, for
 `errkit.Matcher.triage` and for a map step of Dask or Beam (site/docs/triage.md)."""
@@ -9,7 +10,9 @@ A file's summary is a plain dict (picklable, JSON-able): the same for the comman
 import os
 
 from errkit.core.suggest import jsonable
-from errkit.explain.match import Index, Reading, same_block, scan_chunks
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.chunks import Reading, scan_chunks
+from errkit.explain.matching.together import same_block
 
 MAX_VALUES = 20  # distinct values of a param kept per code (the report shows them)
 MAX_DISTINCT = 1000  # distinct values counted per param and code, past which "1000+" is said
@@ -213,37 +216,95 @@ def triage(index: Index, blocks, name: str, host: str | None = None, warn=None) 
             size[0] += len(block)
             yield block
 
-    codes: dict[str, dict] = {}
-    weak: dict[str, dict] = {}
-    known: dict[tuple, set] = {}  # (weak, code, param) -> the keys of the values given to _seen already
-    given: dict[tuple, dict] = {}  # (weak, code) -> the params objects given already (_add)
-    pending = None  # the last match's (match, where, host): added once the next one is not its error's too
-    for match, chunk in scan_chunks(index, line_chunks(counted(blocks)), warn, reading):
+    counts = Counts()
+    chunks = line_chunks(counted(blocks))
+    for match, where, on, merged in occurrences(index, chunks, name, lambda: host, header, warn, reading):
+        if not merged:
+            counts.add(match, where, on)
+    unended = bool(reading.tail) and not reading.tail.endswith(b"\n")  # a last line without its newline counts
+    return counts.summary(name, host, reading.line - 1 + unended, size[0])
+
+
+def occurrences(index: Index, chunks, name: str, host, header: dict, warn=None, reading: Reading | None = None, **part):
+    """Each match of an input in order, as (match, where, host, merged): `where` its occurrence
+    (file, line, time, text), `host()` the file's host (a line may name its own), `merged` whether
+    the next match ends the same error (issue 26's same_block: then the next one carries this one's
+    values, and its time when it has none, and this one is not counted). `part`: scan_chunks' for
+    a part of a file (errkit/explain/parts.py)."""
+    pending = None  # the last match's (match, where, host): told once the next one says whether it ends its error
+    for match, chunk in scan_chunks(index, chunks, warn, reading, **part):
         end = chunk.find(b"\n", match.offset)
         raw = chunk[match.offset:end if end >= 0 else len(chunk)][:4096].decode("utf-8", "replace")
         where = _occurrence(name, match.line, timestamp(raw, header.get("year")), match.text or raw.strip())
-        if pending is not None and same_block(pending[0], match, chunk):
+        merged = pending is not None and same_block(pending[0], match, chunk)
+        if merged:
             # one error printed over several lines: one occurrence, at its last line, with every
             # value, as `errkit explain --all` counts it (its time: the first line that has one)
             match.params = {**pending[0].params, **match.params}
             if where["time"] is None:
                 where["time"], where["_key"] = pending[1]["time"], pending[1]["_key"]
-        elif pending is not None:
-            _add(weak if pending[0].weak else codes, *pending, known, given)
-        pending = (match, where, host_field(raw) or host)
+        if pending is not None:
+            yield (*pending, merged)
+        pending = (match, where, host_field(raw) or host())
     if pending is not None:
-        _add(weak if pending[0].weak else codes, *pending, known, given)
-    for code, group in weak.items():
-        if code not in codes:
-            codes[code] = group
-    unended = bool(reading.tail) and not reading.tail.endswith(b"\n")  # a last line without its newline counts
-    return {"file": name, "host": host, "lines": reading.line - 1 + unended, "bytes": size[0], "matches": sum(g["count"] for g in codes.values()), "skipped": None, "codes": codes}
+        yield (*pending, False)
+
+
+class Counts:
+    """A file's matches counted per code, in order (`add`), or its parts' tallies folded in
+    (`fold`); weak matches (a note line, a page link) apart, until `summary`."""
+
+    def __init__(self):
+        self.codes: dict[str, dict] = {}
+        self.weak: dict[str, dict] = {}
+        self._known: dict[tuple, set] = {}  # (weak, code, param) -> the keys of the values given to _seen already
+        self._given: dict[tuple, dict] = {}  # (weak, code) -> the params objects given already (_add)
+
+    def add(self, match, where: dict, host: str) -> None:
+        _add(self.weak if match.weak else self.codes, match, where, host, self._known, self._given)
+
+    def fold(self, other: "Counts") -> None:
+        """`other`'s counts after this one's, as if its matches were added here one by one."""
+        for into, groups in ((self.codes, other.codes), (self.weak, other.weak)):
+            for code, group in groups.items():
+                _fold(into, code, group)
+
+    def summary(self, name: str, host: str, lines: int, size: int) -> dict:
+        codes = self.codes
+        for code, group in self.weak.items():
+            if code not in codes:
+                codes[code] = group
+        return {"file": name, "host": host, "lines": lines, "bytes": size, "matches": sum(g["count"] for g in codes.values()),
+                "skipped": None, "codes": codes}
+
+
+def _fold(codes: dict, code: str, group: dict) -> None:
+    """A code's group of later matches folded into `codes` (what _add gives, added one by one)."""
+    into = codes.get(code)
+    if into is None:
+        codes[code] = {**group, "hosts": dict(group["hosts"]), "values": {p: dict(r, seen=list(r["seen"]), keys=list(r["keys"]))
+                                                                         for p, r in group["values"].items()}}
+        return
+    into["count"] += group["count"]
+    for host, n in group["hosts"].items():
+        _host(into, host, n)
+    if group.get("other_hosts"):  # (past MAX_HOSTS in a part: counted as others, as merged() counts a file's)
+        into["other_hosts"] = into.get("other_hosts", 0) + group["other_hosts"]
+    into["last"] = group["last"]
+    if group["earliest"] is not None and (into["earliest"] is None or group["earliest"]["_key"] < into["earliest"]["_key"]):
+        into["earliest"] = group["earliest"]
+    if group["latest"] is not None and (into["latest"] is None or group["latest"]["_key"] >= into["latest"]["_key"]):
+        into["latest"] = group["latest"]
+    for param, record in group["values"].items():
+        _seen(into["values"], param, record["seen"], record["keys"])
+        if record["more"]:
+            into["values"][param]["more"] = True
 
 
 def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, given: dict | None = None) -> None:
     """Count `match` in its code's group. `known`: (weak, code, param) -> the keys of the values
     given to _seen already; `given`: (weak, code) -> the params objects given already (a remembered
-    line's match shares its template's, match._again: nothing new)."""
+    line's match shares its template's, matching/found.py again: nothing new)."""
     group = codes.get(match.code)
     if group is None:
         group = codes[match.code] = {"count": 0, "hosts": {}, "first": where, "last": where, "earliest": None,
@@ -351,45 +412,6 @@ def merged(summaries: list[dict]) -> dict:
     return out
 
 
-# -- many files, on several processes ------------------------------------------------------------
-
-
-PER_WORKER = 8 * 1024 * 1024  # bytes on disk worth a worker process of their own (its start costs ~0.1 s)
-
-
-def workers_for(names: list[str], asked: int | None) -> int:
-    """How many worker processes: as asked, else one per core this process may run on and per
-    PER_WORKER bytes of input; never more than the files (1: read here, without a pool)."""
-    if asked is None:
-        try:
-            asked = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            asked = os.cpu_count() or 1
-        size = sum(os.path.getsize(n) for n in names if n != "-" and os.path.isfile(n))
-        asked = min(asked, max(1, size // PER_WORKER))
-    return max(1, min(asked, len(names)))
-
-
-def _context():
-    """fork on Linux while this process runs one thread (a worker starts as a copy of it: the
-    matcher's modules imported, its index read; 2 workers over 4 small files took 345 ms with
-    forkserver, 1 worker 170 ms), else forkserver where the platform has it (a fresh server
-    process forks each worker with errkit's matcher imported already: no thread of this process
-    is copied), else spawn."""
-    import multiprocessing
-    import sys
-    import threading
-
-    methods = multiprocessing.get_all_start_methods()
-    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    if "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["errkit.explain.fleet", "errkit.explain.matcher", "errkit.explain.inputs"])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
 def summarise(matcher, name: str, stdin=None, warn=None, reading=None) -> dict:
     """The summary of one file (or `-`), read with `matcher`'s index; a file that is not a log is a
     skipped summary, told through `warn`. `reading(name, bytes, lines)` hears of each block read
@@ -410,86 +432,3 @@ def _told(blocks, name: str, reading):
     for block in blocks:
         reading(name, len(block), block.count(b"\n"))
         yield block
-
-
-_WORKER: dict = {}
-
-
-def _start_worker(matcher, queue=None) -> None:
-    """A worker's start: the matcher arrives pickled, and its index is read once, from the cache;
-    `queue` carries (name, bytes, lines) of each block read back to the progress bar."""
-    _WORKER["matcher"], _WORKER["queue"] = matcher, queue
-
-
-def _in_worker(name: str) -> tuple[dict, list[str]]:
-    warnings: list[str] = []
-    queue = _WORKER["queue"]
-    reading = None if queue is None else (lambda *read: queue.put(read))  # noqa: E731
-    return summarise(_WORKER["matcher"], name, warn=warnings.append, reading=reading), warnings
-
-
-def _drain(queue, reading) -> None:
-    from queue import Empty
-
-    while True:
-        try:
-            read = queue.get_nowait()
-        except Empty:
-            return
-        reading(*read)
-
-
-def summaries(matcher, names: list[str], workers: int | None = None, stdin=None, warn=None, done=None,
-              reading=None) -> list[dict]:
-    """Every file's summary, in the order of `names`. `done(name, summary)` hears of each file as it
-    is finished and `reading(name, bytes, lines)` of each block read (progress); warnings are told in
-    the order of the files, whatever the workers do. Standard input is read here, the files by
-    `workers` processes (fork while this process runs one thread, else forkserver or spawn: no
-    thread of this process is copied into them; see _context), each handed one file at a time
-    (errkit/explain/workers.py): a worker that dies loses only the file it read, whose summary says
-    so (`lost`: the report is partial), and the others are read on."""
-    count = workers_for(names, workers)
-    results: list = [None] * len(names)
-    told: list = [None] * len(names)
-    local = [i for i, name in enumerate(names) if name == "-" or count == 1]
-    remote = [i for i in range(len(names)) if i not in set(local)]
-    pool = queue = None
-    for i in local:
-        warnings: list[str] = []
-        results[i] = summarise(matcher, names[i], stdin, warnings.append, reading)
-        told[i] = warnings
-        if done is not None:
-            done(names[i], results[i])
-    if remote:
-        from functools import partial
-
-        from errkit.explain.workers import Pool
-
-        context = _context()
-        queue = context.Queue() if reading is not None else None
-
-        def answered(i: int, answer) -> None:
-            if queue is not None:
-                _drain(queue, reading)  # before the file is done: its blocks are counted first
-            results[i], told[i] = answer
-            if done is not None:
-                done(names[i], results[i])
-
-        def lost(i: int, why: str) -> None:
-            reason = f"{names[i]}: the worker reading it died ({why}); its errors are not in the report"
-            results[i], told[i] = {**skipped(names[i], reason), "lost": True}, [f"errkit: lost {reason}"]
-            if done is not None:
-                done(names[i], results[i])
-
-        pool = Pool(context, min(count, len(remote)), _in_worker, partial(_start_worker, matcher, queue))
-        try:
-            pool.run([(i, names[i]) for i in remote], answered, lost)
-        finally:
-            if queue is not None:
-                _drain(queue, reading)
-                queue.close()
-    if warn is not None:
-        for warnings in told:
-            for line in warnings or ():
-                warn(line)
-    return results

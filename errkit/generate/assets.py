@@ -133,7 +133,10 @@ def site_index(catalogue: Catalogue) -> dict:
         entry["example"] = f"{entry['exception']}: {example}" if example is not None else None
         entries[code] = entry
     # (the patterns and limits: match.js's FORMAT)
-    return {**data, "entries": entries, "wordings": shown_wordings, "regex_flavour": index_format.REGEX_FLAVOUR}
+    # the matcher's plan (which wordings each key finds; those told by their raise site; those tried
+    # on every line) made by the Python's own function, not worked out again by match.js
+    plan = index_format.plan(data["wordings"])
+    return {**data, "entries": entries, "wordings": shown_wordings, "regex_flavour": index_format.REGEX_FLAVOUR, "plan": plan}
 
 
 def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple]]]]:
@@ -145,11 +148,12 @@ def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple]]]]:
         for suggest, cases in zip(kernels.suggestion_sources(entry, catalogue.kernels), kernels.case_sources(entry, catalogue.kernels)):
             compiled = []
             for label, source in suggest.items():
-                fn, names = js.compile_expression(source, entry.params.keys())
+                fn, names = js.compile_expression(source, entry.params.keys(), entry.verdicts)
                 for_label = []
                 for case in cases:
                     if label in case["suggest"]:
-                        case_fn, case_names = js.compile_expression(case["suggest"][label], set(entry.params) | set(case["assume"]))
+                        case_fn, case_names = js.compile_expression(case["suggest"][label], set(entry.params) | set(case["assume"]),
+                                                                     entry.verdicts)
                         for_label.append((case["when"], case["assume"], case_names, case_fn))
                 compiled.append((label, fn, names, for_label))
             fixes.append(compiled)

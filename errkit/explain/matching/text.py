@@ -1,0 +1,82 @@
+"""A line's text as the matcher's rooms read it: cleaned of terminal colours and its line end, the
+`SomeError: message` it holds (HEADER, searched from where it can first begin), whether it is a
+`raise` statement, and the strings of a JSON log line."""
+
+from errkit.core.index_format import ANSI, HEADER
+
+EXC, MSG = HEADER.number("exc"), HEADER.number("msg")
+ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_DOTTED_NAME = ID_CHARS | {"."}  # a dotted exception name's characters (header_begin)
+
+
+def clean(line: str) -> str:
+    line = ANSI.sub("", line) if "\x1b" in line else line
+    return line.rstrip("\r\n")
+
+
+def header_of(line: str):
+    """HEADER.search(line), begun where a match can first start (header_begin)."""
+    begin = header_begin(line)
+    return None if begin is None else HEADER.search(line, begin)
+
+
+def header_begin(line: str) -> int | None:
+    """Where HEADER can first match in `line` (None: nowhere). Its exception name is a run of
+    identifier characters and dots ending in Error or Exception, after a separator or the line's
+    start: none starts before the run holding the line's first `Error` or `Exception`, so a log
+    line's timestamp and logger are not tried character by character."""
+    first = line.find("Error")
+    other = line.find("Exception", 0, first if first >= 0 else len(line))
+    first = other if other >= 0 else first
+    if first < 0:
+        return None
+    while first > 0 and line[first - 1] in _DOTTED_NAME:
+        first -= 1
+    return max(0, first - 1)
+
+
+def raise_statement(line: str) -> bool:
+    """A Python `raise SomeError(...)` line (a traceback's source line, `|`-prefixed in an exception
+    group's): the text it quotes, often an f-string's template, is not the message raised."""
+    code = line.lstrip("|+ \t")
+    return code.startswith("raise ") and "(" in code
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_strings(line: str) -> list[str]:
+    """The string values of a JSON object or array (two levels deep), in order; [] if not JSON."""
+    try:
+        import json  # a JSON log line: rare in a paste
+
+        doc = json.loads(line, parse_constant=_no_constant)  # strict JSON, as the paste page's JSON.parse
+    except ValueError:
+        return []
+    except RecursionError:  # nested past the decoder's recursion: read without recursion
+        from errkit.explain.jsonline import strings
+
+        return strings(line)
+    out: list[str] = []
+
+    def walk(value, depth: int) -> None:
+        if isinstance(value, str):
+            out.append(value)
+        elif depth < 2 and isinstance(value, dict):
+            for item in value.values():
+                walk(item, depth + 1)
+        elif depth < 2 and isinstance(value, list):
+            for item in value:
+                walk(item, depth + 1)
+
+    walk(doc, 0)
+    return out
+
+
+def json_record(line: str) -> str | None:
+    """The strings of a JSON log line, one after another (each line of each), else None."""
+    if not line.lstrip().startswith("{"):
+        return None
+    strings = json_strings(line)
+    return "\n".join(strings) if strings else None

@@ -1,0 +1,110 @@
+"""The around room (errkit/explain/matching/around.py): what the text around a match adds to its
+answer: the kernel that raised it (decided once), ties, values read after it, the raise site."""
+
+from __future__ import annotations
+
+import pytest
+
+from errkit.explain.ahead import Ahead
+from errkit.explain.matching.index import Index
+from errkit.explain.matching.chunks import explain_chunks
+from errkit.explain.matching import around
+from errkit.explain.matching.around import Around, break_tie, decide_kernel, match_location
+from errkit.explain.matching.found import Match
+
+INDEX = Index.load()
+VMEM = ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem. "
+        "Used 20.00M of 16.00M vmem. Exceeded vmem capacity by 4.00M.\n")
+SPLASH_FRAME = ('Traceback (most recent call last):\n  File "/venv/lib/python3.12/site-packages/jax/experimental/pallas/ops/'
+                'tpu/splash_attention/splash_attention_kernel.py", line 9, in f\n    x()\n')
+
+
+def _found(text: str) -> list[Match]:
+    return [f.match for f in explain_chunks(INDEX, [text])[0]]
+
+
+@pytest.mark.parametrize("text, kernel", [
+    (VMEM, None),  # a wording of four kernels, nothing around it tells: not told
+    (SPLASH_FRAME + VMEM, "splash"),  # the traceback shows splash's source
+    (SPLASH_FRAME + VMEM + "  %flash_fwd = custom-call(...)\n", "tpu-flash"),  # the dump after it names flash's kernel: it wins
+    ("  %flash_fwd = custom-call(...)\n" + VMEM, None),  # a name above the message is not read
+])
+def test_the_kernel_that_raised_it_is_decided_from_the_text_around_it(text, kernel):
+    (match,) = _found(text)
+    assert (match.code, match.kernel) == ("RA810", kernel)
+
+
+def test_a_wording_of_one_kernel_is_that_kernels_from_the_start():
+    wording = next(w for w in INDEX.wordings if len(w.get("kernels") or ()) == 1)
+    match = Match(wording["code"], wording, {}, 1)
+    assert match.kernel == wording["kernels"][0]
+    decide_kernel(match, shown="other", named="another")  # nothing around it changes that
+    assert match.kernel == wording["kernels"][0]
+
+
+def test_of_several_kernels_the_one_named_after_wins_over_the_one_shown_above():
+    wording = next(w for w in INDEX.wordings if len(w.get("kernels") or ()) > 1)
+    match = Match(wording["code"], wording, {}, 1)
+    decide_kernel(match, shown="a", named="b")
+    assert match.kernel == "b"
+    decide_kernel(match, shown="a", named=None)
+    assert match.kernel == "a"
+
+
+def test_values_read_after_a_match_replace_its_params_never_change_them():
+    (match,) = _found(VMEM)
+    shared = {"used": 1}
+    again = Match(match.code, match.wording, shared, 1)
+    data = ("x\n" + VMEM + "  %splash_mha_fwd = custom-call(...)\n").encode()
+    INDEX.room(Around).read_on(again, data, 2)
+    assert shared == {"used": 1}  # the remembered match's dict is left as it was
+
+
+def _twins(locations=(None, None), releases=(None, None)) -> Index:
+    base = dict(INDEX.wordings[0], template="boom {n}", regex=r"boom[ \t\n\r\f\v]+(?P<g0>-?[0-9]+)", key="boom",
+                captures=[["g0", "n", "int"]], literal_chars=4, skeleton="boom <n>", kernels=[])
+    entries = {code: INDEX.data["entries"]["RA105"] for code in ("AA100", "BB100")}
+    return Index({"entries": entries, "wordings": [
+        dict(base, code="AA100", location=locations[0], releases=releases[0]),
+        dict(base, code="BB100", location=locations[1], releases=releases[1])]})
+
+
+def test_a_tie_is_broken_by_the_raise_site_shown_then_by_the_release_named():
+    index = _twins(("pkg/a.py:1 in f", "pkg/b.py:2 in g"),
+                   ({"dist": "jax", "bounds": [[">=", [0, 5]]]}, {"dist": "jax", "bounds": [["<", [0, 5]]]}))
+    first = Match("AA100", index.wordings[0], {"n": 1}, 1, text="boom 1", span=(0, 6))
+    first.ties = [Match("BB100", index.wordings[1], {"n": 1}, 1)]
+    chosen = break_tie(first, 'File "/x/pkg/b.py", line 2, in g\njax==0.6.0\n')
+    assert (chosen.code, chosen.text, chosen.span, chosen.ties) == ("BB100", "boom 1", (0, 6), [])
+    first.ties = [Match("BB100", index.wordings[1], {"n": 1}, 1)]
+    assert break_tie(first, "using jax==0.4.31\n").code == "BB100"  # no site shown: the release
+    first.ties = [Match("BB100", index.wordings[1], {"n": 1}, 1)]
+    assert break_tie(first, "nothing said\n").code == "AA100"  # nothing tells: the first
+
+
+def test_a_match_whose_answer_reads_its_surroundings_is_said_to_depend_on_them():
+    room = INDEX.room(Around)
+    (alone,) = _found("ValueError: num_q_heads=12 must be divisible by and num_kv_heads=8\n")
+    (several,) = _found(VMEM)
+    assert not room.depends(alone) and room.depends(several) and not room.depends(None)
+
+
+def test_a_message_without_fixed_text_is_told_by_its_raise_site_and_exception():
+    path = "/venv/lib/python3.12/site-packages/jax/experimental/pallas/ops/gpu/attention.py"
+    found = match_location(INDEX, path, "mha", 7, "AssertionError", "")
+    assert (found.code, found.line, found.text) == ("RA502", 7, path + " in mha")  # a file's wording: any function
+    assert match_location(INDEX, path, "mha", 7, "KeyError", "") is None  # another exception
+    assert match_location(INDEX, "/srv/mylib/attention.py", "mha", 7, "AssertionError", "") is None
+    functions = "/venv/lib/python3.12/site-packages/jax/_src/nn/functions.py"
+    assert match_location(INDEX, functions, "_apply_masks", 3, "AssertionError", "").code == "RA535"
+    assert match_location(INDEX, functions, "softmax", 3, "AssertionError", "") is None  # a function's wording: that one
+
+
+@pytest.mark.parametrize("text, name, found", [
+    (b"  %splash_mha_fwd.3 = ", "splash_mha", True),
+    (b"  %my_splash_mha = ", "splash_mha", False),  # inside another identifier
+    (b"  %12splash_mha = ", "splash_mha", True),  # digits do not start an identifier
+    (b"  splash = ", "splash_mha", False),
+])
+def test_a_kernel_name_counts_where_it_starts_an_identifier(text, name, found):
+    assert around.starts_identifier_in(Ahead(text), 0, len(text), name) is found

@@ -1,0 +1,64 @@
+"""The kernel accepts exactly what runs (issue 49), on this CPU: hypothesis draws calls of
+ranker_attention from benchmarks/kernel_property.py's generator (lengths, head counts of every
+group size, head_dim 32-256 and a few outside, every dtype, causal, bound, both caps, explicit
+tiles, invalid values now and then); a call the validators refuse must raise a catalogued error
+(one with a code), and one they accept must run the TPU kernels in interpret mode to the
+reference's output and gradients and lower for TPU (three Mosaic calls).
+
+A few examples here (CI's time); `python benchmarks/kernel_property.py --interpret --count 400`
+runs hundreds, and `--tpu` the same property on a TPU, as users run it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from benchmarks import kernel_property  # noqa: E402
+
+# smaller than CPU_LIMITS: a handful of examples in CI's time
+LIMITS = dict(most=600, budget=2 ** 17)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False))
+def test_accepted_calls_run_and_refused_calls_are_catalogued(rnd):
+    case = kernel_property.draw(rnd, **LIMITS)
+    result = kernel_property.interpret_check(case)
+    assert "violation" not in result, (str(case), result)
+    assert ("refused" in result) != ("errors" in result), result
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_refusals_carry_their_code(seed):
+    """Drawn calls with a planted invalid value: each refusal is a catalogued error."""
+    import random
+
+    rnd = random.Random(seed)
+    refused = 0
+    for _ in range(60):
+        case = kernel_property.draw(rnd, **LIMITS)
+        if case.dtype in ("float64", "int8") or case.head_dim > 256:
+            result = kernel_property.refusal(case, *(kernel_property.inputs(case)[i]
+                                                      for i in (0, 1, 2, 4)))
+            assert result is not None and result.get("refused"), (str(case), result)
+            refused += 1
+    assert refused >= 1
+
+
+def test_a_refusal_without_a_code_is_a_violation(monkeypatch):
+    """The checker itself: a validator that raised a plain exception would be reported."""
+    from kernel import attention
+
+    def plain(*args, **kwargs):
+        raise ValueError("not catalogued")
+
+    monkeypatch.setattr(attention, "validate", plain)
+    case = kernel_property.draw(__import__("random").Random(0), **LIMITS)
+    assert "violation" in kernel_property.interpret_check(case)
