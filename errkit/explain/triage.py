@@ -12,7 +12,7 @@ import os
 from errkit.core.suggest import jsonable
 from errkit.explain.matching.index import Index
 from errkit.explain.matching.chunks import Reading, scan_chunks
-from errkit.explain.matching.together import same_block
+from errkit.explain.matching.together import same_block, same_raise
 
 MAX_VALUES = 20  # distinct values of a param kept per code (the report shows them)
 MAX_DISTINCT = 1000  # distinct values counted per param and code, past which "1000+" is said
@@ -237,6 +237,8 @@ def occurrences(index: Index, chunks, name: str, host, header: dict, warn=None, 
         raw = chunk[match.offset:end if end >= 0 else len(chunk)][:4096].decode("utf-8", "replace")
         where = _occurrence(name, match.line, timestamp(raw, header.get("year")), match.text or raw.strip())
         merged = pending is not None and same_block(pending[0], match, chunk)
+        if not merged and pending is not None and same_raise(pending[0], match, chunk):
+            continue  # the same raise printed again (its note line, its traceback's last line): counted once
         if merged:
             # one error printed over several lines: one occurrence, at its last line, with every
             # value, as `errkit explain --all` counts it (its time: the first line that has one)
