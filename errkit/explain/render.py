@@ -118,7 +118,8 @@ def format_result(res: dict, style: Style) -> str:
     matched = res["matched"]
     lines.append(label("wording") + t(matched["wording"]))
     # the life ("raised since jax X; no longer raised since jax Y") says what the range does
-    lines.append(label("") + style.dim(t(raised_by(matched))))
+    said = [line.strip() for line in wrapped(t(raised_by(matched)), getattr(style, "width", 100), " " * 11)]
+    lines.append(label("") + ("\n" + " " * 11).join(style.dim(line) for line in said))
     if res["confidence"] == "approximate":
         lines.append(label("you have") + t(matched["text"][:200]))
     if res["params"]:
