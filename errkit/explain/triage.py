@@ -312,7 +312,7 @@ def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, 
     """Count `match` in its code's group, and each of its values. `known`: (weak, code, param) ->
     {a value's key: its place in the record's `seen` (-1: counted in `other`)}, what _seen answered
     (places never move: `seen` only grows); `given`: (weak, code) -> {id: (a params object given
-    already, its values' places)} (a remembered line's match shares its template's params,
+    already, its values' records and places)} (a remembered line's match shares its template's params,
     matching/found.py again: only counted)."""
     group = codes.get(match.code)
     if group is None:
@@ -332,8 +332,11 @@ def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, 
         objects = given.setdefault((match.weak, match.code), {})
         hit = objects.get(id(match.params))
         if hit is not None and hit[0] is match.params:
-            for param, at in hit[1]:
-                _tick(values[param], at)
+            for record, at in hit[1]:  # (each record stays its param's: values only grow)
+                if at >= 0:
+                    record["counts"][at] += 1
+                else:
+                    record["other"] += 1
             return
         if len(objects) >= MAX_GIVEN:  # (memory flat in a log's distinct values)
             objects.clear()
@@ -347,18 +350,14 @@ def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, 
             at = _seen(values, param, [value], counts=[0])[0]
             if cached is not None and len(cached) < MAX_DISTINCT:
                 cached[key] = at
-        _tick(values[param], at)
-        places.append((param, at))
+        record = values[param]
+        if at >= 0:
+            record["counts"][at] += 1
+        else:
+            record["other"] += 1
+        places.append((record, at))
     if objects is not None:
         objects[id(match.params)] = (match.params, places)  # (kept: its id is not reused while it is held)
-
-
-def _tick(record: dict, at: int) -> None:
-    """One more occurrence of the value at `at` in a param's record (-1: one not kept in `seen`)."""
-    if at >= 0:
-        record["counts"][at] += 1
-    else:
-        record["other"] += 1
 
 
 def _host(group: dict, host: str, count: int) -> None:
