@@ -7,7 +7,7 @@ When none matched, the caller asks for the closest wordings (approximate.py) to 
 from errkit.core.index_format import NEXT_TRACEBACK, PASTE_SIZE, READ_WINDOW, TAIL, TIE_CONTEXT
 from errkit.explain.matching.blocks import scan
 from errkit.explain.matching.found import Match
-from errkit.explain.matching.together import same_block
+from errkit.explain.matching.together import same_block, same_raise
 
 NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
 
@@ -161,6 +161,12 @@ def explain_chunks(index, chunks, warn=None, others: dict | None = None) -> tupl
             item.count -= 1
             if not item.count:
                 del found[previous[1]]
+        elif previous is not None and previous[1] in found and same_raise(previous[0], match, data):
+            # the same raise printed again (its note line, its traceback's last line): counted once
+            if not match.weak:
+                found.get(previous[1]).last_line = match.line
+                previous = (match, previous[1])
+            continue
         key = match.key()
         item = found.get(key)
         if item is None:
