@@ -131,7 +131,7 @@ def fix_kernels(entry, fix, kernels) -> list[Kernel]:
     return list(out.values())
 
 
-_SOLVED: dict = {}  # (id(entry), its kernels' ids, only) -> (entry, the kernels, solutions): each solved once a run
+_SOLVED: dict = {}  # (id(entry), its kernels' ids, only) -> (entry, the kernels, solutions): each solved once a run, when first asked for (not at load: lint never reads them)
 
 
 def solutions(entry, kernels, only: str | None = None) -> list[dict]:
@@ -139,7 +139,7 @@ def solutions(entry, kernels, only: str | None = None) -> list[dict]:
     fix's suggestions written out to satisfy every rule of every kernel that may have raised the
     error (kernel `only`, when given), its cases (the entry's own, the unknown values', each
     kernel's: see the section's note) likewise; what the index holds and the site computes."""
-    held = tuple(kernels.values())  # (the kernels themselves: loading vets the solutions, generating reads them again)
+    held = tuple(kernels.values())  # (the kernels themselves: each generator of a run reads the same solutions)
     key = (id(entry), tuple(map(id, held)), only)
     known = _SOLVED.get(key)
     if known is not None and known[0] is entry and len(known[1]) == len(held) and all(map(operator.is_, known[1], held)):

@@ -410,10 +410,11 @@ def load(root: Path) -> Loaded:
 def vet_all(verdicts: Verdicts, entries, kernels, settings) -> None:
     """Vet every expression and parse every template the catalogue holds, once, in the scope each is
     read in (errkit/catalogue/vetting.py): an entry's check over its params, each suggestion with
-    `valid(...)` written out (over the params; a case's over them and what the case assumes) and as
-    solved for the rules of the kernels that may raise it (errkit/catalogue/kernels.py), each
+    `valid(...)` written out (over the params; a case's over them and what the case assumes), each
     message and variant, each kernel's rules over its values, each group's bindings over its
-    arguments and bindings with the bindings' helpers."""
+    arguments and bindings with the bindings' helpers. The suggestions solved for the kernels' rules
+    (errkit/catalogue/kernels.py) are not: solving takes seconds and only the generators read them,
+    so they are solved, and their expressions vetted, when first asked for."""
     from errkit.core import runtime
     from errkit.core.helpers import HELPERS
 
@@ -433,19 +434,6 @@ def vet_all(verdicts: Verdicts, entries, kernels, settings) -> None:
                 names = set(entry.params) | set(case.assume)
                 for source in case.suggest.values():
                     verdicts.refusal(kernel_rules.expanded(source, kernel, names), names)
-        try:  # as the index ships them: solved for the kernels' rules
-            solved_fixes = kernel_rules.solutions(entry, kernels)
-            if not entry.explain_only and settings is not None and settings.validators:  # the generated validators' note
-                solved_fixes = [*solved_fixes, *kernel_rules.solutions(entry, kernels, only=entry.kernel or "")]
-        except (ValueError, SyntaxError, TypeError):  # a broken expression or rule: lint's finding says which
-            solved_fixes = []
-        for solved in solved_fixes:
-            for source in solved["suggest"].values():
-                verdicts.refusal(source, entry.params.keys())
-            for case in solved["cases"]:
-                names = set(entry.params) | set(case["assume"])
-                for source in case["suggest"].values():
-                    verdicts.refusal(source, names)
     binding_helpers = set(HELPERS) | set(runtime.BINDINGS)
     for group in settings.groups.values() if settings is not None else ():
         for source in group.bindings.values():
