@@ -116,7 +116,11 @@ def _add_kernels(out: list[dict], heads: list[dict], candidates: list | None, pa
         if not values:
             continue
         if candidates is not None:
-            found["value"] = _common(list(values.values()))
+            # what every candidate allows; where their own values share none (the nearest of each),
+            # the value written for all of the fix's kernels, which satisfies each candidate's rules too
+            shared = _common(list(values.values()))
+            if shared not in (None, []) or found["value"] in (None, []):
+                found["value"] = shared
         differ = [(name, value) for name, value in values.items() if value != found["value"]]
         if differ:  # the kernels whose rules the value satisfies, each one's own below
             found["kernels"] = list(values)

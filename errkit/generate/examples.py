@@ -46,14 +46,31 @@ def example_suggestions(entry: Entry, catalogue: Catalogue) -> list[list[dict]]:
 
     params = example_params(entry)
     sources = kernels.suggestion_sources(entry, catalogue.kernels)
+    told, candidates = example_raisers(entry)
     out = []
     for fix, suggest, cases in zip(entry.fixes, sources, kernels.case_sources(entry, catalogue.kernels)):
         if params is None or not suggest:
             out.append([{"label": label, "needs": source} for label, source in suggest.items()])
             continue
         vetted = suggestion_code(entry.verdicts, suggest, cases, entry.params.keys())  # their verdicts, compiled
-        out.append(suggestions({"suggest": suggest, "sets": dict(fix.sets), "cases": cases}, params, vetted))
+        out.append(suggestions({"suggest": suggest, "sets": dict(fix.sets), "cases": cases}, params, vetted,
+                               kernel=told, candidates=candidates))
     return out
+
+
+def example_raisers(entry: Entry) -> tuple[str | None, list | None]:
+    """(the kernel told to have raised the example, or None; else the kernels that may have), as
+    explain decides them for the example's text (errkit/explain/answer.py raisers): the entry's own
+    message is a text other wordings of the entry may word alike (a tie nothing in the text breaks:
+    any of their kernels may have raised it); else its own kernels, one of them told."""
+    own = next((v for v in entry.wordings if v.message == entry.message), None)
+    if own is None:
+        return None, None
+    alike = [k for v in entry.wordings if v.message == own.message for k in entry.raising_kernels(v)]
+    alike = list(dict.fromkeys(alike))
+    if len(alike) == 1:
+        return alike[0], None
+    return None, alike or None
 
 
 def _python_value(value) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from errkit.catalogue import lint
+from errkit.catalogue import kernels, lint
 from errkit.catalogue.load import load
 from errkit.catalogue.vetting import Verdicts
 from errkit.core import expr, template
@@ -31,19 +31,30 @@ def test_errkit_vets_expressions_in_one_place():
 
 @pytest.mark.parametrize("catalogue", [CATALOG, FIXTURES / "kernels"], ids=["bundled", "kernels"])
 def test_lint_and_the_generators_read_the_verdicts_of_load(catalogue, monkeypatch):
-    """Loading vets each expression once; lint and generating everything vet nothing more and parse
-    no template again."""
+    """Loading vets each expression once; lint vets nothing more; generating everything vets only
+    the suggestions solved for the kernels' rules (solved when first asked for, not at load: lint
+    never reads them), each once."""
     vetted, parsed = [], []
     original_check, original_parse = expr.check, template.parse
     monkeypatch.setattr(expr, "check", lambda source, *a, **k: vetted.append(source) or original_check(source, *a, **k))
     monkeypatch.setattr(template, "parse", lambda text, *a, **k: parsed.append(text) or original_parse(text, *a, **k))
     loaded = load(catalogue)
     assert vetted and len(vetted) == len(loaded.verdicts._expressions)  # each once
+    at_load = len(vetted)
     vetted.clear()
     findings = [f for f in lint.run(loaded) if f.severity == "error"]
     assert findings == []
-    render_all(loaded.catalogue)
-    assert vetted == []
+    assert vetted == [], "lint reads the verdicts of load"
+    solved = set()  # solving vets what it reads and writes, in the table
+    for entry in loaded.entries:
+        for only in (None, entry.kernel or ""):
+            for fix in kernels.solutions(entry, loaded.kernels, only):
+                solved |= set(fix["suggest"].values()) | {s for case in fix["cases"] for s in case["suggest"].values()}
+    solving = len(vetted)
+    render_all(loaded.catalogue)  # then the generators vet no more than the solutions, in their scopes
+    assert set(vetted[solving:]) <= solved, set(vetted[solving:]) - solved
+    after = sum(1 for key in loaded.verdicts._expressions if key[0] != "compiled")
+    assert len(vetted) == after - at_load, "each vetted once"
 
 
 def test_a_refused_expression_is_refused_from_the_verdict_alone():

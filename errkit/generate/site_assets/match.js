@@ -1190,8 +1190,12 @@
       var head = anyTold ? (item[3] || []).filter(function (c) { return byKernel(c) === kernel && Object.keys(c[1]).length === 1; })[0] : null;
       if (head) { names = head[2].filter(function (n) { return n !== "raised_by"; }); fn = head[3]; }
       var missing = names.filter(function (n) { return !Object.prototype.hasOwnProperty.call(params, n); });
-      if (missing.length) {
-        out.push({ label: label, needs: sources[label] });
+      if (missing.length) { // the source it needs is the told kernel's own, as suggest.py's
+        var own = head ? (record.cases || []).filter(function (c) {
+          return c.assume && c.assume.raised_by === kernel && Object.keys(c.assume).length === 1 && c.suggest &&
+            Object.prototype.hasOwnProperty.call(c.suggest, label);
+        })[0] : null;
+        out.push({ label: label, needs: own ? own.suggest[label] : sources[label] });
         return;
       }
       try {
@@ -1256,12 +1260,19 @@
         } catch (err) { /* not for these values: nothing to say of this kernel */ }
       });
       if (!values.length) return;
-      if (candidates !== null && candidates !== undefined) found.value = common(values.map(function (v) { return v[2]; }));
+      if (candidates !== null && candidates !== undefined) {
+        // what every candidate allows; where their own values share none (the nearest of each), the
+        // value written for all of the fix's kernels, which satisfies each candidate's rules too
+        var shared = common(values.map(function (v) { return v[2]; }));
+        if (!isEmpty(shared) || isEmpty(found.value)) found.value = shared;
+      }
       var differ = values.filter(function (v) { return !R.eq(v[2], found.value); });
       if (differ.length) found.kernels = values.map(function (v) { return v[0]; }); // each one's own below
       differ.forEach(function (v) { (found.cases = found.cases || []).push({ when: v[1], value: v[2] }); });
     });
   }
+
+  function isEmpty(value) { return value === null || value === undefined || (Array.isArray(value) && !value.length); }
 
   // errkit/core/suggest._common: what every value allows
   function common(values) {
