@@ -7,6 +7,7 @@ When none matched, the caller asks for the closest wordings (approximate.py) to 
 from errkit.core.index_format import NEXT_TRACEBACK, PASTE_SIZE, READ_WINDOW, TAIL, TIE_CONTEXT
 from errkit.explain.matching.blocks import scan
 from errkit.explain.matching.found import Match
+from errkit.explain.matching.text import MSG, header_of
 from errkit.explain.matching.together import same_block
 
 NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
@@ -125,14 +126,16 @@ def unprefixed(data: bytes) -> bytes:
     pytest's `E   `), read as the process printed them: where a line holds NEXT_TRACEBACK after a
     prefix, the prefix is taken off that line and off each next line that begins with it. A
     prefix of whitespace, `|` and `+` alone, or ending with `Group ` (`Exception Group
-    Traceback`), is an exception group's own layout: kept."""
+    Traceback`), is an exception group's own layout: kept; one that holds a message (vLLM's
+    `Exception in worker ... while processing method load_model: <message>, Traceback ...`) is
+    that message's line, kept whole."""
     if NEXT_TRACEBACK_BYTES not in data:
         return data
     out, prefix = [], None
     for line in data.split(b"\n"):
         at = line.find(NEXT_TRACEBACK_BYTES)
         head = line[:at] if at > 0 else b""
-        if head.strip(b" \t|+") and not head.endswith(b"Group "):
+        if head.strip(b" \t|+") and not head.endswith(b"Group ") and not _holds_message(head):
             prefix = head
             out.append(line[at:])
         elif prefix is not None and line.startswith(prefix):
@@ -141,6 +144,15 @@ def unprefixed(data: bytes) -> bytes:
             prefix = None
             out.append(line)
     return b"\n".join(out)
+
+
+def _holds_message(head: bytes) -> bool:
+    """Whether the text before `Traceback (most recent call last)` on its line is a message, not a
+    prefix: it names an exception with a message, or ends with the comma that joined them."""
+    if head.rstrip().endswith(b","):
+        return True
+    header = header_of(head.decode("utf-8", "replace"))
+    return header is not None and bool((header.group(MSG) or "").strip(" ,"))
 
 
 def explain_chunks(index, chunks, warn=None, others: dict | None = None) -> tuple[list[Found], str, bool]:

@@ -145,11 +145,78 @@
       } catch (err) {
         return null; // Python's explain stops on such a value; the page passes over the wording
       }
+      if (type === "str" && gone(value)) continue; // retyped: the text no longer shows the value
       if (Object.prototype.hasOwnProperty.call(out, param) && !R.eq(out[param], value)) return null;
       out[param] = value;
     }
     return out;
   }
+
+  // matching.index.gone: `...`, `<V>`, a list cut short (`a, b, ...`), an issue title's `{...9.4.0..}`
+  function gone(value) {
+    var text = typeof value === "string" ? R.strip(value) : "";
+    if (text === "..." || text === "\u2026" || /^<[A-Z]>$/.test(text)) return true;
+    return /, (?:\.\.\.|\u2026)$/.test(text) || (text.startsWith("{...") && text.endsWith("..}"));
+  }
+
+  // matching.text.message_forms: the readings of a message worth a full match, the likeliest first:
+  // without a traceback or comment after it, a closing `quote`, a leading tag; then as it is
+  var TRAILERS = [", Traceback (most recent call last)", " -- "], QUOTES = "\"'`";
+  function leadingTag(text) {
+    if (text.charAt(0) === "[") {
+      var end = text.indexOf("]", 1);
+      if (end > 1 && end < 40) {
+        var at = end + 1 + (text.charAt(end + 1) === ":" ? 1 : 0);
+        return at < text.length ? at + (text.charAt(at) === " " ? 1 : 0) : 0;
+      }
+      return 0;
+    }
+    var colon = text.indexOf(": ");
+    var head = colon >= 0 && colon < 40 ? text.slice(0, colon) : "";
+    return colon > 2 && /^[A-Z_]+$/.test(head) && /[A-Z]/.test(head) ? colon + 2 : 0;
+  }
+  function messageForms(text, quote) {
+    var end = text.length;
+    TRAILERS.forEach(function (trailer) { var at = text.indexOf(trailer); if (at > 0 && at < end) end = at; });
+    if (quote) {
+      var q = text.lastIndexOf(quote, end - 1);
+      if (q > 0) end = q;
+    }
+    var lead = leadingTag(text), forms = [], seen = {};
+    [[lead, end], [0, end], [lead, text.length], [0, text.length]].forEach(function (c) {
+      var part = rstrip(text.slice(c[0], c[1]));
+      if (part && !seen[c[0] + "\u0000" + part]) { seen[c[0] + "\u0000" + part] = true; forms.push([c[0], part]); }
+    });
+    return forms;
+  }
+  // matching.text.quoted_message: [start, end] of a message quoted in prose (after the quote before `SomeError`)
+  Index.prototype.quotedMessage = function (line) {
+    for (var k = 0; k < QUOTES.length; k++) {
+      var quote = QUOTES.charAt(k), at = line.indexOf(quote);
+      while (at >= 0 && at < line.length - 1) {
+        var header = this.header.exec(line.slice(at + 1, at + 201));
+        if (header && header.indices.groups.exc[0] === 0 && header.groups.msg) {
+          var end = line.lastIndexOf(quote);
+          return [at + 1, end > at + 1 ? end : line.length];
+        }
+        at = line.indexOf(quote, at + 1);
+      }
+    }
+    return null;
+  };
+  // matching.line.LineReader._full: the wording matching a reading of `text` whole, the most fixed text
+  Index.prototype.full = function (ids, text, quote, lineNo) {
+    var best = null, forms = messageForms(text, quote);
+    for (var f = 0; f < forms.length; f++) {
+      var hit = this.best(ids, forms[f][1], "full", lineNo);
+      if (hit !== null && (best === null || hit.wording.literal_chars > best.wording.literal_chars)) {
+        best = hit;
+        best.span = [hit.span[0] + forms[f][0], hit.span[1] + forms[f][0]];
+        best.ties.forEach(function (t) { t.span = best.span; });
+      }
+    }
+    return best;
+  };
 
   // matching.around.Around.read_on: the params of the entry's `reads` from the lines after the message, and
   // the kernel they name when the wording is raised by several
@@ -233,6 +300,16 @@
     }
   };
 
+  // matching.line.cut_short: the params less each str value shown as the start of a list cut short
+  function cutShort(params, text) {
+    var out = {};
+    for (var k in params) {
+      var v = params[k];
+      if (!(typeof v === "string" && v && (text.indexOf(v + ", ...") >= 0 || text.indexOf(v + ", \u2026") >= 0))) out[k] = v;
+    }
+    return out;
+  }
+
   // matching.line.apart: another entry's wording, or the same text raised at another site
   function apart(wording, best) {
     return wording.code !== best.code || (wording.template === best.wording.template && raiseFile(wording) !== raiseFile(best.wording));
@@ -247,6 +324,7 @@
       if (!m) continue;
       var params = this.extract(i, m.groups || {});
       if (params === null) continue;
+      if (text.indexOf(", ...") >= 0 || text.indexOf(", \u2026") >= 0) params = cutShort(params, text);
       var wording = this.wordings[i];
       if (best !== null && wording.literal_chars === best.wording.literal_chars && apart(wording, best)) {
         best.ties.push(newMatch(wording.code, wording, params, lineNo, { text: best.text, span: best.span }));
@@ -313,14 +391,27 @@
     ids = ids === undefined ? this.candidates(line) : ids;
     if (!ids.length) return null;
     var header = this.header.exec(line);
+    if (!header) {
+      var quoted = this.quotedMessage(line);
+      if (quoted !== null) { // `I get "ValueError: ..." when I run it`: the quoted text first
+        var inner = this.matchText(line.slice(quoted[0], quoted[1]), lineNo);
+        if (inner !== null) {
+          if (inner.span !== null) inner.span = [inner.span[0] + quoted[0], inner.span[1] + quoted[0]];
+          inner.ties.forEach(function (t) { t.span = inner.span; });
+          return inner;
+        }
+      }
+    }
     // Most specific first: the message after `SomeError: `, the whole line, the line's end, anywhere.
     if (header && header.groups.msg !== undefined) {
       var raw = header.groups.msg;
       var msg = R.strip(raw);
-      var hit = this.best(ids, msg, "full", lineNo);
+      var excAt = header.indices.groups.exc[0];
+      var hit = this.full(ids, msg, excAt > 0 && QUOTES.indexOf(line.charAt(excAt - 1)) >= 0 ? line.charAt(excAt - 1) : "", lineNo);
       if (hit !== null) {
         var at = header.indices.groups.msg[0] + raw.length - lstrip(raw).length;
-        hit.span = [at, at + msg.length];
+        hit.span = [at + hit.span[0], at + hit.span[1]];
+        hit.ties.forEach(function (t) { t.span = hit.span; });
         return hit;
       }
     }
@@ -329,7 +420,7 @@
     var offset = line.length - lstrip(line).length;
     var hows = ["full", "end", "any"];
     for (var h = 0; h < hows.length; h++) {
-      var found = this.best(ids, stripped, hows[h], lineNo);
+      var found = hows[h] === "full" ? this.full(ids, stripped, "", lineNo) : this.best(ids, stripped, hows[h], lineNo);
       if (found !== null) {
         found.span = [found.span[0] + offset, found.span[1] + offset];
         found.ties.forEach(function (t) { t.span = found.span; });
@@ -347,6 +438,9 @@
 
   function lstrip(s) { // str.lstrip()
     return s.replace(/^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/, "");
+  }
+  function rstrip(s) { // str.rstrip()
+    return s.replace(/[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/, "");
   }
 
   // matching.line.match_note: the entry named by our exceptions' note line or a link to its page
@@ -1241,12 +1335,19 @@
 
   // matching.chunks.unprefixed: a paste's tracebacks printed behind a prefix repeated on each line, read as
   // the process printed them (the prefix off the traceback's first line and each next one holding it)
+  // matching.chunks._holds_message: the text before `Traceback (most recent call last)` is a message, not a prefix
+  function holdsMessage(head) {
+    if (/,[ \t\n\r\f\v]*$/.test(head)) return true;
+    var header = new RegExp(FORMAT.HEADER, "u").exec(head);
+    return header !== null && Boolean((header.groups.msg || "").replace(/^[ ,]+|[ ,]+$/g, ""));
+  }
+
   function unprefixed(text) {
     if (text.indexOf(FORMAT.NEXT_TRACEBACK) < 0) return text;
     var prefix = null;
     return text.split("\n").map(function (line) {
       var at = line.indexOf(FORMAT.NEXT_TRACEBACK), head = at > 0 ? line.slice(0, at) : "";
-      if (head.replace(/^[ \t|+]+|[ \t|+]+$/g, "") && !head.endsWith("Group ")) {
+      if (head.replace(/^[ \t|+]+|[ \t|+]+$/g, "") && !head.endsWith("Group ") && !holdsMessage(head)) {
         prefix = head;
         return line.slice(at);
       }
