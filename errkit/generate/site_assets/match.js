@@ -654,8 +654,23 @@
       this.readOn(match, text, start, this.prefixEnd(text, start, line, norm, match, origin), record);
     }
     if (match !== null && this.readsContext(match.code)) this.readContext(match, text, start);
+    if (match !== null && (this.entries[match.code] || {}).needs_context && !this.showsContext(text, start)) {
+      match.exact = false; // another compiler's, as likely: approximate, saying why
+      match.context = Object.assign({}, match.context || {}, { unconfirmed: FORMAT.UNCONFIRMED });
+    }
     if (match !== null && match.span !== null && origin !== null) match.text = line.slice(origin[match.span[0]], origin[match.span[1]]);
     return match;
+  };
+
+  // matching.around.Around.shows_context: JAX's side shown around the line at `start` (CONTEXT_MARKS, a kernel)
+  Index.prototype.showsContext = function (text, start) {
+    var window = text.slice(Math.max(0, start - FORMAT.FRAME_REACH), start + FORMAT.FRAME_REACH);
+    var kernels = this.data.kernels || {}, marks = FORMAT.CONTEXT_MARKS.slice();
+    Object.keys(kernels).forEach(function (k) {
+      marks = marks.concat(kernels[k].names || []);
+      if (kernels[k].source) marks.push(kernels[k].source);
+    });
+    return marks.some(function (mark) { return window.indexOf(mark) >= 0; });
   };
 
   // matching.around.Around.reads_context: whether the entry has fixes the context orders or leaves out

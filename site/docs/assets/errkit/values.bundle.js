@@ -2876,6 +2876,8 @@
     TRITON_MARKS: ["\/triton\/", "\\triton\\", "triton.runtime", "triton.compiler", "triton.language", "@triton.jit"],
     FUSION_MARKS: ["%fusion", "XLA label: %", "fusion.", "_fusion", "allocating on stack for %"],
     PALLAS_MARKS: ["pallas_call", "tpu_custom_call", "custom-call(", "mosaic_gpu", "__gpu$xla.gpu.triton", "prefetched SMEM operand"],
+    CONTEXT_MARKS: ["\/jax\/", "\\jax\\", "\/jaxlib\/", "jax._src", "jax.errors", "jaxlib.", "XlaRuntimeError", "JaxRuntimeError", "pallas_call", "jax.experimental", "pallas_call", "tpu_custom_call", "custom-call(", "mosaic_gpu", "__gpu$xla.gpu.triton", "prefetched SMEM operand", "jax", "JAX", "XLA", "xla", "Pallas", "pallas", "Mosaic", "mosaic"],
+    UNCONFIRMED: "other compilers print this wording too, and the text shows no JAX, XLA, Pallas or Mosaic",
     RECORD_SLACK: 32,
     LINE_BREAKS: ["\n", "\u000b", "\f", "\r", "\u001c", "\u001d", "\u001e", "\u0085", "\u2028", "\u2029"],
     NORMALISED_CHARS: {"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\uff07": "'", "\u201c": "\"", "\u201d": "\"", "\u201e": "\"", "\u201f": "\"", "\u2033": "\"", "\uff02": "\"", "\u00a0": " ", "\u1680": " ", "\u2000": " ", "\u2001": " ", "\u2002": " ", "\u2003": " ", "\u2004": " ", "\u2005": " ", "\u2006": " ", "\u2007": " ", "\u2008": " ", "\u2009": " ", "\u200a": " ", "\u202f": " ", "\u205f": " ", "\u3000": " ", "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2212": "-", "\u200b": "", "\u200c": "", "\u200d": "", "\u2060": "", "\ufeff": ""},
@@ -3524,8 +3526,23 @@
       this.readOn(match, text, start, this.prefixEnd(text, start, line, norm, match, origin), record);
     }
     if (match !== null && this.readsContext(match.code)) this.readContext(match, text, start);
+    if (match !== null && (this.entries[match.code] || {}).needs_context && !this.showsContext(text, start)) {
+      match.exact = false; // another compiler's, as likely: approximate, saying why
+      match.context = Object.assign({}, match.context || {}, { unconfirmed: FORMAT.UNCONFIRMED });
+    }
     if (match !== null && match.span !== null && origin !== null) match.text = line.slice(origin[match.span[0]], origin[match.span[1]]);
     return match;
+  };
+
+  // matching.around.Around.shows_context: JAX's side shown around the line at `start` (CONTEXT_MARKS, a kernel)
+  Index.prototype.showsContext = function (text, start) {
+    var window = text.slice(Math.max(0, start - FORMAT.FRAME_REACH), start + FORMAT.FRAME_REACH);
+    var kernels = this.data.kernels || {}, marks = FORMAT.CONTEXT_MARKS.slice();
+    Object.keys(kernels).forEach(function (k) {
+      marks = marks.concat(kernels[k].names || []);
+      if (kernels[k].source) marks.push(kernels[k].source);
+    });
+    return marks.some(function (mark) { return window.indexOf(mark) >= 0; });
   };
 
   // matching.around.Around.reads_context: whether the entry has fixes the context orders or leaves out
