@@ -31,9 +31,13 @@ _REFERENCE: dict[str, dict | None] = {}
 PHASE_2 = {
     "text after": "phase 2: a free-text value that ends a wording cannot be told from prose after it on its line "
                   "(' on TPU v5e with jax 0.10.2', ' (while compiling step 3)'): 4 wordings read it in",
-    "hard wrap": "phase 2: a message hard-wrapped at 40-79 columns loses values or its exact answer",
-    "quoted wrap": "phase 2: a hard-wrapped message quoted in markdown ('> ' on each line) is not joined",
-    "case change": "phase 2: a message whose case changed (all lower or upper case) is not recognised",
+    "hard wrap": "phase 2: a free-text value wrapped onto the next line whose first line alone matches the same wording "
+                 "(RA825's library list) keeps the first line's reading",
+    "quoted wrap": "phase 2: as a hard wrap, quoted ('> '): a free-text value wrapped onto the next line whose first line "
+                   "alone matches the same wording (RA559's sizes, RA825's list) keeps the first line's reading",
+    "case change": "phase 2: a lower-cased message matched exactly by a catch-all wording of its entry (RA820's "
+                   "'out of resource: {kernel_name}') is not read again without case; values an entry reads from the "
+                   "lines after its message (RA812, RA814) are not read without case",
     "retyped <V>": "phase 2: an int value retyped as '<V>' (RA539's head dim) makes another wording (RA544) match exact",
     "retyped ...": "phase 2: '...' where the wording's own text prints '...' (RA805's shapes '(..., 16, 256)', RA825's "
                    "library list) or an int (RA539's head dim) is read as a value or another wording",

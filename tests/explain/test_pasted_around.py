@@ -41,3 +41,19 @@ def test_a_wording_other_compilers_print_is_exact_only_with_jax_shown():
     assert rc == 0 and first["confidence"] == "exact"
     rc, first = answer("RuntimeError: " + bare.removeprefix("error: ") + "\n(from a jax.jit'ed function)")
     assert (rc, first["code"], first["confidence"]) == (0, "RA803", "exact")
+
+
+def test_a_message_wrapped_over_several_quoted_lines_is_joined():
+    text = ("> ValueError: q, k and v must not have empty dimensions, got\n> q_shape=(0, 512, 8, 128), "
+            "k_shape=(0, 512, 2, 128), v_shape=(0,\n> 512, 2, 128)\n\nany idea?")
+    rc, first = answer(text)
+    assert (rc, first["code"], first["line"]) == (0, "RA108", 1)
+    assert first["params"]["v_shape"] == [0, 512, 2, 128], first["params"]
+
+
+def test_a_message_in_another_case_is_approximate_with_its_values():
+    rc, first = answer("VALUEERROR: NUM_Q_HEADS=12 MUST BE DIVISIBLE BY NUM_KV_HEADS=8")
+    assert (rc, first["code"], first["confidence"]) == (1, "RA105", "approximate")
+    assert first["params"] == {"num_q_heads": 12, "num_kv_heads": 8}
+    rc, first = answer("valueerror: num_q_heads=12 must be divisible by num_kv_heads=8")
+    assert first["params"] == {"num_q_heads": 12, "num_kv_heads": 8}

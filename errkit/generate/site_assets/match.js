@@ -1372,12 +1372,98 @@
     }).join("\n");
   }
 
+  // -- a paste read again (errkit/explain/matching/rereading.py) ------------------------------------
+
+  function collapse(s) { // " ".join(s.split())
+    return R.strip(s).split(/[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/).filter(Boolean).join(" ");
+  }
+
+  // rereading.unwrapped: [the text with each run of wrapped lines joined by a space, the first line number of
+  // each of its lines], or null when no line was joined
+  function unwrapped(text) {
+    var lines = text.split("\n"), out = [], numbers = [], before = null;
+    for (var n = 0; n < lines.length; n++) {
+      var line = lines[n].replace(/\r+$/, "");
+      var quoted = line.charAt(0) === ">";
+      var body = quoted ? line.slice(1).replace(/^ +/, "") : line;
+      var joinable = Boolean(R.strip(body)) && lstrip(body.charAt(0)) !== "" && !body.startsWith(FENCE);
+      if (joinable && before !== null && before[0] && before[1] === quoted) {
+        out[out.length - 1] = rstrip(out[out.length - 1]) + " " + body;
+      } else {
+        out.push(quoted && joinable ? body : line);
+        numbers.push(n + 1);
+      }
+      before = [joinable, quoted];
+    }
+    return out.length === lines.length ? null : [out.join("\n"), numbers];
+  }
+  var FENCE = "```", FOLDED_HEADER = /(?:^|[ \t:\[\]|>(])[A-Za-z_][A-Za-z0-9_.]*(?:error|exception): ?/i;
+  var CASED = { none: "None", "true": "True", "false": "False" };
+
+  function fixed(f) { return f.match.weak ? 0 : f.match.wording.literal_chars; }
+
+  // rereading.reread: the matches of a paste, read again with its wrapped lines joined (when that finds a
+  // wording with more fixed text), else, when nothing was found, each line without case
+  function reread(index, text, found) {
+    if (utf8Length(text) > FORMAT.PASTE_SIZE) return found;
+    var joined = unwrapped(text);
+    if (joined !== null) {
+      var again = findAll(index, unprefixed(joined[0]));
+      if (again.length && (!found.length || fixed(again[0]) > fixed(found[0]))) {
+        again.forEach(function (f) { f.lastLine = f.match.line = joined[1][Math.min(f.lastLine, joined[1].length) - 1]; });
+        return again;
+      }
+    }
+    if (found.length) return found;
+    var lines = (joined !== null ? joined[0] : text).split("\n"), matches = [];
+    for (var n = 0; n < lines.length; n++) {
+      var m = index.foldedMatch(index.clean(lines[n]), joined !== null ? joined[1][n] : n + 1);
+      if (m !== null && matches.every(function (x) { return x.code !== m.code; })) matches.push(m);
+    }
+    return matches.reverse().map(function (m) { return { match: m, count: 1, lastLine: m.line }; });
+  }
+
+  // rereading.Folded.match: the wording a line matches without case, the most fixed text first; approximate
+  Index.prototype.foldedMatch = function (line, lineNo) {
+    if (!this.foldedKeys) this.foldedKeys = this.keys.map(function (k) { return collapse(k).toLowerCase(); });
+    var lowered = collapse(line).toLowerCase(), ids = [];
+    for (var k = 0; k < this.foldedKeys.length; k++) if (lowered.indexOf(this.foldedKeys[k]) >= 0) ids.push.apply(ids, this.keyed[k]);
+    if (!ids.length) return null;
+    var header = FOLDED_HEADER.exec(line), stripped = R.strip(line);
+    var texts = header ? messageForms(R.strip(line.slice(header.index + header[0].length)), "").map(function (f) { return f[1]; }) : [];
+    var rounds = [["full", texts.concat([stripped])], ["any", [stripped]]], best = null;
+    this.folded = this.folded || {};
+    for (var r = 0; r < rounds.length; r++) {
+      for (var t = 0; t < rounds[r][1].length; t++) {
+        for (var q = 0; q < ids.length; q++) {
+          var i = ids[q], how = rounds[r][0], key = how + " " + i;
+          var source = this.wordings[i].regex;
+          var re = this.folded[key] || (this.folded[key] = new RegExp(how === "full" ? "^(?:" + source + ")$" : source, "iu"));
+          var m = re.exec(rounds[r][1][t]);
+          var groups = {};
+          if (m) for (var g in m.groups || {}) {
+            var v = m.groups[g];
+            groups[g] = typeof v === "string" && Object.prototype.hasOwnProperty.call(CASED, R.strip(v).toLowerCase()) ? CASED[R.strip(v).toLowerCase()] : v;
+          }
+          var params = m ? captured(this.wordings[i].captures, groups) : null;
+          var w = this.wordings[i];
+          if (params !== null && (best === null || w.literal_chars > best.wording.literal_chars)) {
+            best = newMatch(w.code, w, params, lineNo, { exact: false, score: FORMAT.APPROXIMATE_MAX, text: m[0] });
+          }
+        }
+      }
+      if (best !== null) return best;
+    }
+    return null;
+  };
+
   // `errkit explain --all` on a pasted text: every distinct match, most recent first; when there
   // is none, the closest wordings (approximate). [] when nothing is close either.
   function explain(index, text, options) {
     options = options || {};
     if (utf8Length(text) <= FORMAT.PASTE_SIZE) text = unprefixed(text);
     var found = findAll(index, text);
+    if (R.strip(text) && (!found.length || R.strip(text).indexOf("\n") >= 0)) found = reread(index, text, found); // rereading.py
     var results = (options.all === false ? found.slice(0, 1) : found).map(function (f) {
       return result(index, f.match, f.count, f.lastLine);
     });
