@@ -48,6 +48,8 @@ SHORTLIST = 40  # wordings compared in full by the approximate pass, whatever th
 POSTINGS_BUDGET = 4000  # word postings read to pick them: the rarest words first
 APPROXIMATE_MAX = 0.99  # the best similarity an approximate match shows
 QUOTE_WORDS = 3  # a quoted fragment of prose this many words long is compared as the start of a message
+REREAD_LINES = 14  # a paste of at most this many lines that matched is read again with its wrapped lines joined
+TAG_REACH = 40  # characters a leading tag (`[Bug]: `, `INTERNAL: `) before a message spans at most
 QUOTE_COVERAGE = 0.25  # of a quoted start's score, the share that grows with how much of the message it quotes
 TIE_CONTEXT = 16_384  # bytes before a line that may tell which kernel raised it
 READ_WINDOW = 16_384  # bytes from a match's line where the lines after it may hold more values
@@ -145,7 +147,7 @@ def at_line_end(source: str) -> str:
 
 
 # -- what the browser's matcher is given (errkit generate writes them into match.js) ------------------
-JS_CONSTANTS = ("VERSION", "MAX_LINE", "PASTE_SIZE", "TAIL", "SHORTLIST", "POSTINGS_BUDGET", "APPROXIMATE_MAX", "QUOTE_WORDS", "QUOTE_COVERAGE",
+JS_CONSTANTS = ("VERSION", "MAX_LINE", "PASTE_SIZE", "TAIL", "SHORTLIST", "POSTINGS_BUDGET", "APPROXIMATE_MAX", "QUOTE_WORDS", "QUOTE_COVERAGE", "REREAD_LINES", "TAG_REACH",
                 "TIE_CONTEXT", "READ_WINDOW", "FRAME_REACH", "TRACEBACK_LINES", "BLOCK_GAP", "TRACEBACK_NOTES", "MARKERS", "FRAME_MARK",
                 "NEXT_TRACEBACK", "PYTORCH_MARKS", "JAX_MARKS", "TRITON_MARKS", "FUSION_MARKS", "PALLAS_MARKS", "CONTEXT_MARKS", "UNCONFIRMED", "RECORD_SLACK",
                 "LINE_BREAKS", "NORMALISED_CHARS", "HTML_ENTITIES")

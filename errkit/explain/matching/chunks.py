@@ -1,8 +1,10 @@
 """A whole input read in chunks (a paste, a log streamed in blocks): every match in order
 (`scan_chunks`), its lines counted and the windows around a match the same wherever a chunk ends;
-and the distinct answers (`explain_chunks`): every exact match counted and deduplicated, most recent
-first, one error printed over several lines counted once (errkit/explain/matching/together.py).
-When none matched, the caller asks for the closest wordings (approximate.py) to the input's tail."""
+and the distinct answers (`explain_chunks`): every exact match counted and deduplicated, the entries
+seen last first (of one entry's answers with different values, the first failure's first), one
+error printed over several lines counted once (errkit/explain/matching/together.py). When none
+matched, the caller reads a paste again (rereading.py), then asks for the closest wordings
+(approximate.py) to the input's tail."""
 
 from errkit.core.index_format import NEXT_TRACEBACK, PASTE_SIZE, READ_WINDOW, TAIL, TIE_CONTEXT
 from errkit.explain.matching.blocks import scan
@@ -182,8 +184,13 @@ def explain_chunks(index, chunks, warn=None, others: dict | None = None) -> tupl
         previous = (match, key)
     strong = {f.match.code for f in found.values() if not f.match.weak}
     # a note line or a page link under a message that matched says nothing more
-    ordered = sorted((f for f in found.values() if not (f.match.weak and f.match.code in strong)),
-                     key=lambda f: f.last_line, reverse=True)
+    kept = [f for f in found.values() if not (f.match.weak and f.match.code in strong)]
+    # the entries seen last first; of one entry's answers with different values, the first failure's
+    # first (issue 51: a log of several failures of one check is answered with the first one's values)
+    latest: dict[str, int] = {}
+    for f in kept:
+        latest[f.match.code] = max(latest.get(f.match.code, 0), f.last_line)
+    ordered = sorted(kept, key=lambda f: (-latest[f.match.code], f.match.line))
     text = Tail(reading.tail.decode("utf-8", "replace"))
     text.first_line = reading.line - text.count("\n")
     if others is not None:

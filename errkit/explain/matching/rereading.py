@@ -4,7 +4,7 @@ wrapped line), then each line without case (a message retyped in lower or upper 
 wordings then, approximate, with the values read). Only a paste is read again, and only when the
 first reading found nothing exact: what it did find is never overruled."""
 
-from errkit.core.index_format import APPROXIMATE_MAX, PASTE_SIZE
+from errkit.core.index_format import APPROXIMATE_MAX, PASTE_SIZE, REREAD_LINES
 from errkit.core.regex import engine
 from errkit.explain.matching.found import Match
 from errkit.explain.matching.text import clean, message_forms
@@ -36,18 +36,18 @@ def unwrapped(text: str) -> tuple[str, list[int]] | None:
 
 def reread(index, tail, found: list) -> list:
     """The matches of a paste (chunks.Found, most recent first), read again: `found` as the first
-    reading found them, unless the paste read with its wrapped lines joined finds a wording with more
-    fixed text (a message's first line matched a shorter wording: `Ran out of memory in memory
-    space vmem`), or nothing was found and a case-folded reading finds something. `tail`
+    reading found them, unless the paste (of REREAD_LINES lines at most, when something was found) read
+    with its wrapped lines joined finds better ones (`_better`: a message's first line matched a
+    shorter wording, `Ran out of memory in memory space vmem`), or nothing was found and a case-folded reading finds something. `tail`
     (chunks.Tail): a paste is all of it."""
     if getattr(tail, "first_line", 1) != 1 or len(tail.encode("utf-8", "replace")) > PASTE_SIZE:
         return found
     from errkit.explain.matching.chunks import Found, explain_chunks
 
-    joined = unwrapped(tail)
+    joined = unwrapped(tail) if not found or tail.strip().count("\n") < REREAD_LINES else None
     if joined is not None:
         again, _, _ = explain_chunks(index, [joined[0].encode("utf-8", "replace")])
-        if again and (not found or _fixed(again[0]) > _fixed(found[0])):
+        if again and (not found or _better(again, found)):
             for f in again:
                 f.match.line = f.last_line = joined[1][min(f.last_line, len(joined[1])) - 1]
             return again
@@ -70,6 +70,13 @@ def reread(index, tail, found: list) -> list:
 
 def _fixed(found) -> int:
     return 0 if found.match.weak else found.match.wording["literal_chars"]
+
+
+def _better(again: list, found: list) -> bool:
+    """Whether the second reading's answers replace the first's: as many, the last one with more
+    fixed text, holding the text the first reading's last answer matched (a wording continued on
+    the next line, not another message the joined lines now make)."""
+    return len(again) >= len(found) and _fixed(again[0]) > _fixed(found[0]) and (found[0].match.text or "") in (again[0].match.text or "")
 
 
 class _Recased:

@@ -2,7 +2,7 @@
 `SomeError: message` it holds (HEADER, searched from where it can first begin), whether it is a
 `raise` statement, and the strings of a JSON log line."""
 
-from errkit.core.index_format import ANSI, HEADER
+from errkit.core.index_format import ANSI, HEADER, TAG_REACH
 
 EXC, MSG = HEADER.number("exc"), HEADER.number("msg")
 ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -94,12 +94,12 @@ def _leading_tag(text: str) -> int:
     """The length of a bracketed tag (`[Bug]: `, `[rank0]: `) or an absl status (`INTERNAL: `) that
     begins `text`, else 0."""
     if text.startswith("["):
-        end = text.find("]", 1, 40)
+        end = text.find("]", 1, TAG_REACH)
         if end > 1:
             at = end + 1 + (text[end + 1:end + 2] == ":")
             return at + (text[at:at + 1] == " ") if at < len(text) else 0
         return 0
-    colon = text.find(": ", 0, 40)
+    colon = text.find(": ", 0, TAG_REACH)
     head = text[:colon]
     return colon + 2 if colon > 2 and head.replace("_", "").isalpha() and head.isupper() else 0
 

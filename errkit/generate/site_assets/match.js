@@ -165,14 +165,14 @@
   function leadingTag(text) {
     if (text.charAt(0) === "[") {
       var end = text.indexOf("]", 1);
-      if (end > 1 && end < 40) {
+      if (end > 1 && end < FORMAT.TAG_REACH) {
         var at = end + 1 + (text.charAt(end + 1) === ":" ? 1 : 0);
         return at < text.length ? at + (text.charAt(at) === " " ? 1 : 0) : 0;
       }
       return 0;
     }
     var colon = text.indexOf(": ");
-    var head = colon >= 0 && colon < 40 ? text.slice(0, colon) : "";
+    var head = colon >= 0 && colon + 2 <= FORMAT.TAG_REACH ? text.slice(0, colon) : "";
     return colon > 2 && /^[A-Z_]+$/.test(head) && /[A-Z]/.test(head) ? colon + 2 : 0;
   }
   function messageForms(text, quote) {
@@ -1132,8 +1132,10 @@
     });
     var strong = new Set();
     found.forEach(function (f) { if (!f.match.weak) strong.add(f.match.code); });
-    return Array.from(found.values()).filter(function (f) { return !(f.match.weak && strong.has(f.match.code)); })
-      .sort(function (a, b) { return b.lastLine - a.lastLine; });
+    var kept = Array.from(found.values()).filter(function (f) { return !(f.match.weak && strong.has(f.match.code)); });
+    var latest = {}; // the entries seen last first; of one entry's answers, the first failure's first
+    kept.forEach(function (f) { latest[f.match.code] = Math.max(latest[f.match.code] || 0, f.lastLine); });
+    return kept.sort(function (a, b) { return latest[b.match.code] - latest[a.match.code] || a.match.line - b.match.line; });
   }
 
   function normalise(text) { // explain._normalise
@@ -1401,15 +1403,19 @@
   var CASED = { none: "None", "true": "True", "false": "False" };
 
   function fixed(f) { return f.match.weak ? 0 : f.match.wording.literal_chars; }
+  // rereading._better: as many answers, the last with more fixed text, holding the text the first one matched
+  function better(again, found) {
+    return again.length >= found.length && fixed(again[0]) > fixed(found[0]) && (again[0].match.text || "").indexOf(found[0].match.text || "") >= 0;
+  }
 
   // rereading.reread: the matches of a paste, read again with its wrapped lines joined (when that finds a
   // wording with more fixed text), else, when nothing was found, each line without case
   function reread(index, text, found) {
     if (utf8Length(text) > FORMAT.PASTE_SIZE) return found;
-    var joined = unwrapped(text);
+    var joined = !found.length || countNewlines(R.strip(text), 0, Infinity) < FORMAT.REREAD_LINES ? unwrapped(text) : null;
     if (joined !== null) {
       var again = findAll(index, unprefixed(joined[0]));
-      if (again.length && (!found.length || fixed(again[0]) > fixed(found[0]))) {
+      if (again.length && (!found.length || better(again, found))) {
         again.forEach(function (f) { f.lastLine = f.match.line = joined[1][Math.min(f.lastLine, joined[1].length) - 1]; });
         return again;
       }
