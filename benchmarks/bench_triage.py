@@ -101,8 +101,8 @@ def main(argv: list[str]) -> int:
         re2 = ["env", f"{prefilter.ENV}=re2", str(ERRKIT)]
         alone, alone_re2, grep_one = hyperfine([[str(ERRKIT), *single], [*re2, *single], ["grep", "-c", "Error", files[0]]],
                                                tmp, runs=max(args.runs, 4), warmup=1, rounds=2)
-        report = lambda workers: [str(ERRKIT), "explain", "--all", "--report", "--quiet", "--workers", str(workers), files[0]]  # noqa: E731
-        whole, split = hyperfine([report(1), report(2)], tmp, runs=max(args.runs, 4), warmup=1, rounds=2)
+        report_of = lambda workers: [str(ERRKIT), "explain", "--all", "--report", "--quiet", "--workers", str(workers), files[0]]  # noqa: E731
+        whole, split = hyperfine([report_of(1), report_of(2)], tmp, runs=max(args.runs, 4), warmup=1, rounds=2)
         message = ["explain", "q_heads=12 must be divisible by and num_kv_heads=8"]
         cold, cold_re2 = hyperfine([[str(ERRKIT), *message], [*re2, *message]], tmp, runs=20, warmup=3, rounds=2,
                                    ignore_failure=True)
