@@ -1239,6 +1239,12 @@
         ["verifier's message", ["diagnostic"], function (p, m) { return p["diagnostic"]; }],
       ],
     ],
+    "RA819": [
+      [
+      ],
+      [
+      ],
+    ],
     "RA820": [
       [
         ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
