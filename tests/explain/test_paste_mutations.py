@@ -32,7 +32,8 @@ PHASE_2 = {
     "text after": "phase 2: a free-text value that ends a wording cannot be told from prose after it on its line "
                   "(' on TPU v5e with jax 0.10.2', ' (while compiling step 3)'): 4 wordings read it in",
     "hard wrap": "phase 2: a free-text value wrapped onto the next line whose first line alone matches the same wording "
-                 "(RA825's library list) keeps the first line's reading",
+                 "(RA825's library list) keeps the first line's reading; a wrapped line that starts with the message's own "
+                 "'>' (RA833's 'smem_bytes=N > max_smem_bytes') reads as a markdown quote and is not joined",
     "quoted wrap": "phase 2: as a hard wrap, quoted ('> '): a free-text value wrapped onto the next line whose first line "
                    "alone matches the same wording (RA559's sizes, RA825's list) keeps the first line's reading",
     "case change": "phase 2: a lower-cased message matched exactly by a catch-all wording of its entry (RA820's "

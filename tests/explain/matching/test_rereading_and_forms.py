@@ -1,4 +1,4 @@
-"""What people write around a message (issue 51 phase 2), one case each beside the paste-mutation
+"""What people write around a message (issue 51 phase 2: matching/text.py, index.gone, rereading.py), one case each beside the paste-mutation
 property (tests/explain/test_paste_mutations.py), whose kinds that still fail elsewhere stay
 expected failures: a value retyped as a placeholder is gone, not read; a wording other compilers
 print too is exact only with JAX's side shown."""
