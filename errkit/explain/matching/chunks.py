@@ -157,6 +157,10 @@ def _holds_message(head: bytes) -> bool:
     return header is not None and bool((header.group(MSG) or "").strip(" ,"))
 
 
+def _agree(a: dict, b: dict) -> bool:
+    return all(repr(a[k]) == repr(b[k]) for k in a.keys() & b.keys())  # (repr: a NaN read twice agrees, as on the page)
+
+
 def explain_chunks(index, chunks, warn=None, others: dict | None = None) -> tuple[list[Found], str, bool]:
     """(distinct exact matches, most recent first; the input's tail; whether any text was seen),
     of the matches `scan_chunks` finds: at most tally.MAX_ANSWERS per code, those seen last; code
@@ -186,11 +190,16 @@ def explain_chunks(index, chunks, warn=None, others: dict | None = None) -> tupl
     # a note line or a page link under a message that matched says nothing more
     kept = [f for f in found.values() if not (f.match.weak and f.match.code in strong)]
     # the entries seen last first; of one entry's answers with different values, the first failure's
-    # first (issue 51: a log of several failures of one check is answered with the first one's values)
+    # first (issue 51: a log of several failures of one check is answered with the first one's
+    # values); of answers whose values agree (one failure printed over lines, the later one with
+    # more values read), the one with the most values
     latest: dict[str, int] = {}
     for f in kept:
         latest[f.match.code] = max(latest.get(f.match.code, 0), f.last_line)
-    ordered = sorted(kept, key=lambda f: (-latest[f.match.code], f.match.line))
+    first = {id(f): min(g.match.line for g in kept
+                        if g is f or (g.match.code == f.match.code and _agree(g.match.params, f.match.params)))
+             for f in kept}
+    ordered = sorted(kept, key=lambda f: (-latest[f.match.code], first[id(f)], -len(f.match.params)))
     text = Tail(reading.tail.decode("utf-8", "replace"))
     text.first_line = reading.line - text.count("\n")
     if others is not None:

@@ -1181,9 +1181,21 @@
     var strong = new Set();
     found.forEach(function (f) { if (!f.match.weak) strong.add(f.match.code); });
     var kept = Array.from(found.values()).filter(function (f) { return !(f.match.weak && strong.has(f.match.code)); });
-    var latest = {}; // the entries seen last first; of one entry's answers, the first failure's first
+    // the entries seen last first; of one entry's answers, the first failure's first; of answers whose
+    // values agree (one failure over lines), the one with the most values (matching.chunks.explain_chunks)
+    var latest = {}, first = new Map();
+    var agree = function (a, b) {
+      return Object.keys(a).every(function (k) { return !Object.prototype.hasOwnProperty.call(b, k) || R.repr(a[k]) === R.repr(b[k]); });
+    };
     kept.forEach(function (f) { latest[f.match.code] = Math.max(latest[f.match.code] || 0, f.lastLine); });
-    return kept.sort(function (a, b) { return latest[b.match.code] - latest[a.match.code] || a.match.line - b.match.line; });
+    kept.forEach(function (f) {
+      first.set(f, Math.min.apply(null, kept.filter(function (g) { return g.match.code === f.match.code && agree(g.match.params, f.match.params); })
+        .map(function (g) { return g.match.line; })));
+    });
+    var size = function (f) { return Object.keys(f.match.params).length; };
+    return kept.sort(function (a, b) {
+      return latest[b.match.code] - latest[a.match.code] || first.get(a) - first.get(b) || size(b) - size(a);
+    });
   }
 
   function normalise(text) { // explain._normalise
