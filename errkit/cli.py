@@ -167,7 +167,8 @@ def cmd_explain(args) -> int:
             raise UsageError(f"--workers {workers}: give 1 or more")
         return run_report(sources, fmt="json" if args.json else args.format, matcher=Matcher(index=_index(args)),
                           include=include, exclude=exclude, workers=workers, quiet=getattr(args, "quiet", False))
-    return run(sources, as_json=args.json, show_all=args.all, index=_index(args), fmt=args.format, open_page=args.open)
+    return run(sources, as_json=args.json, show_all=args.all, index=_index(args), fmt=args.format, open_page=args.open,
+               colour=args.color, verbose=args.verbose)
 
 
 def cmd_list(args) -> int:
@@ -201,7 +202,7 @@ def cmd_show(args) -> int:
 
         print(json.dumps({"code": code, **index.entries[code], "catalogue": index.catalogue(code)}, ensure_ascii=False))
     else:
-        print(format_entry(code, index.entries[code], Style(sys.stdout), index.catalogue(code)))
+        print(format_entry(code, index.entries[code], Style(sys.stdout, args.color), index.catalogue(code)))
     return EXIT_OK
 
 
@@ -245,7 +246,14 @@ def _explain_args(p):
     p.add_argument("--exclude", action="append", metavar="GLOB", help="in folders, skip files matching GLOB (repeatable)")
     p.add_argument("--workers", type=int, metavar="N", help="processes reading files at once (default: one per core)")
     p.add_argument("--quiet", action="store_true", help="no progress bar on standard error")
+    p.add_argument("--verbose", action="store_true", help="the whole explanation, not its first lines")
+    _color_arg(p)
     p.set_defaults(func=cmd_explain)
+
+
+def _color_arg(p):
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="ANSI colour: auto (the default) on a terminal only, unless NO_COLOR or FORCE_COLOR is set")
 
 
 def _list_args(p):
@@ -256,6 +264,7 @@ def _list_args(p):
 def _show_args(p):
     p.add_argument("code", help="code or slug")
     p.add_argument("--json", action="store_true")
+    _color_arg(p)
     p.set_defaults(func=cmd_show)
 
 
@@ -353,11 +362,24 @@ def _argparse_classes():
                 super().__init__(prog, indent_increment, max_help_position, width)
 
         class _Parser(argparse.ArgumentParser):
-            """An ArgumentParser (and, by inheritance, its sub-command parsers) using _Formatter."""
+            """An ArgumentParser (and, by inheritance, its sub-command parsers) using _Formatter, whose
+            errors name the command's own usage and what was probably meant (`--jsno`: did you mean
+            --json?); argparse's own suggestions (suggest_on_error) are Python 3.14's."""
 
             def __init__(self, *args, **kwargs):
                 kwargs.setdefault("formatter_class", _Formatter)
                 super().__init__(*args, **kwargs)
+                self.commands: dict = {}  # name -> its parser (build_parser)
+
+            def parse_args(self, args=None, namespace=None):
+                parsed, extras = self.parse_known_args(args, namespace)
+                if extras:  # an option the command does not know: the command's usage, not errkit's
+                    owner = self.commands.get(getattr(parsed, "command", None), self)
+                    owner.error("unrecognized arguments: " + " ".join(extras))
+                return parsed
+
+            def error(self, message):
+                super().error(message + did_you_mean(self, message))
 
         class _Version(argparse.Action):
             """`--version`: the installed distribution's version, looked up only when asked."""
@@ -389,7 +411,7 @@ def build_parser(only: str | None = None):
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, declare) in COMMANDS.items():
         if only is None or name == only:
-            command = sub.add_parser(name, help=help_text)
+            command = parser.commands[name] = sub.add_parser(name, help=help_text)
             # after the command too; SUPPRESS: not given there, the value before the command stays
             command.add_argument("--catalog", metavar="DIR", default=classes["suppress"], help=CATALOG_HELP)
             declare(command)
@@ -397,6 +419,27 @@ def build_parser(only: str | None = None):
 
 
 CATALOG_HELP = "catalogue folder (default: ./catalog)"
+
+
+def did_you_mean(parser, message: str) -> str:
+    """` (did you mean --json?)` for argparse's error `message` of `parser`: the closest of its
+    options to an unknown one, or of its choices to an invalid one; "" when none is close."""
+    import difflib
+    import re
+
+    unknown = re.match(r"unrecognized arguments: (.*)", message)
+    invalid = re.search(r"invalid choice: '([^']*)'", message)
+    if unknown:
+        options = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+        words = [w.split("=", 1)[0] for w in unknown.group(1).split() if w.startswith("--")]
+    elif invalid:
+        action = next((a for a in parser._actions if a.choices and invalid.group(1) not in a.choices
+                       and f"argument {a.metavar or '/'.join(a.option_strings) or a.dest}" in message), None)
+        options, words = (list(action.choices) if action else []), [invalid.group(1)]
+    else:
+        return ""
+    said = [close[0] for w in words for close in [difflib.get_close_matches(w, options, n=1, cutoff=0.6)] if close]
+    return f" (did you mean {' or '.join(dict.fromkeys(said))}?)" if said else ""
 
 
 def _command_named(argv: list[str]) -> str | None:
@@ -434,7 +477,8 @@ def _fast_explain(argv: list[str]):
     """`errkit explain`'s arguments when they are plain (its options, then or before the text, no
     help asked), without argparse: building a parser is a good part of explain's start-up. None:
     let argparse read them (and answer --help, or the errors)."""
-    catalog, flags, text, rest = None, {"--json": False, "--all": False, "--open": False}, [], list(argv)
+    catalog, flags, text, rest = None, {"--json": False, "--all": False, "--open": False, "--verbose": False}, [], list(argv)
+    colour = "auto"
     while rest and rest[0].startswith("--catalog"):
         if rest[0] == "--catalog" and len(rest) > 1:
             catalog, rest = rest[1], rest[2:]
@@ -456,6 +500,9 @@ def _fast_explain(argv: list[str]):
         elif word.startswith("--catalog="):
             catalog = word.partition("=")[2]
             texts_done = bool(text)
+        elif word == "--color" and rest and rest[0] in COLOURS or word.partition("=")[::2] in COLOR_WORDS:
+            colour = rest.pop(0) if word == "--color" else word.partition("=")[2]
+            texts_done = bool(text)
         elif word == "--":
             if texts_done:
                 return None
@@ -466,7 +513,11 @@ def _fast_explain(argv: list[str]):
         else:
             text.append(word)
     return _Args(command="explain", catalog=catalog or None, text=text, json=flags["--json"], all=flags["--all"],
-                 open=flags["--open"], format="text", func=cmd_explain)
+                 open=flags["--open"], verbose=flags["--verbose"], color=colour, format="text", func=cmd_explain)
+
+
+COLOURS = ("auto", "always", "never")  # --color's choices (errkit/explain/render.py: COLOURS)
+COLOR_WORDS = {("--color", c) for c in COLOURS}
 
 
 def os_error(err: OSError) -> str:

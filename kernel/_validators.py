@@ -202,23 +202,86 @@ def _rt_default_backend() -> str:
     return jax.default_backend()
 
 
-_fx__LIMIT = 10**12  # divisors() walks up to sqrt(n); keep it bounded on hostile values
+_fx__LIMIT = 2**64  # divisors() factors n up to here (Miller-Rabin's bases below are exact to 3.3e24); past it, []
+
+
+_fx__BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)  # Miller-Rabin: with these, exact for n < 3.3e24
 
 
 def _fx_divisors(n: int) -> list[int]:
-    """All positive divisors of n, ascending (empty for n < 1)."""
+    """All positive divisors of n, ascending (empty for n < 1, and past _LIMIT: COSTS refuses those
+    with a reason). n is factored (small primes, then Miller-Rabin and Pollard-Brent's rho for
+    what is left), never walked: a prime near 2**64 answers in milliseconds."""
     n = int(n)
     if n < 1 or n > _fx__LIMIT:
         return []
-    small, large = [], []
-    d = 1
-    while d * d <= n:
-        if n % d == 0:
-            small.append(d)
-            if d != n // d:
-                large.append(n // d)
-        d += 1
-    return small + large[::-1]
+    factors: dict = {}
+    for p in _fx__BASES:
+        while n % p == 0:
+            factors[p] = factors.get(p, 0) + 1
+            n //= p
+    left = [n] if n > 1 else []
+    while left:
+        m = left.pop()
+        if _fx__is_prime(m):
+            factors[m] = factors.get(m, 0) + 1
+        else:
+            f = _fx__rho(m)
+            left += [f, m // f]
+    found = [1]
+    for p in sorted(factors):
+        found = [d * p**k for d in found for k in range(factors[p] + 1)]
+    return sorted(found)
+
+
+def _fx__is_prime(n: int) -> bool:
+    """Miller-Rabin with _BASES, for an n > 1 none of them divides (exact below 3.3e24)."""
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d //= 2
+        s += 1
+    for a in _fx__BASES:
+        x = pow(a, d, n)
+        if x == 1 or x == n - 1:
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _fx__rho(n: int) -> int:
+    """A factor of the composite n (no prime of _BASES divides it) other than 1 and n: Brent's
+    variant of Pollard's rho, products of 64 differences per gcd; another constant when a cycle
+    gives n. Expected about n**0.25 steps (2**16 for n near 2**64)."""
+    c = 1
+    while True:
+        x = y = ys = 2
+        g = r = q = 1
+        while g == 1:
+            x = y
+            for _ in range(r):
+                y = (y * y + c) % n
+            k = 0
+            while k < r and g == 1:
+                ys = y
+                for _ in range(min(64, r - k)):
+                    y = (y * y + c) % n
+                    q = q * abs(x - y) % n
+                g = _fx_gcd(q, n)
+                k += 64
+            r *= 2
+        if g == n:  # the batch overshot: step again one by one from its start
+            g = 1
+            while g == 1:
+                ys = (ys * ys + c) % n
+                g = _fx_gcd(x - ys, n)
+        if g != n:
+            return g
+        c += 1
 
 
 def _fx_nearest(candidates: list, x: float) -> list:

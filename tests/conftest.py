@@ -32,6 +32,32 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: Path(str(item.fspath)).relative_to(tests) not in slow_modules)
 
 
+@pytest.fixture(scope="module")  # one per module: nothing of a module's pages outlives it
+def chromium():
+    """Debian's chromium driven by playwright (tests/site/site_build.py: CHROMIUM, its flags); a
+    test that needs it fails in CI when it is missing, and is skipped elsewhere."""
+    from site_build import CHROMIUM, CHROMIUM_FLAGS
+
+    reason = None
+    if CHROMIUM is None:
+        reason = "Debian's chromium is not installed (apt-get install -y chromium)"
+    else:
+        try:
+            from playwright.sync_api import sync_playwright
+        except ImportError:
+            reason = "playwright is not installed (pip install -e '.[test]')"
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs the browser test: {reason}")
+        pytest.skip(reason)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 @pytest.fixture(scope="session")
 def catalogue():
     """The repository's catalogue, loaded once per session (support.bundled_catalogue)."""

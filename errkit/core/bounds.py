@@ -16,7 +16,7 @@ No imports: `errkit explain` evaluates through it (errkit/core/helpers.evaluate_
 """
 
 MAX_BITS = 4096  # an int computed by '**', '*' or a helper: (2**63)**64 fits, (2**64)**64 does not
-MAX_ITEMS = 10_000  # a list, tuple or string computed (divisors() of a number up to 10**12 has 6,720 at most)
+MAX_ITEMS = 10_000  # a list, tuple or string computed (divisors() of a number up to 10**12 has 6,720 at most; past about 10**13 some have more)
 MAX_STEPS = 2_000_000  # the work of one evaluation (explain: of one answer's suggestions together), about 0.4 s
 MAX_ROUND_DIGITS = MAX_BITS // 4  # round(x, -d) computes 10**d: 1024 digits are 3,402 bits
 MAX_SHOWN = 256 * 1024  # characters, about, of a result as explain shows it (6,720 divisors of 12 digits: 94,000)

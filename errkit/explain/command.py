@@ -98,11 +98,11 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
 
 
 def run(sources: list[str], as_json: bool, show_all: bool, stdin=None, out=None, err=None, index: Index | None = None,
-        fmt: str = "text", open_page: bool = False) -> int:
+        fmt: str = "text", open_page: bool = False, colour: str = "auto", verbose: bool = False) -> int:
     stdin = sys.stdin if stdin is None else stdin
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    style = Style(out)
+    style = Style(out, colour, verbose)
     index = Index.load() if index is None else index
     if fmt == "html":
         raise UsageError("--format html is the report of log files: give files or folders with --all")

@@ -9,10 +9,41 @@ from errkit.core.runtime import shown
 from errkit.core.titles import in_sentence
 from errkit.explain.answer import docs_link
 
+COLOURS = ("auto", "always", "never")
+
+
+def colour_wanted(stream, mode: str = "auto") -> bool:
+    """Whether to write ANSI colour to `stream`: `--color always|never` as asked; `auto` (the
+    default) when the stream is a terminal, unless the environment says otherwise: NO_COLOR set
+    and not empty turns it off (https://no-color.org), else FORCE_COLOR set and not empty turns it
+    on for any stream (https://force-color.org), as CPython reads the two."""
+    if mode != "auto":
+        return mode == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def width_of(stream) -> int:
+    """The columns to wrap text for: the terminal's when `stream` is one, else $COLUMNS, else 100."""
+    try:
+        if stream.isatty():
+            return max(40, os.get_terminal_size(stream.fileno()).columns)
+    except (AttributeError, OSError, ValueError):
+        pass
+    try:
+        return max(40, int(os.environ.get("COLUMNS", "")))
+    except ValueError:
+        return 100
+
+
 class Style:
-    def __init__(self, stream):
-        # https://no-color.org: a NO_COLOR that is set and not empty turns colour off
-        self.on = bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
+    def __init__(self, stream, mode: str = "auto", verbose: bool = False):
+        self.on = colour_wanted(stream, mode)
+        self.width = width_of(stream)
+        self.verbose = verbose
 
     def _wrap(self, code: str, text: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.on else text
@@ -30,9 +61,48 @@ class Style:
         return self._wrap("33", text)
 
 
-def _first_paragraph(text: str) -> str:
-    para = text.strip().split("\n\n", 1)[0]
-    return " ".join(para.split())
+MEANS_LINES = 3  # lines of the explanation shown after the fixes, without --verbose
+
+
+def wrapped(text: str, width: int, indent: str) -> list[str]:
+    """`text` (one paragraph) in lines of `width` columns at most, broken at spaces (a longer word
+    has a line of its own), each line after the first behind `indent`. (textwrap imports re: not
+    on explain's start-up path.)"""
+    lines, line = [], ""
+    room = max(20, width - len(indent))
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > room:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    return [lines[0]] + [indent + rest for rest in lines[1:]]
+
+
+def means(explanation: str, style) -> list[str]:
+    """The explanation as the terminal shows it, behind its label's indent and wrapped to the
+    terminal: its first paragraph in MEANS_LINES lines at most (cut at a sentence's end when one
+    fits, else at a word, with `...`) and where to read the rest; every paragraph with
+    --verbose."""
+    indent = " " * 11
+    paragraphs = [" ".join(p.split()) for p in explanation.strip().split("\n\n") if p.strip()]
+    if not paragraphs:
+        return [""]
+    if style.verbose:
+        out = []
+        for n, para in enumerate(paragraphs):
+            out += ([""] if n else []) + wrapped(t(para), style.width, indent)
+        return out
+    lines = wrapped(t(paragraphs[0]), style.width, indent)
+    if len(lines) > MEANS_LINES:
+        kept = " ".join(line.strip() for line in lines[:MEANS_LINES])
+        end = kept.rfind(". ")
+        kept = kept[:end + 1] if end > len(kept) // 3 else kept.rsplit(" ", 1)[0] + " ..."
+        lines = wrapped(kept, style.width, indent)
+    elif len(paragraphs) == 1:
+        return lines
+    return lines + [indent + style.dim("(--verbose: the whole explanation)")]
 
 
 def format_result(res: dict, style: Style) -> str:
@@ -48,19 +118,19 @@ def format_result(res: dict, style: Style) -> str:
     matched = res["matched"]
     lines.append(label("wording") + t(matched["wording"]))
     # the life ("raised since jax X; no longer raised since jax Y") says what the range does
-    lines.append(label("") + style.dim(t(raised_by(matched))))
+    said = [line.strip() for line in wrapped(t(raised_by(matched)), getattr(style, "width", 100), " " * 11)]
+    lines.append(label("") + ("\n" + " " * 11).join(style.dim(line) for line in said))
     if res["confidence"] == "approximate":
         lines.append(label("you have") + t(matched["text"][:200]))
     if res["params"]:
         lines.append(label("values") + ", ".join(f"{t(k)}={t(shown(v))}" for k, v in res["params"].items()))
     if context_said(res):
         lines.append(label("context") + t(context_said(res)))
-    lines.append(label("means") + t(_first_paragraph(res["explanation"])))
     for n, fix in enumerate(res["fixes"], 1):
         aside = style.dim("alternative, outside this library: ") if fix.get("alternative") else ""
         if fix.get("kernel") and not matched.get("kernel"):
             aside += style.dim(f"for {t(in_sentence(fix['kernel']['title']))}: ")
-        lines.append(label(f"fix {n}") + aside + t(fix["summary"]))
+        lines.append(label(f"fix {n}") + aside + "\n".join(wrapped(t(fix["summary"]), getattr(style, "width", 100), " " * 11)))
         if fix.get("unverified"):
             lines.append(label("") + "  " + style.dim(f"(unverified: {t(fix['unverified'])})"))
         for s in fix["suggestions"]:
@@ -77,6 +147,8 @@ def format_result(res: dict, style: Style) -> str:
                 lines.append(label("") + "  " + style.dim(f"{said}: needs {t(', '.join(s['missing']))}, which the message "
                                                           "does not show (the docs link computes it from yours)"))
             lines += [label("") + "    " + t(case) for case in case_values(s)]
+    # after the fixes: what to do first, then why (shortened; --verbose: all of it)
+    lines.append(label("means") + "\n".join(means(res["explanation"], style)))
     lines.append(label("docs") + t(res["docs_url"]))
     if res.get("catalogue"):
         lines.append(label("catalogue") + " " + t(res["catalogue"]))
@@ -164,9 +236,9 @@ def first_suggestion(res: dict) -> str | None:
     return None
 
 
-def as_text(res: dict, colour: bool = False) -> str:
+def as_text(res: dict, colour: bool = False, width: int = 100, verbose: bool = False) -> str:
     style = Style.__new__(Style)
-    style.on = colour
+    style.on, style.width, style.verbose = colour, width, verbose
     return format_result({**res, "docs_url": docs_link(res)}, style)
 
 

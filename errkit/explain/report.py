@@ -11,18 +11,25 @@ The shape (`--json`):
                 "matches": 10, "skipped": null}, ...],
      "errors": [{"code": "RA105", "title": "...", "slug": "...", "docs_url": "...", "catalogue": "...",
                  "count": 40, "files": {"logs/host-001.log": 5, ...}, "hosts": {"host-001": 5, ...}, "other_hosts": 0,
-                 "first": {"file": ..., "line": 12, "time": "2026-11-29 10:00:12,000", "text": "..."},
+                 "first": {"file": ..., "line": 12, "time": "2026-11-29 10:00:12,000",
+                           "when": "2026-11-29 10:00:12.000", "text": "..."},
                  "last": {...},
-                 "values": {"num_kv_heads": {"seen": [8, 6], "distinct": 2, "more": false}},
+                 "values": {"num_kv_heads": {"seen": [8, 6], "counts": [30, 10], "other": 0, "distinct": 2,
+                                             "more": false},
+                            "block_q": {"seen": [96], "counts": [40], "other": 0, "distinct": 1, "more": false}},
                  "varied": ["num_kv_heads"]}, ...]}
 
 Errors come most frequent first (then by code); `hosts` names a code's first 1,000 hosts
 (triage.MAX_HOSTS), the matches of any other host are counted in `other_hosts`; a param's `seen`
-holds its first 20 distinct values, `distinct` counts up to 1,000 and `more` says there were more
-(memory stays flat whatever a log holds); `files` and `hosts` in the order the files were
+holds its first 20 distinct values and `counts` the occurrences of each, `other` the occurrences of
+any value past those 20, `distinct` counts up to 1,000 and `more` says there were more (memory
+stays flat whatever a log holds); `files` and `hosts` in the order the files were
 given; `first`/`last` are the earliest and latest occurrence by timestamp when the lines carry
 timestamps (ISO, a JSON line's time field, glog's: errkit/explain/triage.py timestamp), else the
-first and last in the order the files were given (`time` null).
+first and last in the order the files were given (`time` null). `time` is as the log wrote it;
+`when` is that time in one format for every log (`2026-11-29 10:00:12.000`, in UTC when the log
+gave a zone, with the year glog's header gives; `--02-06 23:21:41.495` when a glog line has no
+year: ISO 8601's date without one).
 """
 
 from errkit.core.escape import link, markdown, markdown_code, terminal as t
@@ -32,10 +39,18 @@ from errkit.explain.triage import merged
 REPORT_VERSION = 1
 
 
+def when(key: str | None) -> str | None:
+    """A timestamp's sort key (triage.timestamp: `2026-11-29T10:00:12.000000`) in the report's one
+    format, to the millisecond: `2026-11-29 10:00:12.000`."""
+    return None if key is None else key.replace("T", " ")[:-3]
+
+
 def _where(occurrence: dict | None) -> dict | None:
     if occurrence is None:
         return None
-    return {k: v for k, v in occurrence.items() if not k.startswith("_")}
+    shown_ = {k: v for k, v in occurrence.items() if not k.startswith("_")}
+    shown_["when"] = when(occurrence.get("_key"))
+    return shown_
 
 
 def report(index, summaries: list[dict]) -> dict:
@@ -44,7 +59,8 @@ def report(index, summaries: list[dict]) -> dict:
     errors = []
     for code, group in groups.items():
         entry = index.entries.get(code) or {}
-        values = {param: {"seen": record["seen"], "distinct": len(record["keys"]), "more": record["more"]}
+        values = {param: {"seen": record["seen"], "counts": record["counts"], "other": record["other"],
+                          "distinct": len(record["keys"]), "more": record["more"]}
                   for param, record in group["values"].items()}
         errors.append({
             "code": code, "title": entry.get("title", ""), "slug": entry.get("slug", ""),
@@ -70,15 +86,19 @@ def to_json(doc: dict) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=1)
 
 
-def values_lines(values: dict, varied_only: bool) -> list[str]:
+def values_lines(values: dict) -> list[str]:
+    """Each param with every value kept and its count, varied or not: `num_kv_heads (2 values): 8
+    (x30), 6 (x10)`, `block_q: 96 (all 40)`; values past the first 20 counted together."""
     out = []
     for param, v in values.items():
-        if varied_only and v["distinct"] < 2:
-            continue
-        more = "+" if v["more"] else ""
-        head = ", ".join(shown(x) if not isinstance(x, list) else f"({shown(x)})" for x in v["seen"][:8])
-        tail = ", ..." if v["distinct"] > 8 or v["more"] else ""
-        out.append(f"{param} ({v['distinct']}{more} values): {head}{tail}")
+        said = [f"{shown(x) if not isinstance(x, list) else f'({shown(x)})'} (x{n:,})" for x, n in zip(v["seen"], v["counts"])]
+        if v["other"]:
+            said.append(f"{v['distinct'] - len(v['seen']):,}{'+' if v['more'] else ''} other values (x{v['other']:,})")
+        if v["distinct"] == 1 and not v["more"]:
+            x = v["seen"][0]
+            out.append(f"{param}: {shown(x) if not isinstance(x, list) else f'({shown(x)})'} (all {v['counts'][0]:,})")
+        else:
+            out.append(f"{param} ({v['distinct']:,}{'+' if v['more'] else ''} values): {', '.join(said)}")
     return out
 
 
@@ -97,8 +117,8 @@ def _hosts_count(e: dict) -> str:
 def _place(where: dict | None) -> str:
     if where is None:
         return ""
-    when = f"{where['time']}  " if where.get("time") else ""
-    return f"{when}{where['file']}:{where['line']}  {where['text']}"
+    at = f"{where['when']}  " if where.get("when") else ""
+    return f"{at}{where['file']}:{where['line']}  {where['text']}"
 
 
 def summary_line(doc: dict) -> str:
@@ -118,8 +138,8 @@ def as_text(doc: dict) -> str:
         lines.append(f"  hosts    {t(hosts_line(e['hosts'], others=e.get('other_hosts', 0)))}")
         lines.append(f"  first    {t(_place(e['first']))}")
         lines.append(f"  last     {t(_place(e['last']))}")
-        for line in values_lines(e["values"], varied_only=True):
-            lines.append(f"  varied   {t(line)}")
+        for n, line in enumerate(values_lines(e["values"])):
+            lines.append(f"  {'values' if n == 0 else '':<9}{t(line)}")
         lines.append(f"  docs     {t(e['docs_url'])}")
         lines.append("")
     for f in doc["files"]:
@@ -134,9 +154,10 @@ def _cell(text) -> str:
 
 
 def _place_cell(where: dict) -> str:
-    """A first or last occurrence in a table cell: its time, then its file and line as code."""
-    when = markdown(where.get("time") or "")
-    return (when + " " if when else "") + markdown_code(f"{where['file']}:{where['line']}", in_table=True)
+    """A first or last occurrence in a table cell: its time, its file and line as code, its text."""
+    at = markdown(where.get("when") or "")
+    return ((at + " " if at else "") + markdown_code(f"{where['file']}:{where['line']}", in_table=True)
+            + " " + markdown_code(where["text"], in_table=True))
 
 
 def _code_cell(e: dict) -> str:
@@ -149,10 +170,10 @@ def as_markdown(doc: dict) -> str:
     """The report as a markdown table: every text from the logs or a catalogue escaped (values,
     hosts, file names, messages), links only to http(s) addresses."""
     lines = ["## errkit triage", "", markdown(summary_line(doc), starts_line=True), "",
-             "| code | error | count | files | hosts | first | last | values that varied |",
+             "| code | error | count | files | hosts | first | last | values seen (count) |",
              "| --- | --- | ---: | ---: | --- | --- | --- | --- |"]
     for e in doc["errors"]:
-        varied = "; ".join(values_lines(e["values"], varied_only=True))
+        varied = "; ".join(values_lines(e["values"]))
         lines.append(
             f"| {_code_cell(e)} | {_cell(e['title'])} | {e['count']:,} | {len(e['files'])} | "
             f"{_cell(hosts_line(e['hosts'], others=e.get('other_hosts', 0)))} | {_place_cell(e['first'])} | {_place_cell(e['last'])} | {_cell(varied)} |")

@@ -12,7 +12,7 @@ import os
 from errkit.core.suggest import jsonable
 from errkit.explain.matching.index import Index
 from errkit.explain.matching.chunks import Reading, scan_chunks
-from errkit.explain.matching.together import same_block
+from errkit.explain.matching.together import same_block, same_raise
 
 MAX_VALUES = 20  # distinct values of a param kept per code (the report shows them)
 MAX_DISTINCT = 1000  # distinct values counted per param and code, past which "1000+" is said
@@ -237,6 +237,8 @@ def occurrences(index: Index, chunks, name: str, host, header: dict, warn=None, 
         raw = chunk[match.offset:end if end >= 0 else len(chunk)][:4096].decode("utf-8", "replace")
         where = _occurrence(name, match.line, timestamp(raw, header.get("year")), match.text or raw.strip())
         merged = pending is not None and same_block(pending[0], match, chunk)
+        if not merged and pending is not None and same_raise(pending[0], match, chunk):
+            continue  # the same raise printed again (its note line, its traceback's last line): counted once
         if merged:
             # one error printed over several lines: one occurrence, at its last line, with every
             # value, as `errkit explain --all` counts it (its time: the first line that has one)
@@ -257,8 +259,8 @@ class Counts:
     def __init__(self):
         self.codes: dict[str, dict] = {}
         self.weak: dict[str, dict] = {}
-        self._known: dict[tuple, set] = {}  # (weak, code, param) -> the keys of the values given to _seen already
-        self._given: dict[tuple, dict] = {}  # (weak, code) -> the params objects given already (_add)
+        self._known: dict[tuple, dict] = {}  # (weak, code, param) -> {a value's key: its place in seen} (_add)
+        self._given: dict[tuple, dict] = {}  # (weak, code) -> the params objects given already, their places (_add)
 
     def add(self, match, where: dict, host: str) -> None:
         _add(self.weak if match.weak else self.codes, match, where, host, self._known, self._given)
@@ -282,7 +284,7 @@ def _fold(codes: dict, code: str, group: dict) -> None:
     """A code's group of later matches folded into `codes` (what _add gives, added one by one)."""
     into = codes.get(code)
     if into is None:
-        codes[code] = {**group, "hosts": dict(group["hosts"]), "values": {p: dict(r, seen=list(r["seen"]), keys=list(r["keys"]))
+        codes[code] = {**group, "hosts": dict(group["hosts"]), "values": {p: dict(r, seen=list(r["seen"]), counts=list(r["counts"]), keys=list(r["keys"]))
                                                                          for p, r in group["values"].items()}}
         return
     into["count"] += group["count"]
@@ -295,16 +297,23 @@ def _fold(codes: dict, code: str, group: dict) -> None:
         into["earliest"] = group["earliest"]
     if group["latest"] is not None and (into["latest"] is None or group["latest"]["_key"] >= into["latest"]["_key"]):
         into["latest"] = group["latest"]
-    for param, record in group["values"].items():
-        _seen(into["values"], param, record["seen"], record["keys"])
+    _fold_values(into["values"], group["values"])
+
+
+def _fold_values(into: dict, values: dict) -> None:
+    """The value records of later matches (`values`: param -> record) folded into `into`."""
+    for param, record in values.items():
+        _seen(into, param, record["seen"], record["keys"], record["counts"], record["other"])
         if record["more"]:
-            into["values"][param]["more"] = True
+            into[param]["more"] = True
 
 
 def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, given: dict | None = None) -> None:
-    """Count `match` in its code's group. `known`: (weak, code, param) -> the keys of the values
-    given to _seen already; `given`: (weak, code) -> the params objects given already (a remembered
-    line's match shares its template's, matching/found.py again: nothing new)."""
+    """Count `match` in its code's group, and each of its values. `known`: (weak, code, param) ->
+    {a value's key: its place in the record's `seen` (-1: counted in `other`)}, what _seen answered
+    (places never move: `seen` only grows); `given`: (weak, code) -> {id: (a params object given
+    already, its values' records and places)} (a remembered line's match shares its template's params,
+    matching/found.py again: only counted)."""
     group = codes.get(match.code)
     if group is None:
         group = codes[match.code] = {"count": 0, "hosts": {}, "first": where, "last": where, "earliest": None,
@@ -317,26 +326,38 @@ def _add(codes: dict, match, where: dict, host: str, known: dict | None = None, 
             group["earliest"] = where
         if group["latest"] is None or where["_key"] >= group["latest"]["_key"]:
             group["latest"] = where
+    values = group["values"]
+    objects = None
     if given is not None:
         objects = given.setdefault((match.weak, match.code), {})
-        if objects.get(id(match.params)) is match.params:
+        hit = objects.get(id(match.params))
+        if hit is not None and hit[0] is match.params:
+            for record, at in hit[1]:  # (each record stays its param's: values only grow)
+                if at >= 0:
+                    record["counts"][at] += 1
+                else:
+                    record["other"] += 1
             return
         if len(objects) >= MAX_GIVEN:  # (memory flat in a log's distinct values)
             objects.clear()
-        objects[id(match.params)] = match.params  # (kept: its id is not reused while it is held)
+    places = []
     for param, value in match.params.items():
-        record = group["values"].get(param)
-        if record is not None and record["more"] and len(record["keys"]) >= MAX_DISTINCT:
-            continue  # every value counted that can be: nothing more to learn of this param
         value = jsonable(value)
-        if known is not None:  # a value given to _seen before adds nothing: not given again
-            seen = known.setdefault((match.weak, match.code, param), set())  # (the record's keys: MAX_DISTINCT at most)
-            key = repr(value)
-            if key in seen:
-                continue
-            if len(seen) < MAX_DISTINCT:
-                seen.add(key)
-        _seen(group["values"], param, [value])
+        key = repr(value)  # jsonable values: repr tells 1 from 1.0 and '1'
+        cached = None if known is None else known.setdefault((match.weak, match.code, param), {})
+        at = None if cached is None else cached.get(key)
+        if at is None:
+            at = _seen(values, param, [value], counts=[0])[0]
+            if cached is not None and len(cached) < MAX_DISTINCT:
+                cached[key] = at
+        record = values[param]
+        if at >= 0:
+            record["counts"][at] += 1
+        else:
+            record["other"] += 1
+        places.append((record, at))
+    if objects is not None:
+        objects[id(match.params)] = (match.params, places)  # (kept: its id is not reused while it is held)
 
 
 def _host(group: dict, host: str, count: int) -> None:
@@ -349,31 +370,49 @@ def _host(group: dict, host: str, count: int) -> None:
         group["other_hosts"] = group.get("other_hosts", 0) + count
 
 
-def _seen(values: dict, param: str, new: list, keys_new=None) -> None:
-    """Add values to a param's record ({"seen": first MAX_VALUES distinct values, "keys": up to
-    MAX_DISTINCT keys of distinct values, "more": whether more were seen than counted})."""
+def _seen(values: dict, param: str, new: list, keys_new=None, counts=None, other: int = 0) -> list[int]:
+    """Add values to a param's record ({"seen": its first MAX_VALUES distinct values, "counts": the
+    occurrences of each, "keys": up to MAX_DISTINCT keys of distinct values, the keys of `seen`
+    first, "more": whether more were seen than counted, "other": the occurrences of values not in
+    `seen`}), `counts[i]` occurrences of `new[i]` (1 each when None) and `other` of others, whose
+    keys past those of `new` are `keys_new`. Returns each new value's place in `seen` (-1: not kept
+    there, counted in "other")."""
     record = values.get(param)
     if record is None:
-        record = values[param] = {"seen": [], "keys": [], "more": False}
-    keys = set(record["keys"])
-    for value in new:
+        record = values[param] = {"seen": [], "counts": [], "keys": [], "more": False, "other": 0}
+    keys = record["keys"]
+    places = {key: at for at, key in enumerate(keys[:len(record["seen"])])}
+    known = set(keys)
+    out = []
+    for i, value in enumerate(new):
+        n = 1 if counts is None else counts[i]
         key = repr(value)  # jsonable values: repr tells 1 from 1.0 and '1'
-        if key in keys:
-            continue
-        if len(record["seen"]) < MAX_VALUES:
-            record["seen"].append(value)
-        if len(keys) < MAX_DISTINCT:
-            keys.add(key)
-            record["keys"].append(key)
-        else:
-            record["more"] = True
-    for key in keys_new or ():
-        if key not in keys:
-            if len(keys) < MAX_DISTINCT:
-                keys.add(key)
-                record["keys"].append(key)
+        at = places.get(key)
+        if at is None and key not in known:
+            if len(record["seen"]) < MAX_VALUES:
+                at = places[key] = len(record["seen"])
+                record["seen"].append(value)
+                record["counts"].append(0)
+            if len(known) < MAX_DISTINCT:
+                known.add(key)
+                keys.append(key)
             else:
                 record["more"] = True
+        if at is None:
+            record["other"] += n
+            out.append(-1)
+        else:
+            record["counts"][at] += n
+            out.append(at)
+    record["other"] += other
+    for key in keys_new or ():
+        if key not in known:
+            if len(known) < MAX_DISTINCT:
+                known.add(key)
+                keys.append(key)
+            else:
+                record["more"] = True
+    return out
 
 
 def skipped(name: str, reason: str) -> dict:
@@ -405,10 +444,7 @@ def merged(summaries: list[dict]) -> dict:
             if group["latest"] is not None and (into["latest"] is None
                                                 or group["latest"]["_key"] >= into["latest"]["_key"]):
                 into["latest"] = group["latest"]
-            for param, record in group["values"].items():
-                _seen(into["values"], param, record["seen"], record["keys"])
-                if record["more"]:
-                    into["values"][param]["more"] = True
+            _fold_values(into["values"], group["values"])
     return out
 
 

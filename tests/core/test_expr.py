@@ -436,14 +436,14 @@ def test_comparisons_and_slices_charge_the_sequences_they_read():
 
 
 def test_a_helper_call_is_charged_its_arguments_and_its_own_cost():
-    meter = bounds.Meter(1 + 40 + 999_999)  # the call, n's 40 bits, the d with d * d <= 10**12 - 1
+    meter = bounds.Meter(1 + 40 + 8 * 999 + 400)  # the call, n's 40 bits, 10**12 - 1 factored: 8 per n**0.25, 400
     assert len(expr.evaluate("divisors(n)", {"n": 10**12 - 1}, meter=meter)) == 256 and meter.left == 0
-    assert over("divisors(n)", {"n": 10**12 - 1}, bounds.Meter(1_000_039)) == "more than 2000000 steps"
-    meter = bounds.Meter(41)  # past divisors' own bound: it answers [] at once
-    assert expr.evaluate("divisors(n)", {"n": 10**12 + 1}, meter=meter) == [] and meter.left == 0
-    meter = bounds.Meter(1 + 4 + 3 + 1 + 3)  # the call, three args (12: 4 bits, 4: 3, 1.5: 1), divisors(12)'s walk: 3
+    assert over("divisors(n)", {"n": 10**12 - 1}, bounds.Meter(8432)) == "more than 2000000 steps"
+    # past divisors' bound: refused before it runs, with the reason
+    assert over("divisors(n)", {"n": 2**64 + 1}) == "divisors of a number over 2**64 are not computed"
+    meter = bounds.Meter(1 + 4 + 3 + 1 + 408)  # the call, three args (12: 4 bits, 4: 3, 1.5: 1), divisors(12)'s: 408
     assert expr.evaluate("aligned_divisors(s, 4, 1.5)", {"s": 12}, meter=meter) == [] and meter.left == 0
-    meter = bounds.Meter(1 + 5 + 5 + 2)  # gcd(24, 16) = 8: its walk, 2
+    meter = bounds.Meter(1 + 5 + 5 + 408)  # gcd(24, 16) = 8: its divisors, 408
     assert expr.evaluate("common_divisors(24, 16)", {}, meter=meter) == [1, 2, 4, 8] and meter.left == 0
     meter = bounds.Meter(1 + 3)
     assert expr.evaluate("sorted(s)", {"s": (3, 1, 2)}, meter=meter) == [1, 2, 3] and meter.left == 0

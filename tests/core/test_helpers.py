@@ -34,11 +34,50 @@ def test_divisors_read_their_argument_as_an_int():
     assert all(type(d) is int for d in divisors(12.0))
 
 
-def test_divisors_are_bounded_on_hostile_values():
-    assert divisors(10**12 + 1) == []  # above the limit: nothing, at once
-    assert divisors(2**80) == []
-    got = divisors(10**12)  # the limit itself is walked (a million steps)
-    assert len(got) == 169 and got[:4] == [1, 2, 4, 5] and got[-1] == 10**12
+@pytest.mark.parametrize("n, expected", [
+    (10**12, None),  # 2**12 * 5**12: 169 divisors
+    (10**12 + 39, [1, 10**12 + 39]),  # a prime past the old bound, which answered [] for it
+    (99999999999973, [1, 99999999999973]),  # the largest prime under 10**14
+    (2**61 - 1, [1, 2**61 - 1]),
+    (2**64 - 59, [1, 2**64 - 59]),  # the largest prime under 2**64
+    (4294967279 * 4294967291, [1, 4294967279, 4294967291, 4294967279 * 4294967291]),  # two primes near 2**32
+    (99999999999973 * 131, [1, 131, 99999999999973, 99999999999973 * 131]),
+    (2**64, [2**k for k in range(65)]),
+    (3**40, [3**k for k in range(41)]),
+])
+def test_divisors_of_large_numbers_are_factored(n, expected):
+    got = divisors(n)
+    assert got == sorted(set(got)) and all(n % d == 0 for d in got) and got[0] == 1 and got[-1] == n
+    assert all(n // d in got for d in got)  # each divisor's partner too
+    if expected is not None:
+        assert got == expected
+    else:
+        assert len(got) == 169 and got[:4] == [1, 2, 4, 5]
+
+
+def test_divisors_agree_with_the_walk_up_to_the_square_root():
+    import random
+
+    def walked(n):
+        small = [d for d in range(1, int(n**0.5) + 2) if d * d <= n and n % d == 0]
+        return sorted(set(small) | {n // d for d in small})
+
+    rng = random.Random(52)
+    for n in [*range(1, 2000), *(rng.randrange(1, 10**10) for _ in range(60)), 720720, 2**31 - 1]:
+        assert divisors(n) == walked(n), n
+
+
+def test_divisors_past_the_bound_are_refused_with_a_reason():
+    from errkit.core import expr
+
+    def over(source, env):
+        with pytest.raises(OverBound) as err:
+            expr.evaluate(source, env)
+        return str(err.value)
+
+    assert divisors(2**64 + 1) == [] and divisors(2**80) == []  # the helper alone: nothing, at once
+    assert over("divisors(n)", {"n": 2**64 + 1}) == "divisors of a number over 2**64 are not computed"
+    assert over("aligned_divisors(n, 8, 512)", {"n": 10**30}) == "divisors of a number over 2**64 are not computed"
 
 
 @pytest.mark.parametrize("n, m, at_most, expected", [
@@ -201,10 +240,14 @@ def test_evaluate_code_leaves_its_arguments_alone():
 def test_the_walk_divisors_takes_is_charged_before_it_runs():
     from errkit.core.helpers import COSTS, _round_cost, _walk
 
-    assert [_walk(n) for n in (1, 3, 4, 10**12, 10**12 + 1, 0, -4, 15.9)] == [1, 1, 2, 10**6, 0, 0, 0, 3]
+    # 8 per n**0.25 (Pollard's rho's expected steps) and 400: 524,688 at 2**64, a quarter of MAX_STEPS
+    assert [_walk(n) for n in (1, 3, 4, 15, 16, 10**12, 10**12 + 1, 2**64, 0, -4, 15.9)] == [
+        408, 408, 408, 408, 416, 8400, 8400, 524_688, 0, 0, 408]
     assert [_walk(n) for n in ("x", None, float("inf"))] == [0, 0, 0]  # divisors() raises on them itself
     assert COSTS[divisors] is _walk
-    assert COSTS[aligned_divisors](100, 4, 8) == 10 and COSTS[common_divisors](36, 24) == 3
+    assert COSTS[aligned_divisors](100, 4, 8) == 424 and COSTS[common_divisors](36, 24) == 408
+    with pytest.raises(OverBound, match="over 2\\*\\*64"):
+        _walk(2**64 + 1)
     assert _round_cost(5, -1024) == _round_cost(5) == _round_cost(1.5, 10**18) == 0
     with pytest.raises(OverBound, match="round\\(\\) to more than 1024 digits"):
         _round_cost(5, -1025)

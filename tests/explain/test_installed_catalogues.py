@@ -326,7 +326,7 @@ def test_a_suggestion_over_a_bound_in_an_installed_catalogue_is_not_computed(tmp
     """It vets, and only these values make it costly: explain answers, saying so, in a few seconds."""
     environ, site = env
     install(site, "fixture-errors", "fixture_pkg",
-            _hostile(compiled(), "fixture", _suggest("[divisors(n * 10**9) for d in divisors(n * 10**9)]")))
+            _hostile(compiled(), "fixture", _suggest("[divisors(n * 10**16) for d in divisors(n * 10**16)]")))
     started = time.monotonic()
     code, out, err = errkit("explain", XX102, cwd=tmp_path, env=environ, timeout=60)  # a hang fails
     assert code == 0 and err == "", err

@@ -191,11 +191,37 @@ def test_hosts_timestamps_and_values_that_varied(tmp_path):
     assert error["first"]["time"] == "2026-11-29T10:30:07+01:00"
     assert error["last"]["line"] == 2 and error["last"]["time"] == "2026-11-29T10:00:06Z"
     assert error["varied"] == ["num_q_heads", "num_kv_heads"]
-    assert error["values"]["num_kv_heads"] == {"seen": [8, 6], "distinct": 2, "more": False}
+    assert error["values"]["num_kv_heads"] == {"seen": [8, 6], "counts": [2, 1], "other": 0, "distinct": 2, "more": False}
+    # three time formats in the logs, one in the report: UTC where a zone was given
+    assert (error["first"]["when"], error["last"]["when"]) == ("2026-11-29 09:30:07.000", "2026-11-29 10:00:06.000")
     code, text, _ = errkit("explain", "--all", tmp_path)
-    assert code == 0 and "varied   num_q_heads (2 values): 12, 16" in text
+    assert code == 0 and "values   num_q_heads (2 values): 12 (x2), 16 (x1)\n" in text
+    assert "         num_kv_heads (2 values): 8 (x2), 6 (x1)\n" in text
+    assert "first    2026-11-29 09:30:07.000  " in text and text.split("first    ")[1].split("\n")[0].endswith(
+        "a.log:3  num_q_heads=16 must be divisible by num_kv_heads=6")
     code, markdown, _ = errkit("explain", "--all", "--format", "markdown", tmp_path)
     assert code == 0 and "| [RA105](" in markdown and "| 3 | 2 |" in markdown
+    assert "num_q_heads (2 values): 12 (x2), 16 (x1)" in markdown and "`num_q_heads=16 must be divisible by num_kv_heads=6`" in markdown
+
+
+def test_a_value_every_occurrence_shared_is_listed_with_its_count(tmp_path):
+    """A value that never varied (block_q=96 on every host) is reported with its count, in the
+    JSON, the text and the markdown; values past the first 20 are counted together."""
+    lines = [f"ValueError: q_seq_len={1000 + n} must be a multiple of block_q=96" for n in range(25)]
+    lines += ["ValueError: q_seq_len=1000 must be a multiple of block_q=96"] * 3
+    (tmp_path / "a.log").write_text("\n".join(lines[:14]) + "\n")
+    (tmp_path / "b.log").write_text("\n".join(lines[14:]) + "\n")
+    doc, _ = report(tmp_path)
+    (error,) = doc["errors"]
+    assert error["code"] == "RA230" and error["count"] == 28 and error["varied"] == ["q_seq_len"]
+    assert error["values"]["block_q"] == {"seen": [96], "counts": [28], "other": 0, "distinct": 1, "more": False}
+    q = error["values"]["q_seq_len"]
+    assert q["seen"] == [1000 + n for n in range(20)] and q["counts"] == [4] + [1] * 19 and q["other"] == 5
+    assert q["distinct"] == 25
+    code, text, _ = errkit("explain", "--all", tmp_path)
+    assert code == 0 and "         block_q: 96 (all 28)\n" in text and ", 1019 (x1), 5 other values (x5)\n" in text
+    code, markdown, _ = errkit("explain", "--all", "--format", "markdown", tmp_path)
+    assert code == 0 and "block_q: 96 (all 28)" in markdown
 
 
 def test_no_catalogued_error_in_any_file_is_exit_1(tmp_path):

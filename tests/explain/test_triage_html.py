@@ -1,14 +1,12 @@
 """`errkit explain --all --format html`: a self-contained page whose chart (matplotlib's SVG, one bar
 segment per code and host) renders in Debian's chromium, with no request leaving the page."""
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from site_build import CHROMIUM, CHROMIUM_FLAGS
 
 ERRKIT = Path(sys.executable).with_name("errkit")
 LINES = {
@@ -33,22 +31,6 @@ def page(tmp_path_factory) -> Path:
     out = root / "report.html"
     out.write_text(done.stdout)
     return out
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    if CHROMIUM is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI needs the browser test: Debian's chromium is not installed")
-        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def test_the_chart_renders_in_chromium_and_nothing_is_fetched(page, chromium):

@@ -100,8 +100,11 @@ def test_a_glog_file_gives_its_machine_and_year_to_the_report(tmp_path):
     assert (error["first"]["time"], error["first"]["line"]) == ("0206 23:22:00.100000", 5)
     assert "w-1" in error["first"]["file"]
     assert (error["last"]["time"], error["last"]["line"]) == ("0101 00:00:03.000000", 6)
+    # shown in the report's one format, with the header's year (the next one for 1 January)
+    assert (error["first"]["when"], error["last"]["when"]) == ("2024-02-06 23:22:00.100", "2025-01-01 00:00:03.000")
     code, text, _ = errkit("explain", "--all", tmp_path)
-    assert code == 0 and "0206 23:22:00.100000" in text and "t1v-n-6a2b8934-w-0" in text
+    assert code == 0 and "2024-02-06 23:22:00.100  " in text and "t1v-n-6a2b8934-w-0" in text
+    assert "2025-01-01 00:00:03.000  " in text and "0206 23:22" not in text
 
 
 @pytest.mark.parametrize("line, host", [

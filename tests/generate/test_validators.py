@@ -368,3 +368,19 @@ def test_a_traced_message_may_show_only_traced_values():
     group = next(g for g in CATALOGUE.settings.groups.values() if entry.code in g.checks)
     with pytest.raises(ValueError, match="traced values only"):
         gen.traced_steps(group, [gen.check_code(shows_has_bound)])
+
+
+@pytest.mark.parametrize("n, valid", [
+    (2**61 - 1, [1, 2**61 - 1]),  # a prime past the old walk's 10**12, whose note said nothing
+    (4294967279 * 4294967291, [1, 4294967279, 4294967291, 4294967279 * 4294967291]),
+])
+def test_the_kernels_note_factors_large_head_counts(n, valid):
+    """The kernel's own divisors (helpers.divisors carried into kernel/_validators.py) on a large
+    prime and a product of two large primes: the raise's note names the valid values."""
+    from errkit.core.helpers import divisors
+
+    assert validators._fx_divisors(n) == divisors(n) == valid
+    with pytest.raises(ValueError) as raised:
+        validators.check_ra105(n, 8 if n % 8 else 3)
+    (note,) = raised.value.__notes__
+    assert f"valid num_kv_heads: {', '.join(map(str, valid))} - see" in note, note

@@ -4,12 +4,11 @@ ten seconds or more), a local server, and Debian's chromium for each module."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from site_build import CHROMIUM, CHROMIUM_FLAGS, evil_copy, fresh_copy, mkdocs_build, serve
+from site_build import evil_copy, fresh_copy, mkdocs_build, serve
 from support import made_once
 
 
@@ -53,23 +52,7 @@ def served(built_site):
     yield from serve(built_site)
 
 
-@pytest.fixture(scope="module")  # one per module: nothing of a module's pages outlives it
-def browser():
-    reason = None
-    if CHROMIUM is None:
-        reason = "Debian's chromium is not installed (apt-get install -y chromium)"
-    else:
-        try:
-            from playwright.sync_api import sync_playwright
-        except ImportError:
-            reason = "playwright is not installed (pip install -e '.[test]')"
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs the browser test: {reason}")
-        pytest.skip(reason)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+@pytest.fixture(scope="module")
+def browser(chromium):
+    """The site tests' name for Debian's chromium (tests/conftest.py)."""
+    return chromium

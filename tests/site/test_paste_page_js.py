@@ -479,10 +479,13 @@ def _arguments(*strategies):
     return st.tuples(*strategies) | st.tuples(*[ANYTHING] * len(strategies))
 
 
+# divisors() past the old walk's bound (10**12): primes, products of two large primes, powers, past 2**64
+LARGE = [10**12, 10**12 + 1, 10**12 + 39, 99999999999973, 2**61 - 1, 2**64 - 59, 4294967279 * 4294967291,
+         99999999999973 * 131, 2**64, 2**64 + 1, 10**30]
 HELPER_ARGS = {  # fixes.HELPERS -> arguments: mostly of the kinds the helper takes, some of any kind
-    "divisors": _arguments(st.integers(-3, 10**7) | st.sampled_from([10**12, 10**12 + 1]) | NUMBERS),
+    "divisors": _arguments(st.integers(-3, 10**7) | st.sampled_from(LARGE) | st.integers(10**12, 2**64 + 2) | NUMBERS),
     "common_divisors": _arguments(INTS, INTS),
-    "aligned_divisors": _arguments(st.integers(-3, 10**6) | st.sampled_from([10**12, 10**12 + 1]), st.integers(-2, 300) | NUMBERS, NUMBERS),
+    "aligned_divisors": _arguments(st.integers(-3, 10**6) | st.sampled_from(LARGE), st.integers(-2, 300) | NUMBERS, NUMBERS),
     "nearest": _arguments(SEQUENCES, NUMBERS),
     "next_multiple": _arguments(NUMBERS, NUMBERS),
     "prev_multiple": _arguments(NUMBERS, NUMBERS),
@@ -501,6 +504,22 @@ HELPER_ARGS = {  # fixes.HELPERS -> arguments: mostly of the kinds the helper ta
     "round": _arguments(NUMBERS | st.floats()) | st.tuples(NUMBERS, st.integers(-30, 30) | st.none()),
     "sorted": _arguments(SEQUENCES | TEXTS),
 }
+
+
+def test_divisors_of_large_numbers_agree_with_python(node):
+    """Large primes and composites factored by runtime.js as by helpers.divisors; the steps each
+    is charged the same (helpers.COSTS: three divisors of a prime near 2**64 fit one evaluation's
+    MAX_STEPS, four do not), and past 2**64 both refuse it."""
+    want = [_outcome(lambda: helpers.divisors(n)) for n in LARGE]
+    got = node({"calls": [["divisors", [_tag(n)]] for n in LARGE]})["calls"]
+    assert not _disagreements([("divisors", (n,)) for n in LARGE], want, got)
+    assert want[LARGE.index(2**64 - 59)] == {"repr": repr([1, 2**64 - 59])}
+    assert want[LARGE.index(4294967279 * 4294967291)] == {"repr": repr([1, 4294967279, 4294967291, 4294967279 * 4294967291])}
+    cases = [("len([divisors(n) for d in s])", {"n": 2**64 - 59, "s": tuple(range(k))}) for k in (3, 4)]
+    cases += [("divisors(n)", {"n": 2**64 + 1}), ("aligned_divisors(n, 8, 512)", {"n": 10**30})]
+    want, got = _run_sources(node, cases)
+    assert want == [{"repr": "3"}, {"error": "OverBound"}, {"error": "OverBound"}, {"error": "OverBound"}]
+    assert got == want
 
 
 def test_runtime_helpers_agree_with_python(node):

@@ -266,11 +266,17 @@ def test_values_not_read_say_why_and_sizes_read_in_binary_units(browser, served,
     page.wait_for_selector("#errkit-values[data-ready=yes]")
     assert _suggestions(page)[0][0] == "valid num_kv_heads: none computed: num_q_heads=0 is below 1"
 
-    page.goto(served + "errors/RA105/?num_q_heads=10000000000000&num_kv_heads=8")
+    page.goto(served + "errors/RA105/?num_q_heads=10000000000000&num_kv_heads=8")  # past the old bound, 10^12
     page.wait_for_selector("#errkit-values[data-ready=yes]")
-    assert _suggestions(page)[0][0] == ("valid num_kv_heads: none computed: num_q_heads=10000000000000 is over 10^12, "
-                                        "the largest value the fixes compute with")
-    assert _suggestions(page)[1] == ["nearest valid num_q_heads: 10000000000000"], "what can be computed still is"
+    assert _suggestions(page) == _expected("RA105", {"num_q_heads": 10**13, "num_kv_heads": 8})
+    assert _suggestions(page)[0][0].startswith("valid num_kv_heads: 1, 2, 4, 5, 8, 10, 16, 20, 25, 32, 40, 50, 64, 80, ")
+    page.goto(served + "errors/RA105/?num_q_heads=99999999999973&num_kv_heads=8")  # a prime near 10^14
+    page.wait_for_selector("#errkit-values[data-ready=yes]")
+    assert _suggestions(page)[0][0] == "valid num_kv_heads: 1, 99999999999973"
+    page.goto(served + "errors/RA105/?num_q_heads=18446744073709551617&num_kv_heads=8")  # 2^64 + 1
+    page.wait_for_selector("#errkit-values[data-ready=yes]")
+    assert _suggestions(page)[0][0] == "valid num_kv_heads: not computed: divisors of a number over 2**64 are not computed"
+    assert _suggestions(page)[1] == ["nearest valid num_q_heads: 18446744073709551616, 18446744073709551624"], "what can be computed still is"
 
     page.goto(served + "errors/RA810/?used=31415337&limit=16777216")
     page.wait_for_selector("#errkit-values[data-ready=yes]")

@@ -10,7 +10,7 @@ from errkit.core.index_format import NEXT_TRACEBACK, PASTE_SIZE, READ_WINDOW, TA
 from errkit.explain.matching.blocks import scan
 from errkit.explain.matching.found import Match
 from errkit.explain.matching.text import MSG, header_of
-from errkit.explain.matching.together import same_block
+from errkit.explain.matching.together import same_block, same_raise
 
 NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
 
@@ -179,6 +179,12 @@ def explain_chunks(index, chunks, warn=None, others: dict | None = None) -> tupl
             item.count -= 1
             if not item.count:
                 del found[previous[1]]
+        elif previous is not None and previous[1] in found and same_raise(previous[0], match, data):
+            # the same raise printed again (its note line, its traceback's last line): counted once
+            if not match.weak:
+                found.get(previous[1]).last_line = match.line
+                previous = (match, previous[1])
+            continue
         key = match.key()
         item = found.get(key)
         if item is None:

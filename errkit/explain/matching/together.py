@@ -55,3 +55,35 @@ def _in_traceback(line: bytes) -> bool:
     if stripped.startswith(b"-") and stripped.lstrip(b"-").startswith(b">"):
         return True
     return b".py in " in line or b"> in " in line or any(note in line for note in TRACEBACK_NOTES_BYTES)
+
+
+CHAINED = b"The above exception was the direct cause of the following exception"
+TRACEBACK_HEAD = b"Traceback (most recent call last)"
+
+
+def same_raise(before: Match, match: Match, data: bytes) -> bool:
+    """Whether `match` is the error `before` already counted, printed again (issue 52): the same
+    entry and values, within one error's printout (_inside_one_error), and either the raise's note
+    line under its message (errkit's kernels add `[RA105] ... - see <page>`: a weak match after
+    the strong one), or the message printed twice by one failure: logged, then its traceback
+    ending in it (`logging.exception`), or a chained traceback repeating it (JAX's `The above
+    exception was the direct cause`). Two tracebacks of one error back to back are two raises."""
+    if before.code != match.code or before.weak or before.params != match.params or not before.exact:
+        return False
+    if not 0 < match.at - before.at <= TIE_CONTEXT:
+        return False
+    low = before.at - (match.at - match.offset)  # where `before`'s line starts in `data`
+    if low < 0:
+        return False
+    after = data.find(b"\n", low, match.offset) + 1 or match.offset  # the line after `before`'s
+    if not _inside_one_error(data, after, match.offset):
+        return False
+    if match.weak:
+        return True  # the note line of the raise whose message matched
+    between = data[after:match.offset]
+    if CHAINED in between:
+        return True
+    if not between.lstrip().startswith(TRACEBACK_HEAD) or between.count(TRACEBACK_HEAD) != 1:
+        return False
+    above = data[data.rfind(b"\n", 0, max(low - 1, 0)) + 1:max(low - 1, 0)] if low else b""
+    return not (above.startswith((b" ", b"\t")) or above.lstrip().startswith(FRAME_BYTES))  # not a traceback's end

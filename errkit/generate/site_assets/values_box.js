@@ -77,14 +77,14 @@
     return list;
   }
 
-  // An empty suggestion: an int below 1 or over the helpers' limit (10^12, runtime.js LIMIT)
+  // An empty suggestion: an int below 1 or over the helpers' limit (2^64, runtime.js LIMIT)
   // leaves nothing to compute with; else no value fits every rule.
   function noneWhy(data, read) {
     var ints = read.names.filter(function (name) { return typeof read.values[name] === "bigint"; });
     var why = ints.filter(function (name) { return read.values[name] < 1n; }).map(function (name) {
       return name + "=" + R.show(read.values[name]) + " is below 1";
     }).concat(ints.filter(function (name) { return read.values[name] > R.LIMIT; }).map(function (name) {
-      return name + "=" + R.show(read.values[name]) + " is over 10^12, the largest value the fixes compute with";
+      return name + "=" + R.show(read.values[name]) + " is over 2^64, the largest value the fixes compute with";
     }));
     return why.length ? "none computed: " + why.join("; ") : "none satisfies every constraint";
   }

@@ -495,7 +495,8 @@
 
   // -- helpers: twins of errkit/core/helpers.py and the builtins expressions may call --------------------
 
-  var LIMIT = 1000000000000n; // fixes._LIMIT
+  var LIMIT = 18446744073709551616n; // helpers._LIMIT: 2**64
+  var BASES = [2n, 3n, 5n, 7n, 11n, 13n, 17n, 19n, 23n, 29n, 31n, 37n]; // helpers._BASES
 
   function iterate(x) {
     var k = kind(x);
@@ -555,17 +556,90 @@
     return n === 0n ? 0n : BigInt(n.toString(2).length);
   }
 
-  function divisors(n) {
+  function divisors(n) { // helpers.divisors: n factored, never walked
     n = int_(n);
     if (n < 1n || n > LIMIT) return [];
-    var m = Number(n), small = [], large = [];
-    for (var d = 1; d * d <= m; d++) {
-      if (m % d === 0) {
-        small.push(BigInt(d));
-        if (d !== m / d) large.push(BigInt(m / d));
+    var factors = new Map();
+    function add(p) { factors.set(p, (factors.get(p) || 0) + 1); }
+    BASES.forEach(function (p) {
+      while (n % p === 0n) { add(p); n /= p; }
+    });
+    var left = n > 1n ? [n] : [];
+    while (left.length) {
+      var m = left.pop();
+      if (isPrime(m)) {
+        add(m);
+      } else {
+        var f = rho(m);
+        left.push(f, m / f);
       }
     }
-    return small.concat(large.reverse());
+    var found = [1n];
+    Array.from(factors.keys()).sort(function (a, b) { return a < b ? -1 : a > b ? 1 : 0; }).forEach(function (p) {
+      var next = [];
+      found.forEach(function (d) {
+        var power = 1n;
+        for (var k = 0; k <= factors.get(p); k++) { next.push(d * power); power *= p; }
+      });
+      found = next;
+    });
+    return found.sort(function (a, b) { return a < b ? -1 : a > b ? 1 : 0; });
+  }
+
+  function powMod(base, exponent, modulus) {
+    var result = 1n;
+    base %= modulus;
+    while (exponent > 0n) {
+      if (exponent & 1n) result = result * base % modulus;
+      base = base * base % modulus;
+      exponent >>= 1n;
+    }
+    return result;
+  }
+
+  function isPrime(n) { // helpers._is_prime: Miller-Rabin, n > 1 and no base divides it
+    var d = n - 1n, s = 0;
+    while (d % 2n === 0n) { d /= 2n; s++; }
+    outer: for (var i = 0; i < BASES.length; i++) {
+      var x = powMod(BASES[i], d, n);
+      if (x === 1n || x === n - 1n) continue;
+      for (var r = 0; r < s - 1; r++) {
+        x = x * x % n;
+        if (x === n - 1n) continue outer;
+      }
+      return false;
+    }
+    return true;
+  }
+
+  function rho(n) { // helpers._rho: Brent's variant of Pollard's rho
+    for (var c = 1n; ; c++) {
+      var x = 2n, y = 2n, ys = 2n, g = 1n, r = 1n, q = 1n;
+      while (g === 1n) {
+        x = y;
+        for (var i = 0n; i < r; i++) y = (y * y + c) % n;
+        var k = 0n;
+        while (k < r && g === 1n) {
+          ys = y;
+          var batch = r - k < 64n ? r - k : 64n;
+          for (var j = 0n; j < batch; j++) {
+            y = (y * y + c) % n;
+            q = q * (x > y ? x - y : y - x) % n;
+          }
+          g = gcd(q, n);
+          k += 64n;
+        }
+        r *= 2n;
+      }
+      if (g === n) {
+        g = 1n;
+        while (g === 1n) {
+          ys = (ys * ys + c) % n;
+          g = gcd(x - ys, n);
+        }
+      }
+      if (g !== n) return g;
+    }
   }
 
   function aligned_divisors(n, m, atMost) { // fixes.aligned_divisors
@@ -802,13 +876,21 @@
   }
 
   // helpers.COSTS: the steps a helper takes beyond reading its arguments
-  function walkCost(n) { // helpers._walk: the d with d * d <= n that divisors(n) tries
+  function walkCost(n) { // helpers._walk: 8 per n**0.25 and 400; past LIMIT refused
     try {
       n = int_(n);
     } catch (err) {
       return 0;
     }
-    return n >= 1n && n <= LIMIT ? Math.floor(Math.sqrt(Number(n))) : 0;
+    if (n > LIMIT) throw overBound("divisors of a number over 2**64 are not computed");
+    return n >= 1n ? 8 * root4(n) + 400 : 0;
+  }
+
+  function root4(n) { // helpers._root4: exact, from a float's
+    var r = BigInt(Math.floor(Math.pow(Number(n), 0.25)));
+    while (r ** 4n > n) r -= 1n;
+    while ((r + 1n) ** 4n <= n) r += 1n;
+    return Number(r);
   }
 
   var COSTS = {
