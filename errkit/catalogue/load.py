@@ -265,6 +265,7 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         then=raw.get("then"),
         traced=raw.get("traced"),
         reads=tuple(raw.get("reads") or ()),
+        needs_context=bool(raw.get("needs_context")),
         positions=pos,
     )
 

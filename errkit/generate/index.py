@@ -135,6 +135,8 @@ def build(catalogue: Catalogue) -> dict:
             "related": list(entry.related),
             "docs_url": settings.page_url(entry.code),
         }
+        if entry.needs_context:  # other compilers print it too: exact only with JAX, Pallas or Mosaic shown
+            entries[entry.code]["needs_context"] = True
         if entry.reads:  # lines after the message that hold more of its params (a compiler's dump)
             entries[entry.code]["reads"] = [{"regex": r.pattern, "captures": [[c.group, c.param, c.type] for c in r.captures]}
                                             for r in wordings.reads(entry)]
