@@ -266,6 +266,7 @@ def build_entry(raw: dict, area: str, pos: Positions) -> Entry:
         traced=raw.get("traced"),
         reads=tuple(raw.get("reads") or ()),
         implies=MappingProxyType(dict(raw.get("implies") or {})),
+        needs_context=bool(raw.get("needs_context")),
         positions=pos,
     )
 

@@ -116,6 +116,7 @@ class Entry:
     traced: str | None = None  # "checkify": the check also runs on traced values as a checkify check
     reads: tuple[str, ...] = ()  # templates of lines after the message holding more of its params
     implies: Mapping[str, Any] = field(default_factory=lambda: EMPTY)  # kernel values the error implies (kernels.solutions)
+    needs_context: bool = False  # other compilers print the message too: exact only with JAX/Pallas/Mosaic in the text
     positions: Positions | None = field(default=None, compare=False, repr=False)
     verdicts: Verdicts = field(default_factory=Verdicts, compare=False, repr=False)  # its expressions and templates vetted (vetting.py)
 

@@ -344,6 +344,10 @@ ENTRY = Record(
               description="Templates of lines that follow the message (a compiler's MLIR or allocation dump): explain reads "
                           "the params they hold from the first line each one matches, after the message, before the next traceback "
                           "or the next log record from another logger, level or source line."),
+        Field("needs_context", Bool(),
+              description="The message is printed by other compilers too (MLIR's `failed to legalize operation`, cuDNN's "
+                          "frontend): explain answers it exact only when the text around it shows JAX, XLA, Pallas, Mosaic or a "
+                          "kernel of the catalogue; otherwise approximate, saying why."),
         Field("check", Str(max_length=2000), description="Invariant that must hold; the error is raised when it is false."),
         Field("explain_only", Bool(), description="Upstream-only condition: recognised by explain, no validator is generated."),
         Field("traced", Enum(values=("checkify",)),

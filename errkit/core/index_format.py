@@ -23,9 +23,9 @@ VERSION = 2  # the index's "format": raised when a record's keys or their meanin
 TOP_KEYS = ("$comment", "format", "project", "version", "entries", "wordings", "kernels")
 ENTRY_KEYS = ("slug", "title", "area", "exception", "explain_only", "message", "params", "check", "explanation",
               "fixes", "kernel", "tags", "related", "docs_url")
-ENTRY_OPTIONAL_KEYS = ("verified", "reads")  # verified: only when the entry's advice was run on the real kernels
-# (catalog/ledger/: [{platform, device, jax, libtpu, date, calls, offered, worked, said}]); reads: only when the
-# entry reads values from the lines after its message
+ENTRY_OPTIONAL_KEYS = ("verified", "reads", "needs_context")  # verified: only when the entry's advice was run on
+# the real kernels (catalog/ledger/: [{platform, device, jax, libtpu, date, calls, offered, worked, said}]); reads:
+# only when the entry reads values from the lines after its message; needs_context: only when true
 PARAM_KEYS = ("type", "description")
 FIX_KEYS = ("summary", "suggest", "sets", "before", "after", "alternative", "unverified", "kernel")
 FIX_OPTIONAL_KEYS = ("site", "cases", "requires")  # site: only when the fix is for one raise site (errkit/explain/context.py);
@@ -52,6 +52,8 @@ SHORTLIST = 40  # wordings compared in full by the approximate pass, whatever th
 POSTINGS_BUDGET = 4000  # word postings read to pick them: the rarest words first
 APPROXIMATE_MAX = 0.99  # the best similarity an approximate match shows
 QUOTE_WORDS = 3  # a quoted fragment of prose this many words long is compared as the start of a message
+REREAD_LINES = 14  # a paste of at most this many lines that matched is read again with its wrapped lines joined
+TAG_REACH = 40  # characters a leading tag (`[Bug]: `, `INTERNAL: `) before a message spans at most
 QUOTE_COVERAGE = 0.25  # of a quoted start's score, the share that grows with how much of the message it quotes
 TIE_CONTEXT = 16_384  # bytes before a line that may tell which kernel raised it
 READ_WINDOW = 16_384  # bytes from a match's line where the lines after it may hold more values
@@ -85,6 +87,10 @@ FUSION_MARKS = ("%fusion", "XLA label: %", "fusion.", "_fusion", "allocating on 
 # A kernel's custom call: Mosaic TPU's, Mosaic GPU's, a Triton call of Pallas GPU, scalar prefetch.
 PALLAS_MARKS = ("pallas_call", "tpu_custom_call", "custom-call(", "mosaic_gpu", "__gpu$xla.gpu.triton",
                 "prefetched SMEM operand")
+# What shows that a wording other compilers print too (an entry's `needs_context`) came from JAX's side:
+# JAX's or a kernel's marks, or JAX, XLA, Pallas or Mosaic named (a kernel of the catalogue counts too).
+CONTEXT_MARKS = JAX_MARKS + PALLAS_MARKS + ("jax", "JAX", "XLA", "xla", "Pallas", "pallas", "Mosaic", "mosaic")
+UNCONFIRMED = "other compilers print this wording too, and the text shows no JAX, XLA, Pallas or Mosaic"
 
 # -- patterns (Python syntax, and each means the same in RE2: see errkit/core/regex.py) -------------
 SPACE = values.SPACE  # the whitespace between a key's words, and after a message at a line's end
@@ -145,9 +151,9 @@ def at_line_end(source: str) -> str:
 
 
 # -- what the browser's matcher is given (errkit generate writes them into match.js) ------------------
-JS_CONSTANTS = ("VERSION", "MAX_LINE", "PASTE_SIZE", "TAIL", "SHORTLIST", "POSTINGS_BUDGET", "APPROXIMATE_MAX", "QUOTE_WORDS", "QUOTE_COVERAGE",
+JS_CONSTANTS = ("VERSION", "MAX_LINE", "PASTE_SIZE", "TAIL", "SHORTLIST", "POSTINGS_BUDGET", "APPROXIMATE_MAX", "QUOTE_WORDS", "QUOTE_COVERAGE", "REREAD_LINES", "TAG_REACH",
                 "TIE_CONTEXT", "READ_WINDOW", "FRAME_REACH", "TRACEBACK_LINES", "BLOCK_GAP", "TRACEBACK_NOTES", "MARKERS", "FRAME_MARK",
-                "NEXT_TRACEBACK", "PYTORCH_MARKS", "JAX_MARKS", "TRITON_MARKS", "FUSION_MARKS", "PALLAS_MARKS", "RECORD_SLACK",
+                "NEXT_TRACEBACK", "PYTORCH_MARKS", "JAX_MARKS", "TRITON_MARKS", "FUSION_MARKS", "PALLAS_MARKS", "CONTEXT_MARKS", "UNCONFIRMED", "RECORD_SLACK",
                 "LINE_BREAKS", "NORMALISED_CHARS", "HTML_ENTITIES")
 JS_PATTERNS = ("SPACE", "LINE_END", "WORD", "QUOTED", "ANSI", "HEADER", "FRAME", "NOTE", "DOCS_LINK", "LOOKUP_MARKS",
                "RELEASE_SEEN", "RECORD_STAMP")

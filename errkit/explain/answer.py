@@ -116,6 +116,10 @@ def answers(index: Index, chunks, every: bool = True, warn=None, others: dict | 
     held any text). `others`: code -> the matches past the distinct answers kept per code
     (errkit/explain/tally.py), counted, not answered."""
     found, tail, seen_text = explain_chunks(index, chunks, warn=warn, others=others)
+    if seen_text and (not found or "\n" in tail.strip()):  # a paste read again: hard wraps joined, without case
+        from errkit.explain.matching.rereading import reread
+
+        found = reread(index, tail, found)
     results = [result(index, f.match, f.count, f.last_line) for f in (found if every else found[:1])]
     if not results:
         results = [result(index, m) for m in approximate(index, tail)]

@@ -29,7 +29,7 @@ TOP = {"format": int, "project": str, "version": str, "entries": dict, "wordings
 ENTRY = {"slug": str, "title": str, "area": str, "exception": str, "explain_only": bool, "message": str, "params": dict,
          "check": (str, _OPTIONAL), "explanation": str, "fixes": list, "kernel": (str, _OPTIONAL), "tags": list,
          "related": list, "docs_url": str}
-ENTRY_OPTIONAL = {"verified": list, "reads": list}
+ENTRY_OPTIONAL = {"verified": list, "reads": list, "needs_context": bool}
 PARAM = {"type": str, "description": str}
 FIX = {"summary": str, "suggest": dict, "sets": dict, "before": (str, _OPTIONAL), "after": (str, _OPTIONAL),
        "alternative": bool, "unverified": (str, _OPTIONAL), "kernel": (str, _OPTIONAL)}

@@ -141,6 +141,8 @@ def build(catalogue: Catalogue) -> dict:
         }
         if entry.code in ledgers:  # the advice run on the real kernels (catalog/ledger/): platform, versions, counts
             entries[entry.code]["verified"] = [{k: r[k] for k in (*ledger.KEYS, "said")} for r in ledgers[entry.code]]
+        if entry.needs_context:  # other compilers print it too: exact only with JAX, Pallas or Mosaic shown
+            entries[entry.code]["needs_context"] = True
         if entry.reads:  # lines after the message that hold more of its params (a compiler's dump)
             entries[entry.code]["reads"] = [{"regex": r.pattern, "captures": [[c.group, c.param, c.type] for c in r.captures]}
                                             for r in wordings.reads(entry)]

@@ -29,19 +29,21 @@ _REFERENCE: dict[str, dict | None] = {}
 
 # The kinds failing today (their counts: docs/paste-mutations.md, from scripts/paste_mutations.py).
 PHASE_2 = {
-    "vllm worker": "phase 2: a message inside vLLM's 'Exception in worker ... while processing method load_model: <message>, Traceback ...' line is not found",
-    "text after": "phase 2: text after the message on its line (', Traceback (most recent call last):', ' -- any idea?') is read into its last value, or the line is not found",
-    "hard wrap": "phase 2: a message hard-wrapped at 40-79 columns loses values or its exact answer",
-    "quoted wrap": "phase 2: a hard-wrapped message quoted in markdown ('> ' on each line) is not joined",
-    "case change": "phase 2: a message whose case changed (all lower or upper case) is not recognised",
-    "retyped <V>": "phase 2: a value retyped as '<V>' is read as the value",
-    "retyped ...": "phase 2: a value retyped as '...' is read as the value",
-    "double quotes": "phase 2: a closing quote after a message ending in free text is read into the value",
-    "backticks": "phase 2: a closing backtick after a message ending in free text is read into the value",
-
-    "shortened list": "phase 2: a list shortened to '{...x..}' or 'x, ...' is read as the value",
-    "issue title": "phase 2: a bracketed tag before a message ending in free text ([Bug]: ...) loses a value",
-    "qualified class": "phase 2: a status before a message ending in free text (INTERNAL: ...) loses a value",
+    "text after": "phase 2: a free-text value that ends a wording cannot be told from prose after it on its line "
+                  "(' on TPU v5e with jax 0.10.2', ' (while compiling step 3)'): 4 wordings read it in",
+    "hard wrap": "phase 2: a free-text value wrapped onto the next line whose first line alone matches the same wording "
+                 "(RA825's library list) keeps the first line's reading; a wrapped line that starts with the message's own "
+                 "'>' (RA833's 'smem_bytes=N > max_smem_bytes') reads as a markdown quote and is not joined",
+    "quoted wrap": "phase 2: as a hard wrap, quoted ('> '): a free-text value wrapped onto the next line whose first line "
+                   "alone matches the same wording (RA559's sizes, RA825's list) keeps the first line's reading",
+    "case change": "phase 2: a lower-cased message matched exactly by a catch-all wording of its entry (RA820's "
+                   "'out of resource: {kernel_name}') is not read again without case; values an entry reads from the "
+                   "lines after its message (RA812, RA814) are not read without case",
+    "retyped <V>": "phase 2: an int value retyped as '<V>' (RA539's head dim) makes another wording (RA544) match exact",
+    "retyped ...": "phase 2: '...' where the wording's own text prints '...' (RA805's shapes '(..., 16, 256)', RA825's "
+                   "library list) or an int (RA539's head dim) is read as a value or another wording",
+    "shortened list": "phase 2: a str value that is itself a tuple, cut to '(..., ...' (RA805's operand shape), no longer "
+                      "matches its wording, and RA800's header matches exact instead",
 }
 
 

@@ -171,7 +171,11 @@ def test_node_compiles_every_regex(node, project):
 
 def _python_explain(index: Index, text: str) -> list[dict]:
     """`errkit explain --all` on `text`, as the paste page shows each result (the harness's `seen`)."""
-    found, tail, _ = explain_chunks(index, [text])
+    found, tail, seen_text = explain_chunks(index, [text])
+    if seen_text and (not found or "\n" in tail.strip()):  # as answer.answers: a paste read again (rereading.py)
+        from errkit.explain.matching.rereading import reread
+
+        found = reread(index, tail, found)
     pairs = [(answer.result(index, f.match, f.count, f.last_line), f.match.params) for f in found]
     if not pairs:
         pairs = [(answer.result(index, m), m.params) for m in approximate(index, tail)]

@@ -8,6 +8,7 @@ log goes through them in this order:
 - `around`: what the text around a match adds (ties, the kernel that raised it, values after it,
   the context, the raise site of a traceback);
 - `together`: one error printed over several lines, one answer;
+- `rereading`: a paste read again, its hard-wrapped lines joined, then without case (issue 51);
 - `approximate`: the closest wordings, when nothing matched exactly.
 
 Under them: `index` (the compiled index read, its lookups, each wording's regex), `keys` (which

@@ -16,7 +16,8 @@ itself matched (errkit/explain/matching/line.py).
 This room keeps each entry's reads, whether its fixes depend on the context, the compiled regexes
 of the reads and the wordings by raise site (`Around`)."""
 
-from errkit.core.index_format import FRAME, FRAME_MARK, FRAME_REACH, HEADER, NEXT_TRACEBACK, READ_WINDOW, RELEASE_SEEN, TIE_CONTEXT
+from errkit.core.index_format import (CONTEXT_MARKS, FRAME, FRAME_MARK, FRAME_REACH, HEADER, NEXT_TRACEBACK, READ_WINDOW, RELEASE_SEEN,
+                                     TIE_CONTEXT, UNCONFIRMED)
 from errkit.core.normalise import original_span
 from errkit.core.regex import engine
 from errkit.explain.matching.found import Match
@@ -63,7 +64,8 @@ class Around:
         whole: errkit/explain/matching/memory.py): a tie, a wording of several kernels, values read
         after it, a context read."""
         return match is not None and bool(match.ties or len(match.wording.get("kernels") or ()) > 1
-                                          or self.reads(match.code) or self.reads_context(match.code))
+                                          or self.reads(match.code) or self.reads_context(match.code)
+                                          or bool((self.index.entries.get(match.code) or {}).get("needs_context")))
 
     def read(self, match: Match, data: bytes, start: int, line: str, text: str, origin, record=None, ahead=None) -> Match:
         """`match` (of the line at `start` of `data`: `line` as read, `text` normalised by `origin`)
@@ -81,7 +83,18 @@ class Around:
         decide_kernel(match, shown, named)
         if self.reads_context(match.code):
             self.read_context(match, data, start)
+        if (self.index.entries.get(match.code) or {}).get("needs_context") and not self.shows_context(data, start):
+            match.exact = False  # another compiler's, as likely: approximate, saying why
+            match.context = {**(match.context or {}), "unconfirmed": UNCONFIRMED}
         return match
+
+    def shows_context(self, data: bytes, start: int) -> bool:
+        """Whether the text around the line at `start` (FRAME_REACH bytes each side) shows JAX's side:
+        CONTEXT_MARKS, or the name or source of a kernel of the catalogue."""
+        window = data[max(0, start - FRAME_REACH):start + FRAME_REACH]
+        kernels = self.index.data.get("kernels") or {}
+        marks = [*CONTEXT_MARKS, *(n for k in kernels.values() for n in (k.get("names") or ())), *(k["source"] for k in kernels.values() if k.get("source"))]
+        return any(mark.encode("utf-8") in window for mark in marks)
 
     def read_on(self, match: Match, data: bytes, start: int, ahead=None, prefix_end=None, record=None) -> str | None:
         """What the lines after a match's message add (a compiler's dump under its header): the

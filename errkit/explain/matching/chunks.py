@@ -1,12 +1,15 @@
 """A whole input read in chunks (a paste, a log streamed in blocks): every match in order
 (`scan_chunks`), its lines counted and the windows around a match the same wherever a chunk ends;
-and the distinct answers (`explain_chunks`): every exact match counted and deduplicated, most recent
-first, one error printed over several lines counted once (errkit/explain/matching/together.py).
-When none matched, the caller asks for the closest wordings (approximate.py) to the input's tail."""
+and the distinct answers (`explain_chunks`): every exact match counted and deduplicated, the entries
+seen last first (of one entry's answers with different values, the first failure's first), one
+error printed over several lines counted once (errkit/explain/matching/together.py). When none
+matched, the caller reads a paste again (rereading.py), then asks for the closest wordings
+(approximate.py) to the input's tail."""
 
 from errkit.core.index_format import NEXT_TRACEBACK, PASTE_SIZE, READ_WINDOW, TAIL, TIE_CONTEXT
 from errkit.explain.matching.blocks import scan
 from errkit.explain.matching.found import Match
+from errkit.explain.matching.text import MSG, header_of
 from errkit.explain.matching.together import same_block, same_raise
 
 NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
@@ -125,14 +128,16 @@ def unprefixed(data: bytes) -> bytes:
     pytest's `E   `), read as the process printed them: where a line holds NEXT_TRACEBACK after a
     prefix, the prefix is taken off that line and off each next line that begins with it. A
     prefix of whitespace, `|` and `+` alone, or ending with `Group ` (`Exception Group
-    Traceback`), is an exception group's own layout: kept."""
+    Traceback`), is an exception group's own layout: kept; one that holds a message (vLLM's
+    `Exception in worker ... while processing method load_model: <message>, Traceback ...`) is
+    that message's line, kept whole."""
     if NEXT_TRACEBACK_BYTES not in data:
         return data
     out, prefix = [], None
     for line in data.split(b"\n"):
         at = line.find(NEXT_TRACEBACK_BYTES)
         head = line[:at] if at > 0 else b""
-        if head.strip(b" \t|+") and not head.endswith(b"Group "):
+        if head.strip(b" \t|+") and not head.endswith(b"Group ") and not _holds_message(head):
             prefix = head
             out.append(line[at:])
         elif prefix is not None and line.startswith(prefix):
@@ -141,6 +146,19 @@ def unprefixed(data: bytes) -> bytes:
             prefix = None
             out.append(line)
     return b"\n".join(out)
+
+
+def _holds_message(head: bytes) -> bool:
+    """Whether the text before `Traceback (most recent call last)` on its line is a message, not a
+    prefix: it names an exception with a message, or ends with the comma that joined them."""
+    if head.rstrip().endswith(b","):
+        return True
+    header = header_of(head.decode("utf-8", "replace"))
+    return header is not None and bool((header.group(MSG) or "").strip(" ,"))
+
+
+def _agree(a: dict, b: dict) -> bool:
+    return all(repr(a[k]) == repr(b[k]) for k in a.keys() & b.keys())  # (repr: a NaN read twice agrees, as on the page)
 
 
 def explain_chunks(index, chunks, warn=None, others: dict | None = None) -> tuple[list[Found], str, bool]:
@@ -176,8 +194,18 @@ def explain_chunks(index, chunks, warn=None, others: dict | None = None) -> tupl
         previous = (match, key)
     strong = {f.match.code for f in found.values() if not f.match.weak}
     # a note line or a page link under a message that matched says nothing more
-    ordered = sorted((f for f in found.values() if not (f.match.weak and f.match.code in strong)),
-                     key=lambda f: f.last_line, reverse=True)
+    kept = [f for f in found.values() if not (f.match.weak and f.match.code in strong)]
+    # the entries seen last first; of one entry's answers with different values, the first failure's
+    # first (issue 51: a log of several failures of one check is answered with the first one's
+    # values); of answers whose values agree (one failure printed over lines, the later one with
+    # more values read), the one with the most values
+    latest: dict[str, int] = {}
+    for f in kept:
+        latest[f.match.code] = max(latest.get(f.match.code, 0), f.last_line)
+    first = {id(f): min(g.match.line for g in kept
+                        if g is f or (g.match.code == f.match.code and _agree(g.match.params, f.match.params)))
+             for f in kept}
+    ordered = sorted(kept, key=lambda f: (-latest[f.match.code], first[id(f)], -len(f.match.params)))
     text = Tail(reading.tail.decode("utf-8", "replace"))
     text.first_line = reading.line - text.count("\n")
     if others is not None:

@@ -263,7 +263,18 @@ def captured(captures: list, m, numbers: list[int] | None = None) -> dict | None
             value = values.parse(type_, raw)
         except (ValueError, OverflowError):  # matched the shape of a value but is none (e.g. "1,,2")
             return None
+        if type_ == "str" and gone(value):
+            continue  # retyped: the text no longer shows the value (a wording's free text reads it)
         if param in out and out[param] != value:
             return None
         out[param] = value
     return out
+
+
+def gone(value) -> bool:
+    """Whether a str value read from a text is what people write for a value they left out: `...`,
+    `<V>`, a list cut short (`a, b, ...`) or an issue title's shortening (`{...9.4.0..}`)."""
+    text = value.strip() if isinstance(value, str) else ""
+    if text in ("...", "\u2026") or (len(text) == 3 and text[0] == "<" and text[2] == ">" and text[1].isupper()):
+        return True
+    return text.endswith((", ...", ", \u2026")) or (text.startswith("{...") and text.endswith("..}"))

@@ -12,7 +12,7 @@ from errkit.core.index_format import DOCS_LINK, NOTE
 from errkit.explain.matching.around import raise_file
 from errkit.explain.matching.found import Match
 from errkit.explain.matching.keys import Keys
-from errkit.explain.matching.text import MSG, clean, header_of, json_strings, raise_statement
+from errkit.explain.matching.text import EXC, MSG, clean, header_of, json_strings, message_forms, opening_quote, quoted_message, raise_statement
 
 MESSAGES_KEPT = 4096  # messages remembered per index: a log repeats the same few errors
 
@@ -57,6 +57,14 @@ class LineReader:
         if not ids:
             return None
         header = header_of(line) if header is False else header
+        if not header:
+            quoted = quoted_message(line)
+            if quoted is not None:  # `I get "ValueError: ..." when I run it`: the quoted text first
+                found = self._match_text(line[quoted[0]:quoted[1]], line_no)
+                if found is not None:
+                    if found.span is not None:
+                        found.span = (found.span[0] + quoted[0], found.span[1] + quoted[0])
+                    return found
         if header and header.group(MSG) is not None:
             # The message after `SomeError: ` decides alone when a wording matches it whole: a log
             # repeats the same messages behind different timestamps, so that answer is remembered.
@@ -66,7 +74,7 @@ class LineReader:
             else:
                 if len(self._messages) >= MESSAGES_KEPT:
                     self._messages.clear()
-                hit = self._messages[msg] = self._best(ids, msg, "full", 0)
+                hit = self._messages[msg] = self._full(ids, msg, opening_quote(line, header.start(EXC)))
             if hit is not None:
                 return _remembered(hit, header, line_no)
         # Then the whole line, the line's end, anywhere; only the wordings found somewhere in it
@@ -79,11 +87,25 @@ class LineReader:
         ids = [i for i in ids if index.bytes_regex(i).search(data) is not None]
         at = len(line) - len(line.lstrip())
         for how in ("full", "end", "any") if ids else ():
-            best = self._best(ids, stripped, how, line_no)
+            best = self._full(ids, stripped, "", line_no) if how == "full" else self._best(ids, stripped, how, line_no)
             if best is not None:
                 best.span = (best.span[0] + at, best.span[1] + at)
                 return best
         return None
+
+    def _full(self, ids: list[int], text: str, quote: str = "", line_no: int = 0) -> Match | None:
+        """The wording of `ids` matching a reading of `text` whole (text.message_forms: without a
+        traceback or comment after it, a closing quote, a leading tag) with the most fixed text, the
+        likelier reading first of two alike; its span in characters of `text`."""
+        best = None
+        for offset, form in message_forms(text, quote):
+            hit = self._best(ids, form, "full", line_no)
+            if hit is not None and (best is None or hit.wording["literal_chars"] > best.wording["literal_chars"]):
+                best = hit
+                best.span = (hit.span[0] + offset, hit.span[1] + offset)
+                for tie in best.ties:
+                    tie.span = best.span
+        return best
 
     def _best(self, ids: list[int], text: str, how: str, line_no: int) -> Match | None:
         """The wording of `ids` that matches `text` (`how`: fullmatch, at the line end, anywhere)
@@ -101,6 +123,8 @@ class LineReader:
             params = index.captured(i, m)
             if params is None:
                 continue
+            if ", ..." in text or ", \u2026" in text:
+                params = cut_short(params, text)
             wording = index.wordings[i]
             if best is not None and wording["literal_chars"] == best.wording["literal_chars"] and apart(wording, best):
                 best.ties.append(Match(wording["code"], wording, params, line_no, text=best.text, span=best.span))
@@ -156,7 +180,7 @@ def _remembered(hit: Match, header, line_no: int) -> Match:
     """The remembered answer `hit` to the message HEADER found (`header`), as a match of this line."""
     raw = header.group(MSG)
     at = header.start(MSG) + len(raw) - len(raw.lstrip())
-    span = (at, at + len(raw.strip()))
+    span = (at + hit.span[0], at + hit.span[1]) if hit.span else (at, at + len(raw.strip()))
     found = Match(hit.code, hit.wording, hit.params, line_no, text=hit.text, span=span)
     hit.key()
     found._keyed = hit._keyed
@@ -179,3 +203,8 @@ def _unquote(text: str) -> str:
         else:
             raw += b"%" + part.encode("utf-8")
     return raw.decode("utf-8", "replace")
+
+
+def cut_short(params: dict, text: str) -> dict:
+    """`params` less each str value the text shows as the start of a list cut short (`float32, ...`)."""
+    return {k: v for k, v in params.items() if not (isinstance(v, str) and v and (f"{v}, ..." in text or f"{v}, \u2026" in text))}

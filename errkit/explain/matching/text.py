@@ -2,7 +2,7 @@
 `SomeError: message` it holds (HEADER, searched from where it can first begin), whether it is a
 `raise` statement, and the strings of a JSON log line."""
 
-from errkit.core.index_format import ANSI, HEADER
+from errkit.core.index_format import ANSI, HEADER, TAG_REACH
 
 EXC, MSG = HEADER.number("exc"), HEADER.number("msg")
 ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -80,3 +80,67 @@ def json_record(line: str) -> str | None:
         return None
     strings = json_strings(line)
     return "\n".join(strings) if strings else None
+
+
+# What people and logs write around a message on its own line (issue 51): a traceback begun on the
+# same line (vLLM's worker: `<message>, Traceback (most recent call last):`), a comment after ` -- `,
+# a closing quote or backtick; before it, an issue title's `[Bug]: ` tag or absl's status
+# (`INTERNAL: `). None of it is ever a value.
+TRAILERS = (", Traceback (most recent call last)", " -- ")
+QUOTES = "\"'`"
+
+
+def _leading_tag(text: str) -> int:
+    """The length of a bracketed tag (`[Bug]: `, `[rank0]: `) or an absl status (`INTERNAL: `) that
+    begins `text`, else 0."""
+    if text.startswith("["):
+        end = text.find("]", 1, TAG_REACH)
+        if end > 1:
+            at = end + 1 + (text[end + 1:end + 2] == ":")
+            return at + (text[at:at + 1] == " ") if at < len(text) else 0
+        return 0
+    colon = text.find(": ", 0, TAG_REACH)
+    head = text[:colon]
+    return colon + 2 if colon > 2 and head.replace("_", "").isalpha() and head.isupper() else 0
+
+
+def message_forms(text: str, quote: str = "") -> list[tuple[int, str]]:
+    """(offset, text) of each reading of a message worth a full match, the likeliest first: without
+    what was written around it (TRAILERS; a closing `quote` when the text was opened by one; a
+    leading tag), then as it is. A free-text value would read it in; a fixed text never needs it."""
+    end = len(text)
+    for trailer in TRAILERS:
+        at = text.find(trailer)
+        if 0 < at < end:
+            end = at
+    if quote:
+        at = text.rfind(quote, 0, end)
+        if at > 0:
+            end = at
+    lead = _leading_tag(text)
+    forms = []
+    for lo, hi in ((lead, end), (0, end), (lead, len(text)), (0, len(text))):
+        part = text[lo:hi].rstrip()
+        if part and (lo, part) not in forms:
+            forms.append((lo, part))
+    return forms
+
+
+def opening_quote(line: str, at: int) -> str:
+    """The quote or backtick that opens the text at `at` of `line`, else ''."""
+    return line[at - 1] if at > 0 and line[at - 1] in QUOTES else ""
+
+
+def quoted_message(line: str) -> tuple[int, int] | None:
+    """(start, end) of a message quoted in prose (`I get "ValueError: ..." when I run it`, a
+    backtick's): from after the quote that opens it, before `SomeError` (which HEADER does not
+    read after a quote), to the last such quote on the line (or the line's end)."""
+    for quote in QUOTES:
+        at = line.find(quote)
+        while 0 <= at < len(line) - 1:
+            header = header_of(line[at + 1:at + 201])  # (an exception's name is shorter: bounded work per quote)
+            if header is not None and header.start(EXC) == 0 and header.group(MSG):
+                end = line.rfind(quote, at + 1)
+                return at + 1, end if end > at + 1 else len(line)
+            at = line.find(quote, at + 1)
+    return None

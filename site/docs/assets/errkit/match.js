@@ -36,6 +36,8 @@
     APPROXIMATE_MAX: 0.99,
     QUOTE_WORDS: 3,
     QUOTE_COVERAGE: 0.25,
+    REREAD_LINES: 14,
+    TAG_REACH: 40,
     TIE_CONTEXT: 16384,
     READ_WINDOW: 16384,
     FRAME_REACH: 4000,
@@ -50,6 +52,8 @@
     TRITON_MARKS: ["\/triton\/", "\\triton\\", "triton.runtime", "triton.compiler", "triton.language", "@triton.jit"],
     FUSION_MARKS: ["%fusion", "XLA label: %", "fusion.", "_fusion", "allocating on stack for %"],
     PALLAS_MARKS: ["pallas_call", "tpu_custom_call", "custom-call(", "mosaic_gpu", "__gpu$xla.gpu.triton", "prefetched SMEM operand"],
+    CONTEXT_MARKS: ["\/jax\/", "\\jax\\", "\/jaxlib\/", "jax._src", "jax.errors", "jaxlib.", "XlaRuntimeError", "JaxRuntimeError", "pallas_call", "jax.experimental", "pallas_call", "tpu_custom_call", "custom-call(", "mosaic_gpu", "__gpu$xla.gpu.triton", "prefetched SMEM operand", "jax", "JAX", "XLA", "xla", "Pallas", "pallas", "Mosaic", "mosaic"],
+    UNCONFIRMED: "other compilers print this wording too, and the text shows no JAX, XLA, Pallas or Mosaic",
     RECORD_SLACK: 32,
     LINE_BREAKS: ["\n", "\u000b", "\f", "\r", "\u001c", "\u001d", "\u001e", "\u0085", "\u2028", "\u2029"],
     NORMALISED_CHARS: {"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\uff07": "'", "\u201c": "\"", "\u201d": "\"", "\u201e": "\"", "\u201f": "\"", "\u2033": "\"", "\uff02": "\"", "\u00a0": " ", "\u1680": " ", "\u2000": " ", "\u2001": " ", "\u2002": " ", "\u2003": " ", "\u2004": " ", "\u2005": " ", "\u2006": " ", "\u2007": " ", "\u2008": " ", "\u2009": " ", "\u200a": " ", "\u202f": " ", "\u205f": " ", "\u3000": " ", "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2212": "-", "\u200b": "", "\u200c": "", "\u200d": "", "\u2060": "", "\ufeff": ""},
@@ -189,11 +193,78 @@
       } catch (err) {
         return null; // Python's explain stops on such a value; the page passes over the wording
       }
+      if (type === "str" && gone(value)) continue; // retyped: the text no longer shows the value
       if (Object.prototype.hasOwnProperty.call(out, param) && !R.eq(out[param], value)) return null;
       out[param] = value;
     }
     return out;
   }
+
+  // matching.index.gone: `...`, `<V>`, a list cut short (`a, b, ...`), an issue title's `{...9.4.0..}`
+  function gone(value) {
+    var text = typeof value === "string" ? R.strip(value) : "";
+    if (text === "..." || text === "\u2026" || /^<[A-Z]>$/.test(text)) return true;
+    return /, (?:\.\.\.|\u2026)$/.test(text) || (text.startsWith("{...") && text.endsWith("..}"));
+  }
+
+  // matching.text.message_forms: the readings of a message worth a full match, the likeliest first:
+  // without a traceback or comment after it, a closing `quote`, a leading tag; then as it is
+  var TRAILERS = [", Traceback (most recent call last)", " -- "], QUOTES = "\"'`";
+  function leadingTag(text) {
+    if (text.charAt(0) === "[") {
+      var end = text.indexOf("]", 1);
+      if (end > 1 && end < FORMAT.TAG_REACH) {
+        var at = end + 1 + (text.charAt(end + 1) === ":" ? 1 : 0);
+        return at < text.length ? at + (text.charAt(at) === " " ? 1 : 0) : 0;
+      }
+      return 0;
+    }
+    var colon = text.indexOf(": ");
+    var head = colon >= 0 && colon + 2 <= FORMAT.TAG_REACH ? text.slice(0, colon) : "";
+    return colon > 2 && /^[A-Z_]+$/.test(head) && /[A-Z]/.test(head) ? colon + 2 : 0;
+  }
+  function messageForms(text, quote) {
+    var end = text.length;
+    TRAILERS.forEach(function (trailer) { var at = text.indexOf(trailer); if (at > 0 && at < end) end = at; });
+    if (quote) {
+      var q = text.lastIndexOf(quote, end - 1);
+      if (q > 0) end = q;
+    }
+    var lead = leadingTag(text), forms = [], seen = {};
+    [[lead, end], [0, end], [lead, text.length], [0, text.length]].forEach(function (c) {
+      var part = rstrip(text.slice(c[0], c[1]));
+      if (part && !seen[c[0] + "\u0000" + part]) { seen[c[0] + "\u0000" + part] = true; forms.push([c[0], part]); }
+    });
+    return forms;
+  }
+  // matching.text.quoted_message: [start, end] of a message quoted in prose (after the quote before `SomeError`)
+  Index.prototype.quotedMessage = function (line) {
+    for (var k = 0; k < QUOTES.length; k++) {
+      var quote = QUOTES.charAt(k), at = line.indexOf(quote);
+      while (at >= 0 && at < line.length - 1) {
+        var header = this.header.exec(line.slice(at + 1, at + 201));
+        if (header && header.indices.groups.exc[0] === 0 && header.groups.msg) {
+          var end = line.lastIndexOf(quote);
+          return [at + 1, end > at + 1 ? end : line.length];
+        }
+        at = line.indexOf(quote, at + 1);
+      }
+    }
+    return null;
+  };
+  // matching.line.LineReader._full: the wording matching a reading of `text` whole, the most fixed text
+  Index.prototype.full = function (ids, text, quote, lineNo) {
+    var best = null, forms = messageForms(text, quote);
+    for (var f = 0; f < forms.length; f++) {
+      var hit = this.best(ids, forms[f][1], "full", lineNo);
+      if (hit !== null && (best === null || hit.wording.literal_chars > best.wording.literal_chars)) {
+        best = hit;
+        best.span = [hit.span[0] + forms[f][0], hit.span[1] + forms[f][0]];
+        best.ties.forEach(function (t) { t.span = best.span; });
+      }
+    }
+    return best;
+  };
 
   // matching.around.Around.read_on: the params of the entry's `reads` from the lines after the message, and
   // the kernel they name when the wording is raised by several
@@ -277,6 +348,16 @@
     }
   };
 
+  // matching.line.cut_short: the params less each str value shown as the start of a list cut short
+  function cutShort(params, text) {
+    var out = {};
+    for (var k in params) {
+      var v = params[k];
+      if (!(typeof v === "string" && v && (text.indexOf(v + ", ...") >= 0 || text.indexOf(v + ", \u2026") >= 0))) out[k] = v;
+    }
+    return out;
+  }
+
   // matching.line.apart: another entry's wording, or the same text raised at another site
   function apart(wording, best) {
     return wording.code !== best.code || (wording.template === best.wording.template && raiseFile(wording) !== raiseFile(best.wording));
@@ -291,6 +372,7 @@
       if (!m) continue;
       var params = this.extract(i, m.groups || {});
       if (params === null) continue;
+      if (text.indexOf(", ...") >= 0 || text.indexOf(", \u2026") >= 0) params = cutShort(params, text);
       var wording = this.wordings[i];
       if (best !== null && wording.literal_chars === best.wording.literal_chars && apart(wording, best)) {
         best.ties.push(newMatch(wording.code, wording, params, lineNo, { text: best.text, span: best.span }));
@@ -357,14 +439,27 @@
     ids = ids === undefined ? this.candidates(line) : ids;
     if (!ids.length) return null;
     var header = this.header.exec(line);
+    if (!header) {
+      var quoted = this.quotedMessage(line);
+      if (quoted !== null) { // `I get "ValueError: ..." when I run it`: the quoted text first
+        var inner = this.matchText(line.slice(quoted[0], quoted[1]), lineNo);
+        if (inner !== null) {
+          if (inner.span !== null) inner.span = [inner.span[0] + quoted[0], inner.span[1] + quoted[0]];
+          inner.ties.forEach(function (t) { t.span = inner.span; });
+          return inner;
+        }
+      }
+    }
     // Most specific first: the message after `SomeError: `, the whole line, the line's end, anywhere.
     if (header && header.groups.msg !== undefined) {
       var raw = header.groups.msg;
       var msg = R.strip(raw);
-      var hit = this.best(ids, msg, "full", lineNo);
+      var excAt = header.indices.groups.exc[0];
+      var hit = this.full(ids, msg, excAt > 0 && QUOTES.indexOf(line.charAt(excAt - 1)) >= 0 ? line.charAt(excAt - 1) : "", lineNo);
       if (hit !== null) {
         var at = header.indices.groups.msg[0] + raw.length - lstrip(raw).length;
-        hit.span = [at, at + msg.length];
+        hit.span = [at + hit.span[0], at + hit.span[1]];
+        hit.ties.forEach(function (t) { t.span = hit.span; });
         return hit;
       }
     }
@@ -373,7 +468,7 @@
     var offset = line.length - lstrip(line).length;
     var hows = ["full", "end", "any"];
     for (var h = 0; h < hows.length; h++) {
-      var found = this.best(ids, stripped, hows[h], lineNo);
+      var found = hows[h] === "full" ? this.full(ids, stripped, "", lineNo) : this.best(ids, stripped, hows[h], lineNo);
       if (found !== null) {
         found.span = [found.span[0] + offset, found.span[1] + offset];
         found.ties.forEach(function (t) { t.span = found.span; });
@@ -391,6 +486,9 @@
 
   function lstrip(s) { // str.lstrip()
     return s.replace(/^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/, "");
+  }
+  function rstrip(s) { // str.rstrip()
+    return s.replace(/[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/, "");
   }
 
   // matching.line.match_note: the entry named by our exceptions' note line or a link to its page
@@ -604,8 +702,23 @@
       this.readOn(match, text, start, this.prefixEnd(text, start, line, norm, match, origin), record);
     }
     if (match !== null && this.readsContext(match.code)) this.readContext(match, text, start);
+    if (match !== null && (this.entries[match.code] || {}).needs_context && !this.showsContext(text, start)) {
+      match.exact = false; // another compiler's, as likely: approximate, saying why
+      match.context = Object.assign({}, match.context || {}, { unconfirmed: FORMAT.UNCONFIRMED });
+    }
     if (match !== null && match.span !== null && origin !== null) match.text = line.slice(origin[match.span[0]], origin[match.span[1]]);
     return match;
+  };
+
+  // matching.around.Around.shows_context: JAX's side shown around the line at `start` (CONTEXT_MARKS, a kernel)
+  Index.prototype.showsContext = function (text, start) {
+    var window = text.slice(Math.max(0, start - FORMAT.FRAME_REACH), start + FORMAT.FRAME_REACH);
+    var kernels = this.data.kernels || {}, marks = FORMAT.CONTEXT_MARKS.slice();
+    Object.keys(kernels).forEach(function (k) {
+      marks = marks.concat(kernels[k].names || []);
+      if (kernels[k].source) marks.push(kernels[k].source);
+    });
+    return marks.some(function (mark) { return window.indexOf(mark) >= 0; });
   };
 
   // matching.around.Around.reads_context: whether the entry has fixes the context orders or leaves out
@@ -1100,8 +1213,22 @@
     });
     var strong = new Set();
     found.forEach(function (f) { if (!f.match.weak) strong.add(f.match.code); });
-    return Array.from(found.values()).filter(function (f) { return !(f.match.weak && strong.has(f.match.code)); })
-      .sort(function (a, b) { return b.lastLine - a.lastLine; });
+    var kept = Array.from(found.values()).filter(function (f) { return !(f.match.weak && strong.has(f.match.code)); });
+    // the entries seen last first; of one entry's answers, the first failure's first; of answers whose
+    // values agree (one failure over lines), the one with the most values (matching.chunks.explain_chunks)
+    var latest = {}, first = new Map();
+    var agree = function (a, b) {
+      return Object.keys(a).every(function (k) { return !Object.prototype.hasOwnProperty.call(b, k) || R.repr(a[k]) === R.repr(b[k]); });
+    };
+    kept.forEach(function (f) { latest[f.match.code] = Math.max(latest[f.match.code] || 0, f.lastLine); });
+    kept.forEach(function (f) {
+      first.set(f, Math.min.apply(null, kept.filter(function (g) { return g.match.code === f.match.code && agree(g.match.params, f.match.params); })
+        .map(function (g) { return g.match.line; })));
+    });
+    var size = function (f) { return Object.keys(f.match.params).length; };
+    return kept.sort(function (a, b) {
+      return latest[b.match.code] - latest[a.match.code] || first.get(a) - first.get(b) || size(b) - size(a);
+    });
   }
 
   function normalise(text) { // explain._normalise
@@ -1397,12 +1524,19 @@
 
   // matching.chunks.unprefixed: a paste's tracebacks printed behind a prefix repeated on each line, read as
   // the process printed them (the prefix off the traceback's first line and each next one holding it)
+  // matching.chunks._holds_message: the text before `Traceback (most recent call last)` is a message, not a prefix
+  function holdsMessage(head) {
+    if (/,[ \t\n\r\f\v]*$/.test(head)) return true;
+    var header = new RegExp(FORMAT.HEADER, "u").exec(head);
+    return header !== null && Boolean((header.groups.msg || "").replace(/^[ ,]+|[ ,]+$/g, ""));
+  }
+
   function unprefixed(text) {
     if (text.indexOf(FORMAT.NEXT_TRACEBACK) < 0) return text;
     var prefix = null;
     return text.split("\n").map(function (line) {
       var at = line.indexOf(FORMAT.NEXT_TRACEBACK), head = at > 0 ? line.slice(0, at) : "";
-      if (head.replace(/^[ \t|+]+|[ \t|+]+$/g, "") && !head.endsWith("Group ")) {
+      if (head.replace(/^[ \t|+]+|[ \t|+]+$/g, "") && !head.endsWith("Group ") && !holdsMessage(head)) {
         prefix = head;
         return line.slice(at);
       }
@@ -1412,12 +1546,102 @@
     }).join("\n");
   }
 
+  // -- a paste read again (errkit/explain/matching/rereading.py) ------------------------------------
+
+  function collapse(s) { // " ".join(s.split())
+    return R.strip(s).split(/[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/).filter(Boolean).join(" ");
+  }
+
+  // rereading.unwrapped: [the text with each run of wrapped lines joined by a space, the first line number of
+  // each of its lines], or null when no line was joined
+  function unwrapped(text) {
+    var lines = text.split("\n"), out = [], numbers = [], before = null;
+    for (var n = 0; n < lines.length; n++) {
+      var line = lines[n].replace(/\r+$/, "");
+      var quoted = line.charAt(0) === ">";
+      var body = quoted ? line.slice(1).replace(/^ +/, "") : line;
+      var joinable = Boolean(R.strip(body)) && lstrip(body.charAt(0)) !== "" && !body.startsWith(FENCE);
+      if (joinable && before !== null && before[0] && before[1] === quoted) {
+        out[out.length - 1] = rstrip(out[out.length - 1]) + " " + body;
+      } else {
+        out.push(quoted && joinable ? body : line);
+        numbers.push(n + 1);
+      }
+      before = [joinable, quoted];
+    }
+    return out.length === lines.length ? null : [out.join("\n"), numbers];
+  }
+  var FENCE = "```", FOLDED_HEADER = /(?:^|[ \t:\[\]|>(])[A-Za-z_][A-Za-z0-9_.]*(?:error|exception): ?/i;
+  var CASED = { none: "None", "true": "True", "false": "False" };
+
+  function fixed(f) { return f.match.weak ? 0 : f.match.wording.literal_chars; }
+  // rereading._better: as many answers, the last with more fixed text, holding the text the first one matched
+  function better(again, found) {
+    return again.length >= found.length && fixed(again[0]) > fixed(found[0]) && (again[0].match.text || "").indexOf(found[0].match.text || "") >= 0;
+  }
+
+  // rereading.reread: the matches of a paste, read again with its wrapped lines joined (when that finds a
+  // wording with more fixed text), else, when nothing was found, each line without case
+  function reread(index, text, found) {
+    if (utf8Length(text) > FORMAT.PASTE_SIZE) return found;
+    var joined = !found.length || countNewlines(R.strip(text), 0, Infinity) < FORMAT.REREAD_LINES ? unwrapped(text) : null;
+    if (joined !== null) {
+      var again = findAll(index, unprefixed(joined[0]));
+      if (again.length && (!found.length || better(again, found))) {
+        again.forEach(function (f) { f.lastLine = f.match.line = joined[1][Math.min(f.lastLine, joined[1].length) - 1]; });
+        return again;
+      }
+    }
+    if (found.length) return found;
+    var lines = (joined !== null ? joined[0] : text).split("\n"), matches = [];
+    for (var n = 0; n < lines.length; n++) {
+      var m = index.foldedMatch(index.clean(lines[n]), joined !== null ? joined[1][n] : n + 1);
+      if (m !== null && matches.every(function (x) { return x.code !== m.code; })) matches.push(m);
+    }
+    return matches.reverse().map(function (m) { return { match: m, count: 1, lastLine: m.line }; });
+  }
+
+  // rereading.Folded.match: the wording a line matches without case, the most fixed text first; approximate
+  Index.prototype.foldedMatch = function (line, lineNo) {
+    if (!this.foldedKeys) this.foldedKeys = this.keys.map(function (k) { return collapse(k).toLowerCase(); });
+    var lowered = collapse(line).toLowerCase(), ids = [];
+    for (var k = 0; k < this.foldedKeys.length; k++) if (lowered.indexOf(this.foldedKeys[k]) >= 0) ids.push.apply(ids, this.keyed[k]);
+    if (!ids.length) return null;
+    var header = FOLDED_HEADER.exec(line), stripped = R.strip(line);
+    var texts = header ? messageForms(R.strip(line.slice(header.index + header[0].length)), "").map(function (f) { return f[1]; }) : [];
+    var rounds = [["full", texts.concat([stripped])], ["any", [stripped]]], best = null;
+    this.folded = this.folded || {};
+    for (var r = 0; r < rounds.length; r++) {
+      for (var t = 0; t < rounds[r][1].length; t++) {
+        for (var q = 0; q < ids.length; q++) {
+          var i = ids[q], how = rounds[r][0], key = how + " " + i;
+          var source = this.wordings[i].regex;
+          var re = this.folded[key] || (this.folded[key] = new RegExp(how === "full" ? "^(?:" + source + ")$" : source, "iu"));
+          var m = re.exec(rounds[r][1][t]);
+          var groups = {};
+          if (m) for (var g in m.groups || {}) {
+            var v = m.groups[g];
+            groups[g] = typeof v === "string" && Object.prototype.hasOwnProperty.call(CASED, R.strip(v).toLowerCase()) ? CASED[R.strip(v).toLowerCase()] : v;
+          }
+          var params = m ? captured(this.wordings[i].captures, groups) : null;
+          var w = this.wordings[i];
+          if (params !== null && (best === null || w.literal_chars > best.wording.literal_chars)) {
+            best = newMatch(w.code, w, params, lineNo, { exact: false, score: FORMAT.APPROXIMATE_MAX, text: m[0] });
+          }
+        }
+      }
+      if (best !== null) return best;
+    }
+    return null;
+  };
+
   // `errkit explain --all` on a pasted text: every distinct match, most recent first; when there
   // is none, the closest wordings (approximate). [] when nothing is close either.
   function explain(index, text, options) {
     options = options || {};
     if (utf8Length(text) <= FORMAT.PASTE_SIZE) text = unprefixed(text);
     var found = findAll(index, text);
+    if (R.strip(text) && (!found.length || R.strip(text).indexOf("\n") >= 0)) found = reread(index, text, found); // rereading.py
     var results = (options.all === false ? found.slice(0, 1) : found).map(function (f) {
       return result(index, f.match, f.count, f.lastLine);
     });
