@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+import quiet_cpu
+
 # The paste page's node harness (tests/site/test_paste_page_js.py) serves the JavaScript comparisons of
 # other folders' tests too (kernel attribution, values read from other lines).
 sys.path.insert(0, str(Path(__file__).parent / "site"))
@@ -30,6 +32,17 @@ def pytest_collection_modifyitems(config, items):
     # pytest-xdist hands out whole modules (--dist loadfile, pyproject.toml) in this order: the long
     # ones first, so the many short ones even out the workers at the end.
     items.sort(key=lambda item: Path(str(item.fspath)).relative_to(tests) not in slow_modules)
+
+
+@pytest.fixture(autouse=True)
+def _cpu_shared_with_quiet_runs(request, tmp_path_factory, worker_id):
+    """Every test runs holding tests/quiet_cpu.py's shared lock, but those marked quiet_cpu, which
+    take it whole: no other test starts while Lighthouse measures this machine's CPU."""
+    if request.node.get_closest_marker("quiet_cpu"):
+        yield
+        return
+    with quiet_cpu.shared(quiet_cpu.lock_folder(tmp_path_factory, worker_id)):
+        yield
 
 
 @pytest.fixture(scope="module")  # one per module: nothing of a module's pages outlives it

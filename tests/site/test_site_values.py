@@ -104,6 +104,40 @@ def test_entry_address_with_values_shows_the_fixes_for_them(browser, served, err
     context.close()
 
 
+# What Material's instant navigation does on an internal link (its sitemap names the published
+# site's addresses, so a local server's pages load whole): the new page's article put in place of the
+# old one, the address changed, and each script of the new article run again as a new element.
+SWAP = """async (address) => {
+  const html = await (await fetch(address)).text();
+  const article = new DOMParser().parseFromString(html, "text/html").querySelector("article");
+  history.pushState({}, "", address);
+  const old = document.querySelector("article");
+  old.replaceWith(document.adoptNode(article));
+  for (const script of Array.from(article.querySelectorAll("script"))) {
+    const fresh = document.createElement("script");
+    for (const attr of Array.from(script.attributes)) fresh.setAttribute(attr.name, attr.value);
+    script.replaceWith(fresh);
+  }
+}"""
+
+
+def test_a_swapped_in_entry_loads_its_part_and_folds_its_examples(browser, served, errors_seen):
+    """Instant navigation from one entry with values to another: the bundle has run, the second
+    entry's part of suggest.js has not; values.js appends it and fills the box once it ran."""
+    context, page, requests = _page(browser, errors_seen)
+    page.goto(served + "errors/RA105/?num_q_heads=12&num_kv_heads=8")
+    page.wait_for_selector("#errkit-values[data-ready=yes][data-folded=yes]", timeout=15000)
+    page.evaluate("() => { window.errkitSameDocument = true; }")
+    page.evaluate(SWAP, served + "errors/RA102/?q_shape=8,64,8,128&k_shape=1,512,2,128")
+    page.wait_for_selector("#errkit-values[data-ready=yes][data-folded=yes]", timeout=15000)
+    assert page.evaluate("() => window.errkitSameDocument === true")
+    assert _suggestions(page) == _expected("RA102", {"q_shape": (8, 64, 8, 128), "k_shape": (1, 512, 2, 128)})
+    assert page.locator("details.errkit-example-fold").count() == page.locator(".errkit-example[data-fix]").count() > 0
+    loaded = [u.split("/assets/errkit/", 1)[1] for u in requests if "/assets/errkit/" in u and u.endswith(".js")]
+    assert loaded.count("values.bundle.js") == 1 and {"suggest/RA105.js", "suggest/RA102.js"} <= set(loaded), loaded
+    context.close()
+
+
 def test_back_from_an_entry_restores_the_paste_and_its_result(browser, served, errors_seen):
     context, page, _ = _page(browser, errors_seen)
     text = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nValueError: num_q_heads=12 must be divisible by num_kv_heads=8"
@@ -257,8 +291,12 @@ def test_values_box_is_in_the_first_paint_no_layout_shift(browser, served, error
     shift = page.evaluate(TWO_FRAMES)
     assert shift <= 0.1, f"cumulative layout shift {shift:.3f} at 390 px"
     assert shift < 0.01, f"cumulative layout shift {shift:.3f}: the box should be laid out in the first paint"
-    loaded = [u.rsplit("/", 1)[1] for u in requests if "/assets/errkit/" in u and u.endswith(".js")]
-    assert "values.bundle.js" in loaded and not {"runtime.js", "match.js", "suggest.js"} & set(loaded), loaded
+    loaded = [u.split("/assets/errkit/", 1)[1] for u in requests if "/assets/errkit/" in u and u.endswith(".js")]
+    code = address.split("/")[1]
+    # the bundle and the entry's own part of suggest.js, never every entry's (500 KB)
+    assert {"values.bundle.js", f"suggest/{code}.js"} <= set(loaded), loaded
+    assert not {"runtime.js", "match.js", "suggest.js"} & set(loaded), loaded
+    assert [name for name in loaded if name.startswith("suggest/")] == [f"suggest/{code}.js"], loaded
     context.close()
 
 

@@ -14,12 +14,22 @@
  */
 (function (root, factory) {
   "use strict";
+  var own = function (table, code) { return table && Object.prototype.hasOwnProperty.call(table, code) ? table[code] : undefined; };
   if (typeof module === "object" && module.exports) {
-    module.exports = factory(require("./runtime.js"), require("./suggest.js"));
+    var table = require("./suggest.js");
+    module.exports = factory(require("./runtime.js"), function (code) { return own(table, code); });
   } else {
-    root.ErrkitMatch = factory(root.ErrkitRuntime, root.ErrkitSuggest);
+    // an entry's compiled fixes: suggest.js's (the paste page loads it whole), else the entry's own
+    // part (suggest/<code>.js, which an entry page loads with values.bundle.js), made once
+    var made = {};
+    root.ErrkitMatch = factory(root.ErrkitRuntime, function (code) {
+      if (root.ErrkitSuggest) return own(root.ErrkitSuggest, code);
+      var part = own(root.ErrkitSuggestParts, code);
+      if (!own(made, code) && typeof part === "function") made[code] = part(root.ErrkitRuntime);
+      return own(made, code);
+    });
   }
-})(typeof self !== "undefined" ? self : this, function (R, SUGGEST) {
+})(typeof self !== "undefined" ? self : this, function (R, suggestOf) {
   "use strict";
 
   var FORMAT = {}; // errkit/core/index_format.py: `errkit generate` writes its names here, no copy by hand
@@ -1297,7 +1307,7 @@
   // errkit/core/suggest.suggestions: each `suggest` of a fix computed from the matched values,
   // within the bounds of `meter` (R.Meter: one per answer, shared by its fixes; a new one by default)
   function suggestions(index, code, fixIndex, params, meter, kernel, candidates) {
-    var compiled = (SUGGEST && SUGGEST[code] && SUGGEST[code][fixIndex]) || [];
+    var compiled = (suggestOf(code) || [])[fixIndex] || [];
     var record = index.entries[code].fixes[fixIndex];
     var sources = record.suggest;
     var out = [];

@@ -1,15 +1,17 @@
 /* An entry page's "For your values": each fix with what it suggests for the values in the address
  * (`errors/RA105/?num_q_heads=12&num_kv_heads=8`). The same code as the paste page and `errkit
  * explain`: values read as match.js reads them from a message (runtime.js parseValue, by the
- * param's type), suggestions computed by match.js suggestions() over suggest.js. The entry's params
- * and fixes are in the page itself (#errkit-values data-entry, generated): no index is loaded.
- * Every text is put in the page with textContent, never parsed as HTML.
+ * param's type), suggestions computed by match.js suggestions() over the entry's part of
+ * suggest.js. The entry's params and fixes are in the page itself (#errkit-values data-entry,
+ * generated): no index is loaded. Every text is put in the page with textContent, never parsed as
+ * HTML.
  *
- * The last part of values.bundle.js (after runtime.js, suggest.js, match.js and dom.js), which the
- * gate (values.js) loads only when the address holds a value of the entry. The box is filled at
- * once (the bundle runs while the page is parsed: nothing below it is laid out yet); once the page
- * is parsed, each fix's worked example under "Fixes" is folded under a label saying whose values
- * it uses, after the suggestions for the reader's values.
+ * The last part of values.bundle.js (after runtime.js, match.js and dom.js), which the gate
+ * (values.js) loads, after the entry's part of suggest.js, only when the address holds a value of
+ * the entry. The box is filled at once (the bundle runs while the page is parsed: nothing below it
+ * is laid out yet); once the fixes are parsed (values.js, data-fold, calls fold()), each fix's
+ * worked example under "Fixes" is folded under a label saying whose values it uses, after the
+ * suggestions for the reader's values.
  */
 (function () {
   "use strict";
@@ -47,7 +49,7 @@
       values[name] = R.parseValue(params[name].type, text);
       if (names.indexOf(name) < 0) names.push(name);
     });
-    return { values: values, names: names, unread: unread };
+    return { values: values, names: names, unread: unread, lists: {} };
   }
 
   // A size as bytes with its binary units beside it (31415337 -> "31415337 bytes (29.96 MiB)").
@@ -55,8 +57,16 @@
     return window.ErrkitDom.sized(R.show(value), value, type === "bytes");
   }
 
-  // The suggestions of fix n for the reader's values, as a list (null when none is computed).
+  // The suggestions of fix n for the reader's values, as a list (null when none is computed):
+  // computed once a page (read.lists), a copy for the second place that shows it (under "Fixes").
   function suggestionList(data, n, read, meter) {
+    if (!Object.prototype.hasOwnProperty.call(read.lists, n)) read.lists[n] = computedList(data, n, read, meter);
+    var list = read.lists[n];
+    if (list && list.parentNode) return list.cloneNode(true);
+    return list;
+  }
+
+  function computedList(data, n, read, meter) {
     var index = { entries: {} };
     index.entries[data.code] = data;
     var computed = M.suggestions(index, data.code, n, read.values, meter).filter(function (s) { return "value" in s || "not_computed" in s; });
@@ -140,7 +150,7 @@
   // Under "Fixes", each fix's worked example (the example's values, its before and after) folded
   // under a label naming the example's values, after what the fix suggests for the reader's.
   function foldExamples(data, read) {
-    var meter = new R.Meter();
+    var meter = new R.Meter(); // for a fix render() did not compute
     var examples = document.querySelectorAll(".errkit-example[data-fix]");
     Array.prototype.forEach.call(examples, function (example) {
       if (example.parentNode && example.parentNode.tagName === "DETAILS") return;
@@ -178,12 +188,23 @@
       return;
     }
     root.setAttribute("data-ready", "yes");
-    var fold = function () { foldExamples(data, read); root.setAttribute("data-folded", "yes"); };
-    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fold);
-    else fold();
+    shown = { root: root, data: data, read: read };
+    // while the page is parsed, its own call right after the fixes folds them (values.js data-fold), before
+    // they are laid out; no DOMContentLoaded listener: Lighthouse's simulated phone places a task
+    // that runs one after this bundle's late download, past the first paint (total blocking time).
+    // After instant navigation that call ran before this box was filled: folded now.
+    if (document.readyState !== "loading") fold();
   }
 
-  window.ErrkitValues = { init: init };
+  // Each fix's example folded, once, on the page whose box init() filled last.
+  var shown = null;
+  function fold() {
+    if (!shown || shown.root.getAttribute("data-folded") === "yes" || !document.body.contains(shown.root)) return;
+    foldExamples(shown.data, shown.read);
+    shown.root.setAttribute("data-folded", "yes");
+  }
+
+  window.ErrkitValues = { init: init, fold: fold };
   var box = document.getElementById("errkit-values");
   if (box && box.getAttribute("data-ready") === "loading") init(box);
 })();
