@@ -802,6 +802,21 @@ def test_one_error_over_several_lines_is_told_apart_alike(node, python_index):
     assert node({"cases": texts})["cases"] == want
 
 
+def test_one_raise_is_counted_once_alike(node, python_index):
+    """match.js's sameRaise against matching.together.same_raise, on what real programs print
+    (tests/explain/test_raise_counted_once.py): the kernel's error with its note line, logging.exception's
+    message then its traceback, a chained traceback repeating the message are each one answer counted
+    once; the same error raised twice, back to back, is counted twice; and each pasted behind a log's
+    lines."""
+    from tests.explain import test_raise_counted_once as once
+
+    texts = [once.printed(program) for program in (once.KERNEL, once.LOGGED, once.RERAISED, once.TWICE)]
+    texts += ["2026-11-29 10:00:01,000 INFO trainer: step 7 done.\n" + text for text in texts]
+    want = [_python_explain(python_index, text) for text in texts]
+    assert [[(res["code"], res["count"]) for res in answers] for answers in want] == [[("RA105", 1)]] * 3 + [[("RA105", 2)]] + [[("RA105", 1)]] * 3 + [[("RA105", 2)]]
+    assert node({"cases": texts})["cases"] == want
+
+
 def test_values_of_another_log_record_are_left_alike(node, python_index):
     """match.js's recordEnd against records.record_end: a dump's own lines and the records of the
     same place are read, a record of another logger, level or file is not (every case of

@@ -2467,6 +2467,28 @@
     return insideOneError(text, low < 0 || low >= match.offset ? match.offset : low + 1, match.offset);
   }
 
+  // matching.together.same_raise: the error `before` already counted, printed again within one error's
+  // printout: its note line under its message (`[RA105] ... - see <page>`: a weak match after the strong
+  // one), or its message printed twice by one failure (logged, then its traceback ending in it; a
+  // chained traceback repeating it); two tracebacks of one error back to back are two raises
+  var TRACEBACK_HEAD = "Traceback (most recent call last)";
+  var CHAINED = "The above exception was the direct cause of the following exception";
+  function sameRaise(before, match, text) {
+    if (before.code !== match.code || before.weak || !before.exact || key(before) !== key(match)) return false;
+    var distance = match.offset - before.offset;
+    if (distance <= 0 || distance > FORMAT.TIE_CONTEXT) return false;
+    var end = text.indexOf("\n", before.offset);
+    var after = end < 0 || end >= match.offset ? match.offset : end + 1; // the line after `before`'s
+    if (!insideOneError(text, after, match.offset)) return false;
+    if (match.weak) return true; // the note line of the raise whose message matched
+    var between = text.slice(after, match.offset);
+    if (between.indexOf(CHAINED) >= 0) return true;
+    if (!between.replace(/^[ \t\n\r\f\v]+/, "").startsWith(TRACEBACK_HEAD) || between.split(TRACEBACK_HEAD).length !== 2) return false;
+    var low = before.offset; // where `before`'s line starts
+    var above = low ? text.slice(text.lastIndexOf("\n", low - 2) + 1, low - 1) : "";
+    return !(above.startsWith(" ") || above.startsWith("\t") || above.replace(/^[ \t\n\r\f\v]+/, "").startsWith(FORMAT.FRAME_MARK)); // not a traceback's end
+  }
+
   // matching.together._inside_one_error: a traceback's lines between low and high, at most BLOCK_GAP others
   function insideOneError(text, low, high) {
     var others = 0, afterFrame = false, pos = low;
@@ -2508,6 +2530,13 @@
         var before = found.get(previous[1]);
         before.count -= 1;
         if (!before.count) found.delete(previous[1]);
+      } else if (previous !== null && found.has(previous[1]) && sameRaise(previous[0], match, text)) {
+        // the same raise printed again (its note line, its traceback's last line): counted once
+        if (!match.weak) {
+          found.get(previous[1]).lastLine = match.line;
+          previous = [match, previous[1]];
+        }
+        return;
       }
       var k = key(match);
       var item = found.get(k);
