@@ -60,8 +60,10 @@ READ_WINDOW = 16_384  # bytes from a match's line where the lines after it may h
 FRAME_REACH = 4000  # bytes above an exception line searched for its traceback's last frame
 TRACEBACK_LINES = 200  # lines after a traceback's frames searched for the exception line ending it
 BLOCK_GAP = 3  # lines other than a traceback's that may come between two lines of one error printed over several
+# Python's note between an exception and the one it caused: one raise's message printed again after it
+CHAINED_NOTE = "The above exception was the direct cause of the following exception"
 # What a traceback's chaining prints between an exception and the next (Python's, JAX's notes)
-TRACEBACK_NOTES = ("Traceback (most recent call last)", "The above exception was the direct cause of the following exception",
+TRACEBACK_NOTES = ("Traceback (most recent call last)", CHAINED_NOTE,
                    "During handling of the above exception", "The stack trace below excludes JAX-internal frames",
                    "The preceding is the original exception that occurred", "The preceding stack trace is the source of the JAX operation",
                    "For simplicity, JAX has removed its internal frames")
@@ -152,7 +154,7 @@ def at_line_end(source: str) -> str:
 
 # -- what the browser's matcher is given (errkit generate writes them into match.js) ------------------
 JS_CONSTANTS = ("VERSION", "MAX_LINE", "PASTE_SIZE", "TAIL", "SHORTLIST", "POSTINGS_BUDGET", "APPROXIMATE_MAX", "QUOTE_WORDS", "QUOTE_COVERAGE", "REREAD_LINES", "TAG_REACH",
-                "TIE_CONTEXT", "READ_WINDOW", "FRAME_REACH", "TRACEBACK_LINES", "BLOCK_GAP", "TRACEBACK_NOTES", "MARKERS", "FRAME_MARK",
+                "TIE_CONTEXT", "READ_WINDOW", "FRAME_REACH", "TRACEBACK_LINES", "BLOCK_GAP", "TRACEBACK_NOTES", "CHAINED_NOTE", "MARKERS", "FRAME_MARK",
                 "NEXT_TRACEBACK", "PYTORCH_MARKS", "JAX_MARKS", "TRITON_MARKS", "FUSION_MARKS", "PALLAS_MARKS", "CONTEXT_MARKS", "UNCONFIRMED", "RECORD_SLACK",
                 "LINE_BREAKS", "NORMALISED_CHARS", "HTML_ENTITIES")
 JS_PATTERNS = ("SPACE", "LINE_END", "WORD", "QUOTED", "ANSI", "HEADER", "FRAME", "NOTE", "DOCS_LINK", "LOOKUP_MARKS",

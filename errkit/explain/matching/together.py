@@ -2,7 +2,7 @@
 matches of one entry in one error's printout are one answer with every value (`same_block`), two
 errors of one entry a page of a log apart are two."""
 
-from errkit.core.index_format import BLOCK_GAP, FRAME_MARK, TIE_CONTEXT, TRACEBACK_NOTES
+from errkit.core.index_format import BLOCK_GAP, CHAINED_NOTE, FRAME_MARK, NEXT_TRACEBACK, TIE_CONTEXT, TRACEBACK_NOTES
 from errkit.explain.matching.found import Match
 
 FRAME_BYTES = FRAME_MARK.encode()  # (the matcher reads bytes)
@@ -57,8 +57,8 @@ def _in_traceback(line: bytes) -> bool:
     return b".py in " in line or b"> in " in line or any(note in line for note in TRACEBACK_NOTES_BYTES)
 
 
-CHAINED = b"The above exception was the direct cause of the following exception"
-TRACEBACK_HEAD = b"Traceback (most recent call last)"
+CHAINED = CHAINED_NOTE.encode()
+TRACEBACK_HEAD = NEXT_TRACEBACK.encode()
 
 
 def same_raise(before: Match, match: Match, data: bytes) -> bool:

@@ -1125,8 +1125,6 @@
   // printout: its note line under its message (`[RA105] ... - see <page>`: a weak match after the strong
   // one), or its message printed twice by one failure (logged, then its traceback ending in it; a
   // chained traceback repeating it); two tracebacks of one error back to back are two raises
-  var TRACEBACK_HEAD = "Traceback (most recent call last)";
-  var CHAINED = "The above exception was the direct cause of the following exception";
   function sameRaise(before, match, text) {
     if (before.code !== match.code || before.weak || !before.exact || key(before) !== key(match)) return false;
     var distance = match.offset - before.offset;
@@ -1136,8 +1134,9 @@
     if (!insideOneError(text, after, match.offset)) return false;
     if (match.weak) return true; // the note line of the raise whose message matched
     var between = text.slice(after, match.offset);
-    if (between.indexOf(CHAINED) >= 0) return true;
-    if (!between.replace(/^[ \t\n\r\f\v]+/, "").startsWith(TRACEBACK_HEAD) || between.split(TRACEBACK_HEAD).length !== 2) return false;
+    if (between.indexOf(FORMAT.CHAINED_NOTE) >= 0) return true;
+    var head = FORMAT.NEXT_TRACEBACK;
+    if (!between.replace(/^[ \t\n\r\f\v]+/, "").startsWith(head) || between.split(head).length !== 2) return false;
     var low = before.offset; // where `before`'s line starts
     var above = low ? text.slice(text.lastIndexOf("\n", low - 2) + 1, low - 1) : "";
     return !(above.startsWith(" ") || above.startsWith("\t") || above.replace(/^[ \t\n\r\f\v]+/, "").startsWith(FORMAT.FRAME_MARK)); // not a traceback's end
