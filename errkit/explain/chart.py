@@ -118,7 +118,7 @@ def _place(where: dict) -> str:
 
 def as_html(doc: dict) -> str:
     """The report as a page that needs nothing else (no script, no request)."""
-    from errkit.explain.report import hosts_line, summary_line, values_lines
+    from errkit.explain.report import UNMATCHED_HINT, hosts_line, summary_line, unmatched_files, values_lines
 
     from errkit.core.escape import html as e, link
 
@@ -131,6 +131,8 @@ def as_html(doc: dict) -> str:
             f"<td class=\"n\">{err['count']:,}</td><td class=\"n\">{len(err['files'])}</td><td>{e(hosts_line(err['hosts'], others=err.get('other_hosts', 0)))}</td>"
             f"<td>{_place(first)}</td><td>{_place(last)}</td><td><ul class=\"values\">{values}</ul></td></tr>")
     skipped = "".join(f"<li>{e(f['skipped'])}</li>" for f in doc["files"] if f["skipped"])
+    unmatched = "".join(f"<li><code>{e(name)}</code>: {e(why)}</li>" for name, why in unmatched_files(doc))
+    hint = f"<p>{e(UNMATCHED_HINT)}.</p>" if any(f.get("unmatched") for f in doc["files"]) else ""
     return "\n".join([
         "<!DOCTYPE html>",
         "<html lang=\"en\"><head><meta charset=\"utf-8\">",
@@ -141,6 +143,7 @@ def as_html(doc: dict) -> str:
         "<table id=\"errors\"><thead><tr><th>code</th><th>error</th><th>count</th><th>files</th><th>hosts</th>"
         "<th>first</th><th>last</th><th>values seen (count)</th></tr></thead><tbody>",
         *rows, "</tbody></table>",
+        f"<h2>No catalogued error</h2><ul>{unmatched}</ul>{hint}" if unmatched else "",
         f"<h2>Skipped</h2><ul>{skipped}</ul>" if skipped else "",
         "</body></html>", ""])
 

@@ -50,6 +50,7 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
     """`errkit explain --all PATH...`: every file's catalogued errors in one grouped report (text,
     JSON, markdown or HTML); 0 when some were found, 1 when none, PARTIAL when a file was lost."""
     from errkit.explain import inputs, report
+    from errkit.explain.unmatched import unmatched
     from errkit.explain.workers import summaries as read_files
     from errkit.explain.progress import Progress
 
@@ -74,6 +75,9 @@ def run_report(sources: list[str], fmt: str = "text", stdin=None, out=None, err=
                                     reading=progress.read if progress.on else None)
     for line in warnings:  # once the bar is gone: a line printed under it would be drawn over
         print(terminal(line), file=err)  # (a file's name, a log's text: shown, never sent)
+    for summary in summaries:  # why a file has no catalogued error: its lines that name one anyway
+        if summary["matches"] == 0 and not summary["skipped"] and not summary.get("lost") and summary["file"] != inputs.STDIN:
+            summary["unmatched"] = unmatched(summary["file"])
     doc = report.report(matcher.index, summaries)
     if fmt == "json":
         text = report.to_json(doc)

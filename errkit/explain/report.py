@@ -8,7 +8,9 @@ The shape (`--json`):
     {"report": 1,
      "totals": {"files": 8, "skipped": 0, "lines": 8000, "bytes": 812345, "matches": 80, "codes": 3},
      "files": [{"file": "logs/host-001.log", "host": "host-001", "lines": 1000, "bytes": 101000,
-                "matches": 10, "skipped": null}, ...],
+                "matches": 10, "skipped": null, "unmatched": null},
+               {"file": "logs/vllm.log", ..., "matches": 0, "skipped": null,
+                "unmatched": {"lines": 2, "first": {"line": 6, "text": "torch.OutOfMemoryError: ..."}}}, ...],
      "errors": [{"code": "RA105", "title": "...", "slug": "...", "docs_url": "...", "catalogue": "...",
                  "count": 40, "files": {"logs/host-001.log": 5, ...}, "hosts": {"host-001": 5, ...}, "other_hosts": 0,
                  "first": {"file": ..., "line": 12, "time": "2026-11-29 10:00:12,000",
@@ -29,7 +31,10 @@ timestamps (ISO, a JSON line's time field, glog's: errkit/explain/triage.py time
 first and last in the order the files were given (`time` null). `time` is as the log wrote it;
 `when` is that time in one format for every log (`2026-11-29 10:00:12.000`, in UTC when the log
 gave a zone, with the year glog's header gives; `--02-06 23:21:41.495` when a glog line has no
-year: ISO 8601's date without one).
+year: ISO 8601's date without one). A file read with no catalogued error has `unmatched`: how many
+of its lines name an error anyway (an exception's name, an ERROR, FATAL or CRITICAL level) and the
+first of them (an exception's first), which `errkit explain` answers with the closest entries; null
+when none does (errkit/explain/unmatched.py), and for the other files.
 """
 
 from errkit.core.escape import link, markdown, markdown_code, terminal as t
@@ -73,7 +78,8 @@ def report(index, summaries: list[dict]) -> dict:
             "varied": [param for param, v in values.items() if v["distinct"] > 1],
         })
     errors.sort(key=lambda e: (-e["count"], e["code"]))
-    files = [{k: s[k] for k in ("file", "host", "lines", "bytes", "matches", "skipped")} for s in summaries]
+    files = [{**{k: s[k] for k in ("file", "host", "lines", "bytes", "matches", "skipped")}, "unmatched": s.get("unmatched")}
+             for s in summaries]
     read = [s for s in summaries if not s["skipped"]]
     totals = {"files": len(read), "skipped": len(summaries) - len(read), "lines": sum(s["lines"] for s in read),
               "bytes": sum(s["bytes"] for s in read), "matches": sum(e["count"] for e in errors), "codes": len(errors)}
@@ -121,6 +127,26 @@ def _place(where: dict | None) -> str:
     return f"{at}{where['file']}:{where['line']}  {where['text']}"
 
 
+UNMATCHED_HINT = "errkit explain on such a line gives the entries closest to it"
+
+
+def unmatched_files(doc: dict) -> list[tuple[str, str]]:
+    """(file, why it has no catalogued error) of each file read that has none: how many of its lines
+    name an error no wording matches, and the first of them (errkit/explain/unmatched.py)."""
+    out = []
+    for f in doc["files"]:
+        if f["skipped"] or f["matches"]:
+            continue
+        found = f.get("unmatched")
+        if found is None:
+            out.append((f["file"], "no line names an error"))
+        else:
+            first = found["first"]
+            out.append((f["file"], f"{found['lines']:,} line(s) name an error no wording matches; "
+                                   f"the first, line {first['line']}: {first['text']}"))
+    return out
+
+
 def summary_line(doc: dict) -> str:
     t = doc["totals"]
     skipped = f", {t['skipped']} skipped" if t["skipped"] else ""
@@ -141,6 +167,13 @@ def as_text(doc: dict) -> str:
         for n, line in enumerate(values_lines(e["values"])):
             lines.append(f"  {'values' if n == 0 else '':<9}{t(line)}")
         lines.append(f"  docs     {t(e['docs_url'])}")
+        lines.append("")
+    unmatched = unmatched_files(doc)
+    if unmatched:
+        lines.append(f"no catalogued error in {len(unmatched)} file(s)")
+        lines += [f"  {t(name)}  {t(why)}" for name, why in unmatched]
+        if any(f.get("unmatched") for f in doc["files"]):
+            lines.append(f"  ({UNMATCHED_HINT})")
         lines.append("")
     for f in doc["files"]:
         if f["skipped"]:
@@ -177,6 +210,11 @@ def as_markdown(doc: dict) -> str:
         lines.append(
             f"| {_code_cell(e)} | {_cell(e['title'])} | {e['count']:,} | {len(e['files'])} | "
             f"{_cell(hosts_line(e['hosts'], others=e.get('other_hosts', 0)))} | {_place_cell(e['first'])} | {_place_cell(e['last'])} | {_cell(varied)} |")
+    unmatched = unmatched_files(doc)
+    if unmatched:
+        lines += ["", "No catalogued error:", ""] + [f"- {markdown_code(name)}: {_cell(why)}" for name, why in unmatched]
+        if any(f.get("unmatched") for f in doc["files"]):
+            lines += ["", markdown(f"({UNMATCHED_HINT}.)", starts_line=True)]
     skipped = [f for f in doc["files"] if f["skipped"]]
     if skipped:
         lines += ["", "Skipped:", ""] + [f"- {_cell(f['skipped'])}" for f in skipped]
