@@ -55,6 +55,12 @@ QUOTE_WORDS = 3  # a quoted fragment of prose this many words long is compared a
 REREAD_LINES = 14  # a paste of at most this many lines that matched is read again with its wrapped lines joined
 TAG_REACH = 40  # characters a leading tag (`[Bug]: `, `INTERNAL: `) before a message spans at most
 QUOTE_COVERAGE = 0.25  # of a quoted start's score, the share that grows with how much of the message it quotes
+# A misspelt message (issue 52): the closest wording, this similar or more, is read with each of its
+# fixed words missing from the text (at most TYPO_WORDS, each TYPO_LENGTH letters or more) put in
+# for the one word of the text one edit from it (a letter left out, added, changed, or two swapped)
+TYPO_SIMILARITY = 0.6
+TYPO_WORDS = 2
+TYPO_LENGTH = 4
 TIE_CONTEXT = 16_384  # bytes before a line that may tell which kernel raised it
 READ_WINDOW = 16_384  # bytes from a match's line where the lines after it may hold more values
 FRAME_REACH = 4000  # bytes above an exception line searched for its traceback's last frame
@@ -154,7 +160,7 @@ def at_line_end(source: str) -> str:
 
 # -- what the browser's matcher is given (errkit generate writes them into match.js) ------------------
 JS_CONSTANTS = ("VERSION", "MAX_LINE", "PASTE_SIZE", "TAIL", "SHORTLIST", "POSTINGS_BUDGET", "APPROXIMATE_MAX", "QUOTE_WORDS", "QUOTE_COVERAGE", "REREAD_LINES", "TAG_REACH",
-                "TIE_CONTEXT", "READ_WINDOW", "FRAME_REACH", "TRACEBACK_LINES", "BLOCK_GAP", "TRACEBACK_NOTES", "CHAINED_NOTE", "MARKERS", "FRAME_MARK",
+                "TYPO_SIMILARITY", "TYPO_WORDS", "TYPO_LENGTH", "TIE_CONTEXT", "READ_WINDOW", "FRAME_REACH", "TRACEBACK_LINES", "BLOCK_GAP", "TRACEBACK_NOTES", "CHAINED_NOTE", "MARKERS", "FRAME_MARK",
                 "NEXT_TRACEBACK", "PYTORCH_MARKS", "JAX_MARKS", "TRITON_MARKS", "FUSION_MARKS", "PALLAS_MARKS", "CONTEXT_MARKS", "UNCONFIRMED", "RECORD_SLACK",
                 "LINE_BREAKS", "NORMALISED_CHARS", "HTML_ENTITIES")
 JS_PATTERNS = ("SPACE", "LINE_END", "WORD", "QUOTED", "ANSI", "HEADER", "FRAME", "NOTE", "DOCS_LINK", "LOOKUP_MARKS",

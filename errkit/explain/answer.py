@@ -88,7 +88,7 @@ def result(index: Index, match: Match, count: int = 1, last_line: int | None = N
              "kernel": _kernel_ref(index, fix.get("kernel")),
              "suggestions": missing_named(suggestions(fix, match.params, vetted, meter, told, candidates), entry["params"],
                                           match.params, index.printed(match.code))
-             if match.exact or match.weak else [],
+             if match.exact or match.weak or match.repaired is not None else [],  # (a misspelt message put right too)
              "before": fix.get("before"), "after": fix.get("after")}
             for fix in fixes
         ],

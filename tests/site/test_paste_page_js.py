@@ -817,6 +817,19 @@ def test_one_raise_is_counted_once_alike(node, python_index):
     assert node({"cases": texts})["cases"] == want
 
 
+def test_a_misspelt_message_is_put_right_alike(node, python_index):
+    """match.js's misspelt and oneEdit against matching.approximate's: every generated one-letter typo
+    of tests/explain/test_misspelt_messages.py (one per wording) answered the same by both matchers,
+    those put right (with their values and suggestions) and those not."""
+    from support import bundled_catalogue
+    from tests.explain.test_misspelt_messages import misspelt_messages
+
+    texts = [typo for _, typo, _ in misspelt_messages(bundled_catalogue())]
+    want = [_python_explain(python_index, text) for text in texts]
+    assert sum(1 for answers in want if len(answers) == 1 and answers[0]["params"]) > 200  # put right, with values
+    assert node({"cases": texts})["cases"] == want
+
+
 def test_values_of_another_log_record_are_left_alike(node, python_index):
     """match.js's recordEnd against records.record_end: a dump's own lines and the records of the
     same place are read, a record of another logger, level or file is not (every case of

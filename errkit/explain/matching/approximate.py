@@ -5,7 +5,8 @@ The wordings compared are a shortlist, those sharing the rarest words with the t
 bounded whatever the catalogue's size; this room keeps each word's wordings and each wording's
 skeleton normalised (`Closest`)."""
 
-from errkit.core.index_format import APPROXIMATE_MAX, HEADER, POSTINGS_BUDGET, QUOTE_COVERAGE, QUOTE_WORDS, QUOTED, SHORTLIST, WORD
+from errkit.core.index_format import (APPROXIMATE_MAX, HEADER, POSTINGS_BUDGET, QUOTE_COVERAGE, QUOTE_WORDS, QUOTED, SHORTLIST,
+                                     TYPO_LENGTH, TYPO_SIMILARITY, TYPO_WORDS, WORD)
 from errkit.explain.matching.found import Match
 from errkit.explain.matching.text import MSG, clean
 
@@ -84,6 +85,7 @@ def approximate(index, tail: str, limit: int = 3) -> list[Match]:
     segments = [(line_no, seg[-2000:], False) for line_no, seg in segments[-5:]]  # similarity is quadratic: a message-sized piece
     segments += quoted_starts(lines[-20:])
     scored: dict[str, Match] = {}
+    quotes: dict[str, bool] = {}  # code -> whether its best segment was a quoted start
     for line_no, seg, quoted in segments:
         norm_seg = normalised_for_similarity(seg)
         for i in closest.shortlist(seg):
@@ -99,7 +101,58 @@ def approximate(index, tail: str, limit: int = 3) -> list[Match]:
             best = scored.get(wording["code"])
             if score >= 0.6 and (best is None or score > best.score):
                 scored[wording["code"]] = Match(wording["code"], wording, {}, line_no, exact=False, score=round(score, 3), text=seg)
-    return sorted(scored.values(), key=lambda m: -m.score)[:limit]
+                quotes[wording["code"]] = quoted
+    found = sorted(scored.values(), key=lambda m: -m.score)[:limit]
+    repaired = None  # a misspelt message: the answer to its line put right, alone; of several, the wording with most fixed text
+    for best in found:
+        if best.score < TYPO_SIMILARITY or quotes[best.code]:
+            continue
+        if repaired is not None and best.wording["literal_chars"] <= repaired.wording["literal_chars"]:
+            continue
+        again = misspelt(best.wording, dict(lines).get(best.line, ""))
+        if again is None:
+            continue
+        from errkit.explain.matching.chunks import explain_chunks
+
+        exact = [f.match for f in explain_chunks(index, [again])[0] if f.match.code == best.code and not f.match.weak]
+        if exact:
+            repaired = exact[0]
+            repaired.exact, repaired.score, repaired.text, repaired.line, repaired.repaired = False, best.score, best.text, best.line, again
+    return [repaired] if repaired is not None else found
+
+
+def misspelt(wording: dict, text: str) -> str | None:
+    """`text` with each of `wording`'s fixed words that it lacks (at most TYPO_WORDS, of TYPO_LENGTH
+    letters or more) put in for the one word of `text`, not of the wording, one edit from it; None
+    when there is no such word for each, or the text so put right does not match the wording."""
+    import re
+
+    fixed = WORD.findall(re.sub(r"<[^<>]*>", " ", wording["skeleton"]))
+    words = WORD.findall(text)
+    missing = [w for w in dict.fromkeys(fixed) if w not in set(words)]
+    if not 1 <= len(missing) <= TYPO_WORDS or any(len(w) < TYPO_LENGTH for w in missing):
+        return None
+    spare = [w for w in dict.fromkeys(words) if w not in set(fixed)]
+    for word in missing:
+        near = [w for w in spare if one_edit(w, word)]
+        if len(near) != 1:
+            return None
+        text = re.sub(r"(?<![A-Za-z0-9_])" + re.escape(near[0]) + r"(?![A-Za-z0-9_])", lambda _: word, text, count=1)
+    return text if re.search(wording["regex"], text) else None
+
+
+def one_edit(a: str, b: str) -> bool:
+    """Whether `a` becomes `b` by one letter left out, added or changed, or two neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [k for k in range(len(a)) if a[k] != b[k]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    k = 0
+    while k < len(short) and short[k] == long_[k]:
+        k += 1
+    return short[k:] == long_[k + 1:]
 
 
 def quoted_starts(lines: list[tuple[int, str]]) -> list[tuple[int, str, bool]]:

@@ -8,7 +8,7 @@ class Match:
     changed in place (a new dict with the values added)."""
 
     __slots__ = ("code", "wording", "params", "line", "exact", "score", "text", "offset", "at", "span", "weak", "ties", "kernel",
-                 "context", "undecided", "_keyed")
+                 "context", "undecided", "repaired", "_keyed")
 
     def __init__(self, code, wording, params, line, exact=True, score=1.0, text="", span=None, weak=False):
         self.code, self.wording, self.params, self.line = code, wording, params, line
@@ -25,6 +25,7 @@ class Match:
         self.context = None  # what the text around it tells of where it was raised (around.py read_context), when asked
         # the kernels of its entry's wordings it tied with, when nothing told which raised it (around.py break_tie)
         self.undecided = ()
+        self.repaired = None  # a misspelt message: its line put right, which matched (approximate.py misspelt)
         self._keyed = None  # (the params, the key made of them): matches of a remembered message share both
 
     def key(self):
@@ -42,6 +43,7 @@ def again(template: Match, line_no: int, ties: bool = False) -> Match:
     found.exact, found.score, found.text, found.span, found.weak = template.exact, template.score, template.text, template.span, template.weak
     found.offset = found.at = 0
     found.kernel, found.context, found.undecided, found._keyed = template.kernel, None, template.undecided, template._keyed
+    found.repaired = template.repaired
     found.ties = [again(tie, line_no) for tie in template.ties] if ties and template.ties else []
     return found
 

@@ -48,6 +48,9 @@
     QUOTE_COVERAGE: 0.25,
     REREAD_LINES: 14,
     TAG_REACH: 40,
+    TYPO_SIMILARITY: 0.6,
+    TYPO_WORDS: 2,
+    TYPO_LENGTH: 4,
     TIE_CONTEXT: 16384,
     READ_WINDOW: 16384,
     FRAME_REACH: 4000,
@@ -172,7 +175,7 @@
   };
 
   function newMatch(code, wording, params, lineNo, extra) {
-    var m = { code: code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: "", span: null, weak: false, ties: [], offset: 0, kernel: null, context: null, undecided: [] };
+    var m = { code: code, wording: wording, params: params, line: lineNo, exact: true, score: 1.0, text: "", span: null, weak: false, ties: [], offset: 0, kernel: null, context: null, undecided: [], repaired: null };
     for (var k in extra || {}) m[k] = extra[k];
     return m;
   }
@@ -1343,7 +1346,7 @@
     // similarity is quadratic: compare a message-sized piece
     segments = segments.slice(-5).map(function (pair) { return [pair[0], pair[1].length > 2000 ? pair[1].slice(-2000) : pair[1], false]; });
     segments = segments.concat(quotedStarts(lines.slice(-20)));
-    var scored = new Map();
+    var scored = new Map(), quotes = new Map(); // code -> whether its best segment was a quoted start
     segments.forEach(function (pair) {
       var lineNo = pair[0], seg = pair[1], quoted = pair[2];
       var normSeg = normalise(seg);
@@ -1361,10 +1364,64 @@
         var best = scored.get(wording.code);
         if (score >= 0.6 && (!best || score > best.score)) {
           scored.set(wording.code, newMatch(wording.code, wording, {}, lineNo, { exact: false, score: R.round(score, 3n), text: seg }));
+          quotes.set(wording.code, quoted);
         }
       });
     });
-    return Array.from(scored.values()).sort(function (x, y) { return y.score - x.score; }).slice(0, limit);
+    var found = Array.from(scored.values()).sort(function (x, y) { return y.score - x.score; }).slice(0, limit);
+    // a misspelt message: the answer to its line put right, alone; of several, the wording with most fixed text
+    var repaired = null;
+    found.forEach(function (best) {
+      if (best.score < FORMAT.TYPO_SIMILARITY || quotes.get(best.code)) return;
+      if (repaired !== null && best.wording.literal_chars <= repaired.wording.literal_chars) return;
+      var whole = "";
+      lines.forEach(function (pair) { if (pair[0] === best.line) whole = pair[1]; });
+      var again = misspelt(best.wording, whole);
+      if (again === null) return;
+      var exact = findAll(index, again).map(function (f) { return f.match; }).filter(function (m) { return m.code === best.code && !m.weak; });
+      if (exact.length) {
+        repaired = exact[0];
+        repaired.exact = false;
+        repaired.score = best.score;
+        repaired.text = best.text;
+        repaired.line = best.line;
+        repaired.repaired = again;
+      }
+    });
+    return repaired !== null ? [repaired] : found;
+  }
+
+  // matching.approximate.misspelt: `text` with each of the wording's fixed words it lacks (at most
+  // TYPO_WORDS, of TYPO_LENGTH letters or more) put in for the one word of `text`, not of the
+  // wording, one edit from it; null when there is none for each, or the text put right does not match
+  function misspelt(wording, text) {
+    var word = new RegExp(FORMAT.WORD, "gu");
+    var unique = function (list) { return list.filter(function (w, k) { return list.indexOf(w) === k; }); };
+    var fixed = wording.skeleton.replace(/<[^<>]*>/g, " ").match(word) || [];
+    var words = text.match(word) || [];
+    var missing = unique(fixed).filter(function (w) { return words.indexOf(w) < 0; });
+    if (missing.length < 1 || missing.length > FORMAT.TYPO_WORDS || missing.some(function (w) { return w.length < FORMAT.TYPO_LENGTH; })) return null;
+    var spare = unique(words).filter(function (w) { return fixed.indexOf(w) < 0; });
+    for (var k = 0; k < missing.length; k++) {
+      var want = missing[k];
+      var near = spare.filter(function (w) { return oneEdit(w, want); });
+      if (near.length !== 1) return null;
+      text = text.replace(new RegExp("(?<![A-Za-z0-9_])" + escapeRegex(near[0]) + "(?![A-Za-z0-9_])", "u"), function () { return want; });
+    }
+    return new RegExp(wording.regex, "u").test(text) ? text : null;
+  }
+
+  // matching.approximate.one_edit: `a` becomes `b` by one letter left out, added or changed, or two neighbours swapped
+  function oneEdit(a, b) {
+    if (a === b || Math.abs(a.length - b.length) > 1) return false;
+    if (a.length === b.length) {
+      var diff = [];
+      for (var k = 0; k < a.length; k++) if (a[k] !== b[k]) diff.push(k);
+      return diff.length === 1 || (diff.length === 2 && diff[1] === diff[0] + 1 && a[diff[0]] === b[diff[1]] && a[diff[1]] === b[diff[0]]);
+    }
+    var short = a.length < b.length ? a : b, long = a.length < b.length ? b : a, n = 0;
+    while (n < short.length && short[n] === long[n]) n += 1;
+    return short.slice(n) === long.slice(n + 1);
   }
 
   // matching.approximate.quoted_starts: [line, fragment, true] for each fragment of QUOTE_WORDS words or more quoted
@@ -1547,7 +1604,7 @@
           alternative: Boolean(fix.alternative),
           unverified: fix.unverified || null,
           kernel: kernelRef(index, fix.kernel),
-          suggestions: match.exact || match.weak ? suggestions(index, match.code, entry.fixes.indexOf(fix), match.params, meter, told, candidates) : [],
+          suggestions: match.exact || match.weak || match.repaired !== null ? suggestions(index, match.code, entry.fixes.indexOf(fix), match.params, meter, told, candidates) : [],
           before: fix.before,
           after: fix.after,
         };
