@@ -26,10 +26,10 @@ cases, and ``--tpu --smoke`` runs the code paths on one small shape on any backe
 
 ``--compile`` needs no GPU: it lowers every kernel for CUDA (the heaviest variant: bound + causal,
 tanh cap, GQA, S=1000) per head_dim and dtype, compiles it for sm_90a and sm_80 with Triton's own
-compiler (kernel/triton_compile.py; `pip install -e ".[gpu-compile]"`) and prints what ptxas
-reports, with kernel/tuning.py's table; ``--compile --before`` does the same with the defaults
+compiler (errkit_attention/triton_compile.py; `pip install -e ".[gpu-compile]"`) and prints what ptxas
+reports, with errkit_attention/tuning.py's table; ``--compile --before`` does the same with the defaults
 the kernel had before that table (128 x 128 tiles everywhere, 8 warps, 3 stages, 2 at
-head_dim 256). It then lowers the Mosaic GPU forward (kernel/mosaic_gpu.py) per head_dim and
+head_dim 256). It then lowers the Mosaic GPU forward (errkit_attention/mosaic_gpu.py) per head_dim and
 dtype and prints its launch as lowered (warpgroups, shared memory); that kernel's own compile to
 PTX runs in jax's CUDA plugin, on a GPU host only, so its registers are not reported.
 """
@@ -51,7 +51,7 @@ import numpy as np  # noqa: E402
 from jax.experimental.pallas.ops.gpu import attention as jax_gpu_attention  # noqa: E402
 
 from benchmarks._timing import Result, Target, fmt_time, report  # noqa: E402
-from kernel import BlockSizes, ranker_attention  # noqa: E402
+from errkit_attention import BlockSizes, ranker_attention  # noqa: E402
 
 # (batch, seq_len, heads, head_dim, causal)
 SHAPES = [
@@ -100,7 +100,7 @@ def main() -> int:
     parser.add_argument("--compile", action="store_true",
                         help="resource use of every kernel on sm_90a and sm_80 (no GPU needed)")
     parser.add_argument("--before", action="store_true",
-                        help="with --compile: the defaults before kernel/tuning.py's table")
+                        help="with --compile: the defaults before errkit_attention/tuning.py's table")
     parser.add_argument("--out", default="",
                         help="with --tpu: a folder for kernel_tpu.json(l), the PNG chart and "
                              "property.jsonl")
@@ -161,17 +161,17 @@ def main() -> int:
 
 
 def _legacy_launch(rows: int, cols: int, dp: int) -> tuple[int, int]:
-    """num_warps, num_stages as the kernel chose them before kernel/tuning.py."""
+    """num_warps, num_stages as the kernel chose them before errkit_attention/tuning.py."""
     return (4 if rows * max(cols, dp) <= 64 * 64 else 8), (2 if dp > 128 else 3)
 
 
 def _compile(args) -> int:
-    from kernel import triton_compile, tuning
+    from errkit_attention import triton_compile, tuning
 
     seq, fits = 1000, True
     print(f"triton {triton_compile.triton_version()} (pinned {triton_compile.TRITON_VERSION}); "
           f"bound + causal, tanh cap, GQA (4 q heads, 2 kv heads), S={seq}; "
-          + ("defaults before the table" if args.before else "kernel/tuning.py's table"))
+          + ("defaults before the table" if args.before else "errkit_attention/tuning.py's table"))
     print("| kernel | head_dim | dtype | target | tiles (q x kv) | warps | stages | shared B "
           "| limit B | registers | spills B |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -212,7 +212,7 @@ def _compile(args) -> int:
 def _mosaic_gpu_launches(args, seq: int) -> bool:
     """The Mosaic GPU forward (with the lse, the heaviest variant) as lowered for sm_90a: whether
     every launch's shared memory fits."""
-    from kernel import mosaic_gpu, tuning
+    from errkit_attention import mosaic_gpu, tuning
 
     print("\nMosaic GPU forward (sm_90a), as lowered; bound + causal, tanh cap, GQA, S=1000")
     print("| head_dim | dtype | block_q x 2 | block_kv | stages | threads | shared B | limit B |")

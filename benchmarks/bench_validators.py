@@ -23,7 +23,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from benchmarks._timing import Result, Target, compare, fmt_time, report  # noqa: E402
-from kernel import BlockSizes, _validators  # noqa: E402
+from errkit_attention import BlockSizes, _validators  # noqa: E402
 
 
 def generated(q, k, v, bound, config):

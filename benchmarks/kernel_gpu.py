@@ -4,12 +4,12 @@ kernels, forward and forward+backward, at LLM shapes, side by side with
 in the same process, and the kernel's error against the xla path (float32) in the same run.
 
 "ours" is ranker_attention as a caller gets it: on Hopper (sm_90a) its forward is the Mosaic GPU
-kernel (kernel/mosaic_gpu.py; bfloat16 at these head dims), elsewhere Triton's; the backward is
+kernel (errkit_attention/mosaic_gpu.py; bfloat16 at these head dims), elsewhere Triton's; the backward is
 Triton's. "ours, Triton forward" is the same call with ``tuning.forward_kernel("triton")``: the
 column that compares the two forwards (on another GPU, or the CPU, the two are the same kernel).
 "ours, split backward" is the same call with ``tuning.backward_kernel("split")``: the backward as a
 dQ and a dK/dV kernel (7 matmuls a tile) where the table fuses it (5, dQ added with float32
-atomics); its launches are not in the table (kernel/tuning.py launch: unproven, the forward's for
+atomics); its launches are not in the table (errkit_attention/tuning.py launch: unproven, the forward's for
 dQ), so it compares the two designs, not two proven configurations.
 
 FLOPs counted as FlashAttention does: forward 4 * B * Hq * Sq * Skv * D (two products), halved when
@@ -42,7 +42,7 @@ import numpy as np
 from jax.experimental.pallas.ops.gpu import attention as jax_gpu_attention
 
 from benchmarks._timing import Result, Target
-from kernel import BlockSizes, ranker_attention, tuning
+from errkit_attention import BlockSizes, ranker_attention, tuning
 
 
 @dataclasses.dataclass(frozen=True)
@@ -250,7 +250,7 @@ def gpu_rows(*, smoke: bool = False, repeats: int = 10, dtype=jnp.bfloat16,
 
 SWEEP_SHAPES = GPU_SHAPES[:3]
 SWEEP_CONFIGS = [  # BlockSizes(block_q, block_kv, block_q_dkv, block_kv_dkv, block_q_dq, block_kv_dq) around
-    (128, 64, 32, 64, 128, 64),  # sm_90a's head_dim 128 rows of kernel/tuning.py
+    (128, 64, 32, 64, 128, 64),  # sm_90a's head_dim 128 rows of errkit_attention/tuning.py
     (64, 64, 32, 64, 128, 64), (128, 128, 32, 64, 128, 64), (64, 128, 32, 64, 128, 64), (128, 32, 32, 64, 128, 64),
     (128, 64, 16, 64, 128, 64), (128, 64, 32, 128, 128, 64), (128, 64, 64, 64, 128, 64), (128, 64, 32, 64, 64, 64),
     (128, 64, 32, 64, 128, 32), (64, 64, 16, 32, 64, 32), (128, 64, 64, 128, 64, 128),

@@ -32,7 +32,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from kernel import BlockSizes  # noqa: E402
+from errkit_attention import BlockSizes  # noqa: E402
 
 # max |ours - xla(float32)| / max(1, max |xla|), per output: Mosaic's float32 dots at default
 # precision are not float32's (benchmarks/kernel_tpu.py CHECK_TOLERANCE), bfloat16 rounds q, k, v
@@ -181,7 +181,7 @@ def options(case: Case) -> dict:
 def refusal(case: Case, q, k, v, bound) -> dict | None:
     """None when the validators accept the call (implementation="pallas"), else what they raised:
     {"refused": code} for a catalogued error, {"violation": ...} for anything else."""
-    from kernel import attention
+    from errkit_attention import attention
 
     try:
         attention.validate(q, k, v, bound=bound, sm_scale=None, config=case.config,
@@ -215,7 +215,7 @@ def _both(f):
 
 def reference(case: Case):
     """The xla path in float32 at precision 'highest', as a function of q, k, v, do, bound."""
-    from kernel import ranker_attention
+    from errkit_attention import ranker_attention
 
     def f(q, k, v, bound):
         return ranker_attention(q, k, v, bound=bound, implementation="xla", **options(case))
@@ -237,7 +237,7 @@ def tpu_jobs(items: list[Case], sink):
     """Refusals are recorded at once; each accepted call becomes a Job (ours and the reference
     in one jitted function, compared on the device: only 8 numbers come back)."""
     from benchmarks.tpu_batch import Job
-    from kernel import ranker_attention
+    from errkit_attention import ranker_attention
 
     jobs = []
     for n, case in enumerate(items):
@@ -282,7 +282,7 @@ def tpu_jobs(items: list[Case], sink):
 def interpret_check(case: Case) -> dict:
     """One call on the CPU: refused (with its code), or the TPU kernels run in interpret mode
     against the reference, and lowered for TPU (forward and gradients)."""
-    from kernel import pallas_attention as pa, tuning
+    from errkit_attention import pallas_attention as pa, tuning
 
     q, k, v, do, bound = inputs(case)
     refused = refusal(case, q, k, v, bound)

@@ -24,7 +24,7 @@ the chip's memory); ``summary`` gives the figures as data (the JSON of ``bench_k
 of ours / splash.
 
 ``sweep_rows`` times each of our three pallas_calls alone (forward with the log-sum-exp, dQ,
-dK/dV) over candidate (block_q, block_kv) tiles: how kernel/tuning.py's TPU rows are chosen.
+dK/dV) over candidate (block_q, block_kv) tiles: how errkit_attention/tuning.py's TPU rows are chosen.
 
 ``smoke=True`` runs one small shape on whatever backend jax has (on the CPU: interpret mode, and
 splash in its interpreter; flash_attention has none and is skipped), so that the code paths are
@@ -44,7 +44,7 @@ import numpy as np
 
 from benchmarks._timing import Result, Target
 from benchmarks.kernel_gpu import BF16_TOLERANCE, Shape, median_seconds
-from kernel import BlockSizes, ranker_attention
+from errkit_attention import BlockSizes, ranker_attention
 
 # The grid: head_dim 64 / 128 / 256, causal and not, MHA / GQA / MQA, 1k to 32k.
 TPU_SHAPES = [
@@ -479,7 +479,7 @@ def sweep_rows(shape: Shape, candidates, *, repeats: int = 5, dtype=jnp.bfloat16
     """[(pass, block_q, block_kv, seconds or error, grid steps)]: our forward (with lse), dQ and
     dK/dV kernels each timed alone at (block_q, block_kv) (for dK/dV: the query tile it loops
     over, its own key tile), the XLA transposes around each included."""
-    from kernel import pallas_attention as pa, pallas_tpu
+    from errkit_attention import pallas_attention as pa, pallas_tpu
 
     rng = np.random.default_rng(1)
     b, s, hq, hk, d = (shape.batch, shape.seq_len, shape.num_q_heads, shape.num_kv_heads,

@@ -1,6 +1,6 @@
 """Where the time of the TPU kernels goes, on the chip: each pallas_call alone (forward with the
 log-sum-exp, dQ, dK/dV; the XLA transposes around each included, timed apart too), for each
-structure of kernel/pallas_tpu.py (``Options``: every one of its choices turned off in turn) and
+structure of errkit_attention/pallas_tpu.py (``Options``: every one of its choices turned off in turn) and
 for the kernel before them where given (``--before MODULE``), beside splash attention's forward and
 forward+backward; then each kernel over candidate tiles (the TPU table's rows, float32 included).
 
@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks.kernel_gpu import Shape  # noqa: E402
 from benchmarks.tpu_batch import Job, Sink, run_jobs  # noqa: E402
-from kernel import pallas_attention as pa, pallas_tpu  # noqa: E402
+from errkit_attention import pallas_attention as pa, pallas_tpu  # noqa: E402
 
 O = pallas_tpu.Options
 VARIANTS = {
@@ -135,7 +135,7 @@ def _transpose_jobs(shape: Shape, operands, fields) -> list[Job]:
 
 def _ours_jobs(shape: Shape, operands, fields) -> list[Job]:
     from benchmarks.kernel_tpu import _forward_and_backward
-    from kernel import ranker_attention
+    from errkit_attention import ranker_attention
 
     def fn(q, k, v):
         return ranker_attention(q, k, v, causal=shape.causal, implementation="pallas")
@@ -183,7 +183,7 @@ def float16_jobs(smoke: bool) -> list[Job]:
     the same (float16) values, each against float64 on the host's CPU: max |error| / max(1,
     max |reference|)."""
     from benchmarks.kernel_tpu import _forward_and_backward
-    from kernel import ranker_attention
+    from errkit_attention import ranker_attention
 
     cases = [(1, 1024, 4, 4, 128, True, None, "tanh"), (1, 777, 4, 2, 64, False, 5.0, "tanh"),
              (2, 1000, 12, 4, 80, True, 30.0, "soft_sign")]

@@ -43,7 +43,7 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
-sys.path.insert(0, str(HERE.parent.parent))  # this project's kernel (kernel/), whatever PYTHONPATH says
+sys.path.insert(0, str(HERE.parent.parent))  # this project's kernel (errkit_attention/), whatever PYTHONPATH says
 
 
 @dataclasses.dataclass
@@ -178,7 +178,7 @@ def fix_splash(ctx):
 
 @case("fix-ours-hbm", "ranker", "fix", "RA815", "RA815's alternative fix: this project's kernel (ranker_attention, implementation='pallas', causal) at the same shape")
 def fix_ours(ctx):
-    from kernel import ranker_attention
+    from errkit_attention import ranker_attention
 
     return _measure(ctx, "ranker_attention", lambda q, k, v: ranker_attention(q, k, v, causal=True, implementation="pallas"))
 
@@ -390,7 +390,7 @@ def ragged_vmem(ctx):
 
 @case("ours-vmem-blocks", "ranker", "vmem-oom", "RA810", "this project's kernel with BlockSizes(4096, 4096) at head_dim 256, seq 8192")
 def ours_vmem(ctx):
-    from kernel import BlockSizes, ranker_attention
+    from errkit_attention import BlockSizes, ranker_attention
 
     spec = ctx.spec((1, ctx.pick(8192, 512), 2, 256), ctx.jnp.bfloat16)
     block = ctx.pick(4096, 256)
@@ -400,7 +400,7 @@ def ours_vmem(ctx):
 
 @case("ours-float16", "ranker", "mosaic-compile", None, "this project's kernel on float16 q, k, v")
 def ours_f16(ctx):
-    from kernel import ranker_attention
+    from errkit_attention import ranker_attention
 
     spec = ctx.spec((1, 1024, 2, 128), ctx.jnp.float16)
     ctx.compile(lambda q, k, v: ranker_attention(q, k, v, causal=True, implementation="pallas"), spec, spec, spec)

@@ -1,4 +1,4 @@
-"""kernel/_validators.py: one exception class and check function per entry, one validate function per group.
+"""errkit_attention/_validators.py: one exception class and check function per entry, one validate function per group.
 
 The module needs only the standard library: it carries its own copy of errkit.core.runtime's exception
 base and of the runtime/fixes helpers its checks call (errkit/generate/carry.py), not an import."""
@@ -103,7 +103,7 @@ def import_name(path: str, project_root: Path | None) -> str:
     `src/` (src/tinyattn/_errors.py is tinyattn._errors, a namespace package under src/ too);
     otherwise it is the folder above the outermost package (a folder with `__init__.py`) holding
     the module (python/mylib/_errors.py is mylib._errors), and the project root when the module's
-    folder is no package (kernel/_validators.py is kernel._validators)."""
+    folder is no package (errkit_attention/_validators.py is errkit_attention._validators)."""
     parts = PurePosixPath(path.removesuffix(".py")).parts
     root = project_root or Path(".")
     if len(parts) > 1 and parts[0] == "src" and not (root / "src" / "__init__.py").is_file():

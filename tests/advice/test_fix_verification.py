@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("jax")
 
-sys.path[:0] = [str(Path(__file__).parents[1]), str(Path(__file__).parents[2])]  # as a script: verify/, support.py, kernel/
+sys.path[:0] = [str(Path(__file__).parents[1]), str(Path(__file__).parents[2])]  # as a script: verify/, support.py, errkit_attention/
 import verify  # noqa: E402
 from errkit.core import suggest  # noqa: E402
 from errkit.explain.matching.index import Index  # noqa: E402

@@ -19,8 +19,8 @@ from jax.sharding import AbstractMesh  # noqa: E402
 
 from errkit.core import suggest  # noqa: E402
 from errkit.explain.matching.index import Index  # noqa: E402
-from kernel import _validators  # noqa: E402
-from kernel.pallas_attention import _MIN_BLOCK, _next_pow2  # noqa: E402
+from errkit_attention import _validators  # noqa: E402
+from errkit_attention.pallas_attention import _MIN_BLOCK, _next_pow2  # noqa: E402
 
 INDEX = Index.load()
 
@@ -31,7 +31,7 @@ def values(code: str, params: dict) -> dict[str, object]:
 
 
 def padded(head_dim: int) -> int:
-    """The width the Pallas kernel pads head_dim to (kernel/pallas_attention.py, pallas_attention)."""
+    """The width the Pallas kernel pads head_dim to (errkit_attention/pallas_attention.py, pallas_attention)."""
     return max(_MIN_BLOCK, _next_pow2(head_dim))
 
 

@@ -127,7 +127,7 @@ def test_a_raise_statement_quoted_in_a_traceback_is_not_the_error():
 
 @pytest.mark.parametrize("text, params", [
     ("GqaHeadCountError", {}),
-    ("kernel._validators.GqaHeadCountError", {}),
+    ("errkit_attention._validators.GqaHeadCountError", {}),
     ("[RA105] Query heads are not a multiple of key/value heads - see https://errkit.github.io/errkit/0.1/errors/RA105/", {}),
     ("see https://errkit.github.io/errkit/0.1/errors/RA105/?num_q_heads=12&num_kv_heads=8", {"num_q_heads": 12, "num_kv_heads": 8}),
     ("RA105", {}),

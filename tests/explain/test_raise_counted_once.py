@@ -33,7 +33,7 @@ def counts(text: str) -> tuple[list[str], list[tuple[str, int]]]:
 
 
 KERNEL = """
-    from kernel._validators import check_ra105
+    from errkit_attention._validators import check_ra105
     check_ra105(12, 8)
 """
 LOGGED = f"""

@@ -23,7 +23,7 @@ from errkit.generate.outputs import render_all
 
 CATALOGUE = bundled_catalogue()
 VALIDATED = [e for e in CATALOGUE.entries if not e.explain_only]
-validators = importlib.import_module("kernel._validators")
+validators = importlib.import_module("errkit_attention._validators")
 
 
 def _cases(kind):
@@ -309,7 +309,7 @@ def test_kernel_has_no_hand_written_raise_or_assert():
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, (ast.Raise, ast.Assert)):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)[:80]}")
-    assert not offenders, "kernel/ must raise only through the generated validators:\n" + "\n".join(offenders)
+    assert not offenders, "errkit_attention/ must raise only through the generated validators:\n" + "\n".join(offenders)
 
 
 def test_the_kernel_scan_would_catch_a_raise(tmp_path):
@@ -375,7 +375,7 @@ def test_a_traced_message_may_show_only_traced_values():
     (4294967279 * 4294967291, [1, 4294967279, 4294967291, 4294967279 * 4294967291]),
 ])
 def test_the_kernels_note_factors_large_head_counts(n, valid):
-    """The kernel's own divisors (helpers.divisors carried into kernel/_validators.py) on a large
+    """The kernel's own divisors (helpers.divisors carried into errkit_attention/_validators.py) on a large
     prime and a product of two large primes: the raise's note names the valid values."""
     from errkit.core.helpers import divisors
 

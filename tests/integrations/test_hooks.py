@@ -36,7 +36,7 @@ KERNEL_ERROR = textwrap.dedent("""
     import errkit
     if sys.argv[1] == "on":
         errkit.install()
-    from kernel import ranker_attention
+    from errkit_attention import ranker_attention
     q = jnp.zeros((1, 8, 12, 16), jnp.float32)
     kv = jnp.zeros((1, 8, 8, 16), jnp.float32)
     ranker_attention(q, kv, kv)

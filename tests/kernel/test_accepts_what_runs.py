@@ -54,7 +54,7 @@ def test_refusals_carry_their_code(seed):
 
 def test_a_refusal_without_a_code_is_a_violation(monkeypatch):
     """The checker itself: a validator that raised a plain exception would be reported."""
-    from kernel import attention
+    from errkit_attention import attention
 
     def plain(*args, **kwargs):
         raise ValueError("not catalogued")

@@ -1,5 +1,5 @@
 """The Triton-layout kernels (blocked BlockSpecs, masked loads and stores), run by Pallas'
-interpreter on the CPU, against kernel.reference.
+interpreter on the CPU, against errkit_attention.reference.
 
 Every other numerics test runs the whole-operand interpret kernels (``blocked=False``), whose
 operands interpret mode pads; the kernels a GPU runs take q, k, v unpadded (cdiv grids, a
@@ -24,8 +24,8 @@ import pytest
 from jax.experimental.pallas import triton as plgpu
 from support import kernel_equations
 
-from kernel import BlockSizes, pallas_attention as pa
-from kernel.reference import attention_reference
+from errkit_attention import BlockSizes, pallas_attention as pa
+from errkit_attention.reference import attention_reference
 
 S, D = 200, 80  # 200 = 3 * 64 + 8: a partial last block; 80 -> tiles of 128 columns
 B64 = BlockSizes(block_q=64, block_kv=64)
@@ -35,7 +35,7 @@ GQA = (4, 2)  # query heads, kv heads
 
 # (dtype, causal, bound, cap, blocks, q_len, kv_len, heads): every case runs with the backward
 # split (dQ kernel + dK/dV kernel) and fused (dQ added atomically by the dK/dV kernel), whichever
-# kernel/tuning.py's table picks on a GPU.
+# errkit_attention/tuning.py's table picks on a GPU.
 CASES = [
     ("float32", True, False, None, B64, S, S, GQA),
     ("float32", False, True, None, B64, S, S, GQA),

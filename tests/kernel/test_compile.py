@@ -2,12 +2,12 @@
 
 ranker_attention(..., implementation="pallas") is lowered for CUDA (forward alone, and forward +
 backward: the forward with residuals, dQ, dK/dV) over the grid below; each kernel's Triton IR is
-taken from its custom call and compiled by Triton's own compiler (kernel/triton_compile.py:
+taken from its custom call and compiled by Triton's own compiler (errkit_attention/triton_compile.py:
 triton TRITON_VERSION, the release whose dialect reads jaxlib's bytecode, with the ptxas its
 wheel ships) for both targets, with the kernel's own num_warps / num_stages. A kernel that asks
 for more shared memory than one CTA of its target has, or whose registers spill, fails.
 
-The targets' figures come from kernel/tuning.py's table (tuning.target(arch) while tracing):
+The targets' figures come from errkit_attention/tuning.py's table (tuning.target(arch) while tracing):
 the lowering is the one a GPU of that architecture would run. Compiles run in worker processes
 (as many as the machine has cores) while the main process lowers the next case; each result is
 computed once per session.
@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from kernel import ranker_attention, shared_memory, triton_compile, tuning
+from errkit_attention import ranker_attention, shared_memory, triton_compile, tuning
 
 pytestmark = pytest.mark.slow
 
@@ -62,11 +62,11 @@ LIGHT = [
     (("float32", 96, "none", "nocap", "gqa"), ("sm_90a",), True),
 ]
 # ...and the forward of every cell with 8 query heads over one kv head: its tiles stack the most
-# query heads (kernel/pallas_attention.py _pack: 8, or 4 in 64-row tiles; up to the cell's max_pack
-# in kernel/tuning.py), the heaviest such case (the group's K/V tiles are loaded once for all)...
+# query heads (errkit_attention/pallas_attention.py _pack: 8, or 4 in 64-row tiles; up to the cell's max_pack
+# in errkit_attention/tuning.py), the heaviest such case (the group's K/V tiles are loaded once for all)...
 PACKED = [((dtype, head_dim, "bound_causal", "tanh", "group8"), TARGETS, "only")
           for dtype in DTYPES for head_dim in (64, 128, 256)]
-# ...and, for the cells whose calls with masked tiles take a launch of their own (kernel/tuning.py's
+# ...and, for the cells whose calls with masked tiles take a launch of their own (errkit_attention/tuning.py's
 # "masked" rows), the heaviest variant with whole tiles, which takes the row's launch. Of those
 # cases only the kernels whose launch differs from the masked one are compiled (`_compiled`): the
 # others have the tiles, warps and stages of the masked kernel compiled in the case above, without
@@ -200,7 +200,7 @@ def test_every_kernel_fits_its_target(compiles, case, arch, alone, seq):
         least = shared_memory.least_bytes("fwd" if kernel.startswith("fwd") else kernel, head_dim, dtype,
                                           row.block_q, row.block_kv, row.num_stages)
         if least > used.shared:  # RA214's bound would refuse tiles that fit
-            problems.append(f"{kernel}: kernel/shared_memory.py's bound {least:,} B is over the {used.shared:,} B used")
+            problems.append(f"{kernel}: errkit_attention/shared_memory.py's bound {least:,} B is over the {used.shared:,} B used")
     assert not problems, "\n".join(problems + ["", *report])
 
 

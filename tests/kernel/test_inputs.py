@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from jax.experimental import checkify
 
-from kernel import BlockSizes, _validators, ranker_attention, tuning
+from errkit_attention import BlockSizes, _validators, ranker_attention, tuning
 
 B, S, H, KV, D = 2, 16, 2, 1, 16
 
@@ -251,6 +251,6 @@ def test_x64_mode_lowers_forward_and_backward_for_cuda():
     with jax.enable_x64(True), tuning.forward_kernel("triton"):  # the Triton forward on sm_90a
         text = jax.jit(fwd_bwd).trace(spec, kv_spec, kv_spec, jax.ShapeDtypeStruct((B,), jnp.int64)).lower(
             lowering_platforms=("cuda",)).as_text()
-    # the forward, then the fused backward or dq and dk/dv (kernel/tuning.py's choice)
+    # the forward, then the fused backward or dq and dk/dv (errkit_attention/tuning.py's choice)
     calls = len(tuning.passes(tuning.DEFAULT_ARCH, 64, "bfloat16"))
     assert text.count("__gpu$xla.gpu.triton") == calls, "forward and backward Triton calls"

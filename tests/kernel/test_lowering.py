@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import pytest
 from support import kernel_equations, pairwise
 
-from kernel import BlockSizes, ranker_attention, tuning
+from errkit_attention import BlockSizes, ranker_attention, tuning
 
 TRITON_CALL = "@__gpu$xla.gpu.triton"
 INTERPRETER_LOOP = "stablehlo.while"
@@ -46,7 +46,7 @@ GRID = pairwise(*AXES)
 def _triton_forward():
     """Every test here is about the Triton kernels: on sm_90a, this CPU host's default target, a
     forward of 16-bit inputs at head_dim 64 / 128 / 256 with the default tiles would be Mosaic
-    GPU's (kernel/tuning.py gpu_forward; tests/kernel/test_mosaic_gpu.py)."""
+    GPU's (errkit_attention/tuning.py gpu_forward; tests/kernel/test_mosaic_gpu.py)."""
     with tuning.forward_kernel("triton"):
         yield
 
@@ -82,7 +82,7 @@ def _lower(f, args, platform="cuda"):
 
 def grad_calls(head_dim, dtype, arch=tuning.DEFAULT_ARCH):
     """Triton calls of a forward + backward lowering: the forward with residuals, then the fused
-    backward or dQ and dK/dV, as kernel/tuning.py's table picks for the cell."""
+    backward or dQ and dK/dV, as errkit_attention/tuning.py's table picks for the cell."""
     return len(tuning.passes(arch, head_dim, dtype))
 
 
@@ -207,7 +207,7 @@ def test_matmuls_per_tile(backward, matmuls):
     and dO V^T that the dK/dV kernel computes too (3 + 4 = 7: QK^T, dO V^T, dS K; QK^T, P^T dO,
     dO V^T, dS^T Q); fused, one kernel does each once and adds dS K into dQ (5). Every loop body
     (masked, unmasked, partial tiles) of the Triton kernels, MHA (no loop over a group)."""
-    from kernel import pallas_attention as pa
+    from errkit_attention import pallas_attention as pa
 
     q = jax.ShapeDtypeStruct((B, S, 2, 64), jnp.bfloat16)
 
@@ -262,7 +262,7 @@ def test_gqa_backward_has_no_per_query_head_partials(num_kv_heads):
     outputs = _pallas_outputs(jax.make_jaxpr(jax.grad(f, argnums=(0, 1)))(k, k))
     tpu = {((1, 8, 256, 64), "bfloat16"), ((1, num_kv_heads, 256, 64), "bfloat16"),  # [b, h, s, d] layout
            ((1, 8, 256, 128), "float32"),  # Mosaic: lse per row across 128 lanes
-           ((1, 8, 1, 256), "float32")}  # or, as a row of the sequence (kernel/pallas_tpu.py Options)
+           ((1, 8, 1, 256), "float32")}  # or, as a row of the sequence (errkit_attention/pallas_tpu.py Options)
     allowed = {(q.shape, "bfloat16"), ((1, 8, 256), "float32"), (k.shape, "bfloat16")} | tpu
     fused = tuning.fused(tuning.current_arch(), 64, "bfloat16")
     if fused:  # the fused backward's dq, float32, the one output every kv tile's program adds to

@@ -1,7 +1,7 @@
-"""The TPU kernels (kernel/pallas_tpu.py) lower for TPU (Mosaic), forward and backward, from
+"""The TPU kernels (errkit_attention/pallas_tpu.py) lower for TPU (Mosaic), forward and backward, from
 this CPU machine, and compute the reference in interpret mode.
 
-The kernels are reached through kernel.pallas_attention.pallas_attention (its block clamping;
+The kernels are reached through errkit_attention.pallas_attention.pallas_attention (its block clamping;
 nothing is padded) with its ``_flash_attention`` replaced by ``pallas_tpu.flash_attention``; where
 ``_call`` has the "tpu" branch of the platform choice, the unpatched function is checked too.
 
@@ -10,8 +10,8 @@ Pallas -> Mosaic lowering on the host (the Mosaic compiler passes themselves run
 at compile time). Each case asserts that the lowered module calls the Mosaic kernels
 (``tpu_custom_call``, one per pallas_call) and holds no ``stablehlo.while`` (the loop interpret
 mode runs the grid with). JAX's own ``ops.tpu.flash_attention`` is lowered the same way as a
-control. The numerics of the TPU kernels (kernel/pallas_tpu.py) are checked by running the same
-pallas_calls with ``interpret=True`` on the CPU against kernel.reference.
+control. The numerics of the TPU kernels (errkit_attention/pallas_tpu.py) are checked by running the same
+pallas_calls with ``interpret=True`` on the CPU against errkit_attention.reference.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kernel import BlockSizes, pallas_attention as pa, pallas_tpu
-from kernel.reference import attention_reference
+from errkit_attention import BlockSizes, pallas_attention as pa, pallas_tpu
+from errkit_attention.reference import attention_reference
 from tests.kernel.test_lowering import (BLOCKS, CAPS, HEADS, INTERPRETER_LOOP, MASKS,
                                         TRITON_CALL, _args, _loss, grad_calls)
 

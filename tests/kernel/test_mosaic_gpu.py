@@ -1,4 +1,4 @@
-"""The Mosaic GPU forward for Hopper (kernel/mosaic_gpu.py): lowered for CUDA from this CPU host,
+"""The Mosaic GPU forward for Hopper (errkit_attention/mosaic_gpu.py): lowered for CUDA from this CPU host,
 and run by Mosaic GPU's interpreter against the float64 reference.
 
 Lowering (no GPU): ``jax.jit(f).trace(...).lower(lowering_platforms=("cuda",))`` runs Pallas'
@@ -13,7 +13,7 @@ so its registers and spills are not measured here (Triton's kernels: tests/kerne
 
 Numerics: ``pallas_attention(..., interpret="mosaic_gpu")`` runs this very kernel (its three
 warpgroups as threads, barriers, TMA copies, the pipeline and masks) in the interpreter, with the
-four leaf operations the interpreter lacks swapped (kernel/mosaic_gpu.py ``_Ops``: the wgmmas
+four leaf operations the interpreter lacks swapped (errkit_attention/mosaic_gpu.py ``_Ops``: the wgmmas
 become jnp dots of the same shared-memory tiles). Their GPU form is held structurally instead
 (``test_the_matmuls_are_wgmmas``). The interpreter drops a TMA store that runs past the end of
 an array (the GPU writes the rows inside it), so the query length is a whole number of CTA tiles
@@ -37,9 +37,9 @@ import numpy as np
 import pytest
 from support import ROOT, pairwise
 
-from kernel import BlockSizes, mosaic_gpu, ranker_attention, tuning
-from kernel import pallas_attention as pa
-from kernel.reference import attention_reference
+from errkit_attention import BlockSizes, mosaic_gpu, ranker_attention, tuning
+from errkit_attention import pallas_attention as pa
+from errkit_attention.reference import attention_reference
 from tests.kernel.test_lowering import CAPS, HEADS, INTERPRETER_LOOP, MASKS, TRITON_CALL
 from tests.kernel.test_no_padding import SLICING
 
@@ -191,7 +191,7 @@ def _equations(jaxpr):
 ])
 def test_the_forward_is_chosen_by_architecture_dtype_head_dim_and_length(
         what, arch, dtype, head_dim, seq, config, forced, want):
-    """kernel/tuning.py's choice, and what the lowering then holds (planted: an explicit config
+    """errkit_attention/tuning.py's choice, and what the lowering then holds (planted: an explicit config
     taking Mosaic GPU fails here)."""
     assert tuning.gpu_forward(arch, head_dim, jnp.dtype(dtype), (seq, seq),
                               default_tiles=config is None, forced=forced) == want
@@ -264,7 +264,7 @@ TIMEOUT_S = 300  # a case takes 5-25 s alone, up to 3x that on a loaded host
 
 def numerics(case: Case) -> dict:
     """Runs a case (in this process): {"ran": the Mosaic GPU kernel is the forward that ran,
-    "errors": {output: max |error| / max(1, max |reference|)} against kernel.reference in
+    "errors": {output: max |error| / max(1, max |reference|)} against errkit_attention.reference in
     float64}."""
     keys = jax.random.split(jax.random.PRNGKey(0), 4)
     dt = jnp.dtype(case.dtype)

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from kernel import ranker_attention, tuning
+from errkit_attention import ranker_attention, tuning
 from tests.kernel.test_lowering import TRITON_CALL, grad_calls
 from tests.kernel.test_lowering_tpu import MOSAIC_CALL
 

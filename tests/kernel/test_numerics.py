@@ -2,7 +2,7 @@
 oracle of the documented semantics, and Pallas gradients against the XLA path.
 
 The oracle below is written from the specification only (it does not use
-kernel/reference.py). Shapes are small: the Pallas path runs in interpret mode.
+errkit_attention/reference.py). Shapes are small: the Pallas path runs in interpret mode.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kernel import BlockSizes, ranker_attention
-from kernel import _validators
+from errkit_attention import BlockSizes, ranker_attention
+from errkit_attention import _validators
 
 KERNEL_DIR = pathlib.Path(__file__).resolve().parents[2] / "kernel"
 
@@ -318,7 +318,7 @@ def test_vmap_of_pallas_gradient():
 
 
 # ----------------------------------------------------------------------------
-# Contract with kernel/_validators.py.
+# Contract with errkit_attention/_validators.py.
 # ----------------------------------------------------------------------------
 
 

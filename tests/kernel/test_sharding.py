@@ -18,15 +18,15 @@ import numpy as np
 import pytest
 from jax.sharding import Mesh
 
-from kernel import BlockSizes, sharded_ranker_attention
-from kernel import _validators
+from errkit_attention import BlockSizes, sharded_ranker_attention
+from errkit_attention import _validators
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PRELUDE = textwrap.dedent("""
     import jax, jax.numpy as jnp, numpy as np
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-    from kernel import BlockSizes, ranker_attention, sharded_ranker_attention
+    from errkit_attention import BlockSizes, ranker_attention, sharded_ranker_attention
 
     assert jax.device_count() == 8, jax.devices()
     rng = np.random.default_rng(0)
@@ -147,7 +147,7 @@ def test_sharded_validators_called_once_in_order(monkeypatch):
 def test_sharded_accepts_numpy_and_jax_scalars_like_ranker_attention():
     """sm_scale, cap and block sizes as NumPy / JAX scalars: the sharded entry point converts them
     as ranker_attention does (the static config then holds Python ints) and gives its output."""
-    from kernel import ranker_attention
+    from errkit_attention import ranker_attention
 
     mesh = Mesh(np.array(jax.devices()[:1]).reshape(1, 1), ("data", "heads"))
     rng = np.random.default_rng(0)

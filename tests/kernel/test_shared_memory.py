@@ -1,7 +1,7 @@
 """RA214: an explicit config whose tiles cannot fit a GPU's shared memory is refused when traced for
-that GPU (kernel/shared_memory.py), never the tiles the table proves, and only when a GPU is the
+that GPU (errkit_attention/shared_memory.py), never the tiles the table proves, and only when a GPU is the
 target; the lower bound it uses stays below what ptxas measured for every kernel compiled so far
-(kernel/compile_resources.md; tests/kernel/test_compile.py holds it to every kernel it compiles)."""
+(errkit_attention/compile_resources.md; tests/kernel/test_compile.py holds it to every kernel it compiles)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-import kernel
-from kernel import shared_memory, triton_compile, tuning
+import errkit_attention
+from errkit_attention import shared_memory, triton_compile, tuning
 
 RESOURCES = Path(__file__).resolve().parents[2] / "kernel" / "compile_resources.md"
 TILES = re.compile(r"(\d+)x(\d+), (\d+)/(\d+)")
@@ -21,7 +21,7 @@ TILES = re.compile(r"(\d+)x(\d+), (\d+)/(\d+)")
 
 def measured_kernels() -> list[tuple]:
     """(kernel, head_dim, dtype, target, block_q, block_kv, num_stages, shared bytes) of every
-    before / after figure in kernel/compile_resources.md's tables."""
+    before / after figure in errkit_attention/compile_resources.md's tables."""
     found = []
     for line in RESOURCES.read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -63,7 +63,7 @@ def _traced(config, *, arch: str | None = "sm_90a", grad: bool = False, head_dim
     shapes = [jax.ShapeDtypeStruct((1, seq, 2, head_dim), jnp.bfloat16)] * 3
 
     def f(q, k, v):
-        return kernel.ranker_attention(q, k, v, config=config, implementation="pallas")
+        return errkit_attention.ranker_attention(q, k, v, config=config, implementation="pallas")
 
     if grad:
         f = jax.grad(lambda q, k, v, f=f: f(q, k, v).astype(jnp.float32).sum(), argnums=(0, 1, 2))
@@ -99,21 +99,21 @@ def test_tiles_clipped_to_the_sequence_are_what_is_checked():
 
 
 def test_no_gpu_target_no_check():
-    """On a CPU host without kernel.tuning.target the call runs in interpret mode: nothing to fit."""
+    """On a CPU host without errkit_attention.tuning.target the call runs in interpret mode: nothing to fit."""
     if jax.default_backend() != "cpu":
         pytest.skip("on a GPU host every call targets the GPU")
     _traced(kernel.BlockSizes(block_q=512, block_kv=1024), arch=None)
 
 
 def test_a_trace_without_a_target_is_not_reused_for_one():
-    """kernel/attention.py's jitted dispatch caches traces by its static arguments: the one made
+    """errkit_attention/attention.py's jitted dispatch caches traces by its static arguments: the one made
     on the CPU without a target (no check) must not answer the same call traced for a GPU."""
     if jax.default_backend() != "cpu":
         pytest.skip("on a GPU host every call targets the GPU")
     q = k = v = jnp.zeros((1, 1024, 2, 128), jnp.bfloat16)
     config = kernel.BlockSizes(block_q=512, block_kv=1024)
-    call = jax.jit(lambda q, k, v: kernel.ranker_attention(q, k, v, config=config, implementation="pallas"))
+    call = jax.jit(lambda q, k, v: errkit_attention.ranker_attention(q, k, v, config=config, implementation="pallas"))
     call.trace(q, k, v)
     with tuning.target("sm_90a"), pytest.raises(ValueError) as caught:
-        jax.jit(lambda q, k, v: kernel.ranker_attention(q, k, v, config=config, implementation="pallas")).trace(q, k, v)
+        jax.jit(lambda q, k, v: errkit_attention.ranker_attention(q, k, v, config=config, implementation="pallas")).trace(q, k, v)
     assert caught.value.code == "RA214"

@@ -22,9 +22,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kernel import ranker_attention, tuning
-from kernel.tanh_exp2 import TANH_EXP2_MAX_ABS_ERROR, tanh_exp2
-from kernel.triton_compile import lower_for_cuda, triton_calls
+from errkit_attention import ranker_attention, tuning
+from errkit_attention.tanh_exp2 import TANH_EXP2_MAX_ABS_ERROR, tanh_exp2
+from errkit_attention.triton_compile import lower_for_cuda, triton_calls
 
 F32 = np.float32
 CPU_MEASURED = 8.9e-8  # max abs error of tanh_exp2 as this CPU runs it

@@ -1,4 +1,4 @@
-"""The structure of the TPU kernels (kernel/pallas_tpu.py, issue 49), checked without a TPU:
+"""The structure of the TPU kernels (errkit_attention/pallas_tpu.py, issue 49), checked without a TPU:
 
 - each of its choices (``Options``: q scaled in XLA, only partial tiles masked, the compacted
   causal grid, partial tiles in chunks, dK/dV on transposed tiles, lse / delta as rows), turned
@@ -22,8 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kernel import BlockSizes, pallas_attention as pa, pallas_tpu, ranker_attention, tuning
-from kernel.reference import attention_reference
+from errkit_attention import BlockSizes, pallas_attention as pa, pallas_tpu, ranker_attention, tuning
+from errkit_attention.reference import attention_reference
 
 O = pallas_tpu.Options
 BASE = O(kv_chunk=128)  # the default structure, with chunks that the small tiles below can hold

@@ -1,4 +1,4 @@
-"""kernel/tuning.py's table reaches the kernels, and kernel/triton_compile.py reads what it should.
+"""errkit_attention/tuning.py's table reaches the kernels, and errkit_attention/triton_compile.py reads what it should.
 
 Fast: no Triton compile here (tests/kernel/test_compile.py compiles every row, marked slow).
 """
@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from kernel import BlockSizes, ranker_attention, triton_compile, tuning
+from errkit_attention import BlockSizes, ranker_attention, triton_compile, tuning
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -56,7 +56,7 @@ def test_architectures():
     with tuning.target("tpu"):
         assert tuning.current_arch() == "tpu"
     # A TPU takes its own rows (tiles only; head_dim 80 the 128 rows; float16 float32's: it
-    # computes in float32 there, kernel/pallas_tpu.py compute_dtype).
+    # computes in float32 there, errkit_attention/pallas_tpu.py compute_dtype).
     def rows(dtype):
         fwd, dq, dkdv = (tuning.TPU_TABLE[(128, dtype, p)] for p in tuning.PASSES)
         return BlockSizes(block_q=fwd[0], block_kv=fwd[1], block_q_dkv=dkdv[0],
@@ -119,7 +119,7 @@ def test_a_call_with_a_partial_last_block_takes_the_masked_launch(seq, masked):
 def _grid(pass_, block_q, block_kv, seq, min_q_block):
     """CUDA's (x, y, z) of a kernel of _calls (4 query heads over 2 kv heads, batch 1): the grid
     (tiles, batch x heads), the tile axis first (CUDA's x, the fastest), z unused; the forward and dQ stack the group's 2 query heads
-    in a tile when it keeps 16 rows of each (kernel/pallas_attention.py _pack), so their tiles hold
+    in a tile when it keeps 16 rows of each (errkit_attention/pallas_attention.py _pack), so their tiles hold
     block_q / 2 rows of each head; dK/dV (or the fused backward) run one program per kv head."""
     if pass_ in ("dkdv", tuning.FUSED):
         return (seq // block_kv, 2, 1)
@@ -154,7 +154,7 @@ def test_backward_kernel_forces_the_split_backward():
 
 def test_the_pinned_triton_is_the_extra():
     """pyproject.toml's gpu-compile extra, and the test extra the README's test command installs, pin
-    the release kernel/triton_compile.py reads."""
+    the release errkit_attention/triton_compile.py reads."""
     text = (ROOT / "pyproject.toml").read_text()
     assert re.search(r'^gpu-compile = \["triton==([\d.]+)"\]$', text, re.M).group(1) == \
         triton_compile.TRITON_VERSION
@@ -195,7 +195,7 @@ def test_what_does_not_fit_is_told():
 
 def test_tpu_defaults_tile_the_benchmark_shape():
     """On a TPU host (tuning.target("tpu")) the 16-bit head_dim 128 rows give 1024 x 1024 tiles,
-    and a causal call without a bound walks the compacted grid (kernel/pallas_tpu.py): at B=1,
+    and a causal call without a bound walks the compacted grid (errkit_attention/pallas_tpu.py): at B=1,
     S=4096, Hq=4, Hk=2 the forward's grid is (1, 4, 10), one step per needed tile (1 + 2 + 3 + 4),
     40 steps (the rectangle of these tiles: 64; 512 x 1024 tiles before issue 49: 128; 128 x 128
     tiles: 4,096), and forward+backward 120 (dK/dV: (1, 2, 10, 2), its kv heads' query groups)."""

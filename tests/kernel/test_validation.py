@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kernel import BlockSizes, _validators, ranker_attention, sharded_ranker_attention
+from errkit_attention import BlockSizes, _validators, ranker_attention, sharded_ranker_attention
 
 ROOT = Path(__file__).resolve().parents[2]
 B, S, H, KV, D = 2, 32, 4, 2, 16
@@ -43,7 +43,7 @@ def sharded(**overrides):
 
 def _for_hopper(f):
     """f traced as for an H100 (RA214 checks tiles only when a GPU is the target)."""
-    from kernel import tuning
+    from errkit_attention import tuning
 
     with tuning.target("sm_90a"):
         return jax.jit(f).trace()
@@ -116,7 +116,7 @@ def test_default_implementation_follows_the_default_backend(monkeypatch, backend
     on the CPU and elsewhere (planted: the TPU left out of the kernel's backends -> fails)."""
     import jax
 
-    from kernel.attention import resolve_implementation
+    from errkit_attention.attention import resolve_implementation
 
     monkeypatch.setattr(jax, "default_backend", lambda: backend)
     assert resolve_implementation(None) == expected
@@ -161,7 +161,7 @@ def test_divisibility_against_a_real_mesh():
     script = textwrap.dedent(
         f"""
         import jax, jax.numpy as jnp, numpy as np
-        from kernel import sharded_ranker_attention, _validators
+        from errkit_attention import sharded_ranker_attention, _validators
         mesh = jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("data", "model"))
         def expect(code, **kw):
             q = jnp.zeros(kw.pop("q", (4, 16, 4, 16)), jnp.float32)

@@ -120,7 +120,7 @@ def test_the_sdist_holds_every_tracked_file_but_the_ci_configuration(install):
     assert not expected - shipped, f"tracked files missing from the sdist: {_some(expected - shipped)}"
     assert not shipped - expected - untracked, f"files in the sdist git does not track: {_some(shipped - expected - untracked)}"
     for required in ("LICENSE", "README.md", "pyproject.toml", "catalog/errkit.yaml", "site/mkdocs.yml",
-                     "tests/support.py", "tests/fixtures/site/harness.js", "errkit/scan/__init__.py", "kernel/__init__.py",
+                     "tests/support.py", "tests/fixtures/site/harness.js", "errkit/scan/__init__.py", "errkit_attention/__init__.py",
                      "benchmarks/run.py", "scripts/harvest.py"):
         assert required in shipped, required
     assert not [p for p in shipped if p.startswith(NOT_IN_SDIST)]
@@ -135,10 +135,13 @@ def test_the_wheel_holds_errkit_whole_and_nothing_else(install):
     files = _wheel_files(install.wheel)
     dist_info = {p.split("/", 1)[0] for p in files if ".dist-info/" in p}
     assert len(dist_info) == 1
-    # errkit, and the one-line errkit-hook.pth that turns on `ERRKIT_EXPLAIN=1` (setup.py, errkit/integrations/excepthook.py)
-    assert {p.split("/", 1)[0] for p in files} == {"errkit", "errkit-hook.pth"} | dist_info, "only errkit goes into site-packages"
+    # errkit, its attention kernel under a name no user's module has (issue 52: a top-level `kernel`
+    # would overwrite one), and the one-line errkit-hook.pth that turns on `ERRKIT_EXPLAIN=1`
+    # (setup.py, errkit/integrations/excepthook.py)
+    assert {p.split("/", 1)[0] for p in files} == {"errkit", "errkit_attention", "errkit-hook.pth"} | dist_info, \
+        "only errkit and errkit_attention go into site-packages"
     # Every file of errkit/ the sdist holds is in the wheel: modules, subpackages, the index, templates.
-    package = {p for p in _sdist_files(install.sdist) if p.startswith("errkit/")}
+    package = {p for p in _sdist_files(install.sdist) if p.startswith(("errkit/", "errkit_attention/")) and not p.endswith(".md")}
     assert not package - files, f"missing from the wheel: {_some(package - files)}"
     (info,) = dist_info
     assert f"{info}/licenses/LICENSE" in files
@@ -147,7 +150,7 @@ def test_the_wheel_holds_errkit_whole_and_nothing_else(install):
         assert "License-Expression: Apache-2.0" in metadata.splitlines()
         assert "License-File: LICENSE" in metadata.splitlines()
         assert zf.read(f"{info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
-        assert zf.read(f"{info}/top_level.txt").decode().split() == ["errkit"]
+        assert zf.read(f"{info}/top_level.txt").decode().split() == ["errkit", "errkit_attention"]
 
 
 def test_the_license_is_apache_2_0():
@@ -168,16 +171,19 @@ def test_the_venv_has_errkit_and_no_kernel_package(install):
     assert (sp / "errkit" / "_index.json").read_bytes() == (ROOT / "errkit" / "_index.json").read_bytes()
     proc = _run([install.python, "-c", "import errkit; print(errkit.__file__)"], install)
     assert Path(proc.stdout.strip()).is_relative_to(sp), proc.stdout + proc.stderr
-    proc = _run([install.python, "-c", "import kernel"], install)
-    assert proc.returncode == 1 and "No module named 'kernel'" in proc.stderr
+    assert (sp / "errkit_attention" / "attention.py").is_file() and (sp / "errkit_attention" / "_validators.py").is_file()
+    # without the `kernel` extra (jax) the kernel says what it lacks
+    proc = _run([install.python, "-c", "import errkit_attention"], install)
+    assert proc.returncode == 1 and "No module named 'jax'" in proc.stderr, proc.stderr[-2000:]
 
 
 def test_the_checkout_imports_its_kernel_from_the_repository():
-    """kernel/ is not installed: the tests find it through pytest's pythonpath (pyproject.toml)."""
+    """The tests import errkit_attention/ from the checkout (pytest's pythonpath, pyproject.toml; an
+    editable install points there too), not from an installed copy."""
     import importlib.util
 
-    spec = importlib.util.find_spec("kernel")
-    assert spec is not None and Path(spec.origin).resolve() == ROOT / "kernel" / "__init__.py"
+    spec = importlib.util.find_spec("errkit_attention")
+    assert spec is not None and Path(spec.origin).resolve() == ROOT / "errkit_attention" / "__init__.py"
 
 
 def test_pytest_finds_the_kernel_from_any_working_folder(tmp_path):

@@ -78,7 +78,7 @@ def test_entry_address_with_values_shows_the_fixes_for_them(browser, served, err
     shown = _suggestions(page)
     # the address tells no kernel: the values valid for every kernel raising RA105, each one's own below (issue 47)
     assert shown[0][0] == "valid num_kv_heads: 2, 4"
-    assert "raised by errkit's ranker attention kernel (kernel.ranker_attention): 1, 2, 3, 4, 6, 12" in _cases(page)[0][0]
+    assert "raised by errkit's ranker attention kernel (errkit_attention.ranker_attention): 1, 2, 3, 4, 6, 12" in _cases(page)[0][0]
     assert shown == _expected("RA105", {"num_q_heads": 12, "num_kv_heads": 8}), "the same numbers as errkit explain"
 
     # other values, other fixes (not the example's); a shape read from commas, as query_string writes it
@@ -86,7 +86,7 @@ def test_entry_address_with_values_shows_the_fixes_for_them(browser, served, err
     page.wait_for_selector("#errkit-values[data-ready=yes]")
     assert _suggestions(page) == _expected("RA105", {"num_q_heads": 10, "num_kv_heads": 4})
     assert _suggestions(page)[0][0] == "valid num_kv_heads: 2"
-    assert "raised by errkit's ranker attention kernel (kernel.ranker_attention): 1, 2, 5, 10" in _cases(page)[0][0]
+    assert "raised by errkit's ranker attention kernel (errkit_attention.ranker_attention): 1, 2, 5, 10" in _cases(page)[0][0]
     page.goto(served + "errors/RA102/?q_shape=8,64,8,128&k_shape=1,512,2,128")
     page.wait_for_selector("#errkit-values[data-ready=yes]")
     assert _suggestions(page) == _expected("RA102", {"q_shape": (8, 64, 8, 128), "k_shape": (1, 512, 2, 128)})
@@ -154,7 +154,7 @@ def test_back_from_an_entry_restores_the_paste_and_its_result(browser, served, e
     page.wait_for_url(re.compile(r".*/errors/RA105/\?num_q_heads=12&num_kv_heads=8$"))
     page.wait_for_selector("#errkit-values[data-ready=yes]")
     assert _suggestions(page)[0][0] == "valid num_kv_heads: 2, 4", "the entry opened with the pasted values"
-    assert "raised by errkit's ranker attention kernel (kernel.ranker_attention): 1, 2, 3, 4, 6, 12" in _cases(page)[0][0]
+    assert "raised by errkit's ranker attention kernel (errkit_attention.ranker_attention): 1, 2, 3, 4, 6, 12" in _cases(page)[0][0]
 
     page.go_back()
     page.wait_for_url(re.compile(r".*/paste/#text=.*"))
@@ -244,7 +244,7 @@ def test_the_entry_example_never_recommends_the_readers_failing_value(browser, s
     page.goto(served + "errors/RA105/?num_q_heads=14&num_kv_heads=4")
     page.wait_for_selector("#errkit-values[data-ready=yes][data-folded=yes]", timeout=15000)
     assert _suggestions(page)[0][0] == "valid num_kv_heads: 2"
-    assert "raised by errkit's ranker attention kernel (kernel.ranker_attention): 1, 2, 7, 14" in _cases(page)[0][0]
+    assert "raised by errkit's ranker attention kernel (errkit_attention.ranker_attention): 1, 2, 7, 14" in _cases(page)[0][0]
     shown = page.evaluate(VISIBLE)
     # the example (12 query heads) suggests 4 kv heads, the reader's failing value for 14
     for example in ("12, 4", "1, 2, 3, 4, 6, 12", "With the example's values"):
@@ -252,7 +252,7 @@ def test_the_entry_example_never_recommends_the_readers_failing_value(browser, s
     assert not page.locator(".errkit-example--first").is_visible()
     # under Fixes: each fix's suggestions for the reader's values, its worked example folded and labelled
     yours = page.locator(".errkit-example-yours[data-fix='1']")
-    assert "valid num_kv_heads: 2\n" in yours.inner_text() and "raised by errkit's ranker attention kernel (kernel.ranker_attention): 1, 2, 7, 14" in yours.inner_text()
+    assert "valid num_kv_heads: 2\n" in yours.inner_text() and "raised by errkit's ranker attention kernel (errkit_attention.ranker_attention): 1, 2, 7, 14" in yours.inner_text()
     folds = page.locator("details.errkit-example-fold")
     assert folds.count() == 2
     for n in range(2):
@@ -325,11 +325,11 @@ def test_values_not_read_say_why_and_sizes_read_in_binary_units(browser, served,
     page.wait_for_selector("#errkit-values[data-ready=yes]")
     assert _suggestions(page) == _expected("RA105", {"num_q_heads": 10**13, "num_kv_heads": 8})
     assert _suggestions(page)[0][0].startswith("valid num_kv_heads: 2, 4, 8, 16, 32, 64, 80, 128, 160, 256, ")
-    assert any(c.startswith("raised by errkit's ranker attention kernel (kernel.ranker_attention): 1, 2, 4, 5, 8, 10, 16, 20, 25, 32, 40, 50, 64, 80, ") for c in _cases(page)[0][0])
+    assert any(c.startswith("raised by errkit's ranker attention kernel (errkit_attention.ranker_attention): 1, 2, 4, 5, 8, 10, 16, 20, 25, 32, 40, 50, 64, 80, ") for c in _cases(page)[0][0])
     page.goto(served + "errors/RA105/?num_q_heads=99999999999973&num_kv_heads=8")  # a prime near 10^14
     page.wait_for_selector("#errkit-values[data-ready=yes]")
     assert _suggestions(page)[0][0] == "valid num_kv_heads: none satisfies every constraint"  # (an odd prime: some kernels take even counts only)
-    assert "raised by errkit's ranker attention kernel (kernel.ranker_attention): 1, 99999999999973" in _cases(page)[0][0]
+    assert "raised by errkit's ranker attention kernel (errkit_attention.ranker_attention): 1, 99999999999973" in _cases(page)[0][0]
     page.goto(served + "errors/RA105/?num_q_heads=18446744073709551617&num_kv_heads=8")  # 2^64 + 1
     page.wait_for_selector("#errkit-values[data-ready=yes]")
     assert _suggestions(page)[0][0] == "valid num_kv_heads: not computed: divisors of a number over 2**64 are not computed"
@@ -366,7 +366,7 @@ def test_paste_result_comes_first_and_the_view_moves_to_it(browser, served, erro
     assert order == ["errkit-fixes", "values", "errkit-result__facts", "errkit-result__means"], order
     # as `errkit explain` answers the paste: four kernels raise this wording, the text tells none of them (issue 47)
     first = card.locator(".errkit-suggestion").first.inner_text()
-    assert first.startswith("valid num_kv_heads: 2\n") and "raised by errkit's ranker attention kernel (kernel.ranker_attention): 1, 2, 7, 14" in first, first
+    assert first.startswith("valid num_kv_heads: 2\n") and "raised by errkit's ranker attention kernel (errkit_attention.ranker_attention): 1, 2, 7, 14" in first, first
 
     # typing leaves the caret where it is
     page.fill("#errkit-input", "")

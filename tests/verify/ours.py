@@ -1,4 +1,4 @@
-"""Runners of this project's kernel (kernel.ranker_attention, kernel.sharded_ranker_attention), through
+"""Runners of this project's kernel (errkit_attention.ranker_attention, errkit_attention.sharded_ranker_attention), through
 its public API.
 
 Inputs are zeros of the shapes the params give (small defaults for what the message does not show).
@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import AbstractMesh, Mesh
 
-from kernel import BlockSizes, ranker_attention, sharded_ranker_attention
+from errkit_attention import BlockSizes, ranker_attention, sharded_ranker_attention
 from verify import register
 
 B, S, HQ, HKV, D = 2, 16, 2, 1, 16  # defaults for what a message does not show
@@ -202,10 +202,10 @@ def block_sizes(p: dict):
 
 @register("RA214")
 def tiles_exceed_shared_memory(p: dict):
-    """The params' tiles for their kernel, traced for their GPU from the CPU (kernel.tuning.target:
+    """The params' tiles for their kernel, traced for their GPU from the CPU (errkit_attention.tuning.target:
     Triton's kernels, checked when traced, as on that GPU); the other kernels take the table's
     tiles. A backward kernel is traced under jax.grad (dQ and dK/dV with the split backward)."""
-    from kernel import tuning
+    from errkit_attention import tuning
 
     fields = dict(re.findall(r"(\w+)=(\d+)", p["tiles"]))
     fields = {name: int(value) for name, value in fields.items()}

@@ -1,4 +1,4 @@
-"""This project's kernel (kernel.ranker_attention, kernel.sharded_ranker_attention): batch, lengths,
+"""This project's kernel (errkit_attention.ranker_attention, errkit_attention.sharded_ranker_attention): batch, lengths,
 query and kv heads, head_dim, dtype, the implementation, BlockSizes, causal, jax.grad, and the mesh
 axes of a sharded call.
 
@@ -69,7 +69,7 @@ def run(call: dict, platform: str = "cpu"):
     import jax
     import jax.numpy as jnp
 
-    from kernel import BlockSizes, ranker_attention, sharded_ranker_attention
+    from errkit_attention import BlockSizes, ranker_attention, sharded_ranker_attention
 
     impl = call["implementation"]
     if platform == "tpu" and impl == "pallas" and call["head_axis_size"] is None and call["batch_axis_size"] is None:

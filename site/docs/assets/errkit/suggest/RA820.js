@@ -33,14 +33,14 @@
       ],
       [
         ["shrink factor needed", ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }, [
-          ["raised by errkit's ranker attention kernel (kernel.ranker_attention)", {"raised_by": "ranker"}, ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
+          ["raised by errkit's ranker attention kernel (errkit_attention.ranker_attention)", {"raised_by": "ranker"}, ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
           ["raised by JAX Pallas GPU (Triton) attention", {"raised_by": "gpu-mha"}, ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
           ["raised by JAX Pallas GPU decode attention", {"raised_by": "gpu-decode"}, ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
           ["raised by JAX Pallas GPU paged attention", {"raised_by": "gpu-paged"}, ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
           ["raised by PyTorch FlexAttention (torch.compile)", {"raised_by": "torch-flex"}, ["hardware_limit", "required"], function (p, m) { return m.call("round", [R.truediv(p["required"], p["hardware_limit"]), 2n]); }],
         ]],
         ["divide BLOCK_M x BLOCK_N x num_stages by", ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }, [
-          ["raised by errkit's ranker attention kernel (kernel.ranker_attention)", {"raised_by": "ranker"}, ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
+          ["raised by errkit's ranker attention kernel (errkit_attention.ranker_attention)", {"raised_by": "ranker"}, ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
           ["raised by JAX Pallas GPU (Triton) attention", {"raised_by": "gpu-mha"}, ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
           ["raised by JAX Pallas GPU decode attention", {"raised_by": "gpu-decode"}, ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],
           ["raised by JAX Pallas GPU paged attention", {"raised_by": "gpu-paged"}, ["hardware_limit", "required"], function (p, m) { return m.call("next_power_of_two", [R.neg(R.floordiv(R.neg(p["required"]), p["hardware_limit"]))]); }],

@@ -12,7 +12,7 @@
           ["raised by JAX Pallas GPU (Triton) attention", {"raised_by": "gpu-mha"}, [], function (p, m) { return 16n; }],
           ["raised by JAX Pallas GPU decode attention", {"raised_by": "gpu-decode"}, [], function (p, m) { return 16n; }],
           ["raised by JAX Pallas GPU paged attention", {"raised_by": "gpu-paged"}, [], function (p, m) { return 16n; }],
-          ["raised by errkit's ranker attention kernel (kernel.ranker_attention)", {"raised_by": "ranker"}, [], function (p, m) { return 16n; }],
+          ["raised by errkit's ranker attention kernel (errkit_attention.ranker_attention)", {"raised_by": "ranker"}, [], function (p, m) { return 16n; }],
         ]],
       ],
       [

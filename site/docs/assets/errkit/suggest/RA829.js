@@ -13,14 +13,14 @@
           ["raised by JAX Pallas TPU splash attention", {"raised_by": "splash"}, ["array_size", "mesh_size"], function (p, m) { return m.call("next_multiple", [p["array_size"], p["mesh_size"]]); }],
           ["raised by JAX Pallas TPU ragged paged attention", {"raised_by": "tpu-ragged"}, ["array_size", "mesh_size"], function (p, m) { return m.call("next_multiple", [p["array_size"], p["mesh_size"]]); }],
           ["raised by JAX Pallas GPU (Triton) attention", {"raised_by": "gpu-mha"}, ["array_size", "mesh_size"], function (p, m) { return m.call("next_multiple", [p["array_size"], p["mesh_size"]]); }],
-          ["raised by errkit's ranker attention kernel (kernel.ranker_attention)", {"raised_by": "ranker"}, ["array_size", "mesh_size"], function (p, m) { return m.call("next_multiple", [p["array_size"], p["mesh_size"]]); }],
+          ["raised by errkit's ranker attention kernel (errkit_attention.ranker_attention)", {"raised_by": "ranker"}, ["array_size", "mesh_size"], function (p, m) { return m.call("next_multiple", [p["array_size"], p["mesh_size"]]); }],
         ]],
         ["padding to add", ["array_size", "mesh_size"], function (p, m) { return R.sub(m.call("next_multiple", [p["array_size"], p["mesh_size"]]), p["array_size"]); }, [
           ["raised by JAX Pallas TPU flash attention", {"raised_by": "tpu-flash"}, ["array_size", "mesh_size"], function (p, m) { return R.sub(m.call("next_multiple", [p["array_size"], p["mesh_size"]]), p["array_size"]); }],
           ["raised by JAX Pallas TPU splash attention", {"raised_by": "splash"}, ["array_size", "mesh_size"], function (p, m) { return R.sub(m.call("next_multiple", [p["array_size"], p["mesh_size"]]), p["array_size"]); }],
           ["raised by JAX Pallas TPU ragged paged attention", {"raised_by": "tpu-ragged"}, ["array_size", "mesh_size"], function (p, m) { return R.sub(m.call("next_multiple", [p["array_size"], p["mesh_size"]]), p["array_size"]); }],
           ["raised by JAX Pallas GPU (Triton) attention", {"raised_by": "gpu-mha"}, ["array_size", "mesh_size"], function (p, m) { return R.sub(m.call("next_multiple", [p["array_size"], p["mesh_size"]]), p["array_size"]); }],
-          ["raised by errkit's ranker attention kernel (kernel.ranker_attention)", {"raised_by": "ranker"}, ["array_size", "mesh_size"], function (p, m) { return R.sub(m.call("next_multiple", [p["array_size"], p["mesh_size"]]), p["array_size"]); }],
+          ["raised by errkit's ranker attention kernel (errkit_attention.ranker_attention)", {"raised_by": "ranker"}, ["array_size", "mesh_size"], function (p, m) { return R.sub(m.call("next_multiple", [p["array_size"], p["mesh_size"]]), p["array_size"]); }],
         ]],
       ],
       [
@@ -29,7 +29,7 @@
           ["raised by JAX Pallas TPU splash attention", {"raised_by": "splash"}, ["array_size"], function (p, m) { return m.call("divisors", [p["array_size"]]); }],
           ["raised by JAX Pallas TPU ragged paged attention", {"raised_by": "tpu-ragged"}, ["array_size"], function (p, m) { return m.call("divisors", [p["array_size"]]); }],
           ["raised by JAX Pallas GPU (Triton) attention", {"raised_by": "gpu-mha"}, ["array_size"], function (p, m) { return m.call("divisors", [p["array_size"]]); }],
-          ["raised by errkit's ranker attention kernel (kernel.ranker_attention)", {"raised_by": "ranker"}, ["array_size"], function (p, m) { return m.call("divisors", [p["array_size"]]); }],
+          ["raised by errkit's ranker attention kernel (errkit_attention.ranker_attention)", {"raised_by": "ranker"}, ["array_size"], function (p, m) { return m.call("divisors", [p["array_size"]]); }],
         ]],
       ],
       [

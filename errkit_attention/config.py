@@ -1,4 +1,4 @@
-"""Block sizes of the Pallas kernel. Plain data: validation lives in kernel/_validators.py."""
+"""Block sizes of the Pallas kernel. Plain data: validation lives in errkit_attention/_validators.py."""
 
 from __future__ import annotations
 

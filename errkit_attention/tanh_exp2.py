@@ -1,6 +1,6 @@
 """The soft-cap's tanh from one exp2 (``tanh_exp2``) and its error bound, shared by the kernels
-that take it: the Triton / interpret kernels (kernel/pallas_attention.py) and the Mosaic GPU
-forward (kernel/mosaic_gpu.py), which import it from here rather than from each other.
+that take it: the Triton / interpret kernels (errkit_attention/pallas_attention.py) and the Mosaic GPU
+forward (errkit_attention/mosaic_gpu.py), which import it from here rather than from each other.
 
 Why: jnp.tanh lowers for CUDA to libdevice's __nv_tanhf, a range-split polynomial + exp per
 element; one exp2 (__nv_exp2f, ex2.approx) and a division serve instead. Pallas'

@@ -1,7 +1,7 @@
 """Public API: ``ranker_attention``.
 
 Reads top to bottom: configuration -> input checks -> dispatch. Every input
-error is reported by kernel/_validators.py; nothing below them raises.
+error is reported by errkit_attention/_validators.py; nothing below them raises.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import math
 import jax
 import jax.numpy as jnp
 
-from kernel import _validators, tuning
-from kernel.config import BlockSizes
-from kernel.pallas_attention import pallas_attention
-from kernel.reference import attention_reference
+from errkit_attention import _validators, tuning
+from errkit_attention.config import BlockSizes
+from errkit_attention.pallas_attention import pallas_attention
+from errkit_attention.reference import attention_reference
 
 
 # jax.default_backend() names: "gpu" for CUDA and ROCm (their platform names accepted too), "tpu".
@@ -96,7 +96,7 @@ def dispatch(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
         # Values the validators could not read: clamped, never wrapped by the int32 cast (any
         # value from kv_seq_len up already makes every key context). checkify reports them.
         bound = jnp.clip(bound, 0, k.shape[1]).astype(jnp.int32)
-    # The architecture whose table row (kernel/tuning.py) the kernel takes: a static argument,
+    # The architecture whose table row (errkit_attention/tuning.py) the kernel takes: a static argument,
     # read outside the jit so that tuning.target() is never hidden by its trace cache.
     arch = tuning.current_arch() if impl == "pallas" else None
     forward = tuning.current_forward() if impl == "pallas" else None  # tuning.forward_kernel()
@@ -123,7 +123,7 @@ def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl, arc
         q, k, v, bound=bound, causal=causal, sm_scale=sm_scale, cap=cap,
         cap_method=cap_method, config=config,
         # Interpret mode on CPU, Triton on GPU (on Hopper, Mosaic GPU's forward for 16-bit
-        # inputs: kernel/tuning.py gpu_forward): chosen when the call is lowered, not
+        # inputs: errkit_attention/tuning.py gpu_forward): chosen when the call is lowered, not
         # traced, so a function exported for CUDA from a CPU host holds the kernel.
         interpret=None, arch=arch, forward=forward, backward=backward, fits_on=fits_on)
 
@@ -158,7 +158,7 @@ def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
       cap_method: "tanh" (cap * tanh(s / cap)), "soft_sign" (s / (1 + |s| / cap))
         or "none".
       config: kernel.BlockSizes for the Pallas kernel, None for the defaults: per
-        architecture, head_dim, dtype and pass, from kernel/tuning.py's table (whose
+        architecture, head_dim, dtype and pass, from errkit_attention/tuning.py's table (whose
         every row a compile check proves to fit its GPU); NumPy / JAX integer sizes
         (BlockSizes(np.int64(64), 64)) count as ints.
       implementation: "pallas", "xla", or None: "pallas" when jax's default
@@ -169,7 +169,7 @@ def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
         implementation="pallas".
         "pallas" is lowered as Triton kernels for a GPU (on Hopper, the forward of
         bfloat16 / float16 inputs at head_dim 64, 128 or 256 with config=None as a
-        Mosaic GPU kernel, kernel/mosaic_gpu.py), as Mosaic kernels for
+        Mosaic GPU kernel, errkit_attention/mosaic_gpu.py), as Mosaic kernels for
         a TPU, and run in Pallas' interpret mode on the CPU; which one is decided when the function is
         lowered, not traced, so `jax.jit(f).trace(...).lower(
         lowering_platforms=("cuda",))` on a CPU host holds the GPU kernels.

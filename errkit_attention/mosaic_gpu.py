@@ -1,8 +1,8 @@
 """Mosaic GPU forward of ranker attention for Hopper (sm_90a): FlashAttention-3's design in Pallas.
 
-The "cuda" branch of the forward's platform choice in kernel/pallas_attention.py, taken on
+The "cuda" branch of the forward's platform choice in errkit_attention/pallas_attention.py, taken on
 sm_90a for bfloat16 / float16 inputs at head_dim 64, 128 or 256 with the default tiles
-(kernel/tuning.py ``gpu_forward``); the backward stays Triton's. ``forward`` takes the arguments
+(errkit_attention/tuning.py ``gpu_forward``); the backward stays Triton's. ``forward`` takes the arguments
 of the Triton forward there (q [b, sq, hq, d]; k, v [b, skv, hkv, d]; the bound last when there
 is one, already clipped to [0, kv_len]) and returns its results: o, and with ``with_lse`` the
 log-sum-exp in base 2, [b, hq, sq] float32, which the Triton backward reads.
@@ -24,14 +24,14 @@ The key blocks visited are one list for the producer and both consumers, so that
 of every barrier is waited by each of its waiters: the blocks the CTA's rows may attend, i.e.
 the context [0, ctx) (causal: up to the CTA's last row) and, with a bound, the diagonal blocks
 after it. Blocks past them are never loaded (causal block skipping). A consumer masks
-(kernel/tiles.py ``allowed``, the mask of kernel/reference.py) only the blocks not wholly
+(errkit_attention/tiles.py ``allowed``, the mask of errkit_attention/reference.py) only the blocks not wholly
 visible to its own rows. A block wholly masked for a consumer's rows (at most one per list,
 where the two consumers' diagonals differ) is computed anyway and changes nothing: MASK_VALUE is
 finite, so after a visible key its probabilities are exp2(MASK_VALUE - m) = 0, and before one
 what it summed is rescaled by that same 0 (every real row sees a key: itself, or key 0).
 
 Sequence lengths are multiples of 8 (TMA copies into shared memory tiled in 8-row tiles refuse
-others; kernel/tuning.py sends those calls to Triton), not necessarily of the tiles: TMA loads
+others; errkit_attention/tuning.py sends those calls to Triton), not necessarily of the tiles: TMA loads
 zero-fill the rows past the end of q, k and v, TMA stores drop them, keys past kv_len are
 masked. Nothing is padded or sliced in XLA.
 
@@ -60,9 +60,9 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import mosaic_gpu as plgpu
 
-from kernel.reference import MASK_VALUE, soft_cap
-from kernel.tanh_exp2 import tanh_exp2
-from kernel.tiles import allowed, div
+from errkit_attention.reference import MASK_VALUE, soft_cap
+from errkit_attention.tanh_exp2 import tanh_exp2
+from errkit_attention.tiles import allowed, div
 
 # --------------------------------------------------------------------------
 # Configuration.
@@ -186,7 +186,7 @@ def _whole_blocks(st, i0, bkv: int, ctx):
 
 def _capped(s, st):
     """The capped logits in base 2 of raw scores s = q k^T: soft_cap(s * sm_scale) * log2(e),
-    the cap's tanh being kernel/tanh_exp2.py's (as the Triton kernels'), without
+    the cap's tanh being errkit_attention/tanh_exp2.py's (as the Triton kernels'), without
     a cap log2(e) folded into the scale."""
     if st.cap is None or st.cap_method == "none":
         return s * (st.sm_scale * _LOG2E)
@@ -215,7 +215,7 @@ def _interpret_params(st, q_len: int, bkv: int):
 
 
 def forward(*args, st, with_lse: bool, interpret: bool = False):
-    """[q, k, v, (bound)] -> (o,) or (o, lse), as kernel/pallas_attention.py's ``_forward``.
+    """[q, k, v, (bound)] -> (o,) or (o, lse), as errkit_attention/pallas_attention.py's ``_forward``.
 
     st: that module's ``_Static`` (lengths, group, scale, cap, mask; its tiles are Triton's and
     unused here); interpret: run in Mosaic GPU's interpreter (module docstring)."""

@@ -14,7 +14,7 @@ BlockSizes' block_kv_dkv and block_q_dkv; for ``fwd`` and ``dq`` the other way r
 explicit ``config`` replaces the tiles, not the num_warps / num_stages.
 
 tests/kernel/test_compile.py lowers the public API for CUDA and compiles every kernel with
-Triton for both targets with these parameters (kernel/triton_compile.py): each row holds on its
+Triton for both targets with these parameters (errkit_attention/triton_compile.py): each row holds on its
 target's per-CTA shared memory and spills no register. The figures after each row are what that
 check measured (shared memory bytes per CTA, registers per thread) for the heaviest variant
 (bound + causal, tanh cap, GQA, sequences that are not a multiple of the tile); re-measure with
@@ -29,7 +29,7 @@ lowers for sm_80 that way).
 
 Which forward kernel on a CUDA GPU (``gpu_forward``): on Hopper (sm_90a), for bfloat16 / float16
 inputs at head_dim 64, 128 or 256 whose sequence lengths are multiples of 8, with the default
-tiles (``config=None``), the Mosaic GPU kernel of kernel/mosaic_gpu.py (its own tiles, CONFIGS
+tiles (``config=None``), the Mosaic GPU kernel of errkit_attention/mosaic_gpu.py (its own tiles, CONFIGS
 there); Triton (this table) for everything else: float32, other head dims, other lengths (Mosaic
 GPU's TMA copies into swizzled tiles of 8 rows refuse them), sm_80, an explicit ``config``
 (whose tiles are Triton's), ROCm. The backward is Triton's either way. ``forward_kernel("triton")`` forces Triton for the functions
@@ -44,7 +44,7 @@ import contextlib
 import contextvars
 import dataclasses
 
-from kernel.config import BlockSizes
+from errkit_attention.config import BlockSizes
 
 ARCHES = ("sm_90a", "sm_80")
 DEFAULT_ARCH = "sm_90a"
@@ -68,7 +68,7 @@ class Launch:
 # 16 x 64, 32 x 32, 16 x 32, 16 x 16), 8 or 4 warps, 3 stages down to 1; the first that fits (no
 # spill, within the CTA's shared memory) is the row. The float16 rows are bfloat16's (their
 # figures are bfloat16's; the check compiles both). The fused backward fits every cell of both
-# architectures, so no cell keeps the split one (its dq / dkdv rows, before: kernel/compile_resources.md).
+# architectures, so no cell keeps the split one (its dq / dkdv rows, before: errkit_attention/compile_resources.md).
 # A call whose tiles are all whole (every sequence a multiple of its blocks, head_dim a power of
 # two) takes the row; a call with masked tiles (a partial last block, or head_dim 80 / 96 in
 # 128-wide tiles), the row's "masked" launch where it names one: the masked loads / stores cost
@@ -144,7 +144,7 @@ TABLE, MASKED, PACK = _parse(_ROWS)
 # then never read.
 _PLAIN = Launch(BlockSizes.block_q, BlockSizes.block_kv, 4, 3)
 
-# TPU (Mosaic, kernel/pallas_tpu.py): tiles only, per padded head_dim, 16-bit or float32 (float16
+# TPU (Mosaic, errkit_attention/pallas_tpu.py): tiles only, per padded head_dim, 16-bit or float32 (float16
 # computes in float32 there: its rows), and pass. Every row measured on a TPU v5e (jax 0.10.2,
 # libtpu 0.0.42.1), each pass timed alone with its XLA transposes (benchmarks/kernel_tpu_profile.py,
 # every pass at the same tiles; for dkdv, block_q is the query tile it streams), in ms
@@ -210,7 +210,7 @@ def fused(arch: str, head_dim: int, dtype) -> bool:
 
 def max_pack(arch: str, head_dim: int, dtype) -> int | None:
     """The most query heads of one kv head a forward (or dQ) tile may stack (GQA,
-    kernel/pallas_attention.py ``_pack``), None for no limit but the tile's: the cell's forward
+    errkit_attention/pallas_attention.py ``_pack``), None for no limit but the tile's: the cell's forward
     row names one where stacking made its launch spill (and a smaller launch would load each
     key / value tile for fewer query rows than the unstacked tile does)."""
     return PACK.get(_cell(arch, head_dim, dtype)) if arch in ARCHES else None
@@ -236,7 +236,7 @@ def launch(arch: str, head_dim: int, dtype, pass_: str, masked: bool = False, *,
     if arch == TPU:  # the Mosaic kernels: a split backward (dq, dkdv) whatever `fused`
         _, dp, dtype = cell
         pass_ = "dkdv" if pass_ == FUSED else pass_
-        # float16 computes in float32 there (kernel/pallas_tpu.py compute_dtype): its rows
+        # float16 computes in float32 there (errkit_attention/pallas_tpu.py compute_dtype): its rows
         block_q, block_kv = TPU_TABLE[(dp, "float32" if dtype == "float16" else dtype, pass_)]
         return Launch(block_q, block_kv, _PLAIN.num_warps, _PLAIN.num_stages)
     if pass_ != "fwd":
@@ -275,7 +275,7 @@ def target(arch: str):
 
 FORWARDS = ("mosaic_gpu", "triton")
 MOSAIC_GPU_ARCHES = ("sm_90a",)  # wgmma and TMA: Hopper
-MOSAIC_GPU_HEAD_DIMS = (64, 128, 256)  # kernel/mosaic_gpu.py CONFIGS
+MOSAIC_GPU_HEAD_DIMS = (64, 128, 256)  # errkit_attention/mosaic_gpu.py CONFIGS
 MOSAIC_GPU_DTYPES = ("bfloat16", "float16")  # wgmma's 16-bit operands
 MOSAIC_GPU_SEQ_MULTIPLE = 8  # q_len and kv_len: rows of a TMA into (8, 64)-tiled shared memory
 

@@ -3,7 +3,7 @@
 Pallas with a grid and BlockSpecs (``pl.pallas_call``, ``lax.fori_loop``); ref loads and
 stores are plain, except the masked ones of the Triton layout (``plgpu.load`` /
 ``plgpu.store``, below). Each call is lowered as Triton on GPU (explicit Triton compiler
-parameters, blocked BlockSpecs), as Mosaic on TPU (kernel/pallas_tpu.py, its own layout and
+parameters, blocked BlockSpecs), as Mosaic on TPU (errkit_attention/pallas_tpu.py, its own layout and
 blocks) and runs with ``interpret=True`` on CPU; the choice is made when the call is
 lowered (``lax.platform_dependent``), so a function traced on a CPU host and lowered for
 CUDA holds the Triton kernels.
@@ -20,14 +20,14 @@ head, stacked into one tile (``_QTile``), so each key / value tile is loaded onc
 them; a dK/dV program sums its kv head's whole group. The backward is two kernels (dQ, and
 dK/dV), or one (``fused``, FlashAttention-2's): the dK/dV kernel also adds each tile's dS K
 into a float32 dq with atomic adds, 5 matmuls per tile where the two kernels do 3 + 4.
-kernel/tuning.py's table picks it where it fits the GPU (per architecture, head_dim, dtype).
+errkit_attention/tuning.py's table picks it where it fits the GPU (per architecture, head_dim, dtype).
 
-Mask (see kernel/reference.py): query i may attend key j iff
+Mask (see errkit_attention/reference.py): query i may attend key j iff
   j < ctx and (not causal or j <= i),  or  (bound given and j == i),
 where ctx = bound[b] (clipped to [0, kv_len]) with a bound and kv_len without.
 Keys j >= kv_len (the rows past the end of a partial last block) are always masked out.
 
-Everything in here assumes validated inputs (kernel/_validators.py). Nothing is padded
+Everything in here assumes validated inputs (errkit_attention/_validators.py). Nothing is padded
 for the GPU or the TPU: the kernels take q, k, v (and do, lse, delta) as they are and
 return o (dq, dk, dv) at their true shapes, so the HLO lowered for CUDA or TPU holds no
 pad or slice of them (tests/kernel/test_no_padding.py):
@@ -40,7 +40,7 @@ pad or slice of them (tests/kernel/test_no_padding.py):
   the end is read unmasked or written. Such rows and columns read as 0; the probabilities
   of keys past the end are masked (``tiles.allowed``), and so are those of queries past the
   end in dK/dV. Loops over blocks wholly inside the sequence load without a row mask.
-- TPU (Mosaic, kernel/pallas_tpu.py): the block's last dim is the whole head_dim, rows past
+- TPU (Mosaic, errkit_attention/pallas_tpu.py): the block's last dim is the whole head_dim, rows past
   the end of a partial block are zeroed (``jnp.where``) before they enter a dot.
 - Interpret mode (CPU) pads the sequences to a whole number of blocks (with zeros) and
   slices the results back, inside its own branch of ``_call``: the other platforms' HLO
@@ -58,13 +58,13 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
-from kernel import _validators, pallas_tpu, shared_memory, tuning
-from kernel.config import BlockSizes
-from kernel.tiles import allowed as _allowed
-from kernel.tiles import cap_grad as _tiles_cap_grad
-from kernel.tiles import div as _div
-from kernel.reference import MASK_VALUE, soft_cap
-from kernel.tanh_exp2 import tanh_exp2
+from errkit_attention import _validators, pallas_tpu, shared_memory, tuning
+from errkit_attention.config import BlockSizes
+from errkit_attention.tiles import allowed as _allowed
+from errkit_attention.tiles import cap_grad as _tiles_cap_grad
+from errkit_attention.tiles import div as _div
+from errkit_attention.reference import MASK_VALUE, soft_cap
+from errkit_attention.tanh_exp2 import tanh_exp2
 
 _MIN_BLOCK = 16  # smallest tile side Triton's dot accepts
 
@@ -91,9 +91,9 @@ class _Static:
     # None: chosen at lowering (interpret on CPU, Mosaic on TPU, Triton otherwise); True:
     # interpret mode; False: Triton; "blocked": the Triton kernels (blocked layout, masked
     # loads / stores) run by Pallas' interpreter (tests/kernel/test_blocked_interpret.py); "tpu":
-    # the Mosaic TPU kernels (kernel/pallas_tpu.py) run by Pallas' interpreter
+    # the Mosaic TPU kernels (errkit_attention/pallas_tpu.py) run by Pallas' interpreter
     interpret: bool | str | None
-    # Triton's (num_warps, num_stages) of the fwd, dq and dkdv kernels (kernel/tuning.py); with
+    # Triton's (num_warps, num_stages) of the fwd, dq and dkdv kernels (errkit_attention/tuning.py); with
     # `fused`, the dkdv entry is the fused backward's (tuning.py's "bwd" row)
     launch: tuple[tuple[int, int], tuple[int, int], tuple[int, int]] = ((4, 3),) * 3
     # The backward as one kernel (FlashAttention-2): the dK/dV pass also adds each tile's dQ
@@ -105,13 +105,13 @@ class _Static:
     pack: int = 1
     batch: int = 1  # the batch size and kv heads: grid axis 1 runs over batch x heads
     kv_heads: int = 1
-    # The forward's kernel on CUDA (kernel/tuning.py gpu_forward): "triton", or "mosaic_gpu"
-    # (kernel/mosaic_gpu.py; with interpret="mosaic_gpu" run by Mosaic GPU's interpreter)
+    # The forward's kernel on CUDA (errkit_attention/tuning.py gpu_forward): "triton", or "mosaic_gpu"
+    # (errkit_attention/mosaic_gpu.py; with interpret="mosaic_gpu" run by Mosaic GPU's interpreter)
     gpu_forward: str = "triton"
     # RA214's checks of an explicit config's tiles on the GPU the call targets (_launch_checks):
     # (kernel, its validate_launch params as sorted items), run when that kernel is traced
     checks: tuple = ()
-    # The TPU kernels' structure (kernel/pallas_tpu.py Options; None: its defaults): the
+    # The TPU kernels' structure (errkit_attention/pallas_tpu.py Options; None: its defaults): the
     # benchmark's comparisons of one structure with another
     tpu: object = None
 
@@ -172,7 +172,7 @@ def _exp2_tanh(dtype) -> bool:
 
 
 def _soft_cap(s, st: _Static, dtype):
-    """soft_cap (kernel/reference.py), with tanh_exp2 for "tanh" on 16-bit inputs."""
+    """soft_cap (errkit_attention/reference.py), with tanh_exp2 for "tanh" on 16-bit inputs."""
     if st.cap_method == "tanh" and _exp2_tanh(dtype):
         return st.cap * tanh_exp2(s * (1.0 / st.cap))
     return soft_cap(s, st.cap, st.cap_method)
@@ -647,7 +647,7 @@ def _dkdv_kernel(*refs, st: _Static, blocked: bool):
 
 
 def _compiler_params(st: _Static, pass_: str):
-    """Triton launch parameters of one pass's kernel (kernel/tuning.py's table)."""
+    """Triton launch parameters of one pass's kernel (errkit_attention/tuning.py's table)."""
     num_warps, num_stages = st.launch[tuning.PASSES.index(pass_)]
     return plgpu.CompilerParams(num_warps=num_warps, num_stages=num_stages)
 
@@ -715,7 +715,7 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
     """pallas_call on `args` (None entries dropped): whole operands in interpret mode,
     the given blocked specs with Triton. With ``st.interpret`` None the choice is made
     when lowering (``lax.platform_dependent``): interpret on CPU, Mosaic on TPU (`tpu`, a
-    function of kernel/pallas_tpu.py), Triton elsewhere.
+    function of errkit_attention/pallas_tpu.py), Triton elsewhere.
 
     roles / out_roles: which sequence ("q", "kv", None for the bound) each argument /
     result runs along: interpret mode pads those with zeros to a whole number of blocks
@@ -755,7 +755,7 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
         return triton(*args, interpret=True)
     if st.interpret == "tpu":  # the Mosaic TPU kernels, run by Pallas' interpreter (a check)
         return tpu(*args, st=st, interpret=True)
-    # tpu: the Mosaic calls of kernel/pallas_tpu.py; cuda: kernel/mosaic_gpu.py's forward, or
+    # tpu: the Mosaic calls of errkit_attention/pallas_tpu.py; cuda: errkit_attention/mosaic_gpu.py's forward, or
     # None (Triton). Same arguments and results.
     return lax.platform_dependent(*args, cpu=interpret, tpu=functools.partial(tpu, st=st),
                                   default=triton, **({} if cuda is None else {"cuda": cuda}))
@@ -775,8 +775,8 @@ def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
                 pl.BlockSpec()]
     kernel = functools.partial(_fwd_kernel, st=st, with_lse=with_lse)
     cuda = None
-    if st.gpu_forward == "mosaic_gpu":  # Hopper (kernel/tuning.py gpu_forward)
-        from kernel import mosaic_gpu
+    if st.gpu_forward == "mosaic_gpu":  # Hopper (errkit_attention/tuning.py gpu_forward)
+        from errkit_attention import mosaic_gpu
 
         cuda = functools.partial(mosaic_gpu.forward, st=st, with_lse=with_lse)
     return _call(kernel, (_cdiv(sq, bq), batch * _heads(st, False)), [q, k, v, bound],
@@ -806,7 +806,7 @@ def _backward_dq(q, k, v, do, lse, delta, bound, st: _Static):
 
 
 def _tpu_backward(*args, st: _Static):
-    """The fused call's TPU branch: kernel/pallas_tpu.py's dQ and dK/dV calls, dq in float32 as
+    """The fused call's TPU branch: errkit_attention/pallas_tpu.py's dQ and dK/dV calls, dq in float32 as
     the fused kernel returns it (args: q, k, v, do, lse, delta, dq's zeros, the bound)."""
     operands = [*args[:6], *args[7:]]
     (dq,) = pallas_tpu.backward_dq(*operands, st=st)
@@ -895,7 +895,7 @@ def _round_up(n: int, multiple: int) -> int:
 def _pack(group: int, block_q: int, most: int | None = None) -> int:
     """The query heads a forward / dQ tile stacks (``_QTile``): the largest power of two that
     divides the group size and leaves at least 16 query rows of each head in a tile (so 1
-    without GQA, and with an odd group size), and at most `most` (kernel/tuning.py max_pack)."""
+    without GQA, and with an odd group size), and at most `most` (errkit_attention/tuning.py max_pack)."""
     pack = 1
     while (group % (2 * pack) == 0 and block_q // (2 * pack) >= _MIN_BLOCK
            and (most is None or 2 * pack <= most)):
@@ -910,7 +910,7 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
                      pack: int | None = None, fits_on: str | None = None):
     """Ranker attention with the Pallas kernels. Inputs are assumed validated.
 
-    config: the tiles, None for kernel/tuning.py's table row of `arch` (None: the
+    config: the tiles, None for errkit_attention/tuning.py's table row of `arch` (None: the
     architecture ``tuning.current_arch()`` picks); the Triton num_warps / num_stages come
     from that table either way. With a fused backward, block_q_dkv / block_kv_dkv tile it
     (block_q_dq / block_kv_dq are unused).
@@ -921,12 +921,12 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
     call takes it, run by Mosaic GPU's interpreter, the rest in interpret mode; "tpu" (a
     check): the Mosaic TPU kernels run by Pallas' interpreter.
     forward: the forward kernel forced on CUDA, "triton" or "mosaic_gpu", None for the call's
-    own choice (kernel/tuning.py gpu_forward, forward_kernel).
+    own choice (errkit_attention/tuning.py gpu_forward, forward_kernel).
     backward: "fused" (one kernel, dQ by atomic adds), "split" (a dQ and a dK/dV kernel), or
     None: the table's choice (tuning.fused; tuning.backward_kernel forces one through the public
     API). A choice the table does not make takes the launches of the rows it has (tuning.launch:
     unproven on a GPU; for the checks and the GPU benchmark's comparison).
-    fits_on: the GPU architecture the call targets (kernel/attention.py, tuning.gpu_targeted), on
+    fits_on: the GPU architecture the call targets (errkit_attention/attention.py, tuning.gpu_targeted), on
     which an explicit config's tiles are checked (RA214); None: not checked.
     pack: the query heads stacked per forward / dQ tile (a power of two dividing the group
     size, block_q // pack >= 16), None for the largest such within the table's limit
@@ -949,7 +949,7 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
                 _clamp_block(pick(tiles.block_q_dq, tiles.block_q), q_len),
                 _clamp_block(pick(tiles.block_kv_dq, tiles.block_kv), kv_len))
 
-    # Masked tiles (kernel/tuning.py's "masked" launches): head_dim short of the tiles' width, or
+    # Masked tiles (errkit_attention/tuning.py's "masked" launches): head_dim short of the tiles' width, or
     # a sequence that is not a whole number of blocks.
     masked = head_dim != tuning.padded_head_dim(head_dim)
     sizes = blocks(masked)

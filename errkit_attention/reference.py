@@ -1,7 +1,7 @@
 """The "xla" implementation: ranker attention in plain jax.numpy.
 
 It is written to be read: it is the definition the Pallas kernel is held to.
-Inputs are assumed valid (see kernel/_validators.py).
+Inputs are assumed valid (see errkit_attention/_validators.py).
 """
 
 from __future__ import annotations

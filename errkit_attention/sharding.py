@@ -15,8 +15,8 @@ import math
 import jax
 from jax.sharding import PartitionSpec as P
 
-from kernel import _validators
-from kernel.attention import as_config, as_number, dispatch, validate
+from errkit_attention import _validators
+from errkit_attention.attention import as_config, as_number, dispatch, validate
 
 
 def sharded_ranker_attention(q, k, v, *, mesh, batch_axis="data", head_axis=None,

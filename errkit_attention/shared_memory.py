@@ -8,7 +8,7 @@ kernel over query / output-gradient tiles, block_q x head_dim each), and Triton'
 pipeline keeps at least ``max(1, num_stages - 1)`` buffers of that pair in shared memory. Every
 other buffer (the resident tile, the probabilities, layout conversions) is left out: Triton
 keeps some of them in registers or reuses their space. The bound is below what ptxas measured
-for every kernel kernel/compile_resources.md lists (tests/kernel/test_shared_memory.py) and every
+for every kernel errkit_attention/compile_resources.md lists (tests/kernel/test_shared_memory.py) and every
 kernel tests/kernel/test_compile.py compiles (when written: 638 kernels with the sweeps that
 chose the rows, measured / bound 3.1x at the median, 8.5x at most), so it refuses only tiles that
 are far too large (a TPU's 512 x 1024 tiles on a GPU, 256-row tiles at head_dim 256), and tiles
@@ -17,8 +17,8 @@ near the limit are still left to the compiler.
 
 from __future__ import annotations
 
-from kernel import tuning
-from kernel.triton_compile import TARGETS
+from errkit_attention import tuning
+from errkit_attention.triton_compile import TARGETS
 
 # BlockSizes' fields of each kernel's tiles: (query tile, key tile)
 FIELDS = {
@@ -42,8 +42,8 @@ def least_bytes(pass_: str, head_dim: int, dtype: str, block_q: int, block_kv: i
 
 def launch_params(arch: str, pass_: str, head_dim: int, dtype: str, tiles: tuple[int, int],
                   num_stages: int, fitting: tuple[int, int]) -> dict | None:
-    """The params of kernel/_validators.py's validate_launch (RA214) for one kernel on `arch`, None
-    for an architecture without a Triton target. `fitting`: the tiles kernel/tuning.py's table
+    """The params of errkit_attention/_validators.py's validate_launch (RA214) for one kernel on `arch`, None
+    for an architecture without a Triton target. `fitting`: the tiles errkit_attention/tuning.py's table
     gives that kernel there (proven by tests/kernel/test_compile.py)."""
     target = TARGETS.get(arch)
     if target is None:

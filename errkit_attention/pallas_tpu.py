@@ -1,6 +1,6 @@
 """TPU (Mosaic) pallas_calls of ranker attention: forward, dQ, dK/dV.
 
-The "tpu" branch of the platform choice in kernel/pallas_attention.py (``_call``): ``forward``,
+The "tpu" branch of the platform choice in errkit_attention/pallas_attention.py (``_call``): ``forward``,
 ``backward_dq`` and ``backward_dkdv`` take the arguments of the Triton / interpret calls there
 (q, o [b, s, h, d]; lse, delta [b, h, s]; the bound last, when there is one) and return their
 results, so the branches are interchangeable under ``lax.platform_dependent``.
@@ -27,7 +27,7 @@ results, so the branches are interchangeable under ``lax.platform_dependent``.
 - causal attention without a bound walks a compacted grid (``Options.compact``): one step per
   needed tile, read from a scalar-prefetched table of packed (tile, tile, first, last) indices,
   instead of a rectangle whose upper half is skipped steps;
-- tiles: kernel/tuning.py's TPU rows (measured on a TPU v5e), with a VMEM limit of three
+- tiles: errkit_attention/tuning.py's TPU rows (measured on a TPU v5e), with a VMEM limit of three
   quarters of the core's (``_params``);
 - the forward and dQ kernels own a query tile and stream key tiles (the last, sequential grid
   axis); the dK/dV kernel owns a key tile and streams its kv head's query group x query tiles,
@@ -40,7 +40,7 @@ results, so the branches are interchangeable under ``lax.platform_dependent``.
   the index maps and the kernels.
 
 ``interpret=True`` runs the same kernels on the CPU (tests/kernel/test_lowering_tpu.py checks
-them against kernel.reference there).
+them against errkit_attention.reference there).
 """
 
 from __future__ import annotations
@@ -55,10 +55,10 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from kernel.reference import MASK_VALUE, soft_cap
-from kernel.tiles import allowed
-from kernel.tiles import cap_grad as _cap_grad
-from kernel.tiles import div as _idiv
+from errkit_attention.reference import MASK_VALUE, soft_cap
+from errkit_attention.tiles import allowed
+from errkit_attention.tiles import cap_grad as _cap_grad
+from errkit_attention.tiles import div as _idiv
 
 LANES = 128  # lane width of the replicated per-row vectors
 # VMEM per core when no TPU is attached: TPU v7x's, the smallest of the generations with 64 MiB
@@ -221,7 +221,7 @@ def vmem_capacity() -> int:
 
 def _params(n_axes: int, n_seq_axes: int):
     """Grid semantics, and a VMEM limit of three quarters of the core's (Mosaic's default scope
-    is 16 MiB, which kernel/tuning.py's larger TPU tiles, with a cap's extra [rows, cols]
+    is 16 MiB, which errkit_attention/tuning.py's larger TPU tiles, with a cap's extra [rows, cols]
     temporaries in dK/dV, can outgrow)."""
     return pltpu.CompilerParams(
         dimension_semantics=("parallel",) * (n_axes - n_seq_axes) + ("arbitrary",) * n_seq_axes,
@@ -474,7 +474,7 @@ def _prefetch_args(st, bound, steps):
 
 
 def forward(*args, st, with_lse: bool, interpret=False):
-    """[q, k, v, (bound)] -> [o] or [o, lse] as kernel/pallas_attention.py's ``_forward``."""
+    """[q, k, v, (bound)] -> [o] or [o, lse] as errkit_attention/pallas_attention.py's ``_forward``."""
     q, k, v, *rest = args
     bound = rest[0] if st.has_bound else None
     batch, sq, hq, d = q.shape
@@ -761,7 +761,7 @@ def backward_dkdv(*args, st, interpret=False):
 
 
 # --------------------------------------------------------------------------
-# The three calls as one differentiable function (arrays as kernel/pallas_attention.py's
+# The three calls as one differentiable function (arrays as errkit_attention/pallas_attention.py's
 # ``pallas_attention`` passes them, unpadded): a TPU-only stand-in for its
 # ``_flash_attention``, with the same arguments.
 # --------------------------------------------------------------------------

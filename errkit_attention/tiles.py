@@ -1,5 +1,5 @@
-"""What the Triton / interpret kernels (kernel/pallas_attention.py) and the Mosaic TPU kernels
-(kernel/pallas_tpu.py) compute alike on a tile: the mask, the soft-cap derivative, int32 division."""
+"""What the Triton / interpret kernels (errkit_attention/pallas_attention.py) and the Mosaic TPU kernels
+(errkit_attention/pallas_tpu.py) compute alike on a tile: the mask, the soft-cap derivative, int32 division."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def div(a, b: int):
 
 def cap_grad(s, st, tanh=None):
     """d soft_cap(s) / d s, or None when there is no capping. tanh: None (jnp.tanh(s / cap)), or
-    the tanh the forward's cap took, of s * (1 / cap) (kernel/tanh_exp2.py)."""
+    the tanh the forward's cap took, of s * (1 / cap) (errkit_attention/tanh_exp2.py)."""
     if st.cap is None or st.cap_method == "none":
         return None
     if st.cap_method == "tanh":
@@ -36,7 +36,7 @@ def allowed(st, i0, j0, bq: int, bkv: int, ctx, *, kv_partial: bool, q_partial: 
     rows past the end are masked out: keys j >= kv_len, queries i >= q_len. iota_2d: rows
     and columns from 2-D iotas (Mosaic TPU wants them), else from 1-D aranges broadcast
     (Triton). iota: None, or the 2-D iota to take, ``iota(shape, dimension)`` (Mosaic GPU's,
-    in the layout of its wgmma results: kernel/mosaic_gpu.py).
+    in the layout of its wgmma results: errkit_attention/mosaic_gpu.py).
     """
     if transposed:
         rows = i0 + lax.broadcasted_iota(jnp.int32, (bkv, bq), 1)

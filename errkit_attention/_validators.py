@@ -1151,7 +1151,7 @@ def validate_config(config, implementation):
 
 
 def validate_launch(tiles, needed, kernel_pass, arch, head_dim, dtype, num_stages, available, fit):
-    """An explicit config's tiles of one Triton kernel against the GPU the call targets (kernel/shared_memory.py computes the params).
+    """An explicit config's tiles of one Triton kernel against the GPU the call targets (errkit_attention/shared_memory.py computes the params).
 
     Checks, in order: RA214.
     """
