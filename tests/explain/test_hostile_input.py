@@ -75,7 +75,7 @@ def hostile_project(tmp_path: Path) -> Path:
     (project / "kernel").mkdir()
     (project / "errkit").mkdir()
     (project / "catalog" / "errkit.yaml").write_text(
-        "project: hostile\nversion: '1'\ndocs_url: https://example.invalid/docs\nvalidators: errkit_attention/_validators.py\nindex: errkit/_index.json\n"
+        "project: hostile\nversion: '1'\ndocs_url: https://example.invalid/docs\nvalidators: kernel/_validators.py\nindex: errkit/_index.json\n"
         "groups:\n  g:\n    description: |\n      " + HOSTILE_TEXT + "\n    args: [x]\n    bindings: {}\n    checks: [XX101]\n"
     )
     entry = {
@@ -279,7 +279,7 @@ SMALL = {
 
 @pytest.mark.parametrize("entry", VALIDATED, ids=lambda e: e.code)
 def test_generated_validator_agrees_with_the_check_expression(entry):
-    from errkit_attention import _validators
+    from kernel import _validators
 
     function = _validators.CHECKS[entry.code]
     names = function.__code__.co_varnames[: function.__code__.co_argcount]

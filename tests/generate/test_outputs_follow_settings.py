@@ -54,7 +54,7 @@ def test_tool_table_wins_over_errkit_yaml_and_places_every_output(tmp_path):
     files = {str(p) for p in render_all(catalogue)}
     assert {"pkg/_idx.json", "pkg/checks.py", "errors/entry.schema.json", "handbook/docs/errors/XX101.md",
             "handbook/docs/assets/errkit/match.js"} <= files
-    assert not [f for f in files if f.startswith(("site/", "errkit/", "kernel/", "catalog/"))], files
+    assert not [f for f in files if f.startswith(("site/", "errkit/", "errkit_attention/", "catalog/"))], files
 
 
 def test_generated_text_follows_the_settings_not_this_repository(tmp_path):

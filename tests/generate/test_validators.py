@@ -298,7 +298,7 @@ def test_a_failure_halfway_leaves_previous_files_intact(tmp_path, run_cli, monke
 
 
 def _kernel_sources():
-    for path in sorted((ROOT / "kernel").rglob("*.py")):
+    for path in sorted((ROOT / "errkit_attention").rglob("*.py")):
         if path.name != "_validators.py":
             yield path
 

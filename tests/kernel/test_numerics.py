@@ -21,7 +21,7 @@ import pytest
 from errkit_attention import BlockSizes, ranker_attention
 from errkit_attention import _validators
 
-KERNEL_DIR = pathlib.Path(__file__).resolve().parents[2] / "kernel"
+KERNEL_DIR = pathlib.Path(__file__).resolve().parents[2] / "errkit_attention"
 
 FWD_TOL = {"float32": 1e-4, "bfloat16": 2e-2, "float16": 5e-3}
 GRAD_TOL = {"float32": 2e-4, "bfloat16": 3e-2}

@@ -15,7 +15,7 @@ import pytest
 import errkit_attention
 from errkit_attention import shared_memory, triton_compile, tuning
 
-RESOURCES = Path(__file__).resolve().parents[2] / "kernel" / "compile_resources.md"
+RESOURCES = Path(__file__).resolve().parents[2] / "errkit_attention" / "compile_resources.md"
 TILES = re.compile(r"(\d+)x(\d+), (\d+)/(\d+)")
 
 

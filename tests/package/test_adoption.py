@@ -95,7 +95,7 @@ def test_generated_text_uses_the_projects_settings(adopted):
     generated = [p for p in adopted.rglob("*") if p.is_file() and p.suffix in (".py", ".md", ".json", ".yml")]
     for path in generated:
         text = path.read_text()
-        for word in ("RA105", "ranker", "errkit.github.io", "kernel/_validators"):
+        for word in ("RA105", "ranker", "errkit.github.io", "errkit_attention"):
             assert word not in text, f"{path.relative_to(adopted)} mentions {word!r}"
     page = (adopted / "site" / "docs" / "errors" / "TA100.md").read_text()
     assert "raised by tinyattn's head grouping" in page

@@ -515,14 +515,14 @@ def test_fail_on_uncatalogued_lists_the_gaps(run_cli):
 
 
 def test_our_kernel_has_no_uncatalogued_site(run_cli):
-    code, out, err = run_cli("scan", "kernel/", "--fail-on-uncatalogued", cwd=ROOT)
+    code, out, err = run_cli("scan", "errkit_attention/", "--fail-on-uncatalogued", cwd=ROOT)
     assert code == 0, err
     assert "0 uncatalogued" in err
 
 
 def test_a_hand_written_raise_in_the_kernel_fails_the_audit(run_cli, tmp_path):
     kernel = tmp_path / "kernel"
-    shutil.copytree(ROOT / "kernel", kernel, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "errkit_attention", kernel, ignore=shutil.ignore_patterns("__pycache__"))
     (kernel / "extra.py").write_text('def f(x):\n    raise ValueError(f"hand-written {x}")\n', encoding="utf-8")
     code, out, err = run_cli("scan", kernel, "--fail-on-uncatalogued")
     assert code == 1
