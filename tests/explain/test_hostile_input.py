@@ -279,7 +279,7 @@ SMALL = {
 
 @pytest.mark.parametrize("entry", VALIDATED, ids=lambda e: e.code)
 def test_generated_validator_agrees_with_the_check_expression(entry):
-    from kernel import _validators
+    from errkit_attention import _validators
 
     function = _validators.CHECKS[entry.code]
     names = function.__code__.co_varnames[: function.__code__.co_argcount]

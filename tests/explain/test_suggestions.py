@@ -14,7 +14,7 @@ from support import bundled_catalogue
 
 CATALOGUE = bundled_catalogue()
 # How this project's kernel is named in a fix: leaving the upstream library for it is an alternative.
-OWN_KERNEL = re.compile(r"kernel\.(sharded_)?ranker_attention|this project's kernel")
+OWN_KERNEL = re.compile(r"errkit_attention\.(sharded_)?ranker_attention|this project's kernel")
 
 
 def suggestions(text: str) -> dict[str, object]:

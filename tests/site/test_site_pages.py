@@ -235,7 +235,7 @@ def test_static_pages_show_the_suggestions_for_the_example(files):
     page = files["site/docs/errors/RA105.md"]
     fixes_section = _section(page, "Fixes")
     assert "- valid num\\_kv\\_heads: `2, 4`" in fixes_section
-    assert "raised by errkit's ranker attention kernel \\(kernel\\.ranker\\_attention\\): `1, 2, 3, 4, 6, 12`" in fixes_section
+    assert "raised by errkit's ranker attention kernel \\(errkit\\_attention\\.ranker\\_attention\\): `1, 2, 3, 4, 6, 12`" in fixes_section
     shown = re.sub(r'^<div id="errkit-values" .*$', "", page, flags=re.M)  # the script's data holds the expressions
     assert "divisors(num_q_heads)" not in shown, "no raw expression where the example gives values"
     top = page.split("\n## ", 1)[0]
