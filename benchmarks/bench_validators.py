@@ -104,7 +104,7 @@ def hand_written(q, k, v, bound, config, implementation="xla", sm_scale=None, ca
         raise ValueError(f"causal=True requires q_seq_len == kv_seq_len, got {q_seq_len=}, {kv_seq_len=}")
     if config is not None:
         if type(config).__name__ != "BlockSizes":
-            raise TypeError(f"config must be a kernel.BlockSizes or None, got {type(config).__name__}")
+            raise TypeError(f"config must be a errkit_attention.BlockSizes or None, got {type(config).__name__}")
         if not (_pow2_in_range(config.block_q) and _pow2_in_range(config.block_kv)):
             raise ValueError(f"BlockSizes block_q and block_kv must be powers of two in [16, 1024], got {config}")
         backward = b_q_dkv, b_kv_dkv, b_q_dq, b_kv_dq = config.block_q_dkv, config.block_kv_dkv, config.block_q_dq, config.block_kv_dq

@@ -488,10 +488,10 @@ class PallasBackendUnsupportedError(CatalogueError, NotImplementedError):
 
 
 class ConfigTypeError(CatalogueError, TypeError):
-    """RA210: config is not a kernel.BlockSizes or None"""
+    """RA210: config is not a errkit_attention.BlockSizes or None"""
 
     code = 'RA210'
-    title = 'config is not a kernel.BlockSizes or None'
+    title = 'config is not a errkit_attention.BlockSizes or None'
 
 
 class BlockSizeInvalidError(CatalogueError, ValueError):
@@ -772,7 +772,7 @@ def check_ra206(implementation, backend):
 def check_ra210(config_type):
     """RA210 config-type: raise ConfigTypeError unless the invariant holds."""
     if not (config_type in ('BlockSizes', 'NoneType')):
-        raise ConfigTypeError(f'config must be a kernel.BlockSizes or None, got {config_type}', {'config_type': config_type})
+        raise ConfigTypeError(f'config must be a errkit_attention.BlockSizes or None, got {config_type}', {'config_type': config_type})
 
 
 def check_ra211(has_config, block_q, block_kv):
@@ -1126,7 +1126,7 @@ def validate_config(config, implementation):
     """
     config_type = type(config).__name__
     if not (config_type in ('BlockSizes', 'NoneType')):
-        raise ConfigTypeError(f'config must be a kernel.BlockSizes or None, got {config_type}', {'config_type': config_type})
+        raise ConfigTypeError(f'config must be a errkit_attention.BlockSizes or None, got {config_type}', {'config_type': config_type})
     has_config = config is not None
     if has_config:
         block_q = getattr(config, 'block_q', None)

@@ -157,7 +157,7 @@ def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
         for no capping.
       cap_method: "tanh" (cap * tanh(s / cap)), "soft_sign" (s / (1 + |s| / cap))
         or "none".
-      config: kernel.BlockSizes for the Pallas kernel, None for the defaults: per
+      config: errkit_attention.BlockSizes for the Pallas kernel, None for the defaults: per
         architecture, head_dim, dtype and pass, from errkit_attention/tuning.py's table (whose
         every row a compile check proves to fit its GPU); NumPy / JAX integer sizes
         (BlockSizes(np.int64(64), 64)) count as ints.

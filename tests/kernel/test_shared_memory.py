@@ -76,17 +76,17 @@ def _traced(config, *, arch: str | None = "sm_90a", grad: bool = False, head_dim
 @pytest.mark.parametrize("arch", tuning.ARCHES)
 def test_tiles_past_the_limit_are_refused_when_traced_for_a_gpu(arch):
     with pytest.raises(ValueError) as caught:
-        _traced(kernel.BlockSizes(block_q=512, block_kv=1024), arch=arch)
+        _traced(errkit_attention.BlockSizes(block_q=512, block_kv=1024), arch=arch)
     assert caught.value.code == "RA214"
     row = tuning.launch(arch, 128, "bfloat16", "fwd")
     assert caught.value.params["fit"] == f"(block_q={row.block_q}, block_kv={row.block_kv})"
     assert caught.value.params["available"] == triton_compile.TARGETS[arch].shared_per_cta
     # the suggested tiles are traced without a complaint
-    _traced(kernel.BlockSizes(block_q=row.block_q, block_kv=row.block_kv), arch=arch)
+    _traced(errkit_attention.BlockSizes(block_q=row.block_q, block_kv=row.block_kv), arch=arch)
 
 
 def test_backward_tiles_are_checked_under_grad_only():
-    config = kernel.BlockSizes(block_q=128, block_kv=64, block_q_dkv=512, block_kv_dkv=64,
+    config = errkit_attention.BlockSizes(block_q=128, block_kv=64, block_q_dkv=512, block_kv_dkv=64,
                                block_q_dq=128, block_kv_dq=64)
     _traced(config)  # the forward alone runs no backward kernel
     with pytest.raises(ValueError) as caught:
@@ -95,14 +95,14 @@ def test_backward_tiles_are_checked_under_grad_only():
 
 
 def test_tiles_clipped_to_the_sequence_are_what_is_checked():
-    _traced(kernel.BlockSizes(block_q=1024, block_kv=1024), seq=128)
+    _traced(errkit_attention.BlockSizes(block_q=1024, block_kv=1024), seq=128)
 
 
 def test_no_gpu_target_no_check():
     """On a CPU host without errkit_attention.tuning.target the call runs in interpret mode: nothing to fit."""
     if jax.default_backend() != "cpu":
         pytest.skip("on a GPU host every call targets the GPU")
-    _traced(kernel.BlockSizes(block_q=512, block_kv=1024), arch=None)
+    _traced(errkit_attention.BlockSizes(block_q=512, block_kv=1024), arch=None)
 
 
 def test_a_trace_without_a_target_is_not_reused_for_one():
@@ -111,7 +111,7 @@ def test_a_trace_without_a_target_is_not_reused_for_one():
     if jax.default_backend() != "cpu":
         pytest.skip("on a GPU host every call targets the GPU")
     q = k = v = jnp.zeros((1, 1024, 2, 128), jnp.bfloat16)
-    config = kernel.BlockSizes(block_q=512, block_kv=1024)
+    config = errkit_attention.BlockSizes(block_q=512, block_kv=1024)
     call = jax.jit(lambda q, k, v: errkit_attention.ranker_attention(q, k, v, config=config, implementation="pallas"))
     call.trace(q, k, v)
     with tuning.target("sm_90a"), pytest.raises(ValueError) as caught:
