@@ -103,13 +103,14 @@ def approximate(index, tail: str, limit: int = 3) -> list[Match]:
                 scored[wording["code"]] = Match(wording["code"], wording, {}, line_no, exact=False, score=round(score, 3), text=seg)
                 quotes[wording["code"]] = quoted
     found = sorted(scored.values(), key=lambda m: -m.score)[:limit]
+    line_text = dict(lines)
     repaired = None  # a misspelt message: the answer to its line put right, alone; of several, the wording with most fixed text
     for best in found:
         if best.score < TYPO_SIMILARITY or quotes[best.code]:
             continue
         if repaired is not None and best.wording["literal_chars"] <= repaired.wording["literal_chars"]:
             continue
-        again = misspelt(best.wording, dict(lines).get(best.line, ""))
+        again = misspelt(best.wording, line_text.get(best.line, ""))
         if again is None:
             continue
         from errkit.explain.matching.chunks import explain_chunks
@@ -127,12 +128,12 @@ def misspelt(wording: dict, text: str) -> str | None:
     when there is no such word for each, or the text so put right does not match the wording."""
     import re
 
-    fixed = WORD.findall(re.sub(r"<[^<>]*>", " ", wording["skeleton"]))
-    words = WORD.findall(text)
-    missing = [w for w in dict.fromkeys(fixed) if w not in set(words)]
+    fixed = dict.fromkeys(WORD.findall(re.sub(r"<[^<>]*>", " ", wording["skeleton"])))
+    words = dict.fromkeys(WORD.findall(text))
+    missing = [w for w in fixed if w not in words]
     if not 1 <= len(missing) <= TYPO_WORDS or any(len(w) < TYPO_LENGTH for w in missing):
         return None
-    spare = [w for w in dict.fromkeys(words) if w not in set(fixed)]
+    spare = [w for w in words if w not in fixed]
     for word in missing:
         near = [w for w in spare if one_edit(w, word)]
         if len(near) != 1:
