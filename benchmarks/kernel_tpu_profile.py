@@ -35,7 +35,7 @@ O = pallas_tpu.Options
 VARIANTS = {
     "default": O(),
     "none": O(prescale_from=1 << 30, mask_partial=False, compact=False, kv_chunk=0,
-              transposed_dkdv=False, stats_rows=False, lse_rows_out=False),
+              transposed_dkdv=False, stats_rows=False, lse_rows_out=False, k_columns_below=0),
     "no prescale": O(prescale_from=1 << 30),
     "prescale": O(prescale_from=0),
     "mask every tile": O(mask_partial=False),
@@ -45,14 +45,18 @@ VARIANTS = {
     "chunks 256": O(kv_chunk=256),
     "row-major dkdv": O(transposed_dkdv=False),
     "stats in lanes": O(stats_rows=False, lse_rows_out=False),
+    "k rows": O(k_columns_below=0),
+    "k columns": O(k_columns_below=1 << 30),
 }
 PROFILE_SHAPES = [
     (Shape(4, 4096, 32, 8, 128, True), (512, 1024)),
     (Shape(4, 4096, 32, 8, 128, False), (512, 1024)),
     (Shape(4, 2048, 16, 16, 256, True), (512, 512)),
     (Shape(4, 4096, 16, 16, 64, True), (512, 1024)),
+    (Shape(4, 2048, 16, 16, 256, False), (512, 512)),
+    (Shape(16, 1024, 16, 16, 64, True), (512, 1024)),
 ]
-SMOKE_SHAPES = [(Shape(1, 256, 2, 1, 64, True), (128, 128))]
+SMOKE_SHAPES = [(Shape(1, 256, 2, 1, 64, True), (128, 128)), (Shape(1, 256, 2, 1, 128, True), (128, 128))]
 # (shape, dtype, tiles): each candidate for every pass
 SWEEPS = [
     (Shape(4, 2048, 16, 16, 256, True), "bfloat16",
@@ -146,10 +150,14 @@ def _ours_jobs(shape: Shape, operands, fields) -> list[Job]:
                 {**fields, "pass": "ours fwd+bwd"})]
 
 
-def profile_jobs(before, smoke: bool) -> list[Job]:
+def profile_jobs(before, smoke: bool, variants=None, shapes=None) -> list[Job]:
+    """variants: names of VARIANTS (None: all); shapes: indices into PROFILE_SHAPES."""
     jobs = []
     interpret = jax.default_backend() != "tpu"
-    for shape, tiles in (SMOKE_SHAPES if smoke else PROFILE_SHAPES):
+    chosen = SMOKE_SHAPES if smoke else PROFILE_SHAPES
+    if shapes is not None and not smoke:
+        chosen = [PROFILE_SHAPES[i] for i in shapes]
+    for shape, tiles in chosen:
         operands = _operands(shape, jnp.bfloat16)
         base = {"part": "profile", "shape": str(shape), "tiles": list(tiles)}
         jobs += _splash_jobs(shape, operands, {**base, "variant": "splash"}, interpret)
@@ -159,16 +167,22 @@ def profile_jobs(before, smoke: bool) -> list[Job]:
         if before is not None:
             jobs += kernel_jobs(before, static(shape, tiles, before=True), operands,
                                 {**base, "variant": "before"}, interpret)
-        for name, opts in (list(VARIANTS.items())[:2] if smoke else VARIANTS.items()):
+        named = list(VARIANTS.items())
+        if variants is not None:
+            named = [(name, VARIANTS[name]) for name in variants]
+        for name, opts in (named[:2] if smoke else named):
             jobs += kernel_jobs(pallas_tpu, static(shape, tiles, opts=opts), operands,
                                 {**base, "variant": name}, interpret)
     return jobs
 
 
-def sweep_jobs(smoke: bool) -> list[Job]:
+def sweep_jobs(smoke: bool, which=None) -> list[Job]:
+    """which: indices into SWEEPS (None: all)."""
     jobs = []
     interpret = jax.default_backend() != "tpu"
     sweeps = [(SMOKE_SHAPES[0][0], "float32", [(128, 128), (64, 128)])] if smoke else SWEEPS
+    if which is not None and not smoke:
+        sweeps = [SWEEPS[i] for i in which]
     for shape, dtype, candidates in sweeps:
         operands = _operands(shape, jnp.dtype(dtype))
         for tiles in candidates:
@@ -233,6 +247,12 @@ def main(argv=None) -> int:
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--property", type=int, default=40, help="calls of the property part")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--variants", default="",
+                        help="profile: the Options variants to time, ';'-separated (all when empty)")
+    parser.add_argument("--sweeps", default="",
+                        help="sweep: indices into SWEEPS, comma-separated (all when empty)")
+    parser.add_argument("--shapes", default="",
+                        help="profile: indices into PROFILE_SHAPES, comma-separated (all when empty)")
     args = parser.parse_args(argv)
     deadline = time.monotonic() + args.budget
     sink = Sink(os.path.join(args.out, "profile.jsonl"))
@@ -242,9 +262,13 @@ def main(argv=None) -> int:
     parts = args.parts.split(",")
     for part in parts:
         if part == "profile":
-            jobs = profile_jobs(before, args.smoke)
+            jobs = profile_jobs(
+                before, args.smoke,
+                variants=args.variants.split(";") if args.variants else None,
+                shapes=[int(i) for i in args.shapes.split(",")] if args.shapes else None)
         elif part == "sweep":
-            jobs = sweep_jobs(args.smoke)
+            jobs = sweep_jobs(args.smoke, [int(i) for i in args.sweeps.split(",")]
+                              if args.sweeps else None)
         elif part == "float16":
             jobs = float16_jobs(args.smoke)
         elif part == "property":  # a first pass of benchmarks/kernel_property.py

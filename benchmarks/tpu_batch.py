@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 import jax
 
+OUT_OF_TIME = "skipped: out of time"  # the error of a job the budget did not reach
+
 
 @dataclasses.dataclass
 class Job:
@@ -84,7 +86,7 @@ def run_jobs(jobs: list[Job], sink: Sink, *, repeats: int = 10, workers: int = 1
     limit then keeps every check it finished)."""
     def compile_unless_late(job):
         if deadline is not None and time.monotonic() > deadline - 30:
-            raise TimeoutError("skipped: out of time")
+            raise TimeoutError(OUT_OF_TIME)
         return _compile(job)
 
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
@@ -101,7 +103,7 @@ def run_jobs(jobs: list[Job], sink: Sink, *, repeats: int = 10, workers: int = 1
         record: dict[str, Any] = {"name": job.name, **job.fields}
         try:
             if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("skipped: out of time")
+                raise TimeoutError(OUT_OF_TIME)
             compiled, record["compile_s"] = future.result()
             args = job.materialize() if job.materialize is not None else job.args
             if job.time_it:

@@ -14,6 +14,8 @@ results, so the branches are interchangeable under ``lax.platform_dependent``.
   float32 there too (``compute_dtype``): a TPU v5e's Mosaic has no float16 vector load ("Invalid
   vector type for load"), and float16 -> float32 is exact, so float16 gets float32's kernels,
   tiles and accuracy; results are rounded back to float16 by the transposes back;
+- below head_dim 128 (``Options.k_columns_below``) the forward reads k transposed, as
+  [b, h, d, s]: q k^T is then a plain product, with no key tile transposed in the kernel;
 - nothing is padded: the grids are cdiv(length, block), and the last block of a sequence
   may be partial. Mosaic leaves the rows of such a block past the end unspecified on a read
   (they may be NaN, and p * NaN = NaN in a dot even where p is masked to 0), so the tiles that
@@ -92,6 +94,12 @@ class Options:
     transposed_dkdv: bool = True  # dK/dV on [keys, queries] tiles, lse / delta as rows
     stats_rows: bool = True  # lse / delta as [b, h, 1, s] where the query block allows
     lse_rows_out: bool = True  # the forward writes lse as rows [b, h, 1, s] (else 128 lanes)
+    # below this head_dim the forward reads k as [b, h, d, s] (transposed in XLA; where the key
+    # block is a multiple of 128 or the whole length), so q k^T is a plain product and no key
+    # tile is transposed in the kernel. On a TPU v5e, causal, bfloat16, D=64: 6-8 % off the
+    # forward (B=16 S=1024 2.43 -> 2.30 ms, B=4 S=4096 3.99 -> 3.84); even at D=128 and 256
+    # (0 (never) / 1 << 30 (always) in benchmarks/kernel_tpu_profile.py)
+    k_columns_below: int = 128
 
 
 DEFAULT = Options()
@@ -116,13 +124,23 @@ def _q_scale(st) -> float:
     return st.sm_scale * _LOG2E if st.cap is None or st.cap_method == "none" else st.sm_scale
 
 
-def _logits(a, b, st, prescaled: bool):
-    """(scaled logits or None, capped logits in base 2) of a @ b^T, float32."""
-    raw = lax.dot_general(a, b, _NT, preferred_element_type=jnp.float32)
+def _logits(a, b, st, prescaled: bool, b_transposed: bool = False):
+    """(scaled logits or None, capped logits in base 2) of a @ b^T (b_transposed: of a @ b),
+    float32."""
+    if b_transposed:
+        raw = jnp.dot(a, b, preferred_element_type=jnp.float32)
+    else:
+        raw = lax.dot_general(a, b, _NT, preferred_element_type=jnp.float32)
     if st.cap is None or st.cap_method == "none":
         return None, raw if prescaled else raw * (st.sm_scale * _LOG2E)
     s = raw if prescaled else raw * st.sm_scale
     return s, soft_cap(s, st.cap, st.cap_method) * _LOG2E
+
+
+def _pdot(p, x):
+    """p @ x in float32, p a float32 [rows, n] tile narrowed to x's dtype. (Widening x
+    instead, as splash attention's forward does, timed the same on a TPU v5e.)"""
+    return jnp.dot(p.astype(x.dtype), x, preferred_element_type=jnp.float32)
 
 
 def _ctx_len(st, ctx):
@@ -254,6 +272,12 @@ def _lanes(x):  # [b, h, s] -> [b, h, s, LANES]
 
 def _rows(x):  # [b, h, s] -> [b, h, 1, s]
     return x[:, :, None, :]
+
+
+def _cols(index):
+    """A [b, h, s, d] block index as the [b, h, d, s] array's."""
+    b, h, i, _ = index
+    return b, h, 0, i
 
 
 def _row_map(q_map):
@@ -412,7 +436,7 @@ def _stream(tile: _RowTile, st, opts, i0, bq: int, bkv: int, ctx, update, *, q_r
     _when(partial, masked)
 
 
-def _fwd_kernel(*refs, st, with_lse, n_tables, lse_rows):
+def _fwd_kernel(*refs, st, with_lse, n_tables, lse_rows, k_cols):
     bound_ref, tables, refs = _split(st, n_tables, refs)
     q_ref, k_ref, v_ref, o_ref, *refs = refs
     lse_ref = refs.pop(0) if with_lse else None
@@ -433,12 +457,15 @@ def _fwd_kernel(*refs, st, with_lse, n_tables, lse_rows):
         acc_scr[...] = jnp.zeros(acc_scr.shape, jnp.float32)
 
     def update(start, size, masked):
-        k = k_ref[start:start + size, :] if size != bkv else k_ref[...]
+        if k_cols:
+            k = k_ref[:, start:start + size] if size != bkv else k_ref[...]
+        else:
+            k = k_ref[start:start + size, :] if size != bkv else k_ref[...]
         v = v_ref[start:start + size, :] if size != bkv else v_ref[...]
         jc = j0 + start
         if masked:  # v's rows past the end would reach o through p @ v (0 * NaN)
             v = _zero_past(v, jc, st.kv_len, kv_partial)
-        _, c = _logits(q_ref[...], k, st, _prescaled(st))
+        _, c = _logits(q_ref[...], k, st, _prescaled(st), b_transposed=k_cols)
         if masked:
             c = _mask(c, allowed(st, i0, jc, bq, size, ctx, kv_partial=kv_partial, iota_2d=True))
         m_prev, l_prev = m_scr[...], l_scr[...]  # [bq, LANES]
@@ -448,7 +475,7 @@ def _fwd_kernel(*refs, st, with_lse, n_tables, lse_rows):
         l_scr[...] = correction * l_prev + jnp.sum(p, axis=1, keepdims=True)
         m_scr[...] = m_new
         acc_scr[...] = (_lanes_to(correction, d) * acc_scr[...]
-                        + jnp.dot(p.astype(v.dtype), v, preferred_element_type=jnp.float32))
+                        + _pdot(p, v))
 
     _stream(tile, st, opts, i0, bq, bkv, ctx, update)
 
@@ -484,6 +511,13 @@ def forward(*args, st, with_lse: bool, interpret=False):
     q_map, kv_map = _row_maps(st, bq, bkv, steps is not None)
     dtype = compute_dtype(q.dtype)
     lse_rows = with_lse and options(st).lse_rows_out and bq % LANES == 0
+    k_cols = (st.head_dim < options(st).k_columns_below
+              and (bkv % LANES == 0 or bkv == st.kv_len))
+    if k_cols:
+        k_spec = pl.BlockSpec((None, None, d, bkv), lambda *a: _cols(kv_map(*a)))
+        k_in = jnp.transpose(k.astype(compute_dtype(k.dtype)), (0, 2, 3, 1))
+    else:
+        k_spec, k_in = pl.BlockSpec((None, None, bkv, d), kv_map), _in(k)
 
     out_shape = [jax.ShapeDtypeStruct((batch, hq, sq, d), dtype)]
     out_specs = [pl.BlockSpec((None, None, bq, d), q_map)]
@@ -495,16 +529,16 @@ def forward(*args, st, with_lse: bool, interpret=False):
         out_specs.append(pl.BlockSpec((None, None, bq, LANES), q_map))
     grid_spec = _prefetch_spec(
         st, steps, grid,
-        [pl.BlockSpec((None, None, bq, d), q_map), pl.BlockSpec((None, None, bkv, d), kv_map),
+        [pl.BlockSpec((None, None, bq, d), q_map), k_spec,
          pl.BlockSpec((None, None, bkv, d), kv_map)], out_specs,
         [pltpu.VMEM((bq, LANES), jnp.float32), pltpu.VMEM((bq, LANES), jnp.float32),
          pltpu.VMEM((bq, d), jnp.float32)])
     kernel = functools.partial(_fwd_kernel, st=st, with_lse=with_lse,
-                               n_tables=int(steps is not None), lse_rows=lse_rows)
+                               n_tables=int(steps is not None), lse_rows=lse_rows, k_cols=k_cols)
     outs = pl.pallas_call(kernel, grid_spec=grid_spec, out_shape=out_shape,
                           compiler_params=_params(len(grid), n_seq), interpret=interpret,
                           name="ranker_attention_fwd_tpu")(
-        *_prefetch_args(st, bound, steps), _q_in(q, st), _in(k), _in(v))
+        *_prefetch_args(st, bound, steps), _q_in(q, st), k_in, _in(v))
     result = [_out(outs[0], q.dtype)]
     if with_lse:
         result.append(outs[1][:, :, 0, :] if lse_rows else outs[1][..., 0])
@@ -554,7 +588,7 @@ def _dq_kernel(*refs, st, n_tables, stats_rows):
         grad = _cap_grad(s, st)
         if grad is not None:
             ds = ds * grad
-        dq_scr[...] += jnp.dot(ds.astype(k.dtype), k, preferred_element_type=jnp.float32)
+        dq_scr[...] += _pdot(ds, k)
 
     _stream(tile, st, opts, i0, bq, bkv, ctx, update)
 
@@ -651,13 +685,13 @@ def _dkdv_kernel(*refs, st, n_q, n_tables, transposed):
             c = _mask(c, allowed(st, ic, j0, size, bkv, ctx, kv_partial=kv_partial,
                                  q_partial=q_partial, transposed=True))
         p = jnp.exp2(c - lse)
-        dv_scr[...] += jnp.dot(p.astype(do.dtype), do, preferred_element_type=jnp.float32)
+        dv_scr[...] += _pdot(p, do)
         dpv = lax.dot_general(v_ref[...], do, _NT, preferred_element_type=jnp.float32)
         ds = p * (dpv - delta)
         grad = _cap_grad(s, st)
         if grad is not None:
             ds = ds * grad
-        dk_scr[...] += jnp.dot(ds.astype(q.dtype), q, preferred_element_type=jnp.float32)
+        dk_scr[...] += _pdot(ds, q)
 
     def update(start, size, masked):
         """[queries, keys] tiles (per-query vectors [bq, 128]); the whole query tile."""

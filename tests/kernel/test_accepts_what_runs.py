@@ -62,3 +62,23 @@ def test_a_refusal_without_a_code_is_a_violation(monkeypatch):
     monkeypatch.setattr(attention, "validate", plain)
     case = kernel_property.draw(__import__("random").Random(0), **LIMITS)
     assert "violation" in kernel_property.interpret_check(case)
+
+
+def test_the_summary_counts_calls_past_the_budget_apart_from_violations():
+    from benchmarks.tpu_batch import OUT_OF_TIME
+
+    records = [
+        {"part": "property", "n": 0, "errors": {"out": 1e-3}, "ok": True},
+        {"part": "property", "n": 1, "refused": "RA105"},
+        {"part": "property", "n": 2, "accepted": True, "error": f"TimeoutError: {OUT_OF_TIME}"},
+        {"part": "property", "n": 3, "accepted": True, "error": "JaxRuntimeError: Mosaic failed"},
+        {"part": "property", "n": 4, "errors": {"out": 0.5}, "ok": False,
+         "violation": "error over the tolerance"},
+    ]
+    out = []
+    assert kernel_property.summary(records, out.append) == 1
+    assert out[0]["violations"] == 2 and out[0]["not_reached"] == 1
+    assert out[0]["refused_codes"] == {"RA105": 1}
+    out.clear()
+    assert kernel_property.summary(records[:3], out.append) == 0
+    assert out[0]["violations"] == 0 and out[0]["not_reached"] == 1

@@ -30,7 +30,7 @@ BASE = O(kv_chunk=128)  # the default structure, with chunks that the small tile
 VARIANTS = {
     "default": BASE,
     "none": O(prescale_from=1 << 30, mask_partial=False, compact=False, kv_chunk=0,
-              transposed_dkdv=False, stats_rows=False, lse_rows_out=False),
+              transposed_dkdv=False, stats_rows=False, lse_rows_out=False, k_columns_below=0),
     "prescale always": dataclasses.replace(BASE, prescale_from=0),
     "prescale never": dataclasses.replace(BASE, prescale_from=1 << 30),
     "mask every tile": dataclasses.replace(BASE, mask_partial=False),
@@ -38,6 +38,8 @@ VARIANTS = {
     "no chunks": dataclasses.replace(BASE, kv_chunk=0),
     "row-major dkdv": dataclasses.replace(BASE, transposed_dkdv=False),
     "stats in lanes": dataclasses.replace(BASE, stats_rows=False, lse_rows_out=False),
+    "k rows": dataclasses.replace(BASE, k_columns_below=0),
+    "k columns": dataclasses.replace(BASE, k_columns_below=1 << 30),
 }
 # Tiles that are whole, partial (each in two chunks of 128: along the keys in the forward and dQ,
 # 256-wide key tiles; along the queries in dK/dV, 256-row query tiles) and skipped at S=600, whose
