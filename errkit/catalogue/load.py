@@ -298,6 +298,7 @@ def build_settings(raw: dict, pos: Positions, project_root: Path | None = None) 
         validators=raw.get("validators"),
         groups=MappingProxyType(groups),
         repo_url=raw.get("repo_url"),
+        install=raw.get("install"),
         retired=tuple(raw.get("retired") or ()),
         positions=pos,
         name=raw.get("name"),

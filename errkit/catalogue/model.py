@@ -173,6 +173,7 @@ class Settings:
     validators: str | None = None
     groups: Mapping[str, Group] = field(default_factory=lambda: EMPTY)
     repo_url: str | None = None
+    install: str | None = None  # what a reader installs to run the own entries' Reproduce snippets
     retired: tuple[str, ...] = ()
     positions: Positions | None = field(default=None, compare=False, repr=False)
     name: str | None = None

@@ -392,6 +392,8 @@ SETTINGS = Record(
         Field("docs_url", Str(), True, "The published site: a base URL (pages at <base>/<version>/errors/<CODE>/) "
               "or a pattern with {version} and {code}."),
         Field("repo_url", Str(), description="Repository URL, for edit links."),
+        Field("install", Str(max_length=300), description="The command that installs what the own entries' Reproduce "
+              "snippets import (e.g. `pip install \"foo[kernel]\"`): shown above each of them."),
         Field("branch", Str(max_length=200), description="Branch of the repository the edit links open (default: main)."),
         Field("prefix", Str(pattern=PREFIX), description="Code prefix of this catalogue's entries, 2-4 capital letters (default: ERR)."),
         Field("validators", Str(pattern=MODULE_PATH), description="Path of the generated validators module, relative to the project root "
