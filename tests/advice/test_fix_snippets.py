@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("jax")
 
+from snippet_shims import on_cpu  # noqa: E402
 from support import bundled_catalogue, explain_first, pasted_text  # noqa: E402
 
 CATALOGUE = bundled_catalogue()
@@ -38,7 +39,7 @@ def test_every_snippet_runs_or_says_why_not():
 
 def run(*parts: str) -> BaseException | None:
     try:
-        exec(compile("\n".join(parts), "<snippet>", "exec"), {"__name__": "snippet"})  # noqa: S102 - the catalogue's own examples
+        exec(compile(on_cpu("\n".join(parts)), "<snippet>", "exec"), {"__name__": "snippet"})  # noqa: S102 - the catalogue's own examples
     except Exception as err:  # noqa: BLE001 - whatever the snippet raises is the outcome
         return err
     return None
