@@ -104,3 +104,18 @@ def catalog_folder(option: str | None, start: str | None = None) -> str:
     if not isinstance(named, str) or not named:
         raise SettingsError(f"{os.path.join(root, PYPROJECT)}: [tool.errkit] catalog must be a folder name")
     return os.path.relpath(os.path.join(root, named)) if not os.path.isabs(named) else named
+
+
+def newest_mtime_ns(folder: str) -> int:
+    """The newest modification time (ns) of the files under `folder`, hidden folders skipped: a
+    compiled index older than that is stale for that catalogue (errkit/explain/registry.py), and
+    `errkit generate` marks the index it leaves as at least that new."""
+    newest = 0
+    for here, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            try:
+                newest = max(newest, os.stat(os.path.join(here, name)).st_mtime_ns)
+            except OSError:
+                pass
+    return newest

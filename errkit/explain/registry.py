@@ -221,18 +221,6 @@ def _read(path: str) -> dict:
         raise UsageError(f"cannot read the matcher index {path}: {err} (run `errkit generate`)") from None
 
 
-def _newest_mtime(folder: str) -> int:
-    newest = 0
-    for here, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for name in files:
-            try:
-                newest = max(newest, os.stat(os.path.join(here, name)).st_mtime_ns)
-            except OSError:
-                pass
-    return newest
-
-
 def catalog_index(catalog_dir, compile_catalogue) -> dict:
     """The compiled index of the catalogue folder `catalog_dir` (see catalog_source)."""
     source = catalog_source(catalog_dir, compile_catalogue)
@@ -260,7 +248,7 @@ def catalog_source(catalog_dir, compile_catalogue) -> "Source":
         catalog = found[1].get("catalog")
         owns = not isinstance(catalog, str) or os.path.abspath(os.path.join(found[0], catalog)) == folder
         try:
-            fresh = owns and os.stat(compiled).st_mtime_ns >= _newest_mtime(folder)
+            fresh = owns and os.stat(compiled).st_mtime_ns >= settings.newest_mtime_ns(folder)
         except OSError:
             fresh = False
         if fresh:
