@@ -124,6 +124,27 @@ def _splash_jobs(shape: Shape, operands, fields, interpret) -> list[Job]:
                 {**fields, "pass": "splash fwd+bwd"})]
 
 
+def _bhsd_jobs(shape: Shape, tiles, operands, fields, interpret) -> list[Job]:
+    """Our forward and forward+backward handed [b, h, s, d] arrays, as splash is: the kernels'
+    own transposes then meet the caller's and XLA folds each pair away (what is left is the
+    kernels and q's scaling)."""
+    from benchmarks.kernel_tpu import _bhsd
+
+    st = static(shape, tiles)
+    kw = {"interpret": True} if interpret else {}
+
+    def fwd(qh, kh, vh):
+        return _bhsd(pallas_tpu.flash_attention(_bhsd(qh), _bhsd(kh), _bhsd(vh), None, st, **kw))
+
+    def fwd_bwd(qh, kh, vh, doh):
+        out, vjp = jax.vjp(fwd, qh, kh, vh)
+        return (out, *vjp(doh))
+
+    q, k, v, do = (_bhsd(x) for x in operands[:4])
+    return [Job("ours bhsd fwd", fwd, (q, k, v), {**fields, "pass": "bhsd fwd"}),
+            Job("ours bhsd fwd+bwd", fwd_bwd, (q, k, v, do), {**fields, "pass": "bhsd fwd+bwd"})]
+
+
 def _transpose_jobs(shape: Shape, operands, fields) -> list[Job]:
     q, k, v, do = operands[:4]
 
@@ -164,6 +185,8 @@ def profile_jobs(before, smoke: bool, variants=None, shapes=None) -> list[Job]:
         if not interpret:
             jobs += _ours_jobs(shape, operands, {**base, "variant": "ours (public API)"})
         jobs += _transpose_jobs(shape, operands, {**base, "variant": "xla"})
+        jobs += _bhsd_jobs(shape, tiles, operands, {**base, "variant": "ours, [b, h, s, d] in and out"},
+                           interpret)
         if before is not None:
             jobs += kernel_jobs(before, static(shape, tiles, before=True), operands,
                                 {**base, "variant": "before"}, interpret)
