@@ -99,7 +99,8 @@ def reproduce(entry: Entry, catalogue: Catalogue) -> dict | None:
     Our own entries: the kernel call of the entry's `setup`/`then` with the first bad example's
     values, when `then` reads them; else a verified fix's `before` with its setup and then (the
     public API, as a reader calls it); else the generated check function called with them. Upstream
-    entries: the first fix's `before` (with its setup and then); else the raised line.
+    entries: the first verified fix's `before` with its setup and then (a whole program); else the
+    raised line (a fix's `before` alone is a fragment, shown under its fix).
     """
     params = example_params(entry)
     if not entry.explain_only and params is not None:
@@ -127,11 +128,9 @@ def reproduce(entry: Entry, catalogue: Catalogue) -> dict | None:
                 return {"code": f"from {module} import {check.function}\n\n{check.function}({args})",
                         "lang": "python", "how": "the generated check with the example's values"}
     if entry.explain_only:
-        for n, fix in enumerate(entry.fixes, 1):
-            if fix.before:
-                parts = [(fix.setup or entry.setup or "").rstrip("\n"), fix.before.rstrip("\n"), (fix.then or entry.then or "").rstrip("\n")]
-                return {"code": "\n".join(p for p in parts if p.strip()), "lang": "python",
-                        "how": f"fix {n}'s code before the fix"}
+        before = _verified_before(entry)  # a program (a fix's setup with it), not a fragment
+        if before is not None:
+            return before
     example = raised_message(entry)
     if example is not None:
         return {"code": f"{entry.exception}: {example}", "lang": "text", "how": "the line it raises"}

@@ -1,7 +1,11 @@
-"""Every "Reproduce" snippet of the bundled catalogue's own entries (the kernel's errors), run as a
-reader of the entry page runs it (issue 52): in a fresh venv that installed what the page says to
-install (the catalogue's `install` setting: errkit with its `kernel` extra, here the built wheel),
-from a folder outside the checkout. Each snippet must raise its entry's error.
+"""Every "Reproduce" snippet of the bundled catalogue that runs on a CPU, run as a reader of the
+entry page runs it (issue 52): in a fresh venv that installed what the page says to install (the
+catalogue's `install` setting: errkit with its `kernel` extra, here the built wheel, which brings
+jax), from a folder outside the checkout. Each snippet must raise its entry's error: the own
+entries' (the kernel's errors) and the upstream entries' alike. Not run here: upstream snippets
+for a GPU (`# runs on a GPU`, JAX's Mosaic GPU and Triton kernels lowered for CUDA; tests/advice
+runs them with the test extra and tests/snippet_shims.py's stand-ins) and tokamax's, which the
+extra does not install.
 
 The snippets run in one process of that venv, each in a namespace of its own (one jax import for
 all); a snippet that raises nothing, or another entry's error, fails with the traceback it gave.
@@ -20,8 +24,16 @@ from support import bundled_catalogue, explain_first
 from wheelhouse import clean_env, fresh_venv, run
 
 CATALOGUE = bundled_catalogue()
-SNIPPETS = {e.code: r["code"] for e in sorted(CATALOGUE.entries, key=lambda e: e.code)
-            if not e.explain_only and (r := reproduce(e, CATALOGUE)) and r["lang"] == "python"}
+PYTHON = {e.code: r["code"] for e in sorted(CATALOGUE.entries, key=lambda e: e.code)
+          if (r := reproduce(e, CATALOGUE)) and r["lang"] == "python"}
+OWN = {e.code for e in CATALOGUE.entries if not e.explain_only}
+# Upstream snippets for a GPU: marked so (cuDNN, decode and paged attention), JAX's Mosaic GPU or
+# Triton kernels (their snippets lower for CUDA from a CPU, which needs the test extra's absl and
+# GPU lowering), and tokamax's.
+GPU_OR_TOKAMAX = re.compile(r"# runs on a GPU|pallas\.ops\.gpu|pallas import triton|pallas\.triton|mosaic_gpu"
+                            r"|lowering_platforms=\(\"cuda\"|^\s*(from|import)\s+tokamax\b", re.M)
+NOT_ON_A_CPU = {code for code, source in PYTHON.items() if GPU_OR_TOKAMAX.search(source)}
+SNIPPETS = {code: source for code, source in PYTHON.items() if code not in NOT_ON_A_CPU}
 
 RUNNER = """
 import json, sys, traceback
@@ -45,8 +57,14 @@ def test_the_catalogue_says_what_to_install_and_the_pages_show_it():
     assert install in reproduce_part
 
 
-def test_the_own_entries_have_python_snippets():
-    assert len(SNIPPETS) >= 30, sorted(SNIPPETS)
+def test_the_own_entries_have_python_snippets_and_each_runs_on_a_cpu():
+    own = OWN & set(PYTHON)
+    assert len(own) >= 30 and not own & NOT_ON_A_CPU, sorted(own & NOT_ON_A_CPU)
+
+
+def test_what_is_not_run_here_is_a_gpu_or_tokamax_snippet_that_says_so():
+    assert len(SNIPPETS) - len(OWN & set(PYTHON)) >= 70  # the upstream snippets a CPU runs (72)
+    assert len(NOT_ON_A_CPU) <= 50, sorted(NOT_ON_A_CPU)
 
 
 @pytest.fixture(scope="module")
