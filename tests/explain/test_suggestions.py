@@ -81,6 +81,7 @@ root, devices, fixes = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
 sys.path[:0] = [root, root + "/tests"]
 import jax
 from errkit.catalogue.load import load
+from snippet_shims import on_cpu
 from support import pasted_text
 assert jax.device_count() == devices, jax.devices()
 entries = {e.code: e for e in load(root + "/catalog").entries}
@@ -90,7 +91,7 @@ for code, n in fixes:
     fix = entry.fixes[n - 1]
     for part in ("before", "after"):
         try:
-            exec("\\n".join([fix.setup or entry.setup or "", getattr(fix, part), fix.then or entry.then or ""]), {"__name__": "snippet"})
+            exec(on_cpu("\\n".join([fix.setup or entry.setup or "", getattr(fix, part), fix.then or entry.then or ""])), {"__name__": "snippet"})
             out[f"{code} {n} {part}"] = None
         except Exception as err:
             out[f"{code} {n} {part}"] = pasted_text(err)
