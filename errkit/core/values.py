@@ -42,12 +42,17 @@ def _scalar(number: str) -> str:
 _TRACER = r"[A-Za-z]*Tracer[(<][^()<>\n]*[)>]|Traced<[^<>\n]*>with<[^<>\n]*>"
 _TRACER_TEXT = Lazy(_TRACER)
 
+# What people write for a number they left out when they paste a message (`head dim <V>.`,
+# `head dim ....`): matched where a number is, read as no value (matching/index.py captured).
+_PLACEHOLDER = r"<[A-Z]>|\.\.\."
+_PLACEHOLDER_TEXT = Lazy(_PLACEHOLDER)
+
 _SCALAR_TEXT = Lazy(r"(?:np|numpy)\.[a-z0-9]+\((?P<a>[^()]*)\)|Array\((?P<b>[^(),]*),[^()]*\)")
 
 # Every pattern is built from character classes and bounded alternations, so matching stays linear.
 PATTERNS = {
-    "int": rf"{_INT}|{_scalar(_INT)}|{_TRACER}",
-    "float": rf"{_FLOAT}|{_scalar(_FLOAT)}|{_TRACER}",
+    "int": rf"{_INT}|{_scalar(_INT)}|{_TRACER}|{_PLACEHOLDER}",
+    "float": rf"{_FLOAT}|{_scalar(_FLOAT)}|{_TRACER}|{_PLACEHOLDER}",
     "bool": r"True|False",
     "str": r"[^\n]*?",
     # repr() of a str, or of a tuple of them where a caller passed one (batch_axis=('data', 'fsdp'))
@@ -165,6 +170,8 @@ def parse(type_: str, text: str) -> object:
         return None
     if type_ in ("int", "float") and "Trace" in text and _TRACER_TEXT.fullmatch(text):
         return text  # ("Trace": every tracer's repr has it; no regex compiled for a plain number)
+    if type_ in ("int", "float") and text[:1] in ("<", ".") and _PLACEHOLDER_TEXT.fullmatch(text):
+        return text  # a number left out: its text, which matching/index.py gone() drops
     if type_ in ("int", "float") and text.endswith(")"):
         scalar = _SCALAR_TEXT.fullmatch(text)
         if scalar:

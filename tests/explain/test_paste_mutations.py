@@ -39,9 +39,8 @@ PHASE_2 = {
     "case change": "phase 2: a lower-cased message matched exactly by a catch-all wording of its entry (RA820's "
                    "'out of resource: {kernel_name}') is not read again without case; values an entry reads from the "
                    "lines after its message (RA812, RA814) are not read without case",
-    "retyped <V>": "phase 2: an int value retyped as '<V>' (RA539's head dim) makes another wording (RA544) match exact",
-    "retyped ...": "phase 2: '...' where the wording's own text prints '...' (RA805's shapes '(..., 16, 256)', RA825's "
-                   "library list) or an int (RA539's head dim) is read as a value or another wording",
+    "retyped ...": "phase 2: '...' where the wording's own text prints '...' (RA805's shapes '(..., 16, 256)') is read "
+                   "as a value or another wording",
     "shortened list": "phase 2: a str value that is itself a tuple, cut to '(..., ...' (RA805's operand shape), no longer "
                       "matches its wording, and RA800's header matches exact instead",
 }

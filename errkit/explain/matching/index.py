@@ -263,8 +263,8 @@ def captured(captures: list, m, numbers: list[int] | None = None) -> dict | None
             value = values.parse(type_, raw)
         except (ValueError, OverflowError):  # matched the shape of a value but is none (e.g. "1,,2")
             return None
-        if type_ == "str" and gone(value):
-            continue  # retyped: the text no longer shows the value (a wording's free text reads it)
+        if isinstance(value, str) and gone(value):
+            continue  # retyped: the text no longer shows the value (`<V>`, `...`: a str, or a number's place)
         if param in out and out[param] != value:
             return None
         out[param] = value

@@ -1191,10 +1191,14 @@
   // values._TRACER: a JAX tracer's repr where a number was expected, read as its text
   var TRACER_TEXT = /^(?:[A-Za-z]*Tracer[(<][^()<>\n]*[)>]|Traced<[^<>\n]*>with<[^<>\n]*>)$/;
 
+  // values._PLACEHOLDER: a number left out of a pasted message, read as its text (match.js gone())
+  var PLACEHOLDER_TEXT = /^(?:<[A-Z]>|\.\.\.)$/;
+
   function parseValue(type, text) {
     text = pyStrip(text);
     if (text === "None") return null;
     if ((type === "int" || type === "float") && TRACER_TEXT.test(text)) return text;
+    if ((type === "int" || type === "float") && PLACEHOLDER_TEXT.test(text)) return text; // values._PLACEHOLDER
     if ((type === "int" || type === "float") && text.endsWith(")")) {
       var scalar = SCALAR_TEXT.exec(text);
       if (scalar) text = pyStrip(scalar[1] !== undefined ? scalar[1] : scalar[2]);
@@ -1505,7 +1509,7 @@
       } catch (err) {
         return null; // Python's explain stops on such a value; the page passes over the wording
       }
-      if (type === "str" && gone(value)) continue; // retyped: the text no longer shows the value
+      if (typeof value === "string" && gone(value)) continue; // retyped: the text no longer shows the value
       if (Object.prototype.hasOwnProperty.call(out, param) && !R.eq(out[param], value)) return null;
       out[param] = value;
     }
