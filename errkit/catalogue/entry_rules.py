@@ -145,10 +145,15 @@ def format_specs(entry: Entry, ctx: Context) -> Iterator[Finding]:
             param = entry.params[wording.param_of(field)]
             kind = field.spec[-1:]
             if param.type in ("int", "bool") and (kind == "c" or (kind in "bBoxX" and "#" not in field.spec)):
-                yield at(entry, wording.key_path, "bad-template",
-                         f"{shown}: explain cannot read the value back from this format spec (10 is written "
-                         f"{format(10, field.spec)!r}): write a base with its prefix ('#x', '#b', '#o')")
-                continue
+                try:
+                    written = format(10, field.spec)
+                except ValueError:  # not a spec at all ('?X'): the samples below say so
+                    written = None
+                if written is not None:
+                    yield at(entry, wording.key_path, "bad-template",
+                             f"{shown}: explain cannot read the value back from this format spec (10 is written "
+                             f"{written!r}): write a base with its prefix ('#x', '#b', '#o')")
+                    continue
             samples = list(SPEC_SAMPLES.get(param.type, ()))
             for raw in (*entry.bad_examples, *entry.good_examples):
                 try:

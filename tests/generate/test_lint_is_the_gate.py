@@ -194,6 +194,7 @@ def changed(settings_changes: dict | None = None, **entry_changes) -> tuple[dict
 @example(changed(title='b does not "divide"'))  # ended the validator's docstring
 @example(changed(message='"{a:e} must be divisible'))  # 3.000000e+00: a float rendering of an int
 @example(changed(message='{a:#x} must be divisible'))  # 0x3: a base with its prefix
+@example(changed(message='"{a:?X} must be divisible'))  # not a spec at all, ending like a base's (found by a draw)
 @example(changed({"project": 'gate \\N """'}, title="\\ \x00 \u2028"))  # an escape, a NUL, a line separator
 @example(changed(message="\U000e0001{a=} must be divisible by {b=}"))  # written \u{e0001} in JavaScript
 @example(changed(message="{a=} must be\x00 divisible by {b=}"))  # explain refuses a NUL as binary
