@@ -38,10 +38,13 @@ def _watch(parent: int) -> None:
             os._exit(1)
 
 
-def _serve(conn, parent: int, work, start) -> None:
+def _serve(conn, work, start) -> None:
     """A worker's life: `start()` once, then `work(name)` for each (i, name) received, its answer
-    sent back as (i, answer); None (or the parent gone) ends it."""
-    threading.Thread(target=_watch, args=(parent,), daemon=True).start()
+    sent back as (i, answer); None (or the parent gone) ends it. The parent watched is the one it
+    has now: errkit's process when forked or spawned by it, the fork server under forkserver (which
+    ends with errkit's process). Watching errkit's own pid there ended every worker after WATCH
+    seconds of work (exit status 1)."""
+    threading.Thread(target=_watch, args=(os.getppid(),), daemon=True).start()
     start()
     while True:
         try:
@@ -66,7 +69,7 @@ class Pool:
 
     def _spawn(self):
         ours, theirs = self.context.Pipe()
-        process = self.context.Process(target=_serve, args=(theirs, os.getpid(), self.work, self.start), daemon=True)
+        process = self.context.Process(target=_serve, args=(theirs, self.work, self.start), daemon=True)
         process.start()
         theirs.close()
         return process, ours

@@ -157,3 +157,16 @@ def test_workers_started_afresh_read_the_parts_they_were_planned_for(small_parts
     split = workers.summaries(_matcher(), [str(path)], workers=2)
     assert len(planned[0][0]) == 3  # two parts
     assert json.dumps(split, sort_keys=True) == json.dumps(alone, sort_keys=True)
+
+
+def test_a_worker_started_by_a_fork_server_outlives_its_watch():
+    """Under forkserver (errkit's context when its process runs threads) a worker's parent is the
+    fork server: a worker that watched errkit's own pid ended itself after WATCH seconds of work,
+    and its file was reported lost."""
+    import multiprocessing
+    import time
+
+    pool = workers.Pool(multiprocessing.get_context("forkserver"), 1, time.sleep, int)
+    got, lost = [], []
+    pool.run([(0, 4 * workers.WATCH)], lambda i, answer: got.append(i), lambda i, why: lost.append(why))
+    assert got == [0] and not lost, lost
