@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-CUDNN_MARK = "# runs on a GPU with cuDNN"
+GPU_MARK = "# runs on a GPU"  # a snippet's line saying it needs one (on a decode or paged import too)
+CUDNN_MARK = GPU_MARK + " with cuDNN"
 _MODULES = {  # what a reader imports -> the stand-in of the same name
     "from jax.experimental.pallas.ops.gpu import decode_attention": "from verify.gpu_decode import decode_attention",
     "from jax.experimental.pallas.ops.gpu import paged_attention": "from verify.gpu_decode import paged_attention",

@@ -20,6 +20,7 @@ import pytest
 
 from errkit.generate.examples import reproduce
 
+from snippet_shims import GPU_MARK
 from support import bundled_catalogue, explain_first
 from wheelhouse import clean_env, fresh_venv, run
 
@@ -30,7 +31,7 @@ OWN = {e.code for e in CATALOGUE.entries if not e.explain_only}
 # Upstream snippets for a GPU: marked so (cuDNN, decode and paged attention), JAX's Mosaic GPU or
 # Triton kernels (their snippets lower for CUDA from a CPU, which needs the test extra's absl and
 # GPU lowering), and tokamax's.
-GPU_OR_TOKAMAX = re.compile(r"# runs on a GPU|pallas\.ops\.gpu|pallas import triton|pallas\.triton|mosaic_gpu"
+GPU_OR_TOKAMAX = re.compile(re.escape(GPU_MARK) + r"|pallas\.ops\.gpu|pallas import triton|pallas\.triton|mosaic_gpu"
                             r"|lowering_platforms=\(\"cuda\"|^\s*(from|import)\s+tokamax\b", re.M)
 NOT_ON_A_CPU = {code for code, source in PYTHON.items() if GPU_OR_TOKAMAX.search(source)}
 SNIPPETS = {code: source for code, source in PYTHON.items() if code not in NOT_ON_A_CPU}

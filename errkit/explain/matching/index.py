@@ -263,7 +263,7 @@ def captured(captures: list, m, numbers: list[int] | None = None) -> dict | None
             value = values.parse(type_, raw)
         except (ValueError, OverflowError):  # matched the shape of a value but is none (e.g. "1,,2")
             return None
-        if isinstance(value, str) and gone(value):
+        if gone(value):
             continue  # retyped: the text no longer shows the value (`<V>`, `...`: a str, or a number's place)
         if param in out and out[param] != value:
             return None
@@ -272,8 +272,9 @@ def captured(captures: list, m, numbers: list[int] | None = None) -> dict | None
 
 
 def gone(value) -> bool:
-    """Whether a str value read from a text is what people write for a value they left out: `...`,
-    `<V>`, a list cut short (`a, b, ...`) or an issue title's shortening (`{...9.4.0..}`)."""
+    """Whether a value read from a text (a str, or a number's placeholder: values._PLACEHOLDER) is
+    what people write for a value they left out: `...`, `<V>`, a list cut short (`a, b, ...`) or an
+    issue title's shortening (`{...9.4.0..}`)."""
     text = value.strip() if isinstance(value, str) else ""
     if text in ("...", "\u2026") or (len(text) == 3 and text[0] == "<" and text[2] == ">" and text[1].isupper()):
         return True

@@ -155,7 +155,7 @@
       } catch (err) {
         return null; // Python's explain stops on such a value; the page passes over the wording
       }
-      if (typeof value === "string" && gone(value)) continue; // retyped: the text no longer shows the value
+      if (gone(value)) continue; // retyped: the text no longer shows the value
       if (Object.prototype.hasOwnProperty.call(out, param) && !R.eq(out[param], value)) return null;
       out[param] = value;
     }
