@@ -277,6 +277,13 @@ def main(argv=None) -> int:
     parser.add_argument("--shapes", default="",
                         help="profile: indices into PROFILE_SHAPES, comma-separated (all when empty)")
     args = parser.parse_args(argv)
+    unknown = [v for v in args.variants.split(";") if v and v not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variant(s) {', '.join(map(repr, unknown))}; known: {', '.join(VARIANTS)}")
+    for flag, count in (("--shapes", len(PROFILE_SHAPES)), ("--sweeps", len(SWEEPS))):
+        given = getattr(args, flag[2:])
+        if given and not all(i.strip().isdigit() and int(i) < count for i in given.split(",")):
+            parser.error(f"{flag}: comma-separated indices below {count}, got {given!r}")
     deadline = time.monotonic() + args.budget
     sink = Sink(os.path.join(args.out, "profile.jsonl"))
     sink({"part": "header", "jax": jax.__version__, "backend": jax.default_backend(),
