@@ -79,7 +79,9 @@ _UNIT = (r"""(?:[^ \t\n\r\f\v()<>\[\]{}'"`.,;:!?]"""
 # that ends the value is not read. The identifier's run starts at its "{" and cannot end on an
 # identifier character: one way to match, linear on a backtracking engine (the paste page's) too.
 _BRACE_NOT_FIELD = r"\{(?:[^\nA-Za-z_]|[A-Za-z_][A-Za-z0-9_.]*[^\nA-Za-z0-9_.}=!:])"
-_TOKEN = rf"""(?:'[^'\n]*'|"[^"\n]*"|{_UNIT}(?:[.,;:!?]+{_UNIT})*)"""
+# What people type for a value they left out is a token too (read as gone, matching/index.py): `...`,
+# and a bracketed list cut short, never closed (`(..., ...`).
+_TOKEN = rf"""(?:'[^'\n]*'|"[^"\n]*"|\.\.\.|[(\[][^()\[\]\n]*?, \.\.\.|{_UNIT}(?:[.,;:!?]+{_UNIT})*)"""
 STR_FORMS = {
     "token": _TOKEN,
     "list": rf"{_TOKEN}(?:,[ \t]*{_TOKEN})*",  # 'data', 'model' / float32, bfloat16

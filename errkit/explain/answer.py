@@ -116,7 +116,7 @@ def answers(index: Index, chunks, every: bool = True, warn=None, others: dict | 
     held any text). `others`: code -> the matches past the distinct answers kept per code
     (errkit/explain/tally.py), counted, not answered."""
     found, tail, seen_text = explain_chunks(index, chunks, warn=warn, others=others)
-    if seen_text and (not found or "\n" in tail.strip()):  # a paste read again: hard wraps joined, without case
+    if seen_text:  # a paste read again: hard wraps joined, without case (rereading.py: a log is not)
         from errkit.explain.matching.rereading import reread
 
         found = reread(index, tail, found)

@@ -29,20 +29,9 @@ _REFERENCE: dict[str, dict | None] = {}
 
 # The kinds failing today (their counts: docs/paste-mutations.md, from scripts/paste_mutations.py).
 PHASE_2 = {
-    "text after": "phase 2: a free-text value that ends a wording cannot be told from prose after it on its line "
-                  "(' on TPU v5e with jax 0.10.2', ' (while compiling step 3)'): 4 wordings read it in",
-    "hard wrap": "phase 2: a free-text value wrapped onto the next line whose first line alone matches the same wording "
-                 "(RA825's library list) keeps the first line's reading; a wrapped line that starts with the message's own "
-                 "'>' (RA833's 'smem_bytes=N > max_smem_bytes') reads as a markdown quote and is not joined",
-    "quoted wrap": "phase 2: as a hard wrap, quoted ('> '): a free-text value wrapped onto the next line whose first line "
-                   "alone matches the same wording (RA559's sizes, RA825's list) keeps the first line's reading",
-    "case change": "phase 2: a lower-cased message matched exactly by a catch-all wording of its entry (RA820's "
-                   "'out of resource: {kernel_name}') is not read again without case; values an entry reads from the "
-                   "lines after its message (RA812, RA814) are not read without case",
-    "retyped ...": "phase 2: '...' where the wording's own text prints '...' (RA805's shapes '(..., 16, 256)') is read "
-                   "as a value or another wording",
-    "shortened list": "phase 2: a str value that is itself a tuple, cut to '(..., ...' (RA805's operand shape), no longer "
-                      "matches its wording, and RA800's header matches exact instead",
+    "text after": "a free-text value that ends a wording cannot be told from prose after it on its line "
+                  "(' on TPU v5e with jax 0.10.2', ' (while compiling step 3)', '. Retrying in 5s'): RA552's msg, "
+                  "RA559's sizes, RA813's device kind, RA818's diagnostic read it in (the value is read to the line's end)",
 }
 
 

@@ -159,12 +159,19 @@ def _joined(index, data: bytes, start: int, end: int, line_no: int, undecodable,
         tail = _decode(data, cut + 1, last, undecodable)
         if not head.strip() or not tail.strip() or len(head) + len(tail) > MAX_LINE:
             continue
-        for glue in ("", " "):
+        for glue in _glues(head):
             joined = head.rstrip("\r") + glue + tail
             match = examine(index, data, first, joined, line_no + shift, False)
             if match is not None and _across(match, joined, len(head.rstrip("\r")), len(glue)):
                 return match, max(pos, last + 1)
     return None, pos
+
+
+def _glues(head: str) -> tuple[str, str]:
+    """How the line before a hard wrap is joined to the next, the likelier first: with nothing (a
+    terminal's wrap at a column cuts anywhere) or with a space (an editor's at a word drops it),
+    the space first after a comma, colon or semicolon, which a message follows with one."""
+    return (" ", "") if head.rstrip("\r")[-1:] in (",", ";", ":") else ("", " ")
 
 
 def _across(match: Match, joined: str, cut: int, glue: int) -> bool:

@@ -130,7 +130,9 @@ def unprefixed(data: bytes) -> bytes:
     prefix of whitespace, `|` and `+` alone, or ending with `Group ` (`Exception Group
     Traceback`), is an exception group's own layout: kept; one that holds a message (vLLM's
     `Exception in worker ... while processing method load_model: <message>, Traceback ...`) is
-    that message's line, kept whole."""
+    that message's line, kept whole. A paste quoted whole in markdown (`> ` on each line that is
+    not blank) is read as the text it quotes."""
+    data = _unquoted(data)
     if NEXT_TRACEBACK_BYTES not in data:
         return data
     out, prefix = [], None
@@ -146,6 +148,17 @@ def unprefixed(data: bytes) -> bytes:
             prefix = None
             out.append(line)
     return b"\n".join(out)
+
+
+def _unquoted(data: bytes) -> bytes:
+    """A paste whose every line but the blank ones starts with a markdown quote's `>`, without it
+    (and the space after it): a quoted message wrapped over lines reads as a wrapped message."""
+    if not data.startswith(b">") and b"\n>" not in data:
+        return data
+    lines = data.split(b"\n")
+    if not all(line.startswith(b">") for line in lines if line.strip()):
+        return data
+    return b"\n".join(line[2:] if line.startswith(b"> ") else line[1:] if line.startswith(b">") else line for line in lines)
 
 
 def _holds_message(head: bytes) -> bool:

@@ -57,3 +57,55 @@ def test_a_message_in_another_case_is_approximate_with_its_values():
     assert first["params"] == {"num_q_heads": 12, "num_kv_heads": 8}
     rc, first = answer("valueerror: num_q_heads=12 must be divisible by num_kv_heads=8")
     assert first["params"] == {"num_q_heads": 12, "num_kv_heads": 8}
+
+
+def test_a_value_wrapped_where_no_message_ends_is_read_whole():
+    """A wrap after a comma or a conjunction, or before a line in lower case, cuts a value short:
+    the joined reading replaces the first; a capitalised line after a message is not its value."""
+    rc, first = answer("NotImplementedError: dtype float64 is not supported by\nimplementation='pallas'; "
+                       "use one of: float32, bfloat16,\nfloat16")
+    assert (rc, first["code"], first["params"]["supported"]) == (0, "RA106", "float32, bfloat16, float16")
+    for text in ("RuntimeError: Internal TPU kernel compiler error: unsupported operand shapes or\nlayouts",
+                 "RuntimeError: Internal TPU kernel compiler error: unsupported\noperand shapes or layouts"):
+        rc, first = answer(text)
+        assert (rc, first["code"], first["params"]) == (0, "RA808", {"reason": "unsupported operand shapes or layouts"}), text
+    rc, first = answer("ValueError: Unsupported TPU device kind: cpu\nI get it on a colab CPU runtime.")
+    assert (rc, first["code"], first["params"]) == (0, "RA813", {"device_kind": "cpu"})
+
+
+def test_a_paste_quoted_whole_reads_as_the_text_it_quotes():
+    rc, first = answer("> RuntimeError: Unable to load any of {libcudnn_ops.so.9.1.0,\n> libcudnn_ops.so.9.1, "
+                       "libcudnn_ops.so.9, libcudnn_ops.so}")
+    assert (rc, first["code"]) == (0, "RA825")
+    assert first["params"] == {"library": "libcudnn_ops.so.9.1.0",
+                               "other_names": "libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so"}, first["params"]
+    rc, first = answer("ValueError: Mosaic GPU kernel exceeds\navailable shared memory: smem_bytes=524296\n> max_smem_bytes=232448")
+    assert (rc, first["code"], first["params"]) == (0, "RA833", {"smem_bytes": 524296, "max_smem_bytes": 232448})
+
+
+def test_a_message_in_another_case_keeps_the_values_its_entry_reads_after_it():
+    rc, first = answer("ValueError: the pallas tpu lowering currently requires that the last two dimensions of your "
+                       "block shape are divisible by 8 and 128 respectively, or be equal to the respective dimensions "
+                       "of the overall array. block spec for args[0] has block shape (blocked(block_size=8), "
+                       "blocked(block_size=100)), array shape (64, 384), and index_map returning")
+    assert (first["code"], first["confidence"]) == ("RA812", "approximate")
+    assert (first["params"]["block_rows"], first["params"]["block_cols"]) == (8, 100), first["params"]
+
+
+def test_a_lowered_message_is_read_by_its_entrys_longer_wording():
+    rc, first = answer("RuntimeError: out of resource: shared memory, required: 98304, hardware limit: 65536")
+    assert (first["code"], first["confidence"]) == ("RA820", "approximate")
+    assert first["params"] == {"required": 98304, "hardware_limit": 65536}
+    rc, first = answer("RuntimeError: out of resource: shared memory")  # the short wording itself: exact, as before
+    assert (rc, first["code"], first["confidence"]) == (0, "RA820", "exact")
+
+
+def test_three_dots_and_a_list_cut_short_are_values_left_out():
+    base = ("RuntimeError: Failed to set window params for output 0: {code}: CompileTimeMosaicMisalignedBlockAndTiling: "
+            "Operand of shape (..., 16, 256) has tiling (16, 128), but its block shape {block} is not divisible by "
+            "tiling evenly nor matches the full shape")
+    rc, first = answer(base.format(code="...", block="(..., 8, 256)"))
+    assert first["code"] == "RA805" and first["params"]["operand"] == "output 0" and "error_code" not in first["params"]
+    for block in ("...", "(..., ..."):
+        rc, first = answer(base.format(code="E2002", block=block))
+        assert first["code"] == "RA805" and "block_shape" not in first["params"], (block, first["params"])

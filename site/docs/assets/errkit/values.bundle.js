@@ -2310,7 +2310,7 @@
       var first = windows[w][0], cut = windows[w][1], last = windows[w][2], shift = windows[w][3];
       var head = text.slice(first, cut), tail = text.slice(cut + 1, last);
       if (!R.strip(head) || !R.strip(tail) || Array.from(head).length + Array.from(tail).length > this.maxLine) continue;
-      var globs = ["", " "];
+      var globs = /[,;:]$/.test(head.replace(/\r+$/, "")) ? [" ", ""] : ["", " "]; // blocks._glues
       for (var g = 0; g < globs.length; g++) {
         var kept = head.replace(/\r+$/, ""), joinedText = kept + globs[g] + tail;
         var match = this.examine(text, first, joinedText, lineNo + shift, false);
@@ -2929,7 +2929,18 @@
     return header !== null && Boolean((header.groups.msg || "").replace(/^[ ,]+|[ ,]+$/g, ""));
   }
 
+  // chunks._unquoted: a paste whose every line but the blank ones starts with a markdown quote's `>`, without it
+  function unquoted(text) {
+    if (text.charAt(0) !== ">" && text.indexOf("\n>") < 0) return text;
+    var lines = text.split("\n");
+    if (!lines.every(function (line) { return !R.strip(line) || line.charAt(0) === ">"; })) return text;
+    return lines.map(function (line) {
+      return line.startsWith("> ") ? line.slice(2) : line.charAt(0) === ">" ? line.slice(1) : line;
+    }).join("\n");
+  }
+
   function unprefixed(text) {
+    text = unquoted(text);
     if (text.indexOf(FORMAT.NEXT_TRACEBACK) < 0) return text;
     var prefix = null;
     return text.split("\n").map(function (line) {
@@ -2951,12 +2962,12 @@
   }
 
   // rereading.unwrapped: [the text with each run of wrapped lines joined by a space, the first line number of
-  // each of its lines], or null when no line was joined
-  function unwrapped(text) {
+  // each of its lines], or null when no line was joined; without `quotes` (false), a leading `>` is text
+  function unwrapped(text, quotes) {
     var lines = text.split("\n"), out = [], numbers = [], before = null;
     for (var n = 0; n < lines.length; n++) {
       var line = lines[n].replace(/\r+$/, "");
-      var quoted = line.charAt(0) === ">";
+      var quoted = quotes !== false && line.charAt(0) === ">";
       var body = quoted ? line.slice(1).replace(/^ +/, "") : line;
       var joinable = Boolean(R.strip(body)) && lstrip(body.charAt(0)) !== "" && !body.startsWith(FENCE);
       if (joinable && before !== null && before[0] && before[1] === quoted) {
@@ -2973,9 +2984,30 @@
   var CASED = { none: "None", "true": "True", "false": "False" };
 
   function fixed(f) { return f.match.weak ? 0 : f.match.wording.literal_chars; }
-  // rereading._better: as many answers, the last with more fixed text, holding the text the first one matched
+  // rereading._better: as many answers, the last holding the text the first one matched, with more fixed
+  // text, or of the same entry going on past where the first one's text ends as no message does
   function better(again, found) {
-    return again.length >= found.length && fixed(again[0]) > fixed(found[0]) && (again[0].match.text || "").indexOf(found[0].match.text || "") >= 0;
+    if (again.length < found.length) return false;
+    var first = found[0].match, second = again[0].match, shorter = first.text || "", longer = second.text || "";
+    var at = longer.indexOf(shorter);
+    if (at < 0) return false;
+    var after = longer.slice(at + shorter.length), lead = after.length - after.replace(/^[,;:]+/, "").length;
+    return fixed(again[0]) > fixed(found[0]) || (second.code === first.code && R.strip(after) !== "" &&
+      (continued(shorter + after.slice(0, lead)) || continues(after)));
+  }
+  var CONTINUED = "a an and are as at be by for from in is of on or than the to with".split(" ");
+  // rereading.continued: whether a text ends as no message does (a comma, colon or semicolon; an article,
+  // preposition or conjunction)
+  function continued(text) {
+    text = rstrip(text);
+    if (/[,:;]$/.test(text)) return true;
+    var words = R.strip(text).split(/\s+/);
+    return CONTINUED.indexOf(words[words.length - 1].toLowerCase()) >= 0;
+  }
+  // rereading.continues: whether a text starts as only the rest of a sentence does (in lower case, or a conjunction)
+  function continues(text) {
+    var first = lstrip(text).charAt(0), word = R.strip(text).split(/\s+/)[0].toLowerCase();
+    return (first !== first.toUpperCase() && first === first.toLowerCase()) || ["and", "or", "nor", "but"].indexOf(word) >= 0;
   }
 
   // rereading.reread: the matches of a paste, read again with its wrapped lines joined (when that finds a
@@ -2990,20 +3022,86 @@
         return again;
       }
     }
-    if (found.length) return found;
+    if (!found.length && joined !== null && text.indexOf("\n>") >= 0) {
+      var literal = unwrapped(text, false);
+      var read = literal !== null ? findAll(index, unprefixed(literal[0])) : [];
+      if (read.length) {
+        read.forEach(function (f) { f.lastLine = f.match.line = literal[1][Math.min(f.lastLine, literal[1].length) - 1]; });
+        return read;
+      }
+    }
+    if (found.length) {
+      var pasted = text.split("\n");
+      found.forEach(function (f) { recased(index, f, pasted); });
+      return found;
+    }
     var lines = (joined !== null ? joined[0] : text).split("\n"), matches = [];
     for (var n = 0; n < lines.length; n++) {
       var m = index.foldedMatch(index.clean(lines[n]), joined !== null ? joined[1][n] : n + 1);
-      if (m !== null && matches.every(function (x) { return x.code !== m.code; })) matches.push(m);
+      if (m !== null && matches.every(function (x) { return x.code !== m.code; })) {
+        index.readAfter(m, lines, n + 1);
+        matches.push(m);
+      }
     }
     return matches.reverse().map(function (m) { return { match: m, count: 1, lastLine: m.line }; });
   }
 
-  // rereading.Folded.match: the wording a line matches without case, the most fixed text first; approximate
-  Index.prototype.foldedMatch = function (line, lineNo) {
+  // rereading._recased: a message retyped in another case whose start matched a shorter wording of its entry
+  // exactly, answered with the entry's longer wording its line matches without case (approximate)
+  function recased(index, f, lines) {
+    var match = f.match;
+    if (match.weak || match.line < 1 || match.line > lines.length) return;
+    var longer = index.foldedMatch(index.clean(lines[match.line - 1]), match.line, match);
+    if (longer !== null && Object.keys(longer.params).length > Object.keys(match.params).length) {
+      index.readAfter(longer, lines, match.line);
+      f.match = longer;
+    }
+  }
+
+  // rereading.Folded.read_after: the values its entry `reads` that a case-folded match (of line n) lacks, read
+  // without case from its line and the lines after it (READ_WINDOW characters at most, to the next traceback)
+  Index.prototype.readAfter = function (match, lines, n) {
+    var entry = this.entries[match.code], reads = (entry && entry.reads) || [];
+    if (!reads.length) return;
+    var window = lines.slice(n - 1).join("\n").slice(0, FORMAT.READ_WINDOW);
+    var newline = window.indexOf("\n"), cut = newline >= 0 ? window.indexOf(FORMAT.NEXT_TRACEBACK, newline + 1) : -1;
+    if (cut >= 0) window = window.slice(0, cut);
+    var has = function (o, p) { return Object.prototype.hasOwnProperty.call(o, p); };
+    var extra = {}, any = false;
+    this.folded = this.folded || {};
+    for (var k = 0; k < reads.length; k++) {
+      var key = "read " + match.code + " " + k;
+      var re = this.folded[key] || (this.folded[key] = new RegExp(reads[k].regex, "iu"));
+      var m = re.exec(window);
+      var found = m ? captured(reads[k].captures, recasedGroups(m)) : null;
+      for (var param in found || {}) {
+        if (!has(match.params, param) && !has(extra, param)) { extra[param] = found[param]; any = true; }
+      }
+    }
+    if (any) match.params = Object.assign({}, match.params, extra);
+  };
+
+  // rereading._Recased: a match's groups, `None`, `True` and `False` read as written in their case
+  function recasedGroups(m) {
+    var groups = {};
+    for (var g in m.groups || {}) {
+      var v = m.groups[g];
+      groups[g] = typeof v === "string" && Object.prototype.hasOwnProperty.call(CASED, R.strip(v).toLowerCase()) ? CASED[R.strip(v).toLowerCase()] : v;
+    }
+    return groups;
+  }
+
+  // rereading.Folded.match: the wording a line matches without case, the most fixed text first; approximate.
+  // `longerThan`: only the wordings of that match's entry with more fixed text than its own
+  Index.prototype.foldedMatch = function (line, lineNo, longerThan) {
     if (!this.foldedKeys) this.foldedKeys = this.keys.map(function (k) { return collapse(k).toLowerCase(); });
-    var lowered = collapse(line).toLowerCase(), ids = [];
+    var lowered = collapse(line).toLowerCase(), ids = [], self = this;
     for (var k = 0; k < this.foldedKeys.length; k++) if (lowered.indexOf(this.foldedKeys[k]) >= 0) ids.push.apply(ids, this.keyed[k]);
+    if (longerThan) {
+      ids = ids.filter(function (i) {
+        return self.wordings[i].code === longerThan.code && self.wordings[i].literal_chars > longerThan.wording.literal_chars;
+      });
+    }
     if (!ids.length) return null;
     var header = FOLDED_HEADER.exec(line), stripped = R.strip(line);
     var texts = header ? messageForms(R.strip(line.slice(header.index + header[0].length)), "").map(function (f) { return f[1]; }) : [];
@@ -3016,12 +3114,7 @@
           var source = this.wordings[i].regex;
           var re = this.folded[key] || (this.folded[key] = new RegExp(how === "full" ? "^(?:" + source + ")$" : source, "iu"));
           var m = re.exec(rounds[r][1][t]);
-          var groups = {};
-          if (m) for (var g in m.groups || {}) {
-            var v = m.groups[g];
-            groups[g] = typeof v === "string" && Object.prototype.hasOwnProperty.call(CASED, R.strip(v).toLowerCase()) ? CASED[R.strip(v).toLowerCase()] : v;
-          }
-          var params = m ? captured(this.wordings[i].captures, groups) : null;
+          var params = m ? captured(this.wordings[i].captures, recasedGroups(m)) : null;
           var w = this.wordings[i];
           if (params !== null && (best === null || w.literal_chars > best.wording.literal_chars)) {
             best = newMatch(w.code, w, params, lineNo, { exact: false, score: FORMAT.APPROXIMATE_MAX, text: m[0] });
@@ -3039,7 +3132,7 @@
     options = options || {};
     if (utf8Length(text) <= FORMAT.PASTE_SIZE) text = unprefixed(text);
     var found = findAll(index, text);
-    if (R.strip(text) && (!found.length || R.strip(text).indexOf("\n") >= 0)) found = reread(index, text, found); // rereading.py
+    if (R.strip(text)) found = reread(index, text, found); // rereading.py
     var results = (options.all === false ? found.slice(0, 1) : found).map(function (f) {
       return result(index, f.match, f.count, f.lastLine);
     });
