@@ -35,6 +35,22 @@ def shown(value) -> str:
     return str(value)
 
 
+def valued(label: str) -> str:
+    """A suggestion's label as shown beside a value: without the note saying what an empty one
+    means (`block_k dividing kv_seq_len (none: pad instead)` -> `block_k dividing kv_seq_len`,
+    `compute_wgs_bwd (one warpgroup, the default; none: ...)` -> `compute_wgs_bwd (one warpgroup,
+    the default)`). The whole label says it beside an empty one."""
+    at = label.find("none: ")
+    opened = label.rfind("(", 0, at)
+    closed = label.find(")", at)
+    if at < 0 or opened < 0 or closed < 0 or "(" in label[opened + 1:at] or "(" in label[at:closed]:
+        return label
+    if not label[opened + 1:at].strip():  # the parenthesis is the note alone
+        return (label[:opened].rstrip() + label[closed + 1:]).strip()
+    semicolon = label.rfind(";", opened, at)
+    return label if semicolon < 0 else label[:semicolon] + label[closed:]
+
+
 def first_suggestion(suggestions, params) -> str | None:
     """`label: value` of the first suggestion that computes a value from `params` (in the order
     of the entry's fixes, as `errkit explain` lists them); None when none does."""
@@ -44,7 +60,7 @@ def first_suggestion(suggestions, params) -> str | None:
         except Exception:  # noqa: BLE001 - needs a value the error did not carry, or cannot be computed for these
             continue
         if value is not None and value != [] and value != ():
-            return f"{label}: {shown(value)}"
+            return f"{valued(label)}: {shown(value)}"
     return None
 
 

@@ -5,7 +5,7 @@ in full, as `errkit show` prints it."""
 import os
 
 from errkit.core.escape import terminal as t
-from errkit.core.runtime import shown
+from errkit.core.runtime import shown, valued
 from errkit.core.titles import in_sentence
 from errkit.explain.answer import docs_link
 
@@ -141,7 +141,7 @@ def format_result(res: dict, style: Style) -> str:
             if "value" in s and s["value"] in (None, []):
                 lines.append(label("") + "  " + style.yellow(f"{said}: {t(none_said(s['label']))}"))
             elif "value" in s:
-                lines.append(label("") + "  " + style.green(f"{said}: {t(shown(s['value']))}"))
+                lines.append(label("") + "  " + style.green(f"{t(valued(s['label']))}: {t(shown(s['value']))}"))
             elif "not_computed" in s:
                 lines.append(label("") + "  " + style.yellow(f"{said}: not computed: {t(s['not_computed'])}"))
             elif s.get("cases"):  # the message lacks a value it uses: only its cases are computed
@@ -250,7 +250,7 @@ def first_suggestion(res: dict) -> str | None:
     for fix in res["fixes"]:
         for s in fix["suggestions"]:
             if "value" in s and s["value"] not in (None, []):
-                return f"{s['label']}: {shown(s['value'])}"
+                return f"{valued(s['label'])}: {shown(s['value'])}"
     return None
 
 
@@ -272,7 +272,7 @@ def as_html(res: dict) -> str:
     rows.append(f"<li>{e(raised_by(res['matched']))}</li>")
     for n, fix in enumerate(res["fixes"], 1):
         found = [s for s in fix["suggestions"] if "value" in s and s["value"] not in (None, [])]
-        computed = "".join(f"<br><code>{e(s['label'])}: {e(shown(s['value']))}</code>" for s in found)
+        computed = "".join(f"<br><code>{e(valued(s['label']))}: {e(shown(s['value']))}</code>" for s in found)
         computed += "".join(f"<br>{e(s['label'])}: not computed: {e(s['not_computed'])}" for s in fix["suggestions"]
                             if "not_computed" in s)
         computed += "".join(f"<br>&nbsp;&nbsp;{e(said)}" for s in fix["suggestions"] for said in case_values(s))
@@ -307,7 +307,7 @@ def as_markdown(res: dict) -> str:
         found = [s for s in fix["suggestions"] if "value" in s and s["value"] not in (None, [])]
         kind = "alternative" if fix.get("alternative") else "fix"
         lines.append(f"- {kind} {n}: {md(fix['summary'])}")
-        lines += [f"  - {md(s['label'])}: {code(shown(s['value']))}" for s in found]
+        lines += [f"  - {md(valued(s['label']))}: {code(shown(s['value']))}" for s in found]
         lines += [f"  - {md(s['label'])}: not computed: {md(s['not_computed'])}" for s in fix["suggestions"] if "not_computed" in s]
         for s in fix["suggestions"]:
             if "needs" in s and s.get("cases"):

@@ -130,7 +130,7 @@
           var item = el("li", { className: "errkit-suggestion" }, "needs" in s ? [s.label + ": depends on what the message does not show:"]
             : "not_computed" in s ? [s.label + ": not computed: " + s.not_computed]
             : none ? [s.label + (/none:/.test(s.label) ? ": none" : ": none satisfies every constraint")] // render.none_said
-            : [s.label + ": ", el("code", { text: window.ErrkitDom.sized(R.show(s.value), s.value, /bytes\b/i.test(s.label)) })]);
+            : [window.ErrkitDom.valued(s.label) + ": ", el("code", { text: window.ErrkitDom.sized(R.show(s.value), s.value, /bytes\b/i.test(s.label)) })]);
           var cases = window.ErrkitDom.caseList(s, function (v) { return R.show(v); });
           if (cases) item.appendChild(cases);
           list.appendChild(item);

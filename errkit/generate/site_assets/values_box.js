@@ -79,7 +79,7 @@
         : /bytes\b/i.test(s.label) ? "bytes" : null;
       var item = el("li", { className: "errkit-suggestion", "data-label": s.label }, "not_computed" in s ? [s.label + ": not computed: " + s.not_computed]
         : none ? [s.label + ": " + noneWhy(data, read)]
-        : [s.label + ": ", el("code", { className: "errkit-value", text: shownValue(s.value, type) })]);
+        : [window.ErrkitDom.valued(s.label) + ": ", el("code", { className: "errkit-value", text: shownValue(s.value, type) })]);
       var cases = window.ErrkitDom.caseList(s, function (v) { return shownValue(v, type); });
       if (cases) item.appendChild(cases);
       list.appendChild(item);

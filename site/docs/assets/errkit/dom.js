@@ -78,5 +78,14 @@
     return list;
   }
 
-  return { el: el, prose: prose, binary: binary, sized: sized, caseList: caseList };
+  // core/runtime.py valued: a suggestion's label beside a value, without the note saying what an empty one means
+  function valued(label) {
+    var at = label.indexOf("none: "), opened = at < 0 ? -1 : label.lastIndexOf("(", at), closed = at < 0 ? -1 : label.indexOf(")", at);
+    if (at < 0 || opened < 0 || closed < 0 || label.slice(opened + 1, at).indexOf("(") >= 0 || label.slice(at, closed).indexOf("(") >= 0) return label;
+    if (!label.slice(opened + 1, at).trim()) return (label.slice(0, opened).replace(/\s+$/, "") + label.slice(closed + 1)).trim();
+    var semicolon = label.lastIndexOf(";", at);
+    return semicolon < opened ? label : label.slice(0, semicolon) + label.slice(closed);
+  }
+
+  return { el: el, prose: prose, binary: binary, sized: sized, caseList: caseList, valued: valued };
 });
