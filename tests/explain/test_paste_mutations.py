@@ -29,9 +29,10 @@ _REFERENCE: dict[str, dict | None] = {}
 
 # The kinds failing today (their counts: docs/paste-mutations.md, from scripts/paste_mutations.py).
 PHASE_2 = {
-    "text after": "a free-text value that ends a wording cannot be told from prose after it on its line "
-                  "(' on TPU v5e with jax 0.10.2', ' (while compiling step 3)', '. Retrying in 5s'): RA552's msg, "
-                  "RA559's sizes, RA813's device kind, RA818's diagnostic read it in (the value is read to the line's end)",
+    "text after": "a free-text value that ends a wording with no fixed text after it cannot be told from prose after "
+                  "it on its line (' on TPU v5e with jax 0.10.2', ' (while compiling step 3)', '. Retrying in 5s'): "
+                  "RA552's msg, RA559's sizes, RA813's 'Unsupported TPU device kind: {device_kind}', RA818's diagnostic "
+                  "read it in (the value is read to the line's end)",
 }
 
 

@@ -15,6 +15,7 @@ from errkit.explain.matching.keys import Keys
 from errkit.explain.matching.text import EXC, MSG, clean, header_of, json_strings, message_forms, opening_quote, quoted_message, raise_statement
 
 MESSAGES_KEPT = 4096  # messages remembered per index: a log repeats the same few errors
+FINAL_STOP = r"(?:\.)?"  # how a wording's regex ends when its message ends with a full stop (a paste may drop it)
 
 
 class LineReader:
@@ -24,6 +25,7 @@ class LineReader:
         self.index = index
         self._keys = index.room(Keys)
         self._messages: dict[str, Match | None] = {}
+        self._stopped: dict[int, object] = {}
 
     def match_line(self, line: str, line_no: int = 0) -> Match | None:
         """The best wording found in one line: a fullmatch of the message part first, then a search.
@@ -105,10 +107,37 @@ class LineReader:
                 best.span = (hit.span[0] + offset, hit.span[1] + offset)
                 for tie in best.ties:
                     tie.span = best.span
+        if best is not None:
+            # a longer wording that the message starts with, text written after it: a shorter one matched
+            # whole only by reading that wording's own fixed text into a value ("Unrecognized TPU device kind:
+            # {device_kind}." over "...: cpu. tpu_custom_call cannot be lowered ... =True. on TPU v5e")
+            longer = [i for i in ids if self.index.wordings[i]["literal_chars"] > best.wording["literal_chars"]]
+            start = self._best(longer, text, "start", line_no) if longer else None
+            if start is not None:
+                return start
+            if best.wording["regex"].endswith(FINAL_STOP) and not (best.text or "").endswith("."):
+                return self._stopped_at(ids, best, text, line_no) or best
         return best
 
+    def _stopped_at(self, ids: list[int], best: Match, text: str, line_no: int) -> Match | None:
+        """`best`'s wording read up to its own full stop where one ends its last value and text
+        follows after a space (`Not supported on {device_kind}.` over `...on TPU v4. (while compiling
+        step 3)`): a full match without the stop read that text into the value."""
+        i = next(i for i in ids if self.index.wordings[i] is best.wording)
+        pattern = self._stopped.get(i)
+        if pattern is None:
+            import re  # a lookahead-free regex, linear on a backtracking engine as the page runs it too
+
+            pattern = self._stopped[i] = re.compile(best.wording["regex"][:-len(FINAL_STOP)] + r"\.+[ \t]")
+        m = pattern.match(text)
+        params = self.index.captured(i, m) if m else None
+        if params is None:
+            return None
+        end = m.end() - 1  # the space after the stop is not the message's
+        return Match(best.code, best.wording, params, line_no, text=text[:end], span=(0, end))
+
     def _best(self, ids: list[int], text: str, how: str, line_no: int) -> Match | None:
-        """The wording of `ids` that matches `text` (`how`: fullmatch, at the line end, anywhere)
+        """The wording of `ids` that matches `text` (`how`: fullmatch, at its start, at the line end, anywhere)
         with the most fixed text; its span is in characters of `text`."""
         index = self.index
         best: Match | None = None
@@ -116,6 +145,8 @@ class LineReader:
         for i in ids:
             if how == "full":
                 m = index.bytes_regex(i).fullmatch(data)
+            elif how == "start":
+                m = index.bytes_regex(i).match(data)
             else:
                 m = index.bytes_regex(i, to_line_end=how == "end").search(data)
             if m is None:

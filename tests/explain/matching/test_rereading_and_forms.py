@@ -109,3 +109,18 @@ def test_three_dots_and_a_list_cut_short_are_values_left_out():
     for block in ("...", "(..., ..."):
         rc, first = answer(base.format(code="E2002", block=block))
         assert first["code"] == "RA805" and "block_shape" not in first["params"], (block, first["params"])
+
+
+def test_text_after_a_message_does_not_lengthen_its_value_where_the_wording_tells_where_it_ends():
+    """A longer wording the message starts with beats a shorter one matched whole by reading the
+    longer one's fixed text into its value; a wording that ends with a full stop ends its last value
+    at the first stop followed by a space."""
+    rc, first = answer("ValueError: Unrecognized TPU device kind: cpu. tpu_custom_call cannot be lowered on a machine "
+                       "without TPUs when mosaic_use_python_pipeline=True. on TPU v5e with jax 0.10.2")
+    assert (rc, first["code"], first["params"]) == (0, "RA813", {"device_kind": "cpu"})
+    assert "tpu_custom_call" in first["matched"]["wording"]
+    for after in (". Retrying in 5s", " (while compiling step 3)", " -- any idea?"):
+        rc, first = answer("ValueError: Unrecognized TPU device kind: TPU v9 lite." + after)
+        assert (rc, first["code"], first["params"]) == (0, "RA813", {"device_kind": "TPU v9 lite"}), after
+    rc, first = answer("ValueError: Unrecognized TPU device kind: TPU v9 lite")  # the stop dropped: still read whole
+    assert first["params"] == {"device_kind": "TPU v9 lite"}

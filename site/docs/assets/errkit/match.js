@@ -134,6 +134,8 @@
         any: new RegExp(source, "u"),
         end: new RegExp("(?:" + source + ")" + this.lineEnd, "u"),
         full: new RegExp("^(?:" + source + ")$", "u"),
+        start: new RegExp("^(?:" + source + ")", "u"),
+        stopped: source.endsWith(FINAL_STOP) ? new RegExp("^(?:" + source.slice(0, -FINAL_STOP.length) + "\\.+[ \\t])", "u") : null,
       };
     }
     return c;
@@ -277,7 +279,26 @@
         best.ties.forEach(function (t) { t.span = best.span; });
       }
     }
+    if (best !== null) { // line._full: a longer wording the message starts with, text written after it
+      var self = this, shortest = best.wording.literal_chars;
+      var longer = ids.filter(function (i) { return self.wordings[i].literal_chars > shortest; });
+      var start = longer.length ? this.best(longer, text, "start", lineNo) : null;
+      if (start !== null) return start;
+      if (best.wording.regex.endsWith(FINAL_STOP) && !(best.text || "").endsWith(".")) return this.stoppedAt(ids, best, text, lineNo) || best;
+    }
     return best;
+  };
+
+  // line._stopped_at: the best wording read up to its own full stop where one ends its last value and text
+  // follows after a space
+  var FINAL_STOP = "(?:\\.)?";
+  Index.prototype.stoppedAt = function (ids, best, text, lineNo) {
+    var self = this, i = ids.filter(function (j) { return self.wordings[j] === best.wording; })[0];
+    var m = this.regex(i).stopped.exec(text);
+    var params = m ? this.extract(i, m.groups || {}) : null;
+    if (params === null) return null;
+    var end = m[0].length - 1; // the space after the stop is not the message's
+    return newMatch(best.code, best.wording, params, lineNo, { text: text.slice(0, end), span: [0, end] });
   };
 
   // matching.around.Around.read_on: the params of the entry's `reads` from the lines after the message, and
