@@ -1088,9 +1088,8 @@ def validate_qkv(q, k, v, implementation, layout):
     v_dtype = _rt_dtype_name(v)
     if not (q_dtype == k_dtype and k_dtype == v_dtype):
         raise QkvDtypeMismatchError(f'q, k and v must have the same dtype, got: {q_dtype}, {k_dtype}, {v_dtype}', {'q_dtype': q_dtype, 'k_dtype': k_dtype, 'v_dtype': v_dtype})
-    heads_axis = 1 if layout == 'bhsd' else 2
-    num_q_heads = q_shape[heads_axis]
-    num_kv_heads = k_shape[heads_axis]
+    num_q_heads = q_shape[1] if layout == 'bhsd' else q_shape[2]
+    num_kv_heads = k_shape[1] if layout == 'bhsd' else k_shape[2]
     if not (num_q_heads % num_kv_heads == 0):
         raise GqaHeadCountError(f'{num_q_heads=} must be divisible by {num_kv_heads=}', {'num_q_heads': num_q_heads, 'num_kv_heads': num_kv_heads})
     dtype = q_dtype
@@ -1130,15 +1129,13 @@ def validate_mask(bound, causal, q, k, layout):
             if not (bound_max <= 2147483647):
                 raise BoundExceedsInt32Error(f'bound must fit in int32 (at most 2147483647) for every example, got max(bound)={bound_max}', {'has_bound': has_bound, 'bound_max': bound_max})
     if has_bound:
-        seq_axis = 2 if layout == 'bhsd' else 1
-        q_seq_len = _rt_shape(q)[seq_axis]
-        kv_seq_len = _rt_shape(k)[seq_axis]
+        q_seq_len = _rt_shape(q)[2] if layout == 'bhsd' else _rt_shape(q)[1]
+        kv_seq_len = _rt_shape(k)[2] if layout == 'bhsd' else _rt_shape(k)[1]
         if not (q_seq_len == kv_seq_len):
             raise BoundNeedsEqualLengthsError(f'bound requires q_seq_len == kv_seq_len, got {q_seq_len=}, {kv_seq_len=}', {'has_bound': has_bound, 'q_seq_len': q_seq_len, 'kv_seq_len': kv_seq_len})
     if causal:
-        seq_axis = 2 if layout == 'bhsd' else 1
-        q_seq_len = _rt_shape(q)[seq_axis]
-        kv_seq_len = _rt_shape(k)[seq_axis]
+        q_seq_len = _rt_shape(q)[2] if layout == 'bhsd' else _rt_shape(q)[1]
+        kv_seq_len = _rt_shape(k)[2] if layout == 'bhsd' else _rt_shape(k)[1]
         if not (q_seq_len == kv_seq_len):
             raise CausalNeedsEqualLengthsError(f'causal=True requires q_seq_len == kv_seq_len, got {q_seq_len=}, {kv_seq_len=}', {'causal': causal, 'q_seq_len': q_seq_len, 'kv_seq_len': kv_seq_len})
 
