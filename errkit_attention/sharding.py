@@ -28,7 +28,9 @@ def sharded_ranker_attention(q, k, v, *, mesh, batch_axis="data", head_axis=None
     """``ranker_attention`` with q/k/v/bound sharded over ``mesh``.
 
     Inputs are validated once, on the global arrays (then the mesh); each shard then runs the
-    chosen implementation on its local block without re-validating.
+    chosen implementation on its local block without re-validating. ``layout`` is
+    ranker_attention's: q, k, v and the output in the same layout, ``head_axis`` splitting its
+    heads axis (2 for "bshd", 1 for "bhsd").
     """
     # Numbers as callers write them (as ranker_attention does); then the arrays first: the sharding
     # checks read their batch and head dimensions.
