@@ -16,7 +16,8 @@ shape on any backend.
 
 On a TPU, ``--tpu`` measures TFLOP/s of the Mosaic kernels forward and forward+backward against
 JAX's splash attention, its TPU flash_attention and the xla path, with the grid-step count of every
-pallas_call over a grid of 13 shapes (benchmarks/kernel_tpu.py; about four minutes);
+pallas_call over a grid of 13 shapes (benchmarks/kernel_tpu.py; about four minutes), like with
+like: ours called with layout="bhsd", taking [B, H, S, D] arrays as splash and flash do;
 ``--out DIR`` writes DIR/kernel_tpu.json and the TFLOP/s chart (PNG, where matplotlib is installed;
 ``--tpu --chart-from DIR/kernel_tpu.json`` draws it anywhere), ``--property N`` then checks N
 generated calls on the chip (benchmarks/kernel_property.py; ``--tpu-property N`` alone);

@@ -27,9 +27,9 @@ from errkit_attention import BlockSizes, _validators  # noqa: E402
 
 
 def generated(q, k, v, bound, config):
-    _validators.validate_options("xla", None, 30.0, "tanh", False)
-    _validators.validate_qkv(q, k, v, "xla")
-    _validators.validate_mask(bound, False, q, k)
+    _validators.validate_options("xla", None, 30.0, "tanh", False, "bshd")
+    _validators.validate_qkv(q, k, v, "xla", "bshd")
+    _validators.validate_mask(bound, False, q, k, "bshd")
     _validators.validate_config(config, "xla")
 
 

@@ -1,7 +1,8 @@
 """The kernel accepts exactly what runs: a seeded generator of ranker_attention calls (batch, query
 and key lengths from 1 to 32k, odd ones included; head counts of every group size; head_dim from
 32 to 256, odd multiples of 8 included, and a few outside; every dtype; causal, bound, both caps;
-explicit tiles), and a check of each: a call the validators refuse must raise a catalogued error
+explicit tiles; the layout, "bshd" or "bhsd", and now and then one it does not know), and a check
+of each: a call the validators refuse must raise a catalogued error
 (an exception with a ``code``); a call they accept must compile, run and match the xla path in
 float32 (output and the three gradients).
 
@@ -59,6 +60,9 @@ class Case:
     cap_method: str
     config: BlockSizes | None
     seed: int
+    # q, k, v's axes (ranker_attention's `layout`): drawn from the case's own seed (_layout), so
+    # that a seed's other draws are what they were before the layout was drawn
+    layout: str = "bshd"
 
     def __str__(self) -> str:
         parts = [self.dtype, f"B={self.batch}", f"Sq={self.q_len}", f"Skv={self.kv_len}",
@@ -69,6 +73,8 @@ class Case:
             parts.append(f"bound={list(self.bound)}")
         if self.cap is not None:
             parts.append(f"cap={self.cap} {self.cap_method}")
+        if self.layout != "bshd":
+            parts.append(f"layout={self.layout!r}")
         if self.config is not None:
             c = self.config
             parts.append(f"tiles={c.block_q}x{c.block_kv}"
@@ -91,6 +97,12 @@ def _length(rnd: random.Random, most: int) -> int:
 
 def _block(rnd: random.Random) -> int:
     return 2 ** rnd.randint(4, 10)
+
+
+def _layout(seed: int) -> str:
+    """The case's layout, from its seed alone: half "bhsd", now and then an unknown one (RA207)."""
+    rnd = random.Random(seed)
+    return rnd.choice(("bsdh", "BHSD")) if rnd.random() < 0.02 else rnd.choice(("bshd", "bhsd"))
 
 
 def draw(rnd: random.Random, *, most: int = 32768, budget: int = 2 ** 27) -> Case:
@@ -149,8 +161,9 @@ def draw(rnd: random.Random, *, most: int = 32768, budget: int = 2 ** 27) -> Cas
         if backward and rnd.random() < 0.05:
             sizes[-1] = None  # refused (RA213)
         config = BlockSizes(*sizes)
+    seed = rnd.randrange(2 ** 31)
     return Case(dtype, batch, q_len, kv_len, q_heads, kv_heads, head_dim, causal, bound, cap,
-                cap_method, config, rnd.randrange(2 ** 31))
+                cap_method, config, seed, _layout(seed))
 
 
 def cases(count: int, seed: int, **limits) -> list[Case]:
@@ -159,10 +172,13 @@ def cases(count: int, seed: int, **limits) -> list[Case]:
 
 
 def inputs(case: Case):
-    """q, k, v, do (standard normal, in the case's dtype) and the bound (or None)."""
+    """q, k, v, do (standard normal, in the case's dtype and layout: [b, s, h, d], or [b, h, s, d]
+    for "bhsd") and the bound (or None)."""
     rng = np.random.default_rng(case.seed)
     shapes = ((case.batch, case.q_len, case.num_q_heads, case.head_dim),
               (case.batch, case.kv_len, case.num_kv_heads, case.head_dim))
+    if case.layout == "bhsd":
+        shapes = tuple((b, h, s, d) for b, s, h, d in shapes)
     if case.dtype == "float64":
         with jax.enable_x64(True):
             arrays = [jnp.asarray(rng.standard_normal(shapes[i]), jnp.float64)
@@ -176,7 +192,7 @@ def inputs(case: Case):
 
 
 def options(case: Case) -> dict:
-    return dict(causal=case.causal, cap=case.cap, cap_method=case.cap_method)
+    return dict(causal=case.causal, cap=case.cap, cap_method=case.cap_method, layout=case.layout)
 
 
 def refusal(case: Case, q, k, v, bound) -> dict | None:
@@ -215,7 +231,8 @@ def _both(f):
 
 
 def reference(case: Case):
-    """The xla path in float32 at precision 'highest', as a function of q, k, v, do, bound."""
+    """The xla path in float32 at precision 'highest', as a function of q, k, v, do, bound (in the
+    case's layout, which the xla path follows)."""
     from errkit_attention import ranker_attention
 
     def f(q, k, v, bound):

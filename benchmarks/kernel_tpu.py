@@ -7,11 +7,13 @@ xla path; and the grid-step count of every pallas_call.
 FLOPs are counted as kernel_gpu.py counts them (FlashAttention's convention): forward
 4 * B * Hq * S * S * D, halved when causal; forward + backward 3.5 times that.
 
-Baselines run in their own layout: splash and flash_attention take [B, H, S, D] (splash per
-example, vmapped over the batch; q pre-scaled, since splash applies no scale), so q, k, v are
-transposed for them before the timed call; ours takes [B, S, H, D] and pays for whatever it does
-with that layout inside its figure. flash_attention has no grouped heads: its k and v are repeated
-to Hq heads before the timed call. Splash runs with 512 blocks (clamped to S; MaxText's default for
+Like with like: ours, splash and flash_attention all take [B, H, S, D] (ours with
+layout="bhsd", which hands the arrays to its Mosaic kernels as they are; splash per example,
+vmapped over the batch; q pre-scaled, since splash applies no scale), so q, k, v are transposed
+for each of them before the timed call and no figure holds a transpose of its inputs or output.
+(Until issue 49 ours took [B, S, H, D] and paid for its transposes inside its figure: 0.6 ms of a
+2.7 ms forward at D=256.) flash_attention has no grouped heads: its k and v are repeated to Hq
+heads before the timed call. Splash runs with 512 blocks (clamped to S; MaxText's default for
 TPU v5e) and with its own defaults (128). The float32 reference (error) runs on a slice, batch 0
 and the first query heads with their kv heads, at matmul precision "highest": at the full shape
 its logits alone would take 8.6 GB.
@@ -147,16 +149,17 @@ def _splash(shape: Shape, block: int | None, interpret: bool):
 
 
 def implementations(shape: Shape, smoke: bool, configs: dict) -> dict:
-    """name -> (forward fn, layout: "bshd" ours / "bhsd" / "bhsd-mha" (k, v repeated to Hq heads)
-    / "bhsd-scaled" (q scaled by 1/sqrt(D))), or a string: why it is absent."""
+    """name -> (forward fn, layout of its inputs: "bshd" (xla) / "bhsd" (ours, layout="bhsd") /
+    "bhsd-mha" (k, v repeated to Hq heads) / "bhsd-scaled" (q scaled by 1/sqrt(D))), or a string:
+    why it is absent."""
     causal, scale = shape.causal, shape.head_dim ** -0.5
     on_tpu = jax.default_backend() == "tpu"
     impls = {}
     for label, config in configs.items():
         impls[f"ours {label}"] = (functools.partial(
             lambda q, k, v, config: ranker_attention(q, k, v, causal=causal, config=config,
-                                                     implementation="pallas"),
-            config=config), "bshd")
+                                                     implementation="pallas", layout="bhsd"),
+            config=config), "bhsd")
     for block in (SPLASH_BLOCK, None):
         name = f"splash {block or 128}"
         try:
@@ -517,22 +520,23 @@ def sweep_rows(shape: Shape, candidates, *, repeats: int = 5, dtype=jnp.bfloat16
 # Correctness on the device over the kernel's options (small shapes).
 # --------------------------------------------------------------------------
 
-# (dtype, batch, seq, (hq, hkv), head_dim, causal, bound, cap, cap_method, config)
+# (dtype, batch, seq, (hq, hkv), head_dim, causal, bound, cap, cap_method, config, layout): ours
+# takes its arrays in the layout (the reference [B, S, H, D], ours' results transposed back)
 _SMALL = BlockSizes(block_q=128, block_kv=256, block_q_dkv=256, block_kv_dkv=128,
                     block_q_dq=128, block_kv_dq=128)
 CHECK_CASES = [
-    ("bfloat16", 2, 1000, (4, 2), 80, True, True, 5.0, "tanh", None),
-    ("bfloat16", 2, 1000, (4, 1), 128, False, False, None, "tanh", None),
-    ("bfloat16", 2, 1000, (4, 4), 64, True, False, None, "tanh", _SMALL),
-    ("bfloat16", 1, 2048, (8, 2), 128, True, False, None, "tanh", None),
-    ("bfloat16", 1, 2048, (4, 2), 256, False, True, 5.0, "soft_sign", None),
-    ("bfloat16", 2, 200, (4, 2), 96, False, True, None, "tanh", None),
-    ("bfloat16", 1, 72, (2, 1), 64, True, True, 5.0, "tanh", None),
-    ("float32", 2, 1000, (4, 2), 64, True, True, 5.0, "tanh", None),
-    ("float32", 1, 1024, (4, 2), 128, False, False, 5.0, "soft_sign", _SMALL),
-    ("float32", 1, 1000, (4, 2), 128, True, True, 5.0, "tanh", None),
-    ("float32", 1, 512, (2, 2), 256, True, False, None, "tanh", None),
-    ("float32", 1, 1000, (4, 2), 256, True, True, 5.0, "tanh", None),
+    ("bfloat16", 2, 1000, (4, 2), 80, True, True, 5.0, "tanh", None, "bhsd"),
+    ("bfloat16", 2, 1000, (4, 1), 128, False, False, None, "tanh", None, "bshd"),
+    ("bfloat16", 2, 1000, (4, 4), 64, True, False, None, "tanh", _SMALL, "bhsd"),
+    ("bfloat16", 1, 2048, (8, 2), 128, True, False, None, "tanh", None, "bshd"),
+    ("bfloat16", 1, 2048, (4, 2), 256, False, True, 5.0, "soft_sign", None, "bhsd"),
+    ("bfloat16", 2, 200, (4, 2), 96, False, True, None, "tanh", None, "bshd"),
+    ("bfloat16", 1, 72, (2, 1), 64, True, True, 5.0, "tanh", None, "bhsd"),
+    ("float32", 2, 1000, (4, 2), 64, True, True, 5.0, "tanh", None, "bshd"),
+    ("float32", 1, 1024, (4, 2), 128, False, False, 5.0, "soft_sign", _SMALL, "bhsd"),
+    ("float32", 1, 1000, (4, 2), 128, True, True, 5.0, "tanh", None, "bshd"),
+    ("float32", 1, 512, (2, 2), 256, True, False, None, "tanh", None, "bhsd"),
+    ("float32", 1, 1000, (4, 2), 256, True, True, 5.0, "tanh", None, "bshd"),
 ]
 # max |err| / max(1, max |ref|). float32 is held to bfloat16's: Mosaic's float32 dot at default
 # precision is not float32's (on a TPU v5e, 2.6e-3 to 6.7e-3 in these cases with 128 x 128 tiles).
@@ -544,7 +548,7 @@ def check_rows(cases=None, log=print) -> tuple[list[Result], bool]:
     precision "highest", out and the three gradients, per case: (rows, all within tolerance)."""
     rows, ok = [], True
     for case in cases or CHECK_CASES:
-        dtype, b, s, (hq, hk), d, causal, has_bound, cap, cap_method, config = case
+        dtype, b, s, (hq, hk), d, causal, has_bound, cap, cap_method, config, layout = case
         dt = jnp.dtype(dtype)
         keys = jax.random.split(jax.random.PRNGKey(s + d), 5)
         q = jax.random.normal(keys[0], (b, s, hq, d), dt)
@@ -556,8 +560,11 @@ def check_rows(cases=None, log=print) -> tuple[list[Result], bool]:
         options = dict(causal=causal, cap=cap, cap_method=cap_method)
 
         def ours(q, k, v, bound):
-            return ranker_attention(q, k, v, bound=bound, config=config,
-                                    implementation="pallas", **options)
+            if layout == "bshd":
+                return ranker_attention(q, k, v, bound=bound, config=config,
+                                        implementation="pallas", **options)
+            return _bhsd(ranker_attention(*map(_bhsd, (q, k, v)), bound=bound, config=config,
+                                          implementation="pallas", layout="bhsd", **options))
 
         def ref(q, k, v, bound):
             return ranker_attention(q, k, v, bound=bound, implementation="xla", **options)
@@ -570,7 +577,7 @@ def check_rows(cases=None, log=print) -> tuple[list[Result], bool]:
 
         label = (f"{dtype} B={b} S={s} Hq={hq} Hk={hk} D={d}{' causal' if causal else ''}"
                  f"{' bound' if has_bound else ''}{f' cap {cap_method}' if cap else ''}"
-                 f"{' small tiles' if config else ''}")
+                 f"{' small tiles' if config else ''}{f' {layout}' if layout != 'bshd' else ''}")
         try:
             got = both(ours)(q, k, v, do, bound)
             with jax.default_matmul_precision("highest"):

@@ -159,16 +159,22 @@ def _transpose_jobs(shape: Shape, operands, fields) -> list[Job]:
 
 
 def _ours_jobs(shape: Shape, operands, fields) -> list[Job]:
-    from benchmarks.kernel_tpu import _forward_and_backward
+    """The public API as a caller runs it: [b, s, h, d] arrays (the default layout), and
+    [b, h, s, d] ones with layout="bhsd" (no transpose around the kernels: issue 49)."""
+    from benchmarks.kernel_tpu import _bhsd, _forward_and_backward
     from errkit_attention import ranker_attention
 
-    def fn(q, k, v):
-        return ranker_attention(q, k, v, causal=shape.causal, implementation="pallas")
+    jobs = []
+    for layout, suffix in (("bshd", ""), ("bhsd", " layout=bhsd")):
+        def fn(q, k, v, layout=layout):
+            return ranker_attention(q, k, v, causal=shape.causal, implementation="pallas",
+                                    layout=layout)
 
-    q, k, v, do = operands[:4]
-    return [Job("ours fwd", fn, (q, k, v), {**fields, "pass": "ours fwd"}),
-            Job("ours fwd+bwd", _forward_and_backward(fn), (q, k, v, do),
-                {**fields, "pass": "ours fwd+bwd"})]
+        q, k, v, do = (x if layout == "bshd" else _bhsd(x) for x in operands[:4])
+        jobs += [Job(f"ours{suffix} fwd", fn, (q, k, v), {**fields, "pass": f"ours{suffix} fwd"}),
+                 Job(f"ours{suffix} fwd+bwd", _forward_and_backward(fn), (q, k, v, do),
+                     {**fields, "pass": f"ours{suffix} fwd+bwd"})]
+    return jobs
 
 
 def profile_jobs(before, smoke: bool, variants=None, shapes=None) -> list[Job]:

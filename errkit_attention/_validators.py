@@ -503,6 +503,16 @@ class PallasBackendUnsupportedError(CatalogueError, NotImplementedError):
     title = 'The Pallas implementation cannot run on this platform'
 
 
+class LayoutUnknownError(CatalogueError, ValueError):
+    """RA207: layout is not 'bshd' or 'bhsd'"""
+
+    code = 'RA207'
+    title = "layout is not 'bshd' or 'bhsd'"
+    suggestions = (
+        ("closest valid layout (none: choose 'bshd' or 'bhsd')", lambda layout, **_: 'bhsd' if layout in ('BHSD', 'Bhsd', 'bnsh', 'BNSH', 'bhtd', 'bhld', 'bhnd', 'nhsd', 'heads_first', 'head_major') else 'bshd' if layout in ('BSHD', 'Bshd', 'bsnh', 'BSNH', 'bthd', 'blhd', 'btnh', 'nshd', 'seq_first', None, '', 'default') else None),
+    )
+
+
 class ConfigTypeError(CatalogueError, TypeError):
     """RA210: config is not a errkit_attention.BlockSizes or None"""
 
@@ -669,6 +679,7 @@ ERRORS = {
     'RA204': CapMethodUnknownError,
     'RA205': CausalNotBoolError,
     'RA206': PallasBackendUnsupportedError,
+    'RA207': LayoutUnknownError,
     'RA210': ConfigTypeError,
     'RA211': BlockSizeInvalidError,
     'RA212': BackwardBlockSizeInvalidError,
@@ -695,10 +706,10 @@ def check_ra100(q_type, k_type, v_type, q_is_array, k_is_array, v_is_array):
         raise QkvNotArrayError(f'q, k and v must be arrays, got {q_type}, {k_type}, {v_type}', {'q_type': q_type, 'k_type': k_type, 'v_type': v_type, 'q_is_array': q_is_array, 'k_is_array': k_is_array, 'v_is_array': v_is_array})
 
 
-def check_ra101(q_ndim, k_ndim, v_ndim):
+def check_ra101(axes, q_ndim, k_ndim, v_ndim):
     """RA101 qkv-rank: raise QkvRankError unless the invariant holds."""
     if not (q_ndim == 4 and k_ndim == 4 and (v_ndim == 4)):
-        raise QkvRankError(f'q, k and v must all be 4D [batch, seq_len, num_heads, head_dim], got: {q_ndim=}, {k_ndim=}, {v_ndim=}', {'q_ndim': q_ndim, 'k_ndim': k_ndim, 'v_ndim': v_ndim})
+        raise QkvRankError(f'q, k and v must all be 4D [{axes}], got: {q_ndim=}, {k_ndim=}, {v_ndim=}', {'axes': axes, 'q_ndim': q_ndim, 'k_ndim': k_ndim, 'v_ndim': v_ndim})
 
 
 def check_ra102(q_shape, k_shape):
@@ -783,6 +794,12 @@ def check_ra206(implementation, backend):
     if not (implementation != 'pallas'):
         if not (backend in ('gpu', 'tpu', 'cpu')):
             raise PallasBackendUnsupportedError(f"implementation='pallas' runs on a GPU (Triton), a TPU (Mosaic) or the CPU (interpret mode), but jax's default backend is {backend!r}; use implementation='xla'", {'implementation': implementation, 'backend': backend})
+
+
+def check_ra207(layout):
+    """RA207 layout-unknown: raise LayoutUnknownError unless the invariant holds."""
+    if not (layout in ('bshd', 'bhsd')):
+        raise LayoutUnknownError(f"layout must be 'bshd' ([batch, seq_len, num_heads, head_dim]) or 'bhsd' ([batch, num_heads, seq_len, head_dim]), got {layout!r}", {'layout': layout})
 
 
 def check_ra210(config_type):
@@ -918,6 +935,7 @@ CHECKS = {
     'RA204': check_ra204,
     'RA205': check_ra205,
     'RA206': check_ra206,
+    'RA207': check_ra207,
     'RA210': check_ra210,
     'RA211': check_ra211,
     'RA212': check_ra212,
@@ -1003,7 +1021,7 @@ def _tr_check(predicate, template, values):
     checkify.debug_check(predicate, template, **values)
 
 
-def checkify_mask(bound, causal, q, k):
+def checkify_mask(bound, causal, q, k, layout):
     """Value checks of validate_mask on traced arrays, as checkify checks.
 
     Checks, in order: RA305, RA306.
@@ -1019,10 +1037,10 @@ def checkify_mask(bound, causal, q, k):
             _tr_check(bound_max <= 2147483647, '[RA306] bound must fit in int32 (at most 2147483647) for every example, got max(bound)={bound_max}', {'bound_max': bound_max})
 
 
-def validate_options(implementation, sm_scale, cap, cap_method, causal):
+def validate_options(implementation, sm_scale, cap, cap_method, causal, layout):
     """The keyword options of ranker_attention, before any array is looked at.
 
-    Checks, in order: RA201, RA202, RA203, RA204, RA205.
+    Checks, in order: RA201, RA202, RA203, RA204, RA205, RA207.
     """
     if not (implementation is None):
         if not (implementation in ('pallas', 'xla')):
@@ -1038,6 +1056,8 @@ def validate_options(implementation, sm_scale, cap, cap_method, causal):
     causal_type = type(causal).__name__
     if not (causal_type == 'bool'):
         raise CausalNotBoolError(f'causal must be True or False, got a {causal_type}', {'causal_type': causal_type})
+    if not (layout in ('bshd', 'bhsd')):
+        raise LayoutUnknownError(f"layout must be 'bshd' ([batch, seq_len, num_heads, head_dim]) or 'bhsd' ([batch, num_heads, seq_len, head_dim]), got {layout!r}", {'layout': layout})
 
 
 def validate_backend(implementation):
@@ -1051,8 +1071,8 @@ def validate_backend(implementation):
             raise PallasBackendUnsupportedError(f"implementation='pallas' runs on a GPU (Triton), a TPU (Mosaic) or the CPU (interpret mode), but jax's default backend is {backend!r}; use implementation='xla'", {'implementation': implementation, 'backend': backend})
 
 
-def validate_qkv(q, k, v, implementation):
-    """The q, k and v arrays, once the implementation is resolved ('pallas' or 'xla').
+def validate_qkv(q, k, v, implementation, layout):
+    """The q, k and v arrays, once the implementation is resolved ('pallas' or 'xla'), in the layout RA207 let through ('bshd' or 'bhsd': which axis holds the heads).
 
     Checks, in order: RA100, RA101, RA108, RA102, RA103, RA104, RA105, RA106, RA107.
     """
@@ -1071,7 +1091,8 @@ def validate_qkv(q, k, v, implementation):
     v_shape = _rt_shape(v)
     v_ndim = len(v_shape)
     if not (q_ndim == 4 and k_ndim == 4 and (v_ndim == 4)):
-        raise QkvRankError(f'q, k and v must all be 4D [batch, seq_len, num_heads, head_dim], got: {q_ndim=}, {k_ndim=}, {v_ndim=}', {'q_ndim': q_ndim, 'k_ndim': k_ndim, 'v_ndim': v_ndim})
+        axes = 'batch, num_heads, seq_len, head_dim' if layout == 'bhsd' else 'batch, seq_len, num_heads, head_dim'
+        raise QkvRankError(f'q, k and v must all be 4D [{axes}], got: {q_ndim=}, {k_ndim=}, {v_ndim=}', {'axes': axes, 'q_ndim': q_ndim, 'k_ndim': k_ndim, 'v_ndim': v_ndim})
     if not (min(q_shape) > 0 and min(k_shape) > 0 and (min(v_shape) > 0)):
         raise EmptyDimensionError(f'q, k and v must not have empty dimensions, got {q_shape=}, {k_shape=}, {v_shape=}', {'q_shape': q_shape, 'k_shape': k_shape, 'v_shape': v_shape})
     if not (k_shape[0] == q_shape[0] and k_shape[3] == q_shape[3]):
@@ -1083,8 +1104,8 @@ def validate_qkv(q, k, v, implementation):
     v_dtype = _rt_dtype_name(v)
     if not (q_dtype == k_dtype and k_dtype == v_dtype):
         raise QkvDtypeMismatchError(f'q, k and v must have the same dtype, got: {q_dtype}, {k_dtype}, {v_dtype}', {'q_dtype': q_dtype, 'k_dtype': k_dtype, 'v_dtype': v_dtype})
-    num_q_heads = q_shape[2]
-    num_kv_heads = k_shape[2]
+    num_q_heads = q_shape[1] if layout == 'bhsd' else q_shape[2]
+    num_kv_heads = k_shape[1] if layout == 'bhsd' else k_shape[2]
     if not (num_q_heads % num_kv_heads == 0):
         raise GqaHeadCountError(f'{num_q_heads=} must be divisible by {num_kv_heads=}', {'num_q_heads': num_q_heads, 'num_kv_heads': num_kv_heads})
     dtype = q_dtype
@@ -1098,8 +1119,8 @@ def validate_qkv(q, k, v, implementation):
             raise HeadDimTooLargeError(f"{head_dim=} exceeds the Pallas kernel's limit of 256; use implementation='xla' or smaller heads", {'head_dim': head_dim, 'implementation': implementation})
 
 
-def validate_mask(bound, causal, q, k):
-    """The bound array and the causal flag against the sequence lengths.
+def validate_mask(bound, causal, q, k, layout):
+    """The bound array and the causal flag against the sequence lengths (axis 1 of q and k, axis 2 with layout='bhsd').
 
     Checks, in order: RA302, RA301, RA305, RA306, RA303, RA304.
     """
@@ -1124,13 +1145,13 @@ def validate_mask(bound, causal, q, k):
             if not (bound_max <= 2147483647):
                 raise BoundExceedsInt32Error(f'bound must fit in int32 (at most 2147483647) for every example, got max(bound)={bound_max}', {'has_bound': has_bound, 'bound_max': bound_max})
     if has_bound:
-        q_seq_len = _rt_shape(q)[1]
-        kv_seq_len = _rt_shape(k)[1]
+        q_seq_len = _rt_shape(q)[2] if layout == 'bhsd' else _rt_shape(q)[1]
+        kv_seq_len = _rt_shape(k)[2] if layout == 'bhsd' else _rt_shape(k)[1]
         if not (q_seq_len == kv_seq_len):
             raise BoundNeedsEqualLengthsError(f'bound requires q_seq_len == kv_seq_len, got {q_seq_len=}, {kv_seq_len=}', {'has_bound': has_bound, 'q_seq_len': q_seq_len, 'kv_seq_len': kv_seq_len})
     if causal:
-        q_seq_len = _rt_shape(q)[1]
-        kv_seq_len = _rt_shape(k)[1]
+        q_seq_len = _rt_shape(q)[2] if layout == 'bhsd' else _rt_shape(q)[1]
+        kv_seq_len = _rt_shape(k)[2] if layout == 'bhsd' else _rt_shape(k)[1]
         if not (q_seq_len == kv_seq_len):
             raise CausalNeedsEqualLengthsError(f'causal=True requires q_seq_len == kv_seq_len, got {q_seq_len=}, {kv_seq_len=}', {'causal': causal, 'q_seq_len': q_seq_len, 'kv_seq_len': kv_seq_len})
 
@@ -1175,8 +1196,8 @@ def validate_launch(tiles, needed, kernel_pass, arch, head_dim, dtype, num_stage
         raise TilesExceedSharedMemoryError(f'BlockSizes{tiles} need at least {needed} bytes of shared memory in the {kernel_pass} kernel on {arch} (head_dim={head_dim}, {dtype}, num_stages={num_stages}), over the {available} bytes one thread block has there; tiles that fit: BlockSizes{fit}', {'tiles': tiles, 'needed': needed, 'kernel_pass': kernel_pass, 'arch': arch, 'head_dim': head_dim, 'dtype': dtype, 'num_stages': num_stages, 'available': available, 'fit': fit})
 
 
-def validate_sharding(mesh, batch_axis, head_axis, q, k):
-    """The mesh and axis names of sharded_ranker_attention, against q and k.
+def validate_sharding(mesh, batch_axis, head_axis, q, k, layout):
+    """The mesh and axis names of sharded_ranker_attention, against q and k (the kv heads: axis 2 of k, axis 1 with layout='bhsd').
 
     Checks, in order: RA406, RA401, RA402, RA405, RA403, RA404.
     """
@@ -1200,7 +1221,7 @@ def validate_sharding(mesh, batch_axis, head_axis, q, k):
     batch_axis_size = _rt_axis_size(mesh, batch_axis)
     if not (batch % batch_axis_size == 0):
         raise BatchNotDivisibleByMeshError(f'batch={batch} must be divisible by the size of mesh axis {batch_axis!r} ({batch_axis_size})', {'batch': batch, 'batch_axis': batch_axis, 'batch_axis_size': batch_axis_size})
-    num_kv_heads = _rt_dim(k, 2)
+    num_kv_heads = _rt_dim(k, 1 if layout == 'bhsd' else 2)
     head_axis_size = _rt_axis_size(mesh, head_axis)
     if not (num_kv_heads % head_axis_size == 0):
         raise HeadsNotDivisibleByMeshError(f'num_kv_heads={num_kv_heads} must be divisible by the size of mesh axis {head_axis!r} ({head_axis_size})', {'num_kv_heads': num_kv_heads, 'head_axis': head_axis, 'head_axis_size': head_axis_size})

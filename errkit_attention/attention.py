@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from errkit_attention import _validators, tuning
 from errkit_attention.config import BlockSizes
 from errkit_attention.pallas_attention import pallas_attention
-from errkit_attention.reference import attention_reference
+from errkit_attention.reference import SEQ_AXIS, attention_reference
 
 
 # jax.default_backend() names: "gpu" for CUDA and ROCm (their platform names accepted too), "tpu".
@@ -70,32 +70,33 @@ def as_config(config):
 
 
 def validate(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
-             implementation) -> str:
+             implementation, layout="bshd") -> str:
     """Runs the validators in their fixed order; returns the resolved implementation.
 
     Checks on a traced bound's values (RA305, RA306) are staged as checkify checks. NumPy and JAX
     scalars are checked as the Python numbers they hold (see as_number)."""
     sm_scale, cap, config = as_number(sm_scale), as_number(cap), as_config(config)
-    _validators.validate_options(implementation, sm_scale, cap, cap_method, causal)
+    _validators.validate_options(implementation, sm_scale, cap, cap_method, causal, layout)
     impl = resolve_implementation(implementation)
     _validators.validate_backend(impl)
-    _validators.validate_qkv(q, k, v, impl)
-    _validators.validate_mask(bound, causal, q, k)
-    _validators.checkify_mask(bound, causal, q, k)
+    _validators.validate_qkv(q, k, v, impl, layout)
+    _validators.validate_mask(bound, causal, q, k, layout)
+    _validators.checkify_mask(bound, causal, q, k, layout)
     _validators.validate_config(config, impl)
     return impl
 
 
 def dispatch(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
-             impl: str):
+             impl: str, layout: str = "bshd"):
     """Runs an implementation on already validated inputs (jitted; the options
-    are static, so one compilation serves every call with the same options)."""
+    are static, so one compilation serves every call with the same options), laid out as
+    `layout` says (errkit_attention/reference.py ``SEQ_AXIS``)."""
     if sm_scale is None:
         sm_scale = 1.0 / math.sqrt(q.shape[-1])
     if isinstance(bound, jax.core.Tracer):
         # Values the validators could not read: clamped, never wrapped by the int32 cast (any
         # value from kv_seq_len up already makes every key context). checkify reports them.
-        bound = jnp.clip(bound, 0, k.shape[1]).astype(jnp.int32)
+        bound = jnp.clip(bound, 0, k.shape[SEQ_AXIS[layout]]).astype(jnp.int32)
     # The architecture whose table row (errkit_attention/tuning.py) the kernel takes: a static argument,
     # read outside the jit so that tuning.target() is never hidden by its trace cache.
     arch = tuning.current_arch() if impl == "pallas" else None
@@ -107,35 +108,38 @@ def dispatch(q, k, v, *, bound, causal, sm_scale, cap, cap_method, config,
     return _run(q, k, v, bound, causal=bool(causal), sm_scale=float(sm_scale),
                 cap=None if cap is None else float(cap), cap_method=cap_method,
                 config=config, impl=impl, arch=arch, forward=forward, backward=backward,
-                fits_on=fits_on)
+                fits_on=fits_on, layout=layout)
 
 
 @functools.partial(jax.jit, static_argnames=(
     "causal", "sm_scale", "cap", "cap_method", "config", "impl", "arch", "forward", "backward",
-    "fits_on"))
+    "fits_on", "layout"))
 def _run(q, k, v, bound, *, causal, sm_scale, cap, cap_method, config, impl, arch, forward,
-         backward, fits_on):
+         backward, fits_on, layout):
     if impl == "xla":
         return attention_reference(q, k, v, bound=bound, causal=causal,
                                    sm_scale=sm_scale, cap=cap,
-                                   cap_method=cap_method)
+                                   cap_method=cap_method, layout=layout)
     return pallas_attention(
         q, k, v, bound=bound, causal=causal, sm_scale=sm_scale, cap=cap,
         cap_method=cap_method, config=config,
         # Interpret mode on CPU, Triton on GPU (on Hopper, Mosaic GPU's forward for 16-bit
         # inputs: errkit_attention/tuning.py gpu_forward): chosen when the call is lowered, not
         # traced, so a function exported for CUDA from a CPU host holds the kernel.
-        interpret=None, arch=arch, forward=forward, backward=backward, fits_on=fits_on)
+        interpret=None, arch=arch, forward=forward, backward=backward, fits_on=fits_on,
+        layout=layout)
 
 
 def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
                      cap=None, cap_method="tanh", config=None,
-                     implementation=None):
+                     implementation=None, layout="bshd"):
     """Attention of candidates over a shared context.
 
     Args:
-      q: [batch, q_seq_len, num_q_heads, head_dim].
-      k, v: [batch, kv_seq_len, num_kv_heads, head_dim]; query head h reads kv
+      q: [batch, q_seq_len, num_q_heads, head_dim] ([batch, num_q_heads, q_seq_len,
+        head_dim] with layout="bhsd").
+      k, v: [batch, kv_seq_len, num_kv_heads, head_dim] (with layout="bhsd",
+        [batch, num_kv_heads, kv_seq_len, head_dim]); query head h reads kv
         head h // (num_q_heads // num_kv_heads) (GQA / MQA).
       bound: None, or an integer array [batch] (int32, or any integer dtype
         whose values fit int32): the number of leading context tokens of
@@ -176,15 +180,26 @@ def ranker_attention(q, k, v, *, bound=None, causal=False, sm_scale=None,
         Lowering for several platforms at once that include the CPU (e.g.
         ("cuda", "cpu")) fails in jax 0.10 ("Only interpret mode is supported
         on CPU backend"): jax lowers both branches for every platform.
+      layout: "bshd" (the default: q, k, v, the output and the gradients are
+        [batch, seq_len, num_heads, head_dim]) or "bhsd" ([batch, num_heads,
+        seq_len, head_dim], as JAX's TPU flash and splash attention take them);
+        anything else is refused (RA207). The TPU kernels work on [b, h, s, d]:
+        with "bhsd" they read and write the caller's arrays with no transpose
+        (with "bshd" the transposes cost 0.6 ms of a 2.7 ms forward at head_dim
+        256 on a TPU v5e). The GPU kernels (Triton, Mosaic GPU) and interpret
+        mode take [b, s, h, d] and transpose a "bhsd" call's arrays in and out;
+        the xla implementation takes either.
 
     Returns:
-      [batch, q_seq_len, num_q_heads, head_dim] in q.dtype. float64 (the xla
+      [batch, q_seq_len, num_q_heads, head_dim] in q.dtype ([batch, num_q_heads,
+      q_seq_len, head_dim] with layout="bhsd"). float64 (the xla
       implementation, with jax_enable_x64) is computed in float64.
     """
     # 0. numbers as callers write them, 1. checks (validators only), 2. dispatch.
     sm_scale, cap, config = as_number(sm_scale), as_number(cap), as_config(config)
     impl = validate(q, k, v, bound=bound, causal=causal, sm_scale=sm_scale,
                     cap=cap, cap_method=cap_method, config=config,
-                    implementation=implementation)
+                    implementation=implementation, layout=layout)
     return dispatch(q, k, v, bound=bound, causal=causal, sm_scale=sm_scale,
-                    cap=cap, cap_method=cap_method, config=config, impl=impl)
+                    cap=cap, cap_method=cap_method, config=config, impl=impl,
+                    layout=layout)

@@ -8,7 +8,9 @@ blocks) and runs with ``interpret=True`` on CPU; the choice is made when the cal
 lowered (``lax.platform_dependent``), so a function traced on a CPU host and lowered for
 CUDA holds the Triton kernels.
 
-Layout: q, o [b, sq, hq, d]; k, v [b, skv, hkv, d]. Grid (tile, batch x heads): the tile is
+Layout: q, o [b, sq, hq, d]; k, v [b, skv, hkv, d] (the call's arrays are [b, h, s, d] with
+layout="bhsd": the TPU branch of ``_call`` reads them as they are, the others see them
+transposed, ``_in_bshd``). Grid (tile, batch x heads): the tile is
 the fastest-varying axis (CUDA's x), so consecutive programs read the same keys and values
 (or, in dK/dV, queries) and find them in L2; causal forward and dQ programs take their query
 tiles from the last, the longest rows first (``_order``). Each program reads 2-D [rows, d]
@@ -63,7 +65,7 @@ from errkit_attention.config import BlockSizes
 from errkit_attention.tiles import allowed as _allowed
 from errkit_attention.tiles import cap_grad as _tiles_cap_grad
 from errkit_attention.tiles import div as _div
-from errkit_attention.reference import MASK_VALUE, soft_cap
+from errkit_attention.reference import MASK_VALUE, bshd_shape, soft_cap, swap_seq_heads
 from errkit_attention.tanh_exp2 import tanh_exp2
 
 _MIN_BLOCK = 16  # smallest tile side Triton's dot accepts
@@ -111,6 +113,9 @@ class _Static:
     # RA214's checks of an explicit config's tiles on the GPU the call targets (_launch_checks):
     # (kernel, its validate_launch params as sorted items), run when that kernel is traced
     checks: tuple = ()
+    # The layout of the call's q, k, v, do and of its results (ranker_attention's `layout`):
+    # "bshd" or "bhsd", which the TPU kernels read as it is (_call, _in_bshd)
+    layout: str = "bshd"
     # The TPU kernels' structure (errkit_attention/pallas_tpu.py Options; None: its defaults): the
     # benchmark's comparisons of one structure with another
     tpu: object = None
@@ -721,7 +726,9 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
     result runs along: interpret mode pads those with zeros to a whole number of blocks
     and slices its results back (whole operands are indexed without masks); the Triton and
     Mosaic calls take and return the arrays as they are. input_output_aliases: pallas_call's
-    (argument indices before the None entries are dropped: only trailing ones may be None)."""
+    (argument indices before the None entries are dropped: only trailing ones may be None).
+    `args` are in the call's layout (st.layout), and so are the results; `out_shape` and the
+    specs are [b, s, h, d]'s, which every branch but the TPU's works on (``_in_bshd``)."""
     keep = [a is not None for a in args]
     args = [a for a in args if a is not None]
     roles = [r for r, k in zip(roles, keep) if k]
@@ -745,6 +752,8 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
             input_output_aliases=aliases, compiler_params=compiler_params,
             interpret=interpret, name=name)(*args)
 
+    interpret, triton = _in_bshd(interpret, st), _in_bshd(triton, st)
+    cuda = None if cuda is None else _in_bshd(cuda, st)
     if st.interpret is True or (st.interpret == "mosaic_gpu" and cuda is None):
         return interpret(*args)
     if st.interpret == "mosaic_gpu":  # `cuda`, the Mosaic GPU kernel, in its interpreter
@@ -761,12 +770,26 @@ def _call(kernel, grid, args, roles, out_shape, out_roles, st: _Static, name: st
                                   default=triton, **({} if cuda is None else {"cuda": cuda}))
 
 
+def _in_bshd(branch, st: _Static):
+    """A branch of ``_call`` that takes and returns [b, s, h, d] arrays (interpret mode, Triton,
+    Mosaic GPU) as one taking and returning the call's layout: with "bhsd", its 4-D arguments
+    (q, k, v, do, dq's zeros) and results (o, dq, dk, dv) transposed; lse, delta [b, h, s] and
+    the bound as they are. The TPU kernels read "bhsd" arrays as they are (pallas_tpu.py)."""
+    if st.layout == "bshd":
+        return branch
+
+    def swapped(*args, **kwargs):
+        outs = branch(*(swap_seq_heads(a) if a.ndim == 4 else a for a in args), **kwargs)
+        return type(outs)(swap_seq_heads(o) if o.ndim == 4 else o for o in outs)
+    return swapped
+
+
 def _forward(q, k, v, bound, st: _Static, *, with_lse: bool):
     _check_launches(st, forward=True)
-    batch, sq, hq, d = q.shape
-    skv = k.shape[1]
+    batch, sq, hq, d = bshd_shape(q, st.layout)
+    skv = bshd_shape(k, st.layout)[1]
     bq = st.block_q // st.pack  # query rows per tile (of each of the pack's heads)
-    out_shape = [jax.ShapeDtypeStruct(q.shape, q.dtype)]
+    out_shape = [jax.ShapeDtypeStruct((batch, sq, hq, d), q.dtype)]
     out_specs = [_q_spec(st, bq, d)]
     if with_lse:
         out_shape.append(jax.ShapeDtypeStruct((batch, hq, sq), jnp.float32))
@@ -790,27 +813,29 @@ _BWD_ROLES = ["q", "kv", "kv", "q", "q", "q", None]  # q, k, v, do, lse, delta, 
 
 
 def _backward_dq(q, k, v, do, lse, delta, bound, st: _Static):
-    batch, sq, hq, d = q.shape
-    skv = k.shape[1]
+    batch, sq, hq, d = bshd_shape(q, st.layout)
+    skv = bshd_shape(k, st.layout)[1]
     bq = st.block_q_dq // st.pack
     in_specs = [_q_spec(st, bq, d), _kv_slab_spec(st, skv, d), _kv_slab_spec(st, skv, d),
                 _q_spec(st, bq, d), _q_vec_spec(st, bq), _q_vec_spec(st, bq), pl.BlockSpec()]
     kernel = functools.partial(_dq_kernel, st=st)
     (dq,) = _call(kernel, (_cdiv(sq, bq), batch * _heads(st, False)),
                   [q, k, v, do, lse, delta, bound], _BWD_ROLES,
-                  [jax.ShapeDtypeStruct(q.shape, q.dtype)], ["q"], st, "ranker_attention_dq",
+                  [jax.ShapeDtypeStruct((batch, sq, hq, d), q.dtype)], ["q"], st,
+                  "ranker_attention_dq",
                   in_specs=in_specs, out_specs=[_q_spec(st, bq, d)],
                   compiler_params=_compiler_params(st, "dq"),
                   tpu=pallas_tpu.backward_dq)
     return dq
 
 
-def _tpu_backward(*args, st: _Static):
+def _tpu_backward(*args, st: _Static, interpret=False):
     """The fused call's TPU branch: errkit_attention/pallas_tpu.py's dQ and dK/dV calls, dq in float32 as
-    the fused kernel returns it (args: q, k, v, do, lse, delta, dq's zeros, the bound)."""
+    the fused kernel returns it (args: q, k, v, do, lse, delta, dq's zeros, the bound);
+    interpret: run by Pallas' interpreter (``_call``'s interpret="tpu")."""
     operands = [*args[:6], *args[7:]]
-    (dq,) = pallas_tpu.backward_dq(*operands, st=st)
-    dk, dv = pallas_tpu.backward_dkdv(*operands, st=st)
+    (dq,) = pallas_tpu.backward_dq(*operands, st=st, interpret=interpret)
+    dk, dv = pallas_tpu.backward_dkdv(*operands, st=st, interpret=interpret)
     return dq.astype(jnp.float32), dk, dv
 
 
@@ -818,11 +843,11 @@ def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
     """dk, dv: one program per (key tile, kv head, batch), summing its query group in the
     kernel, so no two programs share a dk / dv tile and nothing grows with the group size.
     Fused (st.fused): (dq, dk, dv), dq in float32, which every key tile's program adds into."""
-    batch, sq, hq, d = q.shape
-    skv, hkv = k.shape[1], k.shape[2]
+    batch, sq, hq, d = bshd_shape(q, st.layout)
+    _, skv, hkv, _ = bshd_shape(k, st.layout)
     g = st.group
     bkv = st.block_kv_dkv
-    kv_shape = jax.ShapeDtypeStruct(k.shape, k.dtype)
+    kv_shape = jax.ShapeDtypeStruct((batch, skv, hkv, d), k.dtype)
     group_spec = pl.BlockSpec((None, sq, g, d), _index_map(st, True, lambda j, h, b: (b, 0, h, 0)))
     group_vec = pl.BlockSpec((None, g, sq), _index_map(st, True, lambda j, h, b: (b, h, 0)))
     args, roles = [q, k, v, do, lse, delta], _BWD_ROLES[:6]
@@ -834,7 +859,7 @@ def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
     if st.fused:  # dq: zeros in (argument 6), the sums out (result 0), the same buffer
         args, roles = args + [jnp.zeros(q.shape, jnp.float32)], roles + ["q"]
         in_specs = in_specs + [group_spec]
-        out_shape = [jax.ShapeDtypeStruct(q.shape, jnp.float32)] + out_shape
+        out_shape = [jax.ShapeDtypeStruct((batch, sq, hq, d), jnp.float32)] + out_shape
         out_roles, out_specs = ["q"] + out_roles, [group_spec] + out_specs
         aliases = {6: 0}
     kernel = functools.partial(_dkdv_kernel, st=st)
@@ -862,7 +887,8 @@ def _flash_attention_bwd(st: _Static, residuals, do):
     _check_launches(st, forward=False)
     # delta_i = sum_d o_id * do_id = sum_j p_ij dp_ij  (softmax backward term)
     delta = jnp.sum(out.astype(jnp.float32) * do.astype(jnp.float32), axis=-1)
-    delta = jnp.transpose(delta, (0, 2, 1))  # [b, hq, sq], like lse
+    if st.layout == "bshd":
+        delta = jnp.transpose(delta, (0, 2, 1))  # [b, hq, sq], like lse
     if st.fused:
         dq, dk, dv = _backward_dkdv(q, k, v, do, lse, delta, bound, st)
         return dq.astype(q.dtype), dk, dv, None
@@ -907,7 +933,8 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
                      cap: float | None, cap_method: str, config: BlockSizes | None = None,
                      interpret: bool | str | None = None, arch: str | None = None,
                      forward: str | None = None, backward: str | None = None,
-                     pack: int | None = None, fits_on: str | None = None):
+                     pack: int | None = None, fits_on: str | None = None,
+                     layout: str = "bshd"):
     """Ranker attention with the Pallas kernels. Inputs are assumed validated.
 
     config: the tiles, None for errkit_attention/tuning.py's table row of `arch` (None: the
@@ -931,9 +958,10 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
     pack: the query heads stacked per forward / dQ tile (a power of two dividing the group
     size, block_q // pack >= 16), None for the largest such within the table's limit
     (``_pack``, tuning.max_pack).
+    layout: "bshd" (q, k, v and the results [b, s, h, d]) or "bhsd" ([b, h, s, d]).
     """
-    batch, q_len, num_q_heads, head_dim = q.shape
-    kv_len, num_kv_heads = k.shape[1], k.shape[2]
+    batch, q_len, num_q_heads, head_dim = bshd_shape(q, layout)
+    _, kv_len, num_kv_heads, _ = bshd_shape(k, layout)
     arch = tuning.current_arch() if arch is None else arch
     fused = tuning.fused(arch, head_dim, q.dtype) if backward is None else backward == "fused"
 
@@ -982,6 +1010,7 @@ def pallas_attention(q, k, v, *, bound, causal: bool, sm_scale: float,
         fused=fused, pack=pack, batch=batch, kv_heads=num_kv_heads,
         gpu_forward=tuning.gpu_forward(arch, head_dim, q.dtype, (q_len, kv_len),
                                        default_tiles=config is None, forced=forward),
+        layout=layout,
     )
     if config is not None and fits_on is not None:
         st = dataclasses.replace(st, checks=_launch_checks(st, fits_on, q.dtype, masked))

@@ -2,11 +2,13 @@
 
 The "tpu" branch of the platform choice in errkit_attention/pallas_attention.py (``_call``): ``forward``,
 ``backward_dq`` and ``backward_dkdv`` take the arguments of the Triton / interpret calls there
-(q, o [b, s, h, d]; lse, delta [b, h, s]; the bound last, when there is one) and return their
-results, so the branches are interchangeable under ``lax.platform_dependent``.
+(q, o [b, s, h, d], or [b, h, s, d] with the call's layout "bhsd" (``st.layout``); lse, delta
+[b, h, s]; the bound last, when there is one) and return their results in the same layout, so
+the branches are interchangeable under ``lax.platform_dependent``.
 ``flash_attention`` composes them (custom_vjp) like ``_flash_attention`` there. In here:
 
-- operands are transposed to [b, h, s, d] in XLA, so that every block's two minor dims are
+- operands are transposed to [b, h, s, d] in XLA (layout "bshd"; a "bhsd" call's are read as
+  they are, and its results written as they are: no transpose at all), so that every block's two minor dims are
   [rows, d] (a block dim equal to the array's is legal whatever its size, so head_dim 80 needs
   no padding to 128). The transpose of q also scales it (``Options.prescale_from``): by
   sm_scale * log2(e) without a cap, so a tile's logits in base 2 are q k^T as the MXU returns
@@ -57,7 +59,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from errkit_attention.reference import MASK_VALUE, soft_cap
+from errkit_attention.reference import MASK_VALUE, bshd_shape, soft_cap
 from errkit_attention.tiles import allowed
 from errkit_attention.tiles import cap_grad as _cap_grad
 from errkit_attention.tiles import div as _idiv
@@ -246,8 +248,15 @@ def _params(n_axes: int, n_seq_axes: int):
         vmem_limit_bytes=vmem_capacity() * 3 // 4)
 
 
-def _bhsd(x):
-    return jnp.transpose(x, (0, 2, 1, 3))
+def _bhsd(x, st):
+    """A [b, s, h, d] operand as [b, h, s, d], or a result back (self-inverse); a "bhsd" call's
+    arrays as they are."""
+    return jnp.transpose(x, (0, 2, 1, 3)) if st.layout == "bshd" else x
+
+
+def _dims(x, st) -> tuple:
+    """(batch, seq_len, heads, head_dim) of q, k, v or do in the call's layout."""
+    return bshd_shape(x, st.layout)
 
 
 def _q_in(q, st):
@@ -255,15 +264,15 @@ def _q_in(q, st):
     dtype = compute_dtype(q.dtype)
     if _prescaled(st):
         q = (q.astype(jnp.float32) * _q_scale(st)).astype(dtype)
-    return _bhsd(q.astype(dtype))
+    return _bhsd(q.astype(dtype), st)
 
 
-def _in(x):
-    return _bhsd(x.astype(compute_dtype(x.dtype)))
+def _in(x, st):
+    return _bhsd(x.astype(compute_dtype(x.dtype)), st)
 
 
-def _out(x, dtype):
-    return _bhsd(x).astype(dtype)
+def _out(x, dtype, st):
+    return _bhsd(x, st).astype(dtype)
 
 
 def _lanes(x):  # [b, h, s] -> [b, h, s, LANES]
@@ -504,7 +513,7 @@ def forward(*args, st, with_lse: bool, interpret=False):
     """[q, k, v, (bound)] -> [o] or [o, lse] as errkit_attention/pallas_attention.py's ``_forward``."""
     q, k, v, *rest = args
     bound = rest[0] if st.has_bound else None
-    batch, sq, hq, d = q.shape
+    batch, sq, hq, d = _dims(q, st)
     bq, bkv = st.block_q, st.block_kv
     steps = _row_steps(st, bq, bkv)
     grid, n_seq = _row_grid(st, batch, hq, bq, bkv, steps)
@@ -515,9 +524,10 @@ def forward(*args, st, with_lse: bool, interpret=False):
               and (bkv % LANES == 0 or bkv == st.kv_len))
     if k_cols:
         k_spec = pl.BlockSpec((None, None, d, bkv), lambda *a: _cols(kv_map(*a)))
-        k_in = jnp.transpose(k.astype(compute_dtype(k.dtype)), (0, 2, 3, 1))
+        to_cols = (0, 2, 3, 1) if st.layout == "bshd" else (0, 1, 3, 2)  # -> [b, h, d, s]
+        k_in = jnp.transpose(k.astype(compute_dtype(k.dtype)), to_cols)
     else:
-        k_spec, k_in = pl.BlockSpec((None, None, bkv, d), kv_map), _in(k)
+        k_spec, k_in = pl.BlockSpec((None, None, bkv, d), kv_map), _in(k, st)
 
     out_shape = [jax.ShapeDtypeStruct((batch, hq, sq, d), dtype)]
     out_specs = [pl.BlockSpec((None, None, bq, d), q_map)]
@@ -538,8 +548,8 @@ def forward(*args, st, with_lse: bool, interpret=False):
     outs = pl.pallas_call(kernel, grid_spec=grid_spec, out_shape=out_shape,
                           compiler_params=_params(len(grid), n_seq), interpret=interpret,
                           name="ranker_attention_fwd_tpu")(
-        *_prefetch_args(st, bound, steps), _q_in(q, st), k_in, _in(v))
-    result = [_out(outs[0], q.dtype)]
+        *_prefetch_args(st, bound, steps), _q_in(q, st), k_in, _in(v, st))
+    result = [_out(outs[0], q.dtype, st)]
     if with_lse:
         result.append(outs[1][:, :, 0, :] if lse_rows else outs[1][..., 0])
     return tuple(result)
@@ -609,7 +619,7 @@ def backward_dq(*args, st, interpret=False):
     """[q, k, v, do, lse, delta, (bound)] -> [dq] as ``_backward_dq``."""
     q, k, v, do, lse, delta, *rest = args
     bound = rest[0] if st.has_bound else None
-    batch, sq, hq, d = q.shape
+    batch, sq, hq, d = _dims(q, st)
     bq, bkv = st.block_q_dq, st.block_kv_dq
     steps = _row_steps(st, bq, bkv)
     grid, n_seq = _row_grid(st, batch, hq, bq, bkv, steps)
@@ -628,8 +638,9 @@ def backward_dq(*args, st, interpret=False):
                            out_shape=[jax.ShapeDtypeStruct((batch, hq, sq, d), dtype)],
                            compiler_params=_params(len(grid), n_seq), interpret=interpret,
                            name="ranker_attention_dq_tpu")(
-        *_prefetch_args(st, bound, steps), _q_in(q, st), _in(k), _in(v), _in(do), lse, delta)
-    return (_out(dq, q.dtype),)
+        *_prefetch_args(st, bound, steps), _q_in(q, st), _in(k, st), _in(v, st), _in(do, st),
+        lse, delta)
+    return (_out(dq, q.dtype, st),)
 
 
 # --------------------------------------------------------------------------
@@ -746,8 +757,8 @@ def backward_dkdv(*args, st, interpret=False):
     """[q, k, v, do, lse, delta, (bound)] -> [dk, dv] as ``_backward_dkdv``."""
     q, k, v, do, lse, delta, *rest = args
     bound = rest[0] if st.has_bound else None
-    batch, sq, hq, d = q.shape
-    skv, hkv = k.shape[1], k.shape[2]
+    batch, sq, hq, d = _dims(q, st)
+    _, skv, hkv, _ = _dims(k, st)
     bq, bkv, g = st.block_q_dkv, st.block_kv_dkv, st.group
     n_q = pl.cdiv(sq, bq)
     transposed = options(st).transposed_dkdv and _rows_ok(st, bq)
@@ -790,8 +801,9 @@ def backward_dkdv(*args, st, interpret=False):
     dk, dv = pl.pallas_call(kernel, grid_spec=grid_spec, out_shape=[out, out],
                             compiler_params=_params(len(grid), 2 if steps is not None else 1),
                             interpret=interpret, name="ranker_attention_dkdv_tpu")(
-        *_prefetch_args(st, bound, steps), _q_in(q, st), _in(k), _in(v), _in(do), lse, delta)
-    return _out(dk, k.dtype), _out(dv, v.dtype)
+        *_prefetch_args(st, bound, steps), _q_in(q, st), _in(k, st), _in(v, st), _in(do, st),
+        lse, delta)
+    return _out(dk, k.dtype, st), _out(dv, v.dtype, st)
 
 
 # --------------------------------------------------------------------------
@@ -820,7 +832,8 @@ def _flash_attention_fwd(q, k, v, bound, st, interpret):
 def _flash_attention_bwd(st, interpret, residuals, do):
     q, k, v, bound, out, lse = residuals
     delta = jnp.sum(out.astype(jnp.float32) * do.astype(jnp.float32), axis=-1)
-    delta = jnp.transpose(delta, (0, 2, 1))  # [b, hq, sq], like lse
+    if st.layout == "bshd":
+        delta = jnp.transpose(delta, (0, 2, 1))  # [b, hq, sq], like lse
     args = _operands(st, q, k, v, do, lse, delta, bound)
     (dq,) = backward_dq(*args, st=st, interpret=interpret)
     dk, dv = backward_dkdv(*args, st=st, interpret=interpret)

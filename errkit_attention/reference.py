@@ -15,6 +15,22 @@ import numpy as np
 # online softmax of the Pallas kernel; exp(MASK_VALUE - m) is exactly 0.
 MASK_VALUE = -0.7 * float(np.finfo(np.float32).max)
 
+# The layouts ranker_attention takes (its `layout`; RA207 refuses any other): the axis of q, k and
+# v holding the sequence, and the one holding the heads. Batch is axis 0 and head_dim axis 3 in both.
+SEQ_AXIS = {"bshd": 1, "bhsd": 2}
+HEADS_AXIS = {"bshd": 2, "bhsd": 1}
+
+
+def swap_seq_heads(x):
+    """[b, s, h, d] <-> [b, h, s, d]: an array of one layout in the other."""
+    return jnp.swapaxes(x, 1, 2)
+
+
+def bshd_shape(x, layout: str) -> tuple:
+    """The shape of q, k or v in `layout` as (batch, seq_len, heads, head_dim)."""
+    batch, a, b, head_dim = x.shape
+    return (batch, a, b, head_dim) if layout == "bshd" else (batch, b, a, head_dim)
+
 
 def soft_cap(s: jax.Array, cap: float | None, cap_method: str) -> jax.Array:
     """Soft-caps float32 (float64) logits ``s``. ``cap=None`` or ``"none"``: no capping."""
@@ -47,8 +63,13 @@ def attention_mask(q_len: int, kv_len: int, bound: jax.Array | None, causal: boo
 
 
 def attention_reference(q, k, v, *, bound=None, causal=False, sm_scale, cap=None,
-                        cap_method="tanh"):
-    """q: [b, sq, hq, d]; k, v: [b, skv, hkv, d] -> [b, sq, hq, d] in q.dtype."""
+                        cap_method="tanh", layout="bshd"):
+    """q: [b, sq, hq, d]; k, v: [b, skv, hkv, d] -> [b, sq, hq, d] in q.dtype; with
+    layout="bhsd" each is [b, h, s, d] instead (the same attention of the swapped arrays)."""
+    if layout == "bhsd":
+        out = attention_reference(*map(swap_seq_heads, (q, k, v)), bound=bound, causal=causal,
+                                  sm_scale=sm_scale, cap=cap, cap_method=cap_method)
+        return swap_seq_heads(out)
     batch, q_len, num_q_heads, head_dim = q.shape
     kv_len, num_kv_heads = k.shape[1], k.shape[2]
     group = num_q_heads // num_kv_heads  # query head h reads kv head h // group

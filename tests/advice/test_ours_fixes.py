@@ -56,7 +56,7 @@ def _sharding_ok(batch: int, num_kv_heads: int, shape: tuple[int, int]) -> bool:
     q = jax.ShapeDtypeStruct((batch, 16, 4 * num_kv_heads, 16), "float32")
     k = jax.ShapeDtypeStruct((batch, 16, num_kv_heads, 16), "float32")
     try:
-        _validators.validate_sharding(AbstractMesh(shape, ("data", "model")), "data", "model", q, k)
+        _validators.validate_sharding(AbstractMesh(shape, ("data", "model")), "data", "model", q, k, "bshd")
     except _validators.CatalogueError:
         return False
     return True

@@ -192,9 +192,9 @@ def test_validate_functions_read_duck_typed_arrays_without_errkit(ours, other):
     results = isolated("""
         import ra_validators as v, otherlib._validators as w
         print(json.dumps([
-            outcome(lambda: v.validate_options("bogus", None, 30.0, "tanh", False)),
-            outcome(lambda: v.validate_qkv(Array((2, 8, 4, 64)), Array((2, 8, 2, 32)), Array((2, 8, 2, 32)), "xla")),
-            outcome(lambda: v.validate_qkv(Array((2, 8, 4, 64)), Array((2, 8, 2, 64)), Array((2, 8, 2, 64)), "xla")),
+            outcome(lambda: v.validate_options("bogus", None, 30.0, "tanh", False, "bshd")),
+            outcome(lambda: v.validate_qkv(Array((2, 8, 4, 64)), Array((2, 8, 2, 32)), Array((2, 8, 2, 32)), "xla", "bshd")),
+            outcome(lambda: v.validate_qkv(Array((2, 8, 4, 64)), Array((2, 8, 2, 64)), Array((2, 8, 2, 64)), "xla", "bshd")),
             outcome(lambda: w.validate_widgets(Array((0, 4)), 4)),
             outcome(lambda: w.validate_widgets("not an array", 4)),
             outcome(lambda: w.validate_widgets(Array((2,)), 3)),
@@ -217,7 +217,7 @@ def _notes(ours, other, env):
     return isolated("""
         import pickle
         import ra_validators as v, otherlib._validators as w
-        a = outcome(lambda: v.validate_options("bogus", None, 30.0, "tanh", False))
+        a = outcome(lambda: v.validate_options("bogus", None, 30.0, "tanh", False, "bshd"))
         b = outcome(lambda: w.validate_widgets(Array((2,)), 3))
         again = pickle.loads(pickle.dumps(w.ERRORS["RA102"]("m", {"count": 3})))
         print(json.dumps([a["notes"][0], b["notes"][0], again.__notes__[0], w.DOCS_URL_ENV]))

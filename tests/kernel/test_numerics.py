@@ -336,7 +336,7 @@ def test_validators_called_in_order(monkeypatch):
     expected_impl = "pallas" if jax.default_backend() in ("gpu", "tpu") else "xla"
     assert [c[0] for c in calls] == ["validate_options", "validate_qkv",
                                      "validate_mask", "validate_config"]
-    assert calls[0][1] == (None, 0.5, 2.0, "soft_sign", True)
+    assert calls[0][1] == (None, 0.5, 2.0, "soft_sign", True, "bshd")
     assert calls[1][1][:3] == (q, k, v) and calls[1][1][3] == expected_impl
     assert calls[2][1][0] is bound and calls[2][1][1] is True
     assert calls[3][1] == (config, expected_impl)

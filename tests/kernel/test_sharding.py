@@ -140,7 +140,7 @@ def test_sharded_validators_called_once_in_order(monkeypatch):
     assert [c[0] for c in calls] == ["validate_options", "validate_qkv",
                                      "validate_mask", "validate_config",
                                      "validate_sharding"]
-    assert calls[4][1] == (mesh, "data", "heads", q, k)
+    assert calls[4][1] == (mesh, "data", "heads", q, k, "bshd")
     assert calls[1][1][0] is q and calls[1][1][3] == "xla"
 
 

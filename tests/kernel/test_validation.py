@@ -64,6 +64,7 @@ CASES = {
     "RA203": call(cap=-1.0),
     "RA204": call(cap=30.0, cap_method="clip"),
     "RA205": call(causal="yes"),
+    "RA207": call(layout="bsdh"),
     "RA210": call(config={"block_q": 64}),
     "RA211": call(config=BlockSizes(block_q=96)),
     "RA212": call(config=BlockSizes(block_q_dkv=8, block_kv_dkv=32, block_q_dq=32, block_kv_dq=32)),

@@ -1,6 +1,7 @@
 """This project's kernel (errkit_attention.ranker_attention, errkit_attention.sharded_ranker_attention): batch, lengths,
-query and kv heads, head_dim, dtype, the implementation, BlockSizes, causal, jax.grad, and the mesh
-axes of a sharded call.
+query and kv heads, head_dim, dtype, the implementation, BlockSizes, causal, jax.grad, the layout
+("bshd" or "bhsd": the arrays are made in it, so a fix that changes a head count or a length is run
+on the layout's axis) and the mesh axes of a sharded call.
 
 On the CPU the Pallas implementation runs in interpret mode (forward and, under jax.grad, the
 backward kernels); a sharded call is traced and lowered over an AbstractMesh of the axis sizes (this
@@ -32,12 +33,13 @@ def base(draw) -> dict:
         call["block_kv"] = draw(st.sampled_from([16, 32, 64]))
     for name in BACKWARD:
         call[name] = None
+    call["layout"] = draw(st.sampled_from(["bshd", "bhsd"]))
     return call
 
 
 def perturb(draw, call: dict) -> dict:
     kind = draw(st.sampled_from(["heads", "blocks", "backward", "head_dim", "dtype", "causal", "head_axis",
-                                 "batch_axis", "implementation"]))
+                                 "batch_axis", "implementation", "layout"]))
     if kind == "heads":  # a pruned query head count
         kv = call["num_kv_heads"] if call["num_kv_heads"] > 1 else 4
         return {"num_kv_heads": kv, "num_q_heads": draw(st.sampled_from([h for h in (5, 6, 7, 10, 12, 14) if h % kv]))}
@@ -60,6 +62,8 @@ def perturb(draw, call: dict) -> dict:
                 "head_axis_size": draw(st.sampled_from([4, 8])), "batch_axis_size": 2}
     if kind == "batch_axis":
         return {"batch": draw(st.sampled_from([3, 6])), "batch_axis_size": 4}
+    if kind == "layout":  # another library's name for an axis order, or None for "the default"
+        return {"layout": draw(st.sampled_from(["BHSD", "bsdh", "BNSH", None]))}
     return {"implementation": draw(st.sampled_from(["triton", "mosaic", "cudnn"]))}
 
 
@@ -79,9 +83,15 @@ def run(call: dict, platform: str = "cpu"):
         config = BlockSizes(block_q=call["block_q"], block_kv=call["block_kv"], **{n: call[n] for n in BACKWARD})
     scope = jax.enable_x64(True) if call["dtype"] == "float64" else contextlib.nullcontext()
     with scope:
-        q = jnp.zeros((call["batch"], call["q_seq_len"], call["num_q_heads"], call["head_dim"]), call["dtype"])
-        k = jnp.zeros((call["batch"], call["kv_seq_len"], call["num_kv_heads"], call["head_dim"]), call["dtype"])
-        kw = dict(causal=call["causal"], config=config, implementation=impl)
+        layout = call.get("layout", "bshd")
+
+        def shape(seq, heads):  # "bhsd" arrays for a "bhsd" call; an unknown layout's are "bshd"
+            return (call["batch"], heads, seq, call["head_dim"]) if layout == "bhsd" else (
+                call["batch"], seq, heads, call["head_dim"])
+
+        q = jnp.zeros(shape(call["q_seq_len"], call["num_q_heads"]), call["dtype"])
+        k = jnp.zeros(shape(call["kv_seq_len"], call["num_kv_heads"]), call["dtype"])
+        kw = dict(causal=call["causal"], config=config, implementation=impl, layout=layout)
         if call["batch_axis_size"] or call["head_axis_size"]:
             from jax.sharding import AbstractMesh
 
@@ -111,7 +121,7 @@ def apply(call: dict, code: str, param: str, value, params: dict) -> dict | None
 
 
 def values(call: dict) -> dict:
-    return {**call, "has_config": call["config"], "backend": "cpu", "raised_by": "ranker", "cap": None, "cap_method": "tanh",
+    return {"layout": "bshd", **call, "has_config": call["config"], "backend": "cpu", "raised_by": "ranker", "cap": None, "cap_method": "tanh",
             "has_bound": False, "batch_axis_size": call["batch_axis_size"] or 1, "head_axis_size": call["head_axis_size"] or 1}
 
 

@@ -227,6 +227,13 @@
       [
       ],
     ],
+    "RA207": [
+      [
+        ["closest valid layout (none: choose 'bshd' or 'bhsd')", ["layout"], function (p, m) { return (R.truthy(R.compare(m.v(p["layout"]), [["in", function () { return m.v(R.tuple(["BHSD", "Bhsd", "bnsh", "BNSH", "bhtd", "bhld", "bhnd", "nhsd", "heads_first", "head_major"])); }]])) ? "bhsd" : (R.truthy(R.compare(m.v(p["layout"]), [["in", function () { return m.v(R.tuple(["BSHD", "Bshd", "bsnh", "BSNH", "bthd", "blhd", "btnh", "nshd", "seq_first", null, "", "default"])); }]])) ? "bshd" : null)); }],
+      ],
+      [
+      ],
+    ],
     "RA210": [
       [
       ],
