@@ -110,13 +110,22 @@ def docs_link(res: dict) -> str:
 
 
 
+def read_again(found: list, tail: str) -> bool:
+    """Whether a paste may be answered better read again (errkit/explain/matching/rereading.py):
+    nothing matched, it has several lines, or a match has text after it on its line (a message in
+    another case whose start matched a shorter wording exactly). A single message matched to its
+    end is not: the start-up time of `errkit explain MSG` pays nothing for it."""
+    text = tail.strip()
+    return not found or "\n" in text or any(not text.endswith((f.match.text or "").strip()) for f in found)
+
+
 def answers(index: Index, chunks, every: bool = True, warn=None, others: dict | None = None) -> tuple[list[dict], str, bool]:
     """(the answers for a whole input: every distinct exact match, most recent first, or only the
     last with `every` False; when none matched, the closest wordings; the input's tail; whether it
     held any text). `others`: code -> the matches past the distinct answers kept per code
     (errkit/explain/tally.py), counted, not answered."""
     found, tail, seen_text = explain_chunks(index, chunks, warn=warn, others=others)
-    if seen_text:  # a paste read again: hard wraps joined, without case (rereading.py: a log is not)
+    if seen_text and read_again(found, tail):  # a paste read again: hard wraps joined, without case (rereading.py: a log is not)
         from errkit.explain.matching.rereading import reread
 
         found = reread(index, tail, found)

@@ -107,7 +107,8 @@ class LineReader:
                 best.span = (hit.span[0] + offset, hit.span[1] + offset)
                 for tie in best.ties:
                     tie.span = best.span
-        if best is not None:
+        if best is not None and any(isinstance(v, str) and " " in v for v in best.params.values()):
+            # (only a value of several words can have read in another wording's fixed text or the text after it)
             # a longer wording that the message starts with, text written after it: a shorter one matched
             # whole only by reading that wording's own fixed text into a value ("Unrecognized TPU device kind:
             # {device_kind}." over "...: cpu. tpu_custom_call cannot be lowered ... =True. on TPU v5e")

@@ -279,7 +279,8 @@
         best.ties.forEach(function (t) { t.span = best.span; });
       }
     }
-    if (best !== null) { // line._full: a longer wording the message starts with, text written after it
+    var worded = best !== null && Object.keys(best.params).some(function (k) { return typeof best.params[k] === "string" && best.params[k].indexOf(" ") >= 0; });
+    if (worded) { // line._full: a longer wording the message starts with, text written after it
       var self = this, shortest = best.wording.literal_chars;
       var longer = ids.filter(function (i) { return self.wordings[i].literal_chars > shortest; });
       var start = longer.length ? this.best(longer, text, "start", lineNo) : null;
@@ -1847,11 +1848,17 @@
 
   // `errkit explain --all` on a pasted text: every distinct match, most recent first; when there
   // is none, the closest wordings (approximate). [] when nothing is close either.
+  // answer.read_again: nothing matched, several lines, or a match with text after it on its line
+  function readAgain(found, text) {
+    var stripped = R.strip(text);
+    return !found.length || stripped.indexOf("\n") >= 0 || found.some(function (f) { return !stripped.endsWith(R.strip(f.match.text || "")); });
+  }
+
   function explain(index, text, options) {
     options = options || {};
     if (utf8Length(text) <= FORMAT.PASTE_SIZE) text = unprefixed(text);
     var found = findAll(index, text);
-    if (R.strip(text)) found = reread(index, text, found); // rereading.py
+    if (R.strip(text) && readAgain(found, text)) found = reread(index, text, found); // rereading.py
     var results = (options.all === false ? found.slice(0, 1) : found).map(function (f) {
       return result(index, f.match, f.count, f.lastLine);
     });
