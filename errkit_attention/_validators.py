@@ -509,7 +509,7 @@ class LayoutUnknownError(CatalogueError, ValueError):
     code = 'RA207'
     title = "layout is not 'bshd' or 'bhsd'"
     suggestions = (
-        ("closest valid layout (none: choose 'bshd' or 'bhsd')", lambda layout, **_: 'bhsd' if layout in ('BHSD', 'Bhsd', 'bnsh', 'BNSH', 'bhtd', 'bhld', 'bhnd', 'nhsd', 'heads_first', 'head_major') else 'bshd' if layout in ('BSHD', 'Bshd', 'bsnh', 'BSNH', 'bthd', 'blhd', 'btnh', 'nshd', 'seq_first', None, '', 'default') else None),
+        ("closest valid layout (none: choose 'bshd' or 'bhsd')", lambda layout, **_: 'bhsd' if layout in ('BHSD', 'Bhsd', 'bnsh', 'BNSH', 'bhtd', 'bhld', 'bhnd', 'nhsd', 'heads_first', 'head_major', 'bhds', 'bdhs', 'hbsd', 'hbds', 'hsbd', 'hsdb', 'hdbs', 'hdsb', 'dbhs', 'dhbs', 'dhsb') else 'bshd' if layout in ('BSHD', 'Bshd', 'bsnh', 'BSNH', 'bthd', 'blhd', 'btnh', 'nshd', 'seq_first', None, '', 'default', 'bsdh', 'bdsh', 'sbhd', 'sbdh', 'shbd', 'shdb', 'sdbh', 'sdhb', 'dbsh', 'dsbh', 'dshb') else None),
     )
 
 

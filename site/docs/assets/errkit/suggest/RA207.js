@@ -8,7 +8,7 @@
   parts["RA207"] = function (R) {
     return [
       [
-        ["closest valid layout (none: choose 'bshd' or 'bhsd')", ["layout"], function (p, m) { return (R.truthy(R.compare(m.v(p["layout"]), [["in", function () { return m.v(R.tuple(["BHSD", "Bhsd", "bnsh", "BNSH", "bhtd", "bhld", "bhnd", "nhsd", "heads_first", "head_major"])); }]])) ? "bhsd" : (R.truthy(R.compare(m.v(p["layout"]), [["in", function () { return m.v(R.tuple(["BSHD", "Bshd", "bsnh", "BSNH", "bthd", "blhd", "btnh", "nshd", "seq_first", null, "", "default"])); }]])) ? "bshd" : null)); }],
+        ["closest valid layout (none: choose 'bshd' or 'bhsd')", ["layout"], function (p, m) { return (R.truthy(R.compare(m.v(p["layout"]), [["in", function () { return m.v(R.tuple(["BHSD", "Bhsd", "bnsh", "BNSH", "bhtd", "bhld", "bhnd", "nhsd", "heads_first", "head_major", "bhds", "bdhs", "hbsd", "hbds", "hsbd", "hsdb", "hdbs", "hdsb", "dbhs", "dhbs", "dhsb"])); }]])) ? "bhsd" : (R.truthy(R.compare(m.v(p["layout"]), [["in", function () { return m.v(R.tuple(["BSHD", "Bshd", "bsnh", "BSNH", "bthd", "blhd", "btnh", "nshd", "seq_first", null, "", "default", "bsdh", "bdsh", "sbhd", "sbdh", "shbd", "shdb", "sdbh", "sdhb", "dbsh", "dsbh", "dshb"])); }]])) ? "bshd" : null)); }],
       ],
       [
       ],
