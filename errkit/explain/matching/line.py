@@ -8,6 +8,7 @@ strings it holds. A note line our exceptions print, or a link to an entry's page
 without a message matched (`match_note`: weak)."""
 
 from errkit.core import values
+from errkit.core.regex import engine
 from errkit.core.index_format import DOCS_LINK, NOTE
 from errkit.explain.matching.around import raise_file
 from errkit.explain.matching.found import Match
@@ -126,10 +127,8 @@ class LineReader:
         step 3)`): a full match without the stop read that text into the value."""
         i = next(i for i in ids if self.index.wordings[i] is best.wording)
         pattern = self._stopped.get(i)
-        if pattern is None:
-            import re  # a lookahead-free regex, linear on a backtracking engine as the page runs it too
-
-            pattern = self._stopped[i] = re.compile(best.wording["regex"][:-len(FINAL_STOP)] + r"\.+[ \t]")
+        if pattern is None:  # on the index's engine (RE2): the stop after a lazy value is linear there
+            pattern = self._stopped[i] = engine().compile(best.wording["regex"][:-len(FINAL_STOP)] + r"\.+[ \t]")
         m = pattern.match(text)
         params = self.index.captured(i, m) if m else None
         if params is None:

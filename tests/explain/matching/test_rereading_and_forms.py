@@ -124,3 +124,15 @@ def test_text_after_a_message_does_not_lengthen_its_value_where_the_wording_tell
         assert (rc, first["code"], first["params"]) == (0, "RA813", {"device_kind": "TPU v9 lite"}), after
     rc, first = answer("ValueError: Unrecognized TPU device kind: TPU v9 lite")  # the stop dropped: still read whole
     assert first["params"] == {"device_kind": "TPU v9 lite"}
+
+
+def test_the_full_stop_reading_runs_on_the_linear_engine():
+    """The stop after a lazy value backtracks quadratically on Python's re (1.2 s for a 16 KB line of
+    dots); the matcher compiles it on the index's engine, as every regex it runs on pasted text."""
+    import re
+
+    from errkit.explain.matching.line import LineReader
+
+    answer("NotImplementedError: Not supported on value11. (while compiling step 3)")
+    stopped = INDEX.room(LineReader)._stopped
+    assert stopped and not any(isinstance(p, re.Pattern) for p in stopped.values())
