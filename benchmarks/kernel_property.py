@@ -251,7 +251,7 @@ def reference(case: Case):
 # --------------------------------------------------------------------------
 
 
-def tpu_jobs(items: list[Case], sink):
+def tpu_jobs(items: list[Case], sink, only=frozenset()):
     """Refusals are recorded at once; each accepted call becomes a Job (ours and the reference
     in one jitted function, compared on the device: only 8 numbers come back)."""
     from benchmarks.tpu_batch import Job
@@ -259,6 +259,8 @@ def tpu_jobs(items: list[Case], sink):
 
     jobs = []
     for n, case in enumerate(items):
+        if only and n not in only:
+            continue
         q, k, v, do, bound = inputs(case)
         refused = refusal(case, q, k, v, bound)
         if refused is not None:
@@ -346,7 +348,10 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget", type=float, default=420.0, help="seconds")
     parser.add_argument("--workers", type=int, default=12)
+    parser.add_argument("--only", default="",
+                        help="comma-separated indices of the seeded cases to run (a re-run)")
     args = parser.parse_args(argv)
+    only = {int(n) for n in args.only.split(",") if n.strip()}
     from benchmarks.tpu_batch import Sink, run_jobs
 
     sink = Sink(os.path.join(args.out, "property.jsonl") if args.out else None)
@@ -363,12 +368,14 @@ def main(argv=None) -> int:
             records.append(record)
             sink(record)
 
-        jobs = tpu_jobs(cases(args.count, args.seed), keep)
+        jobs = tpu_jobs(cases(args.count, args.seed), keep, only=only)
         run_jobs(jobs, keep, workers=args.workers, deadline=time.monotonic() + args.budget,
                  stream=True)
     else:
         records = []
         for n, case in enumerate(cases(args.count, args.seed, **CPU_LIMITS)):
+            if only and n not in only:
+                continue
             record = {"part": "property", "n": n, "case": str(case), **interpret_check(case)}
             records.append(record)
             sink(record)

@@ -872,6 +872,21 @@ def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
                  input_output_aliases=aliases)
 
 
+def _delta(out, do, st: _Static):
+    """delta_i = sum_d o_id * do_id = sum_j p_ij dp_ij (the softmax backward term), from do as
+    the kernels' dots read it: rounded to bfloat16 on a TPU where its MXU rounds float32
+    (pallas_tpu.rounded: dp and delta then cancel where they should)."""
+    def plain(out, do):
+        return jnp.sum(out.astype(jnp.float32) * do.astype(jnp.float32), axis=-1)
+
+    if st.interpret == "tpu":  # the TPU kernels in Pallas' interpreter
+        return plain(out, pallas_tpu.rounded(do, interpret=True))
+    if st.interpret is not None or not pallas_tpu.mxu_rounds(do.dtype):
+        return plain(out, do)
+    return lax.platform_dependent(
+        out, do, tpu=lambda out, do: plain(out, pallas_tpu.rounded(do)), default=plain)
+
+
 @functools.partial(jax.custom_vjp, nondiff_argnums=(4,))
 def _flash_attention(q, k, v, bound, st: _Static):
     return _forward(q, k, v, bound, st, with_lse=False)[0]
@@ -885,8 +900,7 @@ def _flash_attention_fwd(q, k, v, bound, st: _Static):
 def _flash_attention_bwd(st: _Static, residuals, do):
     q, k, v, bound, out, lse = residuals
     _check_launches(st, forward=False)
-    # delta_i = sum_d o_id * do_id = sum_j p_ij dp_ij  (softmax backward term)
-    delta = jnp.sum(out.astype(jnp.float32) * do.astype(jnp.float32), axis=-1)
+    delta = _delta(out, do, st)
     if st.layout == "bshd":
         delta = jnp.transpose(delta, (0, 2, 1))  # [b, hq, sq], like lse
     if st.fused:

@@ -116,6 +116,33 @@ def compute_dtype(dtype):
     return jnp.dtype(jnp.float32) if jnp.dtype(dtype) == jnp.float16 else jnp.dtype(dtype)
 
 
+# jax_default_matmul_precision values under which a float32 dot on the MXU reads its operands
+# rounded to bfloat16 (Mosaic's default: one pass)
+_ONE_PASS = (None, "default", "bfloat16", "fastest")
+
+
+def mxu_rounds(dtype, interpret=False) -> bool:
+    """Whether the chip's dots read operands of this dtype (float32, or float16 widened to it)
+    rounded to bfloat16: on a TPU at the default matmul precision, not in interpret mode (the
+    CPU's float32 dots are float32's)."""
+    return (not interpret and compute_dtype(dtype) == jnp.float32
+            and jax.config.jax_default_matmul_precision in _ONE_PASS)
+
+
+def rounded(x, interpret=False):
+    """x rounded to bfloat16 and kept in its compute dtype where ``mxu_rounds``, else x as it is.
+
+    v and do are read so by every kernel, and delta = sum(do * o) is computed from the same
+    rounded do: then the backward's dp = do v^T and delta hold the same products, and
+    ds = p (dp - delta) cancels where it should. With do rounded by the MXU alone, a query that
+    attends to itself only (a bound of 0: p = 1, o = v, ds = 0) got |dq|, |dk| up to 3e-2 in
+    float32 on a TPU v5e (benchmarks/kernel_property.py, seed 1); bfloat16 inputs, already
+    rounded, got 2e-6."""
+    if not mxu_rounds(x.dtype, interpret):
+        return x
+    return x.astype(jnp.bfloat16).astype(compute_dtype(x.dtype))
+
+
 def _prescaled(st) -> bool:
     return st.head_dim >= options(st).prescale_from
 
@@ -548,7 +575,7 @@ def forward(*args, st, with_lse: bool, interpret=False):
     outs = pl.pallas_call(kernel, grid_spec=grid_spec, out_shape=out_shape,
                           compiler_params=_params(len(grid), n_seq), interpret=interpret,
                           name="ranker_attention_fwd_tpu")(
-        *_prefetch_args(st, bound, steps), _q_in(q, st), k_in, _in(v, st))
+        *_prefetch_args(st, bound, steps), _q_in(q, st), k_in, _in(rounded(v, interpret), st))
     result = [_out(outs[0], q.dtype, st)]
     if with_lse:
         result.append(outs[1][:, :, 0, :] if lse_rows else outs[1][..., 0])
@@ -638,8 +665,8 @@ def backward_dq(*args, st, interpret=False):
                            out_shape=[jax.ShapeDtypeStruct((batch, hq, sq, d), dtype)],
                            compiler_params=_params(len(grid), n_seq), interpret=interpret,
                            name="ranker_attention_dq_tpu")(
-        *_prefetch_args(st, bound, steps), _q_in(q, st), _in(k, st), _in(v, st), _in(do, st),
-        lse, delta)
+        *_prefetch_args(st, bound, steps), _q_in(q, st), _in(k, st),
+        *(_in(rounded(x, interpret), st) for x in (v, do)), lse, delta)
     return (_out(dq, q.dtype, st),)
 
 
@@ -801,8 +828,8 @@ def backward_dkdv(*args, st, interpret=False):
     dk, dv = pl.pallas_call(kernel, grid_spec=grid_spec, out_shape=[out, out],
                             compiler_params=_params(len(grid), 2 if steps is not None else 1),
                             interpret=interpret, name="ranker_attention_dkdv_tpu")(
-        *_prefetch_args(st, bound, steps), _q_in(q, st), _in(k, st), _in(v, st), _in(do, st),
-        lse, delta)
+        *_prefetch_args(st, bound, steps), _q_in(q, st), _in(k, st),
+        *(_in(rounded(x, interpret), st) for x in (v, do)), lse, delta)
     return _out(dk, k.dtype, st), _out(dv, v.dtype, st)
 
 
@@ -831,7 +858,7 @@ def _flash_attention_fwd(q, k, v, bound, st, interpret):
 
 def _flash_attention_bwd(st, interpret, residuals, do):
     q, k, v, bound, out, lse = residuals
-    delta = jnp.sum(out.astype(jnp.float32) * do.astype(jnp.float32), axis=-1)
+    delta = jnp.sum(out.astype(jnp.float32) * rounded(do, interpret).astype(jnp.float32), axis=-1)
     if st.layout == "bshd":
         delta = jnp.transpose(delta, (0, 2, 1))  # [b, hq, sq], like lse
     args = _operands(st, q, k, v, do, lse, delta, bound)
