@@ -65,7 +65,7 @@ def judge(samples, by_key, answer_of) -> tuple[list, dict, dict]:
     """(samples whose bare text fails, failures per kind, texts per kind)."""
     bare_fail, fails, tried = [], defaultdict(list), Counter()
     order = [(s, None) for s in samples] + [(s, t) for s in samples for t in by_key[s.key]]
-    answers = answer_of([mutations._raised(s) if t is None else t.text for s, t in order])
+    answers = answer_of([mutations.raised(s) if t is None else t.text for s, t in order])
     reference = {}
     for (s, t), answer in zip(order, answers):
         if t is None:

@@ -91,7 +91,7 @@ def samples(catalogue) -> list[Sample]:
     return out
 
 
-def _raised(s: Sample) -> str:
+def raised(s: Sample) -> str:
     return f"{s.exception}: {s.message}"
 
 
@@ -112,7 +112,7 @@ AFTER = [", Traceback (most recent call last):", " (while compiling step 3)", " 
 
 def _wrap(rng, s: Sample) -> Text:
     width = rng.randint(40, 79)
-    lines = textwrap.wrap(_raised(s), width=width, break_long_words=False, break_on_hyphens=False)
+    lines = textwrap.wrap(raised(s), width=width, break_long_words=False, break_on_hyphens=False)
     return Text("hard wrap", "\n".join(lines))
 
 
@@ -139,35 +139,35 @@ def _case(rng, s: Sample) -> Text:
 
 KINDS = [
     ("vllm worker", None, lambda r, s: Text("vllm worker", f"Exception in worker VllmWorkerProcess while processing method load_model: "
-                                                          f"{_raised(s)}, Traceback (most recent call last):")),
-    ("worker log prefix", None, lambda r, s: Text("worker log prefix", r.choice(LOG_PREFIXES) + _raised(s))),
-    ("rank prefix", None, lambda r, s: Text("rank prefix", r.choice(RANKS) + _raised(s))),
-    ("ray prefix", None, lambda r, s: Text("ray prefix", f"(RayWorkerWrapper pid=3012, ip=10.0.0.2) {_raised(s)}")),
-    ("pytest E line", None, lambda r, s: Text("pytest E line", f"E       {_raised(s)}")),
-    ("pytest summary", None, lambda r, s: Text("pytest summary", f"FAILED tests/test_attention.py::test_fwd[bf16-128] - {_raised(s)}")),
-    ("logger prefix", None, lambda r, s: Text("logger prefix", r.choice(LOGGERS) + _raised(s))),
-    ("container prefix", None, lambda r, s: Text("container prefix", f"trainer-1  | {_raised(s)}")),
-    ("text after", None, lambda r, s: Text("text after", _raised(s) + r.choice(AFTER))),
-    ("double quotes", None, lambda r, s: Text("double quotes", f'I get "{_raised(s)}" when I run it')),
-    ("backticks", None, lambda r, s: Text("backticks", f"Getting `{_raised(s)}` with bf16 inputs.")),
-    ("code fence", None, lambda r, s: Text("code fence", f"```\n{_raised(s)}\n```")),
-    ("markdown quote", None, lambda r, s: Text("markdown quote", f"> {_raised(s)}")),
+                                                          f"{raised(s)}, Traceback (most recent call last):")),
+    ("worker log prefix", None, lambda r, s: Text("worker log prefix", r.choice(LOG_PREFIXES) + raised(s))),
+    ("rank prefix", None, lambda r, s: Text("rank prefix", r.choice(RANKS) + raised(s))),
+    ("ray prefix", None, lambda r, s: Text("ray prefix", f"(RayWorkerWrapper pid=3012, ip=10.0.0.2) {raised(s)}")),
+    ("pytest E line", None, lambda r, s: Text("pytest E line", f"E       {raised(s)}")),
+    ("pytest summary", None, lambda r, s: Text("pytest summary", f"FAILED tests/test_attention.py::test_fwd[bf16-128] - {raised(s)}")),
+    ("logger prefix", None, lambda r, s: Text("logger prefix", r.choice(LOGGERS) + raised(s))),
+    ("container prefix", None, lambda r, s: Text("container prefix", f"trainer-1  | {raised(s)}")),
+    ("text after", None, lambda r, s: Text("text after", raised(s) + r.choice(AFTER))),
+    ("double quotes", None, lambda r, s: Text("double quotes", f'I get "{raised(s)}" when I run it')),
+    ("backticks", None, lambda r, s: Text("backticks", f"Getting `{raised(s)}` with bf16 inputs.")),
+    ("code fence", None, lambda r, s: Text("code fence", f"```\n{raised(s)}\n```")),
+    ("markdown quote", None, lambda r, s: Text("markdown quote", f"> {raised(s)}")),
     ("issue title", None, lambda r, s: Text("issue title", f"[Bug]: {s.message}")),
     ("message only", None, lambda r, s: Text("message only", s.message)),
     ("qualified class", None, lambda r, s: Text("qualified class", f"jax.errors.JaxRuntimeError: INTERNAL: {s.message}")),
-    ("json log", None, lambda r, s: Text("json log", json.dumps({"level": "error", "msg": _raised(s)}))),
+    ("json log", None, lambda r, s: Text("json log", json.dumps({"level": "error", "msg": raised(s)}))),
     ("traceback", None, lambda r, s: Text("traceback", "Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n"
                                                       "    out = step(params, batch)\n  File \"model.py\", line 41, in attention\n"
-                                                      f"    return kernel(q, k, v)\n{_raised(s)}")),
+                                                      f"    return kernel(q, k, v)\n{raised(s)}")),
     ("jax traceback", None, lambda r, s: Text("jax traceback", "jax.errors.SimplifiedTraceback: For simplicity, JAX has removed its internal "
                                                               "frames from the traceback of the following exception. Set JAX_TRACEBACK_FILTERING=off "
                                                               "to include these.\n\nThe above exception was the direct cause of the following exception:"
                                                               "\n\nTraceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n"
-                                                              f"    out = step(params, batch)\n{_raised(s)}")),
-    ("windows log", None, lambda r, s: Text("windows log", f"INFO step 10 loss=0.31\r\n{_raised(s)}\r\n")),
-    ("hard wrap", lambda s: len(_raised(s)) > 50, _wrap),
-    ("quoted wrap", lambda s: len(_raised(s)) > 50, lambda r, s: Text("quoted wrap", "\n".join(
-        "> " + line for line in textwrap.wrap(_raised(s), width=r.randint(40, 79), break_long_words=False, break_on_hyphens=False)))),
+                                                              f"    out = step(params, batch)\n{raised(s)}")),
+    ("windows log", None, lambda r, s: Text("windows log", f"INFO step 10 loss=0.31\r\n{raised(s)}\r\n")),
+    ("hard wrap", lambda s: len(raised(s)) > 50, _wrap),
+    ("quoted wrap", lambda s: len(raised(s)) > 50, lambda r, s: Text("quoted wrap", "\n".join(
+        "> " + line for line in textwrap.wrap(raised(s), width=r.randint(40, 79), break_long_words=False, break_on_hyphens=False)))),
     ("case change", None, _case),
     ("retyped <V>", lambda s: bool(s.removable), _retype("<V>")),
     ("retyped ...", lambda s: bool(s.removable), _retype("...")),

@@ -24,7 +24,7 @@ class Param:
     type: str
     description: str
     optional: bool = False
-    form: str | None = None  # str values: "token" (default), "list" or "text" (values.pattern)
+    form: str | None = None  # str values: "token" (default), "list", "text", "device" or "sentence" (values.STR_FORMS)
 
 
 @dataclass(frozen=True)

@@ -159,9 +159,12 @@ PARAM = Record(
         Field("optional", Bool(), description="The value may be None."),
         Field(
             "form",
-            Enum(values=("token", "list", "text")),
+            Enum(values=("token", "list", "text", "device", "sentence")),
             description="How a str value prints, which bounds what a match may take: one token (the default: a name, a "
-            "number, a repr, a call such as slice(None, 2), a <...>), a comma-separated list of tokens, or free text.",
+            "number, a repr, a bracketed value such as {4, 8} or slice(None, 2), a <...>), a comma-separated list of "
+            "tokens, free text, a device kind as jax prints it (TPU v5 lite, NVIDIA H100 80GB HBM3: words that name a "
+            "model or version, not the prose after them), or free text within one sentence (a stop, spaces and a "
+            "capital after it begin text that is not the value's).",
         ),
     )
 )

@@ -131,6 +131,6 @@ def sample_params(entry: Entry) -> list[dict[str, Any]]:
         full = dict(partial)
         for name, p in entry.params.items():
             if name not in full:
-                full[name] = values.sample(p.type, i + len(name))
+                full[name] = values.sample(p.type, i + len(name), p.form)
         out.append(full)
     return out

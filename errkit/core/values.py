@@ -86,6 +86,13 @@ STR_FORMS = {
     "token": _TOKEN,
     "list": rf"{_TOKEN}(?:,[ \t]*{_TOKEN})*",  # 'data', 'model' / float32, bfloat16
     "text": rf"(?:[^\n{{]|{_BRACE_NOT_FIELD})+?",  # anything up to the wording's next fixed text, but an f-string {field}
+    # a device kind as jax prints it (`TPU v5 lite`, `NVIDIA H100 80GB HBM3`, `cpu`): a token, then
+    # words that name a model or version (a capital or a digit first, `v5e`, `lite`), so that prose
+    # after it (`cpu on TPU v5e`) is not read in
+    "device": rf"{_TOKEN}(?: (?:[A-Z0-9][A-Za-z0-9_.()+-]*|v[0-9][A-Za-z0-9_.-]*|lite))*",
+    # free text within one sentence: up to the line's end or a stop that ends a sentence (a stop,
+    # spaces and a capital: `rank. Retrying in 5s`), which is not read; a stop at the line's end is
+    "sentence": rf"(?:[^\n{{.]|{_BRACE_NOT_FIELD}|\.+[^ \t\n.{{]|\.+[ \t]+[^A-Z \t\n.{{])+(?:\.+$)?",
 }
 
 
@@ -246,14 +253,19 @@ def same(a: object, b: object) -> bool:
     return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
 
 
-def sample(type_: str, seed: int) -> object:
-    """A deterministic, plausible value of the type (used where no example gives one)."""
+def sample(type_: str, seed: int, form: str | None = None) -> object:
+    """A deterministic, plausible value of the type, and for a str of its form (used where no
+    example gives one)."""
     if type_ == "int":
         return 3 + seed * 7
     if type_ == "float":
         return 0.5 + seed
     if type_ == "bool":
         return seed % 2 == 1
+    if type_ == "str" and form == "device":
+        return ("TPU v5 lite", "NVIDIA H100 80GB HBM3", "cpu")[seed % 3]
+    if type_ == "str" and form == "sentence":
+        return f"'tpu.op{seed}' op operand {seed} has the wrong layout"
     if type_ == "str":
         return f"value{seed}"
     if type_ == "dtype":

@@ -133,6 +133,30 @@ def test_a_str_field_finds_a_token_a_list_or_text_by_its_form():
 
 
 @pytest.mark.parametrize("text, found", [
+    ("TPU v5 lite", True), ("TPU v5e", True), ("TPU7x", True), ("cpu", True), ("NVIDIA H100 80GB HBM3", True),
+    ("NVIDIA GeForce RTX 4090", True), ("Tesla V100-SXM2-16GB", True), ("TPU v4 lite", True),
+    ("cpu on TPU v5e", False), ("TPU v5 lite with jax 0.10.2", False), ("cpu (while compiling step 3)", False),
+])
+def test_a_device_kind_is_its_words_not_the_prose_after_it(text, found):
+    assert finds("str", text, form="device") is found
+
+
+@pytest.mark.parametrize("text, found", [
+    ("'vector.broadcast' op source rank higher than destination rank", True),
+    ("'tpu.matmul' op e.g. bad. see notes", True), ("ends with a stop.", True), ("a 1.5 x. 2", True),
+    ("first sentence. Second one", False), ("rank. Retrying in 5s", False), ("", False),
+])
+def test_a_sentence_does_not_run_past_its_end(text, found):
+    assert finds("str", text, form="sentence") is found
+
+
+def test_a_sample_value_is_one_its_form_finds():
+    for form in (None, "list", "text", "device", "sentence"):
+        for seed in range(4):
+            assert finds("str", sample("str", seed, form), form=form), (form, seed)
+
+
+@pytest.mark.parametrize("text, found", [
     ("unsupported shape cast {offsets = [0, 0]} of vector<8x128xf32>", True),  # MLIR's attributes
     ("{'a': 1}", True), ("got {} and {1, 2}", True), ("a {b c}", True),
     ("{device_kind}", False), ("on {device.device_kind}", False), ("{x=}", False), ("{x!r}", False),

@@ -28,12 +28,25 @@ INDEX = Index.load()
 _REFERENCE: dict[str, dict | None] = {}
 
 # The kinds failing today (their counts: docs/paste-mutations.md, from scripts/paste_mutations.py).
+# Wordings a kind cannot be passed for, with why: left out of the kind's property and held, each
+# with every text the kind can make of it, by a strict expected failure (a fix turns it red).
 PHASE_2 = {
-    "text after": "a free-text value that ends a wording with no fixed text after it cannot be told from prose after "
-                  "it on its line (' on TPU v5e with jax 0.10.2', ' (while compiling step 3)', '. Retrying in 5s'): "
-                  "RA552's msg, RA559's sizes, RA813's 'Unsupported TPU device kind: {device_kind}', RA818's diagnostic "
-                  "read it in (the value is read to the line's end)",
+    "text after": (("RA808/0", "RA818/0"),
+                   "a free-text value that ends a wording with no fixed text after it cannot be told from prose "
+                   "after it on its line when that prose is no new sentence (' on TPU v5e with jax 0.10.2', ' (while "
+                   "compiling step 3)'): RA818's MLIR diagnostic and RA808's libtpu reason read it in (the corpus's "
+                   "own RA808 title, jax#18388, has 'tpu.matmul' after the reason, and the value it expects holds it)"),
 }
+
+
+def every_text(kind: str, s: mutations.Sample) -> list:
+    """Every text `kind` makes of a sample (for the kinds PHASE_2 names)."""
+    assert kind == "text after", kind
+    return [mutations.Text(kind, mutations.raised(s) + after) for after in mutations.AFTER]
+
+
+def left_out(kind: str) -> tuple[str, ...]:
+    return PHASE_2[kind][0] if kind in PHASE_2 else ()
 
 
 def reference(s: mutations.Sample) -> dict | None:
@@ -59,10 +72,10 @@ def test_the_unaltered_wordings_are_answered_right():
     assert len(wrong) <= 0.02 * len(SAMPLES), wrong
 
 
-@pytest.mark.parametrize("kind", [pytest.param(k, marks=[pytest.mark.xfail(strict=True, reason=PHASE_2[k])] if k in PHASE_2 else [])
-                                  for k in mutations.KIND_NAMES])
+@pytest.mark.parametrize("kind", mutations.KIND_NAMES)
 def test_a_mutated_paste_gets_the_answer_of_the_unaltered_one(kind):
-    applicable = [s for s in SAMPLES if mutations.applies(kind, s) and reference(s) is not None]
+    applicable = [s for s in SAMPLES if mutations.applies(kind, s) and reference(s) is not None
+                  and s.key not in left_out(kind)]
     assert len(applicable) > 10
 
     @settings(derandomize=True, max_examples=1, database=None, deadline=None, phases=[Phase.explicit, Phase.generate],
@@ -78,3 +91,16 @@ def test_a_mutated_paste_gets_the_answer_of_the_unaltered_one(kind):
         assert not failures, f"{len(failures)} of {len(applicable)} wordings: {failures[:5]}"
 
     check()
+
+
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=why))
+                                  for k, (_, why) in PHASE_2.items()])
+def test_what_a_kind_leaves_out_still_fails(kind):
+    failures = []
+    for s in SAMPLES:
+        if s.key in left_out(kind) and reference(s) is not None:
+            for text in every_text(kind, s):
+                why = mutations.verdict(text, s, reference(s), mutations.explain(text.text, INDEX))
+                if why:
+                    failures.append((s.key, why, text.text[-60:]))
+    assert not failures, failures

@@ -68,6 +68,7 @@ class LineReader:
                     if found.span is not None:
                         found.span = (found.span[0] + quoted[0], found.span[1] + quoted[0])
                     return found
+        start = None
         if header and header.group(MSG) is not None:
             # The message after `SomeError: ` decides alone when a wording matches it whole: a log
             # repeats the same messages behind different timestamps, so that answer is remembered.
@@ -80,6 +81,7 @@ class LineReader:
                 hit = self._messages[msg] = self._full(ids, msg, opening_quote(line, header.start(EXC)))
             if hit is not None:
                 return _remembered(hit, header, line_no)
+            start = self._started(ids, msg, line_no)
         # Then the whole line, the line's end, anywhere; only the wordings found somewhere in it
         # can match it one of these ways (one search each: a line no wording matches costs that)
         stripped = line.strip()
@@ -92,9 +94,23 @@ class LineReader:
         for how in ("full", "end", "any") if ids else ():
             best = self._full(ids, stripped, "", line_no) if how == "full" else self._best(ids, stripped, how, line_no)
             if best is not None:
+                if start is not None and start.wording["literal_chars"] >= best.wording["literal_chars"]:
+                    break
                 best.span = (best.span[0] + at, best.span[1] + at)
                 return best
-        return None
+        return _remembered(start, header, line_no) if start is not None else None
+
+    def _started(self, ids: list[int], msg: str, line_no: int) -> Match | None:
+        """The wording the message after `SomeError: ` starts with, where text follows it that no
+        wording reads (`value3 must be same, got a, b, c. Retrying in 5s`): read there, a value that
+        opens the wording is the message's, where a search of the line reads `SomeError: ` into it.
+        Only a reading that ends where a word does (a lazy free-text value read one character
+        is none)."""
+        start = self._best(ids, msg, "start", line_no)
+        end = start.span[1] if start is not None else 0
+        if start is None or (_alnum(msg[end:end + 1]) and _alnum(msg[end - 1:end])):
+            return None
+        return start
 
     def _full(self, ids: list[int], text: str, quote: str = "", line_no: int = 0) -> Match | None:
         """The wording of `ids` matching a reading of `text` whole (text.message_forms: without a
@@ -217,6 +233,11 @@ def _remembered(hit: Match, header, line_no: int) -> Match:
     found._keyed = hit._keyed
     found.ties = [Match(t.code, t.wording, t.params, line_no, text=t.text, span=span) for t in hit.ties]
     return found
+
+
+def _alnum(c: str) -> bool:
+    """An ASCII letter or digit (as match.js tests it)."""
+    return c.isascii() and c.isalnum()
 
 
 def _unquote(text: str) -> str:

@@ -487,17 +487,19 @@
       }
     }
     // Most specific first: the message after `SomeError: `, the whole line, the line's end, anywhere.
+    var start = null, msgAt = 0;
     if (header && header.groups.msg !== undefined) {
       var raw = header.groups.msg;
       var msg = R.strip(raw);
       var excAt = header.indices.groups.exc[0];
+      msgAt = header.indices.groups.msg[0] + raw.length - lstrip(raw).length;
       var hit = this.full(ids, msg, excAt > 0 && QUOTES.indexOf(line.charAt(excAt - 1)) >= 0 ? line.charAt(excAt - 1) : "", lineNo);
       if (hit !== null) {
-        var at = header.indices.groups.msg[0] + raw.length - lstrip(raw).length;
-        hit.span = [at + hit.span[0], at + hit.span[1]];
+        hit.span = [msgAt + hit.span[0], msgAt + hit.span[1]];
         hit.ties.forEach(function (t) { t.span = hit.span; });
         return hit;
       }
+      start = this.started(ids, msg, lineNo);
     }
     var stripped = R.strip(line);
     if (raiseStatement(stripped)) return null; // a traceback's source line: its message comes on the exception line
@@ -506,13 +508,27 @@
     for (var h = 0; h < hows.length; h++) {
       var found = hows[h] === "full" ? this.full(ids, stripped, "", lineNo) : this.best(ids, stripped, hows[h], lineNo);
       if (found !== null) {
+        if (start !== null && start.wording.literal_chars >= found.wording.literal_chars) break;
         found.span = [found.span[0] + offset, found.span[1] + offset];
         found.ties.forEach(function (t) { t.span = found.span; });
         return found;
       }
     }
-    return null;
+    if (start === null) return null;
+    start.span = [msgAt + start.span[0], msgAt + start.span[1]];
+    start.ties.forEach(function (t) { t.span = start.span; });
+    return start;
   };
+
+  // line.LineReader._started: the wording the message after `SomeError: ` starts with, text after
+  // it that no wording reads; only a reading that ends where a word does
+  Index.prototype.started = function (ids, msg, lineNo) {
+    var start = this.best(ids, msg, "start", lineNo);
+    if (start === null) return null;
+    var end = start.span[1];
+    return ALNUM.test(msg.charAt(end)) && ALNUM.test(msg.charAt(end - 1)) ? null : start;
+  };
+  var ALNUM = /^[A-Za-z0-9]$/;
 
   // matching.text.raise_statement: a Python `raise SomeError(...)` line
   function raiseStatement(line) {
