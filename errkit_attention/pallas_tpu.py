@@ -16,6 +16,9 @@ the branches are interchangeable under ``lax.platform_dependent``.
   float32 there too (``compute_dtype``): a TPU v5e's Mosaic has no float16 vector load ("Invalid
   vector type for load"), and float16 -> float32 is exact, so float16 gets float32's kernels,
   tiles and accuracy; results are rounded back to float16 by the transposes back;
+- v and do are rounded to bfloat16 in XLA where a TPU's MXU would round them anyway (float32 and
+  float16 at the default matmul precision: ``rounded``), and delta is computed from the same
+  rounded do, so that the backward's dp - delta cancels where it should;
 - below head_dim 128 (``Options.k_columns_below``) the forward reads k transposed, as
   [b, h, d, s]: q k^T is then a plain product, with no key tile transposed in the kernel;
 - nothing is padded: the grids are cdiv(length, block), and the last block of a sequence
