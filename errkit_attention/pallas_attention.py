@@ -874,17 +874,12 @@ def _backward_dkdv(q, k, v, do, lse, delta, bound, st: _Static):
 
 def _delta(out, do, st: _Static):
     """delta_i = sum_d o_id * do_id = sum_j p_ij dp_ij (the softmax backward term), from do as
-    the kernels' dots read it: rounded to bfloat16 on a TPU where its MXU rounds float32
-    (pallas_tpu.rounded: dp and delta then cancel where they should)."""
-    def plain(out, do):
-        return jnp.sum(out.astype(jnp.float32) * do.astype(jnp.float32), axis=-1)
-
-    if st.interpret == "tpu":  # the TPU kernels in Pallas' interpreter
-        return plain(out, pallas_tpu.rounded(do, interpret=True))
+    the kernels' dots read it: on a TPU where its MXU rounds float32, rounded to bfloat16
+    (pallas_tpu.softmax_delta: dp and delta then cancel where they should)."""
+    plain = functools.partial(pallas_tpu.softmax_delta, interpret=True)  # as interpret mode reads do: as it is
     if st.interpret is not None or not pallas_tpu.mxu_rounds(do.dtype):
         return plain(out, do)
-    return lax.platform_dependent(
-        out, do, tpu=lambda out, do: plain(out, pallas_tpu.rounded(do)), default=plain)
+    return lax.platform_dependent(out, do, tpu=pallas_tpu.softmax_delta, default=plain)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(4,))

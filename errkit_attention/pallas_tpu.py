@@ -146,6 +146,12 @@ def rounded(x, interpret=False):
     return x.astype(jnp.bfloat16).astype(compute_dtype(x.dtype))
 
 
+def softmax_delta(out, do, interpret=False):
+    """delta_i = sum_d o_id * do_id (the softmax backward term, [.., s]) from do as the kernels'
+    dots read it (``rounded``)."""
+    return jnp.sum(out.astype(jnp.float32) * rounded(do, interpret).astype(jnp.float32), axis=-1)
+
+
 def _prescaled(st) -> bool:
     return st.head_dim >= options(st).prescale_from
 
@@ -861,7 +867,7 @@ def _flash_attention_fwd(q, k, v, bound, st, interpret):
 
 def _flash_attention_bwd(st, interpret, residuals, do):
     q, k, v, bound, out, lse = residuals
-    delta = jnp.sum(out.astype(jnp.float32) * rounded(do, interpret).astype(jnp.float32), axis=-1)
+    delta = softmax_delta(out, do, interpret)
     if st.layout == "bshd":
         delta = jnp.transpose(delta, (0, 2, 1))  # [b, hq, sq], like lse
     args = _operands(st, q, k, v, do, lse, delta, bound)

@@ -51,6 +51,12 @@ def valued(label: str) -> str:
     return label if semicolon < 0 else label[:semicolon] + label[closed:]
 
 
+def labelled(label: str, value) -> str:
+    """A suggestion's label as an answer shows it next to `value`: `valued` beside a value, whole
+    beside an empty one (which its note explains)."""
+    return label if value in (None, [], ()) else valued(label)
+
+
 def first_suggestion(suggestions, params) -> str | None:
     """`label: value` of the first suggestion that computes a value from `params` (in the order
     of the entry's fixes, as `errkit explain` lists them); None when none does."""

@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 
 from errkit.core import escape
-from errkit.core.runtime import valued
+from errkit.core.runtime import labelled
 from errkit.generate import render
 
 
@@ -167,10 +167,10 @@ def environment():
     """errkit's template environment (errkit/generate/render.py) for markdown: every `{{ }}`
     escaped as text unless it is `Md`; the filters text, code, prose, fence, yaml, url, comment
     attr (an HTML attribute's value), md (a string already markdown) and labelled (a suggestion's
-    label beside its value: core/runtime.py valued, when the value is not empty)."""
+    label beside its value: core/runtime.py labelled)."""
     env = render.environment().overlay(finalize=_finalize)
     env.filters = dict(env.filters)
     env.filters.update(text=text, code=code, prose=prose, fence=fence, yaml=yaml_string, url=url, comment=comment,
                        attr=attribute, md=lambda v: Md(v),
-                       labelled=lambda label, value: label if value in (None, [], ()) else valued(label))
+                       labelled=labelled)
     return env

@@ -222,15 +222,11 @@ def test_a_to_z_is_sorted_by_title_with_codes_beside(files):
 
 def _explained_values(index: Index, text: str) -> list[str]:
     """`errkit explain`'s values for `text`, each as an entry page lists it: '- label: `value`' (beside a
-    value, the label without its "(none: ...)" note: runtime.valued)."""
+    value, the label without its "(none: ...)" note: runtime.labelled)."""
     found, _, _ = explain_chunks(index, [text])
     res = answer.result(index, found[0].match)
-    return [f"- {markdown.prose(_labelled(s['label'], s['value']))}: {markdown.code(runtime.shown(s['value']))}"
+    return [f"- {markdown.prose(runtime.labelled(s['label'], s['value']))}: {markdown.code(runtime.shown(s['value']))}"
             for fix in res["fixes"] for s in fix["suggestions"] if "value" in s]
-
-
-def _labelled(label: str, value) -> str:
-    return label if value in (None, [], ()) else runtime.valued(label)
 
 
 def test_static_pages_show_the_suggestions_for_the_example(files):
@@ -258,7 +254,7 @@ def test_static_pages_show_the_suggestions_for_the_example(files):
         for fix, computed in zip(entry.fixes, examples.example_suggestions(entry, CATALOGUE)):
             for s in computed:
                 if "value" in s:
-                    assert f"{markdown.prose(_labelled(s['label'], s['value']))}: {markdown.code(runtime.shown(s['value']))}" in fixes, (entry.code, s)
+                    assert f"{markdown.prose(runtime.labelled(s['label'], s['value']))}: {markdown.code(runtime.shown(s['value']))}" in fixes, (entry.code, s)
 
 
 def test_pages_open_with_message_meaning_and_first_fix(files):
