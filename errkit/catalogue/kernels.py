@@ -102,7 +102,10 @@ def fix_kernel(entry, fix, kernels) -> Kernel | None:
 # written out as its values restricted to those that satisfy every rule on it (`solve`), the other
 # values the rules read being the ones the message shows; what the message cannot show is read from
 # the kernel (`from`: a value that follows from others) or taken in every case it may be (`cases`:
-# the kv dtype's packing, segment_ids, jax.grad), the values per case given where they differ. The
+# the kv dtype's packing, segment_ids, jax.grad), the values per case given where they differ
+# (and where no value holds in every case, errkit/core/suggest.py offers the one valid wherever
+# any is when each case left without one refuses every value: `_fits_nowhere`). A rule the value
+# does not enter, on cased values the message does not show, is said rather than applied. The
 # rules on the other values the suggestion reads hold too: a value cannot make up for another shown
 # value the kernel refuses (then none is offered; a fix that sets both offers them together). A rule
 # on a value the message does not show and the kernel does not declare is left out and said
@@ -110,7 +113,7 @@ def fix_kernel(entry, fix, kernels) -> Kernel | None:
 # each kernel's own values as a case assuming RAISED_BY (errkit/core/suggest.py picks the told one).
 
 RAISED_BY = "raised_by"  # the name a kernel's case assumes: the kernel that raised the error
-MAX_CASES = 12  # combinations of unknown values a suggestion is given per kernel
+MAX_CASES = 16  # combinations of unknown values a suggestion is given per kernel
 LIST_HELPERS = frozenset({"divisors", "aligned_divisors", "common_divisors"})
 
 
@@ -195,14 +198,67 @@ def _solve_fix(entry, fix, ks: list[Kernel], kernels) -> dict:
 def _unknown_cases(entry, fix, expanded: dict, ks: list, unknown: dict, assumed: dict, prefix: str) -> list[dict]:
     """The cases of what the messages cannot show, each label's by the values its own rules read
     (at most MAX_CASES combinations a label): one case record per combination, holding the
-    suggestions of every label it is a case of."""
+    suggestions of every label it is a case of. Together a label's records cover every combination
+    (`partition`): where no value holds in all of them, errkit/core/suggest.py offers the values
+    that hold in every one where any does, and names those where none does."""
     by: dict = {}
     for label, source in expanded.items():
         for assume, when in _combinations(unknown[label]):
             key = tuple(sorted(assume.items(), key=repr))
-            record = by.setdefault(key, {"when": prefix + when, "assume": {**assumed, **assume}, "suggest": {}})
-            record["suggest"][label] = _solve_label(entry, fix, label, source, ks, {**assumed, **assume}).source
+            record = by.setdefault(key, {"when": prefix + when, "assume": {**assumed, **assume}, "suggest": {},
+                                         "partition": True})
+            solved = _solve_label(entry, fix, label, source, ks, {**assumed, **assume})
+            record["suggest"][label] = solved.source
+            targets = tuple(name.strip() for name in (fix.sets.get(label) or "").split(",") if name.strip())
+            if _fits_nowhere(entry.verdicts, solved.conditions, targets, _cased_values(ks)):
+                record.setdefault("regardless", []).append(label)
     return list(by.values())
+
+
+CANDIDATES = range(1, 2049)  # the values a case is tried with to tell that none fits it, whatever the message shows
+
+
+def _cased_values(ks: list) -> dict:
+    """Each value the kernels declare cases of -> the values of its cases."""
+    out: dict = {}
+    for kernel in ks:
+        for name, value in kernel.values.items():
+            if value.cases:
+                out.setdefault(name, [v for v, _ in value.cases])
+    return out
+
+
+def _fits_nowhere(verdicts, conditions: list, targets: tuple, cased: dict) -> bool:
+    """Whether, in a case, no value of CANDIDATES meets the rules that do not tie it to the data: then
+    the rest of the configuration is refused there whatever the value is (under jax.grad with
+    head_dim=128, block_kv=128 and three steps, the forward's shared memory takes no block_q). A
+    rule reading a value the message shows is one of these when that value has cases (the
+    configuration's compute_wgs_bwd), tried in each; one reading a shown value without cases (a
+    length) ties the value to the data, which some data meets, and is left out (a block under
+    jax.grad a multiple of 128 fits no length of 32, but fits others: the case is not refused)."""
+    if len(targets) != 1:
+        return False
+    own = [c for c in conditions if _names(c) <= set(targets) | set(cased)]
+    if not own:
+        return False
+    names = sorted(set().union(*map(_names, own)) - set(targets))
+    try:
+        codes = [verdicts.compiled(ast.unparse(c), set(targets) | set(names))[0] for c in own]
+    except (expr.ExprError, ValueError, SyntaxError, RecursionError):
+        return False
+    import itertools
+
+    from errkit.core.helpers import evaluate_code
+
+    for combo in itertools.islice(itertools.product(*(cased[n] for n in names)), 64):
+        env = dict(zip(names, combo))
+        for value in CANDIDATES:
+            try:
+                if all(evaluate_code(code, {**env, targets[0]: value}) for code in codes):
+                    return False
+            except Exception:  # noqa: BLE001 - a value the rules cannot read: not one to tell by
+                continue
+    return True
 
 
 def _combinations(unknown: dict) -> list[tuple[dict, str]]:
@@ -216,10 +272,10 @@ def _combinations(unknown: dict) -> list[tuple[dict, str]]:
 
 
 class _Solved:
-    __slots__ = ("source", "requires", "unknown")
+    __slots__ = ("source", "requires", "unknown", "conditions")
 
-    def __init__(self, source: str, requires: list, unknown: dict):
-        self.source, self.requires, self.unknown = source, requires, unknown
+    def __init__(self, source: str, requires: list, unknown: dict, conditions: tuple = ()):
+        self.source, self.requires, self.unknown, self.conditions = source, requires, unknown, conditions
 
 
 def _solve_label(entry, fix, label: str, source: str, ks: list[Kernel], assume: dict) -> _Solved:
@@ -228,6 +284,7 @@ def _solve_label(entry, fix, label: str, source: str, ks: list[Kernel], assume: 
     param = fix.sets.get(label)
     if not param:
         return _Solved(source, [], {})
+    supposed = set(assume)  # (a case's values, unlike what the entry's error implies, are supposed)
     assume = {**entry.implies, **assume}
     targets = tuple(name.strip() for name in param.split(","))
     conditions, requires, unknown = [], [], {}
@@ -239,7 +296,7 @@ def _solve_label(entry, fix, label: str, source: str, ks: list[Kernel], assume: 
         if not any(t in kernel.values for t in targets):
             continue
         for rule, atom in _atoms(kernel):
-            condition = _condition(atom, kernel, targets, shown, assume, unknown)
+            condition = _condition(atom, kernel, targets, shown, assume, unknown, supposed)
             if condition is None:
                 continue
             if condition is _REQUIRES:
@@ -262,7 +319,7 @@ def _solve_label(entry, fix, label: str, source: str, ks: list[Kernel], assume: 
         requires.append({"kernel": ",".join(k.id for k in ks), "rule": "not-applied", "check": "",
                          "says": f"the kernel's rules could not be applied to this suggestion ({err})"})
         return _Solved(source, requires, unknown)
-    return _Solved(written, requires, unknown)
+    return _Solved(written, requires, unknown, conditions)
 
 
 _REQUIRES = object()  # a rule on the value that reads what neither the message nor the kernel shows
@@ -284,16 +341,27 @@ def _names(tree) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in HELPERS}
 
 
-def _condition(atom, kernel: Kernel, targets: tuple, params, assume: dict, unknown: dict):
+def _condition(atom, kernel: Kernel, targets: tuple, params, assume: dict, unknown: dict, supposed: set = frozenset()):
     """The atom as a condition on `targets` (a tree reading them and the message's params), None
-    when it does not read them, _REQUIRES when it reads a value nothing gives."""
+    when it does not read them, _REQUIRES when it reads a value nothing gives. A rule the value does
+    not enter is taken alike with a case's `supposed` values as without them (said, not a filter):
+    the value and its cases then agree."""
     tree = _derived(atom, kernel, targets, params, assume)
     names = _names(tree)
     if not names & set(targets) and not names & set(params):
         return None  # neither the value nor what the message shows: nothing to check
-    if not names & set(targets) and any(n not in params and n not in assume and not (n in kernel.values and kernel.values[n].cases)
-                                        for n in names):
-        return None  # a rule on what the message shows, and on what nothing shows: not this value's to say
+    hidden = [n for n in names if n not in params and (n not in assume or n in supposed)]
+    if not names & set(targets) and hidden:
+        if any(not (n in kernel.values and kernel.values[n].cases) for n in hidden):
+            # a rule on what the message shows, and on what nothing shows: no value of this one mends
+            # it, but the value is offered on it (kv_seq_len=320 takes block_kv=64, and under jax.grad
+            # needs block_kv_dkv * compute_wgs_bwd to divide it too): stated with the value
+            return _REQUIRES if names & set(params) else None
+        # a rule the value does not enter, on values the message does not show but that have cases
+        # (the forward's shared memory by head_dim, block_kv, steps, jax.grad): a condition of the rest
+        # of the configuration, which no value of this one mends; stated with the value, not a filter
+        # of it (a filter would leave no value wherever one case of the rest is refused)
+        return None if _holds_in_every_case(tree, kernel) else _REQUIRES
     cased = []
     for name in sorted(names - set(targets)):
         if name in assume:

@@ -28,7 +28,7 @@ PyCF_ONLY_AST = 0x400
 MAX_POWER = 64
 MAX_CONSTANT = 2**64
 MAX_STRING = 200
-MAX_LENGTH = 2000
+MAX_LENGTH = 4000  # a suggestion solved against a kernel's rules in every case takes up to 2,225 (RA231)
 MAX_DEPTH = 32  # expressions inside one another: `a` is 1 deep, `-a` 2, `f(a + 1)` 3
 
 

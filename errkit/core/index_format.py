@@ -33,6 +33,9 @@ FIX_OPTIONAL_KEYS = ("site", "cases", "requires")  # site: only when the fix is 
 # suggest}], an assumed `raised_by`: that kernel's values; errkit/core/suggest.py); requires: only when a kernel's rule
 # on a suggestion's value reads what no message shows (label -> [{kernel, rule, check, says}])
 CASE_KEYS = ("when", "assume", "suggest")
+CASE_OPTIONAL_KEYS = ("partition", "regardless")  # partition: only when true, the case is one combination of the
+# values the message cannot show, and the fix's cases so marked cover every combination; regardless: only when some,
+# the labels for which no value fits that combination whatever the message shows (errkit/core/suggest.py)
 READ_KEYS = ("regex", "captures")
 WORDING_KEYS = ("code", "variant", "template", "source", "exception", "location", "regex", "captures",
                 "literal_chars", "skeleton", "key", "releases", "kernels")

@@ -57,6 +57,25 @@ def labelled(label: str, value) -> str:
     return label if value in (None, [], ()) else valued(label)
 
 
+MANY = 4  # cases of one value told as "the other N cases" when they are most of them
+
+
+def case_groups(cases) -> list[tuple[list, dict, bool]]:
+    """A suggestion's cases as shown: (their `when`s, one of them, whether it is "the other cases"),
+    those with the same value together in the order first met; the group of the value most of them
+    share, when it is at least MANY, last as the other cases. A case not computed is its own, and so
+    is a kernel's ("raised by ...": a reader looks for their kernel's line)."""
+    groups: dict = {}
+    for n, case in enumerate(cases):
+        key = repr(case["value"]) if "value" in case and "kernel" not in case else n  # (JSON-shaped values)
+        groups.setdefault(key, ([], case))[0].append(case["when"])
+    rows = list(groups.values())
+    most = max((row for row in rows if "kernel" not in row[1]), key=lambda row: len(row[0]), default=None)
+    if most is None or len(most[0]) < MANY or 2 * len(most[0]) <= len(cases) or len(rows) == 1:
+        return [(whens, case, False) for whens, case in rows]
+    return [(whens, case, False) for whens, case in rows if whens is not most[0]] + [(most[0], most[1], True)]
+
+
 def first_suggestion(suggestions, params) -> str | None:
     """`label: value` of the first suggestion that computes a value from `params` (in the order
     of the entry's fixes, as `errkit explain` lists them); None when none does."""

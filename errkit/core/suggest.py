@@ -60,34 +60,70 @@ def _computed(fix: dict, params: dict, vetted: dict | None, meter: Meter | None)
                 out.append({"label": label, "needs": source})
         except Exception:  # a suggestion that cannot be computed for these values is left out
             continue
+    partition = []
     for case in fix.get("cases") or ():
-        _add_case(out, case, params, vetted, meter)
+        if case.get("partition"):
+            partition.append(case)
+        else:
+            _add_case(out, case, params, vetted, meter)
+    if partition:
+        _add_partition(out, partition, params, vetted, meter)
     return out
+
+
+def _case_value(found: dict, case: dict, params: dict, vetted: dict | None, meter: Meter) -> dict | None:
+    """{"when", "value"} (or "not_computed") of a suggestion in `case`; None when the case is not
+    one to consider (the message printed a value it assumes) or says nothing of these values."""
+    if any(params.get(name) is not None for name in case["assume"]):
+        return None
+    source = case["suggest"].get(found["label"])
+    if source is None:
+        return None
+    try:
+        value = evaluate(source, {**params, **case["assume"]}, vetted, meter)
+        why = unshowable(value)
+        if why is not None:
+            raise OverBound(why)
+        return {"when": case["when"], "value": jsonable(value)}
+    except OverBound as err:
+        return {"when": case["when"], "not_computed": str(err)}
+    except Exception:  # not for these values (a name still missing): nothing to say of this case
+        return None
 
 
 def _add_case(out: list[dict], case: dict, params: dict, vetted: dict | None, meter: Meter) -> None:
     """Each suggestion's value in `case` (what the message cannot show: {"when", "assume", "suggest"}),
     added to the suggestion as {"when", "value"} where it differs from the value without it; a case
     whose assumed names the message printed is not one to consider."""
-    if any(params.get(name) is not None for name in case["assume"]):
-        return
-    assumed = {**params, **case["assume"]}
     for found in out:
-        source = case["suggest"].get(found["label"])
-        if source is None:
-            continue
-        try:
-            value = evaluate(source, assumed, vetted, meter)
-            why = unshowable(value)
-            if why is not None:
-                raise OverBound(why)
-            said = {"when": case["when"], "value": jsonable(value)}
-        except OverBound as err:
-            said = {"when": case["when"], "not_computed": str(err)}
-        except Exception:  # not for these values (a name still missing): nothing to say of this case
-            continue
-        if not ("value" in said and "value" in found and said["value"] == found["value"]):
+        said = _case_value(found, case, params, vetted, meter)
+        if said is not None and not ("value" in said and "value" in found and said["value"] == found["value"]):
             found.setdefault("cases", []).append(said)
+
+
+def _add_partition(out: list[dict], cases: list[dict], params: dict, vetted: dict | None, meter: Meter) -> None:
+    """The cases that together cover every combination of what the message cannot show. Where no
+    value holds in all of them and every combination that takes none is one where no value fits
+    whatever the message shows (`regardless`: the rest of the configuration is refused there), the
+    value offered is the one that holds in every combination where any does, and those are said as
+    cases with no value. Otherwise each case is added where it differs from the value, as
+    `_add_case` does."""
+    for found in out:
+        pairs = [(case, _case_value(found, case, params, vetted, meter)) for case in cases]
+        said = [s for _, s in pairs if s is not None]
+        filled = [s["value"] for s in said if s.get("value") not in (None, [])]
+        empty = [s for s in said if "value" in s and s["value"] in (None, [])]
+        nowhere = all(found["label"] in case.get("regardless", ()) for case, s in pairs if s is not None and s in empty)
+        if filled and empty and nowhere and len(filled) + len(empty) == len(said) and found.get("value", 0) in (None, []):
+            shared = _common(filled)
+            if shared not in (None, []):
+                found["value"] = shared
+                found.setdefault("cases", []).extend(empty)
+                continue
+        whole = bool(filled) and found.get("value", 0) in (None, [])  # (then each case, none too, for the whole picture)
+        for one in said:
+            if whole or not ("value" in one and "value" in found and one["value"] == found["value"]):
+                found.setdefault("cases", []).append(one)
 
 
 def _add_kernels(out: list[dict], heads: list[dict], candidates: list | None, params: dict, vetted: dict | None,
@@ -125,7 +161,7 @@ def _add_kernels(out: list[dict], heads: list[dict], candidates: list | None, pa
         if differ:  # the kernels whose rules the value satisfies, each one's own below
             found["kernels"] = list(values)
         for name, value in differ:
-            found.setdefault("cases", []).append({"when": by_id[name]["when"], "value": value})
+            found.setdefault("cases", []).append({"when": by_id[name]["when"], "value": value, "kernel": name})
 
 
 def _common(values: list):

@@ -5,6 +5,7 @@ in full, as `errkit show` prints it."""
 import os
 
 from errkit.core.escape import terminal as t
+from errkit.core import runtime
 from errkit.core.runtime import shown, valued
 from errkit.core.titles import in_sentence
 from errkit.explain.answer import docs_link
@@ -150,9 +151,12 @@ def format_result(res: dict, style: Style) -> str:
                 lines.append(label("") + "  " + style.dim(f"{said}: needs {t(', '.join(s['missing']))}, which the message "
                                                           "does not show (the docs link computes it from yours)"))
             lines += [label("") + "    " + t(case) for case in case_values(s)]
-            if s.get("requires"):
+            if len(s.get("requires") or ()) == 1:
                 lines.append(label("") + "    " + style.dim("not checked, the message does not show what it reads: "
-                                                          + t("; ".join(s["requires"]))))
+                                                          + t(s["requires"][0])))
+            elif s.get("requires"):
+                lines.append(label("") + "    " + style.dim("not checked, the message does not show what they read:"))
+                lines += [label("") + "      " + style.dim("- " + t(said)) for said in s["requires"]]
     for record in res.get("verified") or ():
         lines.append(label("verified") + style.dim(t(record["said"].removeprefix("verified "))))
     # after the fixes: what to do first, then why (shortened; --verbose: all of it)
@@ -201,15 +205,18 @@ def none_said(label: str) -> str:
 
 
 def case_values(suggestion: dict) -> list[str]:
-    """A suggestion's values in the cases the message cannot show: `with segment_ids, under jax.grad: 256`."""
-    out = []
-    for case in suggestion.get("cases") or ():
+    """A suggestion's values in the cases the message cannot show: `with segment_ids, under jax.grad: 256`.
+    Cases with the same value are one line (`A; B: 256`), and the most common value, when it is that
+    of most cases and at least MANY, comes last as `in the other N cases: ...`."""
+    out, groups = [], runtime.case_groups(suggestion.get("cases") or ())
+    for whens, case, other in groups:
         if "not_computed" in case:
-            out.append(f"{case['when']}: not computed: {case['not_computed']}")
+            said = f"not computed: {case['not_computed']}"
         elif case["value"] in (None, []):
-            out.append(f"{case['when']}: {none_said(suggestion['label'])}")
+            said = none_said(suggestion["label"])
         else:
-            out.append(f"{case['when']}: {shown(case['value'])}")
+            said = shown(case["value"])
+        out.append(f"in the other {len(whens)} cases: {said}" if other else f"{'; '.join(whens)}: {said}")
     return out
 
 

@@ -35,6 +35,7 @@ FIX = {"summary": str, "suggest": dict, "sets": dict, "before": (str, _OPTIONAL)
        "alternative": bool, "unverified": (str, _OPTIONAL), "kernel": (str, _OPTIONAL)}
 FIX_OPTIONAL = {"site": str, "cases": list, "requires": dict}
 CASE = {"when": str, "assume": dict, "suggest": dict}
+CASE_OPTIONAL = {"partition": bool, "regardless": list}
 READ = {"regex": str, "captures": list}
 WORDING = {"code": str, "variant": int, "template": str, "source": str, "exception": str, "location": (str, _OPTIONAL),
            "regex": str, "captures": list, "literal_chars": int, "skeleton": str, "key": (str, _OPTIONAL),
@@ -109,7 +110,7 @@ def screened(data) -> dict:
                 if not isinstance(param, str):
                     raise Unusable(f"{where} fix {n + 1} sets {label!r}: not a string")
             for c, case in enumerate(fix.get("cases", ())):
-                _record(case, CASE, f"{where} fix {n + 1} case {c + 1}")
+                _record(case, CASE, f"{where} fix {n + 1} case {c + 1}", CASE_OPTIONAL)
                 names = {**entry["params"], **dict.fromkeys(case["assume"])}
                 for label, source in case["suggest"].items():
                     if not isinstance(source, str) or label not in fix["suggest"]:

@@ -149,7 +149,9 @@ def site_index(catalogue: Catalogue) -> dict:
 
 def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple]]]]:
     """[(code, [[(label, JavaScript function, names it reads, its cases) per suggestion] per fix])]; a
-    case: (when, assume, names its expression reads, JavaScript function) (errkit/core/suggest.py)."""
+    case: (when, assume, names its expression reads, JavaScript function, 1 when it is one of a
+    partition of the values the message cannot show, 2 when no value fits it whatever the message shows)
+    (errkit/core/suggest.py)."""
     table = []
     for entry in sorted(catalogue.entries, key=lambda e: e.code):
         fixes = []
@@ -162,7 +164,8 @@ def suggest_table(catalogue: Catalogue) -> list[tuple[str, list[list[tuple]]]]:
                     if label in case["suggest"]:
                         case_fn, case_names = js.compile_expression(case["suggest"][label], set(entry.params) | set(case["assume"]),
                                                                      entry.verdicts)
-                        for_label.append((case["when"], case["assume"], case_names, case_fn))
+                        kind = (2 if label in case.get("regardless", ()) else 1) if case.get("partition") else 0
+                        for_label.append((case["when"], case["assume"], case_names, case_fn, kind))
                 compiled.append((label, fn, names, for_label))
             fixes.append(compiled)
         table.append((entry.code, fixes))

@@ -180,7 +180,7 @@ def checked(data: dict) -> dict:
         for n, fix in enumerate(entry["fixes"]):
             expect(fix, f.FIX_KEYS, f"entry {code} fix {n}", f.FIX_OPTIONAL_KEYS)
             for c, case in enumerate(fix.get("cases", ())):
-                expect(case, f.CASE_KEYS, f"entry {code} fix {n} case {c}")
+                expect(case, f.CASE_KEYS, f"entry {code} fix {n} case {c}", f.CASE_OPTIONAL_KEYS)
         for n, read in enumerate(entry.get("reads", ())):
             expect(read, f.READ_KEYS, f"entry {code} read {n}")
     for n, wording in enumerate(data["wordings"]):

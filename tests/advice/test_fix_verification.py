@@ -174,7 +174,7 @@ def cased_cases() -> list:
 def test_a_case_value_makes_the_kernel_run_in_its_case_where_the_plain_value_does_not(entry, params):
     """Each value a fix's case gives (`with segment_ids, under jax.grad: ...`) runs with the case's
     assumptions given to the runner; a value the plain suggestion gives and the case drops raises
-    under them (the case is real)."""
+    under them (the case is real), and so does the plain value in a case said to take none."""
     failures, tried = [], 0
     for n, case, label, name, picks, dropped in case_values(entry, params):
         assumed = dict(params, **case["assume"])
@@ -184,7 +184,9 @@ def test_a_case_value_makes_the_kernel_run_in_its_case_where_the_plain_value_doe
             if err is not None:
                 failures.append(f"fix {n} {label!r} {case['when']}: {name}={value!r} -> {type(err).__name__}: {str(err)[:200]}")
         own = {c.when for f in entry.fixes for c in f.cases}
-        for value in dropped[:1] if case["when"] in own else ():  # (a kernel's case widens the values valid in every case)
+        # (a kernel's case widens the values valid in every case; a case of what the message cannot show that
+        # takes none of the plain values, the plain value being the one valid wherever any is, refuses them)
+        for value in dropped[:1] if case["when"] in own or (case.get("partition") and not picks) else ():
             tried += 1
             if raised(verify.RUNNERS[entry.code], with_value(assumed, name, value)) is None:
                 failures.append(f"fix {n} {label!r} {case['when']}: {name}={value!r}, which the case drops, runs")

@@ -80,7 +80,8 @@ def test_splash_1000_queries_gets_no_block_valid_in_every_case_and_the_padding()
     blocks = suggestion(res, "valid query blocks")
     assert blocks["value"] == []
     cases = {c["when"]: c["value"] for c in blocks["cases"]}
-    assert all("forward only" in when and "without segment_ids" in when for when in cases)  # nowhere else
+    assert all("forward only" in when and "without segment_ids" in when for when, value in cases.items() if value)  # nowhere else
+    assert len(cases) == 8  # (none in the other 6: the whole picture, the value being none)
     assert 1000 in cases["without q_seq_shards, without segment_ids, forward only"]
     assert all(b % 8 == 0 for b in cases["without q_seq_shards, without segment_ids, forward only"])
     assert suggestion(res, "q_seq_len padded")["value"] == [1024]
@@ -90,6 +91,20 @@ def test_splash_1000_queries_gets_no_block_valid_in_every_case_and_the_padding()
     assert not runs("splash", whole)  # the whole length under jax.grad with segment_ids
     for base in (SPLASH, grad, {**SPLASH, "segment_ids": True}, {**SPLASH, "q_seq_shards": 2}):
         attempt_clean("splash", base, {"q_seq_len": 1000})
+
+
+def test_a_case_the_length_leaves_without_a_block_is_not_passed_over():
+    """q_block_size=128 should divide q_seq_len_per_shard=32: forward only without segment_ids, 8, 16
+    and 32 fit; under jax.grad or with segment_ids a block is a multiple of 128, which fits other
+    lengths but not 32. Those cases are not ones where the rest of the configuration is refused
+    whatever the block (as RA230's shared memory is), so no block is offered as valid wherever any
+    is (on a TPU v5e, 8, 16 and 32 then failed under jax.grad with 8 shards)."""
+    res = calls.explain("ValueError: q_block_size=128 should divide q_seq_len_per_shard=32.")
+    blocks = suggestion(res, "valid query blocks for each shard")
+    assert blocks["value"] == []
+    cases = {c["when"]: c["value"] for c in blocks["cases"]}
+    assert cases["without q_seq_shards, without segment_ids, forward only"] == [8, 16, 32]
+    assert cases["with q_seq_shards=2, without segment_ids, under jax.grad"] == []
 
 
 def test_splash_whole_length_block_is_refused_per_shard():
@@ -147,6 +162,73 @@ def test_mosaic_gpu_dtypes_offer_float16_only():
     assert answer_for("mosaic-gpu", {**MOSAIC, "grad": False, **bf16})["code"] == "RA834"
     for change in ({"k_dtype": "bfloat16", "v_dtype": "bfloat16"}, {"q_dtype": "float32", "k_dtype": "float32", "v_dtype": "float32"}, bf16):
         attempt_clean("mosaic-gpu", {**MOSAIC, "grad": False}, change)
+
+
+def no_failures(family: str, base: dict, change: dict):
+    """The call explained, and no offered value failing on the kernel (some may be declined by what
+    the answer states, or none offered)."""
+    attempt = calls.attempt(FAMILIES[family], base, change)
+    assert attempt.outcome == "explained", attempt.error
+    assert not attempt.failures(), [(t.code, t.param, t.value, t.said) for t in attempt.failures()]
+    return attempt
+
+
+SMALL_SMEM = {**MOSAIC, "head_dim": 64, "block_kv": 128, "max_concurrent_steps": 3, "compute_wgs_bwd": 2}
+
+
+def test_mosaic_gpu_block_valid_wherever_any_block_is():
+    """q_seq_len=4224 must be a multiple of block_q * 2=256. Under jax.grad with head_dim=128,
+    block_kv=128 and three steps, no block_q fits the forward's shared memory, whatever the length
+    (block_q=64 needs 232,568 bytes): that case says none, and 128 (block_q=64), valid in every case
+    where any block is, is offered. It runs; before issue 47's cases, nothing was offered."""
+    res = answer_for("mosaic-gpu", {**MOSAIC, "q_seq_len": 4224})
+    block = suggestion(res, "block_q * 2 dividing q_seq_len")
+    assert block["value"] in (128, [128])
+    none = [c["when"] for c in block["cases"] if c.get("value") in (None, [])]
+    assert none == ["under jax.grad, block_kv=128, with head_dim=128, max_concurrent_steps=3"], block["cases"]
+    err = calls.raised(FAMILIES["mosaic-gpu"], {**MOSAIC, "q_seq_len": 4224, "block_q": 64, "block_kv": 128,
+                                               "max_concurrent_steps": 3}, "cpu")
+    assert err is not None and "smem_bytes=232568 > max_smem_bytes=232448" in str(err)
+    attempt_clean("mosaic-gpu", MOSAIC, {"q_seq_len": 4224})
+
+
+def test_mosaic_gpu_head_dim_padding_says_where_it_does_not_fit():
+    """head_dim=80 must be divisible by 64, under jax.grad with block_q=64, block_kv=128 and three
+    steps: the padded 128 needs 232,568 bytes there (the forward's logsumexp under jax.grad), so that
+    case says none and 128 is offered only in the cases it fits; it was offered and failed before."""
+    base = {**SMALL_SMEM, "block_q": 64}
+    res = answer_for("mosaic-gpu", {**base, "head_dim": 80})
+    pad = suggestion(res, "padded head_dim")
+    cases = {c["when"]: c.get("value") for c in pad["cases"]}
+    assert cases["under jax.grad, block_kv=128, block_q=64, max_concurrent_steps=3"] in (None, [])
+    assert cases["under jax.grad, block_kv=128, block_q=64, max_concurrent_steps=2"] == [128]
+    assert not runs("mosaic-gpu", {**base, "head_dim": 128})
+    no_failures("mosaic-gpu", base, {"head_dim": 80})
+    attempt_clean("mosaic-gpu", {**base, "max_concurrent_steps": 2}, {"head_dim": 80})
+
+
+def test_mosaic_gpu_key_block_states_the_backward_blocks_it_needs():
+    """kv_seq_len=320 must be a multiple of block_kv=128, under jax.grad with compute_wgs_bwd=2 and
+    block_kv_dkv=64: 64 divides 320, but the dK/dV blocks (128 keys) cannot, whatever block_kv is.
+    The value says so (not checked: it reads what the message does not show) and is declined for
+    this call rather than failing; 256 keys would not fit shared memory with head_dim=64 and three
+    steps under jax.grad, and is not offered for block_kv=192."""
+    res = answer_for("mosaic-gpu", {**SMALL_SMEM, "kv_seq_len": 320})
+    block = suggestion(res, "block_kv dividing kv_seq_len")
+    assert any("block_kv_dkv * compute_wgs_bwd divides kv_seq_len" in said for said in block.get("requires", ()))
+    attempt = no_failures("mosaic-gpu", SMALL_SMEM, {"kv_seq_len": 320})
+    assert any(t.outcome == "declined" for t in attempt.tried)
+    assert not runs("mosaic-gpu", {**SMALL_SMEM, "block_kv": 256})
+    no_failures("mosaic-gpu", {**SMALL_SMEM, "compute_wgs_bwd": 1}, {"block_kv": 192})
+
+
+def test_mosaic_gpu_dkv_query_block_counts_every_step():
+    """q_seq_len=1024 must be a multiple of block_q_dkv=96 with head_dim=128 and three steps: 128
+    divides 1024 but the dK/dV kernel holds three steps of it, 233,608 bytes (the rule counted two)."""
+    base = {**MOSAIC, "q_seq_len": 1024, "max_concurrent_steps": 3}
+    err = calls.raised(FAMILIES["mosaic-gpu"], {**base, "block_q_dkv": 128}, "cpu")
+    assert err is not None and "smem_bytes=233608 > max_smem_bytes=232448" in str(err)
+    no_failures("mosaic-gpu", base, {"block_q_dkv": 96})
 
 
 OURS = {"batch": 2, "q_seq_len": 16, "kv_seq_len": 16, "num_q_heads": 14, "num_kv_heads": 7, "head_dim": 16,

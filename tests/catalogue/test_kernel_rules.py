@@ -114,7 +114,7 @@ def test_a_shared_wording_offers_each_kernels_fix_saying_which_kernel_it_is_for(
     # the padding: none the lane-tiled kernel takes (block 96 is no multiple of 128), 1056 if the tiling kernel raised it
     assert offered(res) == [(None, [("padded length", [])]), ("tiles", [("valid blocks", [1024])]),
                             ("lanes", [("valid blocks", [1024])])]
-    assert res["fixes"][0]["suggestions"][0]["cases"] == [{"when": "raised by A tiling kernel", "value": [1056]}]
+    assert res["fixes"][0]["suggestions"][0]["cases"] == [{"when": "raised by A tiling kernel", "value": [1056], "kernel": "tiles"}]
     assert res["fixes"][2]["kernel"] == {"id": "lanes", "title": "A lane-tiled kernel"}
     out = io.StringIO()
     command.run([SHARED], as_json=False, show_all=False, out=out, err=io.StringIO(), index=fixture_index())

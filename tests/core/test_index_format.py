@@ -84,7 +84,7 @@ def test_the_matcher_uses_the_formats_own_objects():
 
 def _record_keys() -> set[str]:
     f = index_format
-    return set(f.TOP_KEYS + f.ENTRY_KEYS + f.ENTRY_OPTIONAL_KEYS + f.PARAM_KEYS + f.FIX_KEYS + f.FIX_OPTIONAL_KEYS + f.CASE_KEYS + f.READ_KEYS
+    return set(f.TOP_KEYS + f.ENTRY_KEYS + f.ENTRY_OPTIONAL_KEYS + f.PARAM_KEYS + f.FIX_KEYS + f.FIX_OPTIONAL_KEYS + f.CASE_KEYS + f.CASE_OPTIONAL_KEYS + f.READ_KEYS
                + f.WORDING_KEYS + f.RELEASES_KEYS + f.KERNEL_KEYS + f.KERNEL_OPTIONAL_KEYS)
 
 

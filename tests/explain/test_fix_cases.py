@@ -86,3 +86,52 @@ def test_a_value_no_wording_prints_is_named_and_another_wordings_suggestion_is_n
     assert "needs q_seq_len, which the message does not show" in render(_answer("NotImplementedError: block_q must be a multiple of 128"), "text")
     other = [s for fix in _answer("ValueError: q_block_size=96 should divide q_seq_len=256.")["fixes"] for s in fix["suggestions"]]
     assert [s for s in other if "needs" in s] and not [s for s in other if s.get("missing")]  # the per-shard wording's
+
+
+# -- the cases covering every combination of what the message cannot show (issue 47) --------------
+
+def _partition_fix(regardless: bool) -> dict:
+    """Blocks dividing n, per combination of steps and jax.grad: under jax.grad with three steps none
+    fits (`regardless`: whatever n is, as a shared-memory bound does; else n leaves none)."""
+    def case(when, assume, source, none_whatever=False):
+        record = {"when": when, "assume": assume, "suggest": {"blocks": source}, "partition": True}
+        if none_whatever:
+            record["regardless"] = ["blocks"]
+        return record
+
+    return {
+        "suggest": {"blocks": "[]"},
+        "sets": {"blocks": "block"},
+        "cases": [case("forward only, two steps", {"grad": False, "steps": 2}, "[b for b in divisors(n) if b % 64 == 0]"),
+                  case("forward only, three steps", {"grad": False, "steps": 3}, "[b for b in divisors(n) if b % 64 == 0]"),
+                  case("under jax.grad, two steps", {"grad": True, "steps": 2}, "[b for b in divisors(n) if b == 64]"),
+                  case("under jax.grad, three steps", {"grad": True, "steps": 3}, "[]", regardless)],
+    }
+
+
+def test_where_no_value_fits_whatever_the_message_shows_the_value_valid_wherever_any_is_is_offered():
+    [found] = suggestions(_partition_fix(regardless=True), {"n": 256})
+    assert found["value"] == [64]
+    assert found["cases"] == [{"when": "under jax.grad, three steps", "value": []}]
+
+
+def test_where_the_message_leaves_no_value_each_case_is_given():
+    [found] = suggestions(_partition_fix(regardless=False), {"n": 256})
+    assert found["value"] == []
+    assert [(c["when"], c["value"]) for c in found["cases"]] == [
+        ("forward only, two steps", [64, 128, 256]), ("forward only, three steps", [64, 128, 256]),
+        ("under jax.grad, two steps", [64]), ("under jax.grad, three steps", [])]
+
+
+def test_cases_of_one_value_are_one_line_and_most_of_them_the_other_cases():
+    from errkit.explain.render import case_values
+
+    label = "blocks"
+    cases = [{"when": f"case {n}", "value": [128]} for n in range(5)] + [
+        {"when": "case 5", "value": []}, {"when": "case 6", "value": []}, {"when": "case 7", "not_computed": "too big"}]
+    assert case_values({"label": label, "cases": cases}) == [
+        "case 5; case 6: none satisfies every constraint", "case 7: not computed: too big",
+        "in the other 5 cases: 128"]
+    few = cases[:3] + cases[5:7]  # three of one value: not "most" enough to be the other cases
+    assert case_values({"label": label, "cases": few}) == [
+        "case 0; case 1; case 2: 128", "case 5; case 6: none satisfies every constraint"]

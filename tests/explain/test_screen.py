@@ -16,7 +16,7 @@ def test_the_records_are_the_index_formats():
     assert set(screen.ENTRY) == set(index_format.ENTRY_KEYS) and set(screen.ENTRY_OPTIONAL) == set(index_format.ENTRY_OPTIONAL_KEYS)
     assert set(screen.PARAM) == set(index_format.PARAM_KEYS) and set(screen.FIX) == set(index_format.FIX_KEYS)
     assert set(screen.FIX_OPTIONAL) == set(index_format.FIX_OPTIONAL_KEYS)
-    assert tuple(screen.CASE) == index_format.CASE_KEYS
+    assert tuple(screen.CASE) == index_format.CASE_KEYS and tuple(screen.CASE_OPTIONAL) == index_format.CASE_OPTIONAL_KEYS
     assert set(screen.KERNEL_OPTIONAL) == set(index_format.KERNEL_OPTIONAL_KEYS)
     assert set(screen.READ) == set(index_format.READ_KEYS) and set(screen.WORDING) == set(index_format.WORDING_KEYS)
     assert set(screen.RELEASES) == set(index_format.RELEASES_KEYS) and set(screen.KERNEL) == set(index_format.KERNEL_KEYS)

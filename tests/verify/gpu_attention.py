@@ -107,11 +107,13 @@ def _or(value, default):
 
 @register("RA220")
 def mosaic_blocks(p: dict):
-    # the message shows one of the two (TuningConfig checks block_q first); the other is 64 unless given.
-    # Lengths that the blocks tile (2 * block_q queries, two key blocks): only the blocks are in question.
-    block_q = 64 if p.get("block_q") is None else p["block_q"]
-    block_kv = 64 if p.get("block_kv") is None else p["block_kv"]
-    return mosaic(2 * block_q, 2 * block_kv, block_q=block_q, block_kv=block_kv)
+    # the message shows one of the two (TuningConfig checks block_q first); the other is 64 unless given
+    # (or a case's). Lengths that the blocks tile with every step (2 * block_q queries, as many key blocks
+    # as steps and two at least): only the blocks, and what a case assumes, are in question.
+    config = _config(p, FORWARD + ("block_q", "block_kv"), block_q=64, block_kv=64)
+    steps = config.get("max_concurrent_steps", 2)
+    return mosaic(2 * config["block_q"], max(steps, 2) * config["block_kv"], _or(p.get("head_dim"), MOSAIC_HEAD_DIM),
+                  grad=bool(p.get("backward")), **config)
 
 
 @register("RA221")
@@ -131,7 +133,8 @@ def _config(p: dict, names=FORWARD, **default) -> dict:
 def mosaic_head_dim(p: dict):
     """head_dim with the config a case assumes (lengths that its blocks tile)."""
     config = _config(p)
-    return mosaic(2 * config.get("block_q", 64) * 2, 256, head_dim=p["head_dim"], **config)
+    kv_len = max(256, config.get("block_kv", 64) * config.get("max_concurrent_steps", 2))  # (every step runs)
+    return mosaic(2 * config.get("block_q", 64) * 2, kv_len, head_dim=p["head_dim"], grad=bool(p.get("backward")), **config)
 
 
 @register("RA224")
@@ -162,8 +165,11 @@ def q_seq_len_blocks(p: dict):
     """Which kernel the values are of: `block` (printed block_q * 2) is the Mosaic GPU forward pass,
     block_q_dq / block_q_dkv its backward pass, `block_q` alone JAX's Triton mha."""
     n = p["q_seq_len"]
-    if p.get("block") is not None:
-        return mosaic(n, block_q=p["block"] // 2)
+    if p.get("block") is not None:  # (with what a case assumes: head_dim, block_kv, steps, jax.grad)
+        config = _config(p, ("block_kv", "max_concurrent_steps"))
+        kv_len = config.get("block_kv", 64) * max(config.get("max_concurrent_steps", 2), 2)
+        return mosaic(n, kv_len, _or(p.get("head_dim"), MOSAIC_HEAD_DIM), grad=bool(p.get("backward")),
+                      block_q=p["block"] // 2, **config)
     if p.get("block_q_dq") is not None or p.get("block_q_dkv") is not None:
         cw = _or(p.get("compute_wgs"), 1)
         blocks = {"block_q_dq": _or(p.get("block_q_dq"), 64), "block_q_dkv": _or(p.get("block_q_dkv"), 64),
@@ -186,7 +192,7 @@ def kv_seq_len_blocks(p: dict):
         return mosaic(q_len, n, head_dim, grad=True, compute_wgs_bwd=cw, **blocks)
     if p.get("block_kv") is not None:
         config = _config(p)
-        return mosaic(2 * config.get("block_q", 64), n, head_dim, **config)
+        return mosaic(2 * config.get("block_q", 64), n, head_dim, grad=bool(p.get("backward")), **config)
     return triton(128, n, block_q=128, block_k=p["block_k"])
 
 

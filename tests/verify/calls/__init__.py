@@ -233,8 +233,9 @@ def _offered(code: str, n: int, fix: dict, model: dict, params: dict, facts: dic
         if not param:
             continue
         if "value" in s and s["value"] not in (None, []):
+            nowhere = _in_case_without_value(model, s, facts)
             for value in _picks(s["value"], param, params):
-                yield s["label"], param, value, "value", _declined(model, s, param, value, params, facts)
+                yield s["label"], param, value, "value", nowhere or _declined(model, s, param, value, params, facts)
         for said in s.get("cases") or ():
             case = next((c for c in model.get("cases") or () if c["when"] == said["when"]), None)
             if case is None or "value" not in said or said["value"] in (None, []):
@@ -246,6 +247,18 @@ def _offered(code: str, n: int, fix: dict, model: dict, params: dict, facts: dic
 
 
 _UNSET = object()
+
+
+def _in_case_without_value(model: dict, s: dict, facts: dict) -> str | None:
+    """Why the plain value is not for this call: the answer says no value holds in a case the call
+    is in (the value offered is the one valid wherever any is: errkit/core/suggest.py)."""
+    for said in s.get("cases") or ():
+        if "value" not in said or said["value"] not in (None, []):
+            continue
+        case = next((c for c in model.get("cases") or () if c["when"] == said["when"]), None)
+        if case is not None and all(facts.get(k, _UNSET) == v for k, v in case["assume"].items()):
+            return f"its answer says no value holds when {said['when']}"
+    return None
 
 
 def _picks(value, param: str, params: dict) -> list:

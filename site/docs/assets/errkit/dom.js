@@ -66,14 +66,35 @@
 
   // A suggestion's values in the cases its message cannot show (errkit/core/suggest.py's `cases`), as
   // a list under it ("with segment_ids, under jax.grad: 256"), or null; `show` writes a value.
+  // core/runtime.py case_groups: cases with the same value together, in the order first met; the
+  // group of the value most of them share, when it is at least MANY, last as "the other N cases"; a case
+  // not computed, or a kernel's, is its own
+  var MANY = 4;
+  function caseGroups(cases, show) {
+    var keys = [], groups = {};
+    cases.forEach(function (c, n) {
+      var key = "value" in c && !("kernel" in c) ? "v" + show(c.value) : "n" + n;
+      if (!Object.prototype.hasOwnProperty.call(groups, key)) { groups[key] = [[], c]; keys.push(key); }
+      groups[key][0].push(c.when);
+    });
+    var rows = keys.map(function (k) { return groups[k]; }), most = null;
+    rows.forEach(function (row) { if (!("kernel" in row[1]) && (most === null || row[0].length > most[0].length)) most = row; });
+    if (most === null || most[0].length < MANY || 2 * most[0].length <= cases.length || rows.length === 1) {
+      return rows.map(function (row) { return [row[0], row[1], false]; });
+    }
+    return rows.filter(function (row) { return row !== most; }).map(function (row) { return [row[0], row[1], false]; })
+      .concat([[most[0], most[1], true]]);
+  }
+
   function caseList(suggestion, show) {
     if (!suggestion.cases || !suggestion.cases.length) return null;
     var list = el("ul", { className: "errkit-cases" });
-    suggestion.cases.forEach(function (c) {
+    caseGroups(suggestion.cases, show).forEach(function (row) {
+      var c = row[1], when = row[2] ? "in the other " + row[0].length + " cases" : row[0].join("; ");
       var none = "value" in c && (c.value === null || (Array.isArray(c.value) && !c.value.length));
-      list.appendChild(el("li", { className: "errkit-case" }, "not_computed" in c ? [c.when + ": not computed: " + c.not_computed]
-        : none ? [c.when + (/none:/.test(suggestion.label) ? ": none" : ": none satisfies every constraint")] // render.none_said
-        : [c.when + ": ", el("code", { text: show(c.value) })]));
+      list.appendChild(el("li", { className: "errkit-case" }, "not_computed" in c ? [when + ": not computed: " + c.not_computed]
+        : none ? [when + (/none:/.test(suggestion.label) ? ": none" : ": none satisfies every constraint")] // render.none_said
+        : [when + ": ", el("code", { text: show(c.value) })]));
     });
     return list;
   }

@@ -2822,16 +2822,19 @@
     compiled.forEach(function (item) {
       var found = out.filter(function (s) { return s.label === item[0]; })[0];
       if (!found || !item[3]) return;
+      var partition = [];
+      var take = function (c) { if (c[4]) partition.push(c); else addCase(found, c, params, meter); };
       item[3].forEach(function (c) {
         var by = byKernel(c);
-        if (by === undefined) return addCase(found, c, params, meter); // the entry's own case
-        if (anyTold) { if (by === kernel && Object.keys(c[1]).length > 1) addCase(found, c, params, meter); return; }
+        if (by === undefined) return take(c); // the entry's own case, or one of what the message cannot show
+        if (anyTold) { if (by === kernel && Object.keys(c[1]).length > 1) take(c); return; }
         if (by === "") { // a case for every kernel of the fix at once: when nothing says which may have raised it
-          if (candidates === null || candidates === undefined) addCase(found, c, params, meter);
+          if (candidates === null || candidates === undefined) take(c);
           return;
         }
         if (Object.keys(c[1]).length === 1) kernelCases.push([found, c]);
       });
+      if (partition.length) addPartition(found, partition, params, meter);
     });
     if (!anyTold) addKernels(kernelCases, candidates, params, meter);
     var requires = record.requires || {};
@@ -2875,7 +2878,7 @@
       }
       var differ = values.filter(function (v) { return !R.eq(v[2], found.value); });
       if (differ.length) found.kernels = values.map(function (v) { return v[0]; }); // each one's own below
-      differ.forEach(function (v) { (found.cases = found.cases || []).push({ when: v[1], value: v[2] }); });
+      differ.forEach(function (v) { (found.cases = found.cases || []).push({ when: v[1], value: v[2], kernel: v[0] }); });
     });
   }
 
@@ -2889,26 +2892,55 @@
     return values.slice(1).every(function (v) { return R.eq(v, first); }) ? first : null;
   }
 
-  // errkit/core/suggest._add_case: a suggestion's value in a case the message cannot show, where it
-  // differs from the value without it; a case whose assumed names the message printed is left out
-  function addCase(found, c, params, meter) {
+  // errkit/core/suggest._case_value: {when, value} (or not_computed) of a suggestion in a case; null
+  // when the case is not one to consider (the message printed a value it assumes) or says nothing
+  function caseValue(c, params, meter) {
     var when = c[0], assume = c[1], names = c[2], fn = c[3];
     var has = Object.prototype.hasOwnProperty;
-    if (Object.keys(assume).some(function (n) { return has.call(params, n) && params[n] !== null && params[n] !== undefined; })) return;
+    if (Object.keys(assume).some(function (n) { return has.call(params, n) && params[n] !== null && params[n] !== undefined; })) return null;
     var assumed = Object.assign({}, params, assume);
-    if (names.some(function (n) { return !has.call(assumed, n); })) return;
-    var said;
+    if (names.some(function (n) { return !has.call(assumed, n); })) return null;
     try {
       var value = fn(assumed, meter);
       var why = R.unshowable(value);
       if (why !== null) throw R.PyError("OverBound", why);
-      said = { when: when, value: value };
+      return { when: when, value: value };
     } catch (err) {
-      if (err.pyType !== "OverBound") return;
-      said = { when: when, not_computed: err.message.slice("OverBound: ".length) };
+      if (err.pyType !== "OverBound") return null;
+      return { when: when, not_computed: err.message.slice("OverBound: ".length) };
     }
-    if ("value" in said && "value" in found && R.eq(said.value, found.value)) return;
+  }
+
+  // errkit/core/suggest._add_case: a suggestion's value in a case the message cannot show, where it
+  // differs from the value without it
+  function addCase(found, c, params, meter) {
+    var said = caseValue(c, params, meter);
+    if (said === null || ("value" in said && "value" in found && R.eq(said.value, found.value))) return;
     (found.cases = found.cases || []).push(said);
+  }
+
+  // errkit/core/suggest._add_partition: the cases covering every combination of what the message
+  // cannot show; where no value holds in all of them and no value fits those that take none whatever
+  // the message shows (kind 2), the value that holds in every one where any does, and those as cases
+  // with no value
+  function addPartition(found, cases, params, meter) {
+    var pairs = cases.map(function (c) { return [c, caseValue(c, params, meter)]; }).filter(function (p) { return p[1] !== null; });
+    var said = pairs.map(function (p) { return p[1]; });
+    var filled = said.filter(function (s) { return "value" in s && !isEmpty(s.value); }).map(function (s) { return s.value; });
+    var empty = said.filter(function (s) { return "value" in s && isEmpty(s.value); });
+    var nowhere = pairs.every(function (p) { return !("value" in p[1] && isEmpty(p[1].value)) || p[0][4] === 2; });
+    if (filled.length && empty.length && nowhere && filled.length + empty.length === said.length && "value" in found && isEmpty(found.value)) {
+      var shared = common(filled);
+      if (!isEmpty(shared)) {
+        found.value = shared;
+        found.cases = (found.cases || []).concat(empty);
+        return;
+      }
+    }
+    var whole = filled.length > 0 && "value" in found && isEmpty(found.value); // (then each case, none too, for the whole picture)
+    said.forEach(function (one) {
+      if (whole || !("value" in one && "value" in found && R.eq(one.value, found.value))) (found.cases = found.cases || []).push(one);
+    });
   }
 
   function result(index, match, count, lastLine) {
@@ -3273,14 +3305,35 @@
 
   // A suggestion's values in the cases its message cannot show (errkit/core/suggest.py's `cases`), as
   // a list under it ("with segment_ids, under jax.grad: 256"), or null; `show` writes a value.
+  // core/runtime.py case_groups: cases with the same value together, in the order first met; the
+  // group of the value most of them share, when it is at least MANY, last as "the other N cases"; a case
+  // not computed, or a kernel's, is its own
+  var MANY = 4;
+  function caseGroups(cases, show) {
+    var keys = [], groups = {};
+    cases.forEach(function (c, n) {
+      var key = "value" in c && !("kernel" in c) ? "v" + show(c.value) : "n" + n;
+      if (!Object.prototype.hasOwnProperty.call(groups, key)) { groups[key] = [[], c]; keys.push(key); }
+      groups[key][0].push(c.when);
+    });
+    var rows = keys.map(function (k) { return groups[k]; }), most = null;
+    rows.forEach(function (row) { if (!("kernel" in row[1]) && (most === null || row[0].length > most[0].length)) most = row; });
+    if (most === null || most[0].length < MANY || 2 * most[0].length <= cases.length || rows.length === 1) {
+      return rows.map(function (row) { return [row[0], row[1], false]; });
+    }
+    return rows.filter(function (row) { return row !== most; }).map(function (row) { return [row[0], row[1], false]; })
+      .concat([[most[0], most[1], true]]);
+  }
+
   function caseList(suggestion, show) {
     if (!suggestion.cases || !suggestion.cases.length) return null;
     var list = el("ul", { className: "errkit-cases" });
-    suggestion.cases.forEach(function (c) {
+    caseGroups(suggestion.cases, show).forEach(function (row) {
+      var c = row[1], when = row[2] ? "in the other " + row[0].length + " cases" : row[0].join("; ");
       var none = "value" in c && (c.value === null || (Array.isArray(c.value) && !c.value.length));
-      list.appendChild(el("li", { className: "errkit-case" }, "not_computed" in c ? [c.when + ": not computed: " + c.not_computed]
-        : none ? [c.when + (/none:/.test(suggestion.label) ? ": none" : ": none satisfies every constraint")] // render.none_said
-        : [c.when + ": ", el("code", { text: show(c.value) })]));
+      list.appendChild(el("li", { className: "errkit-case" }, "not_computed" in c ? [when + ": not computed: " + c.not_computed]
+        : none ? [when + (/none:/.test(suggestion.label) ? ": none" : ": none satisfies every constraint")] // render.none_said
+        : [when + ": ", el("code", { text: show(c.value) })]));
     });
     return list;
   }

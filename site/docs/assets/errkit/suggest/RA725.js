@@ -9,8 +9,8 @@
     return [
       [
         ["q_seq_len padded to a multiple of shard_count squared", ["q_seq_len", "shard_count_squared"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["value_"] = items[i]; if (!R.truthy(R.compare(m.v(m.mod(e["value_"], 2n)), [["==", function () { return 0n; }]]))) continue; out.push(e["value_"]); } return out; })(R.iterate(m.each([m.call("next_multiple", [p["q_seq_len"], p["shard_count_squared"]])], 7))); }, [
-          ["without q_seq_shards", {"q_seq_shards": 1}, ["q_seq_len", "shard_count_squared"], function (p, m) { return m.call("next_multiple", [p["q_seq_len"], p["shard_count_squared"]]); }],
-          ["with q_seq_shards=2", {"q_seq_shards": 2}, ["q_seq_len", "shard_count_squared"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["value_"] = items[i]; if (!R.truthy(R.compare(m.v(m.mod(e["value_"], 2n)), [["==", function () { return 0n; }]]))) continue; out.push(e["value_"]); } return out; })(R.iterate(m.each([m.call("next_multiple", [p["q_seq_len"], p["shard_count_squared"]])], 7))); }],
+          ["without q_seq_shards", {"q_seq_shards": 1}, ["q_seq_len", "shard_count_squared"], function (p, m) { return m.call("next_multiple", [p["q_seq_len"], p["shard_count_squared"]]); }, 1],
+          ["with q_seq_shards=2", {"q_seq_shards": 2}, ["q_seq_len", "shard_count_squared"], function (p, m) { return (function (items) { var out = []; for (var i = 0; i < items.length; i++) { var e = Object.assign({}, p); e["value_"] = items[i]; if (!R.truthy(R.compare(m.v(m.mod(e["value_"], 2n)), [["==", function () { return 0n; }]]))) continue; out.push(e["value_"]); } return out; })(R.iterate(m.each([m.call("next_multiple", [p["q_seq_len"], p["shard_count_squared"]])], 7))); }, 1],
         ]],
       ],
     ];
