@@ -247,10 +247,13 @@ def _fits_nowhere(verdicts, conditions: list, targets: tuple, cased: dict) -> bo
     except (expr.ExprError, ValueError, SyntaxError, RecursionError):
         return False
     import itertools
+    import math
 
     from errkit.core.helpers import evaluate_code
 
-    for combo in itertools.islice(itertools.product(*(cased[n] for n in names)), 64):
+    if math.prod(len(cased[n]) for n in names) > 64:
+        return False  # (too many to try: not told refused)
+    for combo in itertools.product(*(cased[n] for n in names)):
         env = dict(zip(names, combo))
         for value in CANDIDATES:
             try:
