@@ -17,7 +17,9 @@ import operator
 from typing import Iterable
 
 from errkit.core import expr
+from errkit.catalogue import refused_cases
 from errkit.catalogue.model import Kernel
+from errkit.catalogue.refused_cases import names as _names
 
 LOOP = "candidate_"
 
@@ -104,7 +106,7 @@ def fix_kernel(entry, fix, kernels) -> Kernel | None:
 # the kernel (`from`: a value that follows from others) or taken in every case it may be (`cases`:
 # the kv dtype's packing, segment_ids, jax.grad), the values per case given where they differ
 # (and where no value holds in every case, errkit/core/suggest.py offers the one valid wherever
-# any is when each case left without one refuses every value: `_fits_nowhere`). A rule the value
+# any is when each case left without one refuses every value: refused_cases.py). A rule the value
 # does not enter, on cased values the message does not show, is said rather than applied. The
 # rules on the other values the suggestion reads hold too: a value cannot make up for another shown
 # value the kernel refuses (then none is offered; a fix that sets both offers them together). A rule
@@ -210,58 +212,9 @@ def _unknown_cases(entry, fix, expanded: dict, ks: list, unknown: dict, assumed:
             solved = _solve_label(entry, fix, label, source, ks, {**assumed, **assume})
             record["suggest"][label] = solved.source
             targets = tuple(name.strip() for name in (fix.sets.get(label) or "").split(",") if name.strip())
-            if _fits_nowhere(entry.verdicts, solved.conditions, targets, _cased_values(ks)):
+            if refused_cases.fits_nowhere(entry.verdicts, solved.conditions, targets, refused_cases.cased_values(ks)):
                 record.setdefault("regardless", []).append(label)
     return list(by.values())
-
-
-CANDIDATES = range(1, 2049)  # the values a case is tried with to tell that none fits it, whatever the message shows
-
-
-def _cased_values(ks: list) -> dict:
-    """Each value the kernels declare cases of -> the values of its cases."""
-    out: dict = {}
-    for kernel in ks:
-        for name, value in kernel.values.items():
-            if value.cases:
-                out.setdefault(name, [v for v, _ in value.cases])
-    return out
-
-
-def _fits_nowhere(verdicts, conditions: list, targets: tuple, cased: dict) -> bool:
-    """Whether, in a case, no value of CANDIDATES meets the rules that do not tie it to the data: then
-    the rest of the configuration is refused there whatever the value is (under jax.grad with
-    head_dim=128, block_kv=128 and three steps, the forward's shared memory takes no block_q). A
-    rule reading a value the message shows is one of these when that value has cases (the
-    configuration's compute_wgs_bwd), tried in each; one reading a shown value without cases (a
-    length) ties the value to the data, which some data meets, and is left out (a block under
-    jax.grad a multiple of 128 fits no length of 32, but fits others: the case is not refused)."""
-    if len(targets) != 1:
-        return False
-    own = [c for c in conditions if _names(c) <= set(targets) | set(cased)]
-    if not own:
-        return False
-    names = sorted(set().union(*map(_names, own)) - set(targets))
-    try:
-        codes = [verdicts.compiled(ast.unparse(c), set(targets) | set(names))[0] for c in own]
-    except (expr.ExprError, ValueError, SyntaxError, RecursionError):
-        return False
-    import itertools
-    import math
-
-    from errkit.core.helpers import evaluate_code
-
-    if math.prod(len(cased[n]) for n in names) > 64:
-        return False  # (too many to try: not told refused)
-    for combo in itertools.product(*(cased[n] for n in names)):
-        env = dict(zip(names, combo))
-        for value in CANDIDATES:
-            try:
-                if all(evaluate_code(code, {**env, targets[0]: value}) for code in codes):
-                    return False
-            except Exception:  # noqa: BLE001 - a value the rules cannot read: not one to tell by
-                continue
-    return True
 
 
 def _combinations(unknown: dict) -> list[tuple[dict, str]]:
@@ -336,12 +289,6 @@ def _atoms(kernel: Kernel):
         parts = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
         for part in parts:
             yield rule, part
-
-
-def _names(tree) -> set[str]:
-    from errkit.core.helpers import HELPERS
-
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in HELPERS}
 
 
 def _condition(atom, kernel: Kernel, targets: tuple, params, assume: dict, unknown: dict, supposed: set = frozenset()):
