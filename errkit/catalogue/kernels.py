@@ -306,7 +306,7 @@ def _condition(atom, kernel: Kernel, targets: tuple, params, assume: dict, unkno
             # a rule on what the message shows, and on what nothing shows: no value of this one mends
             # it, but the value is offered on it (kv_seq_len=320 takes block_kv=64, and under jax.grad
             # needs block_kv_dkv * compute_wgs_bwd to divide it too): stated with the value
-            return _REQUIRES if names & set(params) else None
+            return _REQUIRES
         # a rule the value does not enter, on values the message does not show but that have cases
         # (the forward's shared memory by head_dim, block_kv, steps, jax.grad): a condition of the rest
         # of the configuration, which no value of this one mends; stated with the value, not a filter

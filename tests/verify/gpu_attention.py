@@ -110,7 +110,7 @@ def mosaic_blocks(p: dict):
     # the message shows one of the two (TuningConfig checks block_q first); the other is 64 unless given
     # (or a case's). Lengths that the blocks tile with every step (2 * block_q queries, as many key blocks
     # as steps and two at least): only the blocks, and what a case assumes, are in question.
-    config = _config(p, FORWARD + ("block_q", "block_kv"), block_q=64, block_kv=64)
+    config = _config(p, block_q=64, block_kv=64)
     steps = config.get("max_concurrent_steps", 2)
     return mosaic(2 * config["block_q"], max(steps, 2) * config["block_kv"], _or(p.get("head_dim"), MOSAIC_HEAD_DIM),
                   grad=bool(p.get("backward")), **config)
