@@ -13,6 +13,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 from errkit.explain.registry import LintFailed
 from errkit.core import UsageError
+from errkit.streams import end_now, quiet_stdout, tolerant_streams
 
 
 def _path(text: str):
@@ -167,8 +168,11 @@ def cmd_explain(args) -> int:
             raise UsageError(f"--workers {workers}: give 1 or more")
         return run_report(sources, fmt="json" if args.json else args.format, matcher=Matcher(index=_index(args)),
                           include=include, exclude=exclude, workers=workers, quiet=getattr(args, "quiet", False))
-    return run(sources, as_json=args.json, show_all=args.all, index=_index(args), fmt=args.format, open_page=args.open,
-               colour=args.color, verbose=args.verbose)
+    status = run(sources, as_json=args.json, show_all=args.all, index=_index(args), fmt=args.format, open_page=args.open,
+                 colour=args.color, verbose=args.verbose)
+    if getattr(args, "own_process", False):
+        end_now(status)  # one input answered in this process (no worker, no thread): nothing left to do
+    return status
 
 
 def cmd_list(args) -> int:
@@ -455,17 +459,6 @@ def _command_named(argv: list[str]) -> str | None:
     return rest[0] if rest and rest[0] in COMMANDS else None
 
 
-def _tolerant_streams() -> None:
-    """Print what the stream cannot encode as escapes, never crash: any character under a
-    non-UTF-8 locale (LC_ALL=C), a lone surrogate (`'\\ud800'` pasted, undone by values.parse)
-    under UTF-8 too."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(errors="backslashreplace")
-        except (AttributeError, ValueError):
-            pass
-
-
 class _Args:
     """The parsed command line of the fast path (what argparse's Namespace would hold)."""
 
@@ -529,27 +522,23 @@ def os_error(err: OSError) -> str:
     return terminal(f"{said}: {where}" if where else said)
 
 
-def _quiet_stdout() -> None:
-    """Standard output sent to the null device: what is left in its buffer (a reader that left, a
-    full disk) is not written again when the interpreter exits."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
 def main(argv: list[str] | None = None) -> int:
+    """errkit's command line; `argv` None: errkit's own process (the console script, `python -m
+    errkit`), which explain's answer ends at once when it is written (cmd_explain)."""
+    own_process = argv is None
+    argv = sys.argv[1:] if argv is None else list(argv)
+    return _main(argv, own_process)
+
+
+def _main(argv: list[str], own_process: bool) -> int:
     # Explaining a paste is a short process whose objects live to its end: collecting cycles while
     # it imports and reads the index, and again when the interpreter exits, cost a twentieth of its
     # start (callgrind). The collector is restored on return to a caller that passed argv; errkit's
     # own process (argv None: the console script, `python -m errkit`) ends with main.
-    own_process = argv is None
-    argv = sys.argv[1:] if argv is None else list(argv)
     paused = argv[:1] == ["explain"] and "--all" not in argv and gc.isenabled()
     if paused:
         gc.disable()
-    _tolerant_streams()
+    tolerant_streams()
     args = _fast_explain(argv)
     if args is None:
         parser = build_parser(only=_command_named(argv))
@@ -557,6 +546,7 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_USAGE
+    args.own_process = own_process
     status = EXIT_OK
     try:
         status = args.func(args)
@@ -572,13 +562,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError as closed:
         # The reader went away (`errkit ... | head -1`): not an error worth a traceback, and the
         # exit status the command had without the pipe (explain's answer sets it before writing).
-        _quiet_stdout()
+        quiet_stdout()
         return getattr(closed, "exit_status", status)
     except KeyboardInterrupt:
         print("errkit: interrupted", file=sys.stderr)
         return 130
     except OSError as err:  # a full disk, a read-only or forbidden place: the machine's, not a bug of ours
-        _quiet_stdout()  # (what could not be written is not tried again at exit)
+        quiet_stdout()  # (what could not be written is not tried again at exit)
         print(f"errkit: {os_error(err)}", file=sys.stderr)
         return EXIT_FINDINGS
     except Exception as err:  # a bug of ours: one clear line, the traceback only on request

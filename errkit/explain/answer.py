@@ -24,11 +24,26 @@ def missing_named(found: list[dict], declared: dict, params: dict, printed: froz
     values another wording prints is that wording's suggestion: nothing is said of it."""
     for s in found:
         if "needs" in s:
-            words = set("".join(c if c.isalnum() or c == "_" else " " for c in s["needs"]).split())
-            missing = sorted(n for n in declared if n in words and n not in params)
+            missing = sorted(n for n in declared if n not in params and _word_in(n, s["needs"]))
             if any(n not in printed for n in missing):
                 s["missing"] = missing
     return found
+
+
+def _word_in(name: str, text: str) -> bool:
+    """Whether `name` is a whole word of `text`: a run of letters, digits and `_` (an expression of
+    4,000 characters is not split into words for each of its entry's few names)."""
+    at = text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if not (at and _word_char(text[at - 1])) and not (end < len(text) and _word_char(text[end])):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
 
 
 def raisers(match: Match) -> tuple[str | None, list | None]:

@@ -65,19 +65,24 @@ class Style:
 MEANS_LINES = 3  # lines of the explanation shown after the fixes, without --verbose
 
 
-def wrapped(text: str, width: int, indent: str) -> list[str]:
+def wrapped(text: str, width: int, indent: str, limit: int | None = None) -> list[str]:
     """`text` (one paragraph) in lines of `width` columns at most, broken at spaces (a longer word
-    has a line of its own), each line after the first behind `indent`. (textwrap imports re: not
+    has a line of its own), each line after the first behind `indent`; with `limit`, its first
+    `limit` lines only (a line does not depend on the words after it). (textwrap imports re: not
     on explain's start-up path.)"""
-    lines, line = [], ""
     room = max(20, width - len(indent))
-    for word in text.split():
-        if line and len(line) + 1 + len(word) > room:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    lines.append(line)
+    rest = " ".join(text.split())  # (the words, one space between: a line is cut at a space)
+    lines: list[str] = []
+    while len(rest) > room and (limit is None or len(lines) < limit):
+        cut = rest.rfind(" ", 0, room + 1)  # the most words that fit
+        if cut < 0:  # a word longer than the room: a line of its own
+            cut = rest.find(" ")
+            if cut < 0:
+                break
+        lines.append(rest[:cut])
+        rest = rest[cut + 1:]
+    if limit is None or len(lines) < limit:
+        lines.append(rest)
     return [lines[0]] + [indent + rest for rest in lines[1:]]
 
 
@@ -95,7 +100,7 @@ def means(explanation: str, style) -> list[str]:
         for n, para in enumerate(paragraphs):
             out += ([""] if n else []) + wrapped(t(para), style.width, indent)
         return out
-    lines = wrapped(t(paragraphs[0]), style.width, indent)
+    lines = wrapped(t(paragraphs[0]), style.width, indent, limit=MEANS_LINES + 1)
     if len(lines) > MEANS_LINES:
         kept = " ".join(line.strip() for line in lines[:MEANS_LINES])
         end = kept.rfind(". ")

@@ -4,6 +4,8 @@ most recently (the answers are printed most recent first); a match let go is cou
 per code, and said after the answers (errkit/explain/command.py). Before issue 48 every distinct
 match was kept: 2,000,000 log lines with distinct values grew `explain --all` past 6 GB."""
 
+from collections import OrderedDict
+
 MAX_ANSWERS = 100  # distinct answers kept per code
 
 
@@ -15,21 +17,21 @@ class Tally(dict):
     def __init__(self, cap: int | None = None):
         super().__init__()
         self.cap = MAX_ANSWERS if cap is None else cap
-        self.order: dict[str, dict] = {}  # code -> its keys, least recently seen first
+        self.order: dict[str, OrderedDict] = {}  # code -> its keys, least recently seen first
         self.others: dict[str, int] = {}  # code -> matches counted but let go
 
     def get(self, key, default=None):
         item = super().get(key)
         if item is None:
             return default
-        order = self.order[item.match.code]
-        del order[key]
-        order[key] = None
+        self.order[item.match.code].move_to_end(key)
         return item
 
     def __setitem__(self, key, item) -> None:
         code = item.match.code
-        order = self.order.setdefault(code, {})
+        order = self.order.get(code)
+        if order is None:
+            order = self.order[code] = OrderedDict()
         if key not in order and len(order) >= self.cap:
             oldest = next(iter(order))
             del order[oldest]

@@ -135,3 +135,16 @@ def test_cases_of_one_value_are_one_line_and_most_of_them_the_other_cases():
     few = cases[:3] + cases[5:7]  # three of one value: not "most" enough to be the other cases
     assert case_values({"label": label, "cases": few}) == [
         "case 0; case 1; case 2: 128", "case 5; case 6: none satisfies every constraint"]
+
+
+def test_a_needed_value_is_named_only_where_the_expression_reads_it_as_a_whole_word():
+    """answer.missing_named: a suggestion that needs values the message lacks names each one its
+    expression reads; a name inside a longer identifier (`seq_len` in `kv_seq_len`) or an
+    attribute-like run is not one it reads."""
+    from errkit.explain.answer import missing_named
+
+    declared = {"seq_len": {}, "kv_seq_len": {}, "block": {}, "heads": {}}
+    found = [{"label": "a", "needs": "next_multiple(kv_seq_len, block) + heads_total"},
+             {"label": "b", "needs": "seq_len*2+(block)"}, {"label": "c", "value": 3}]
+    missing_named(found, declared, {"block": 128}, frozenset())
+    assert [s.get("missing") for s in found] == [["kv_seq_len"], ["seq_len"], None]

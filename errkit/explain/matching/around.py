@@ -37,6 +37,7 @@ class Around:
         self.index = index
         self._reads: dict[str, list | None] = {}
         self._context_codes: dict[str, bool] = {}
+        self._needs_context: dict[str, bool] = {}
         self._read_regexes: dict[tuple, object] = {}
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
 
@@ -59,13 +60,21 @@ class Around:
                 fix.get("site") or (kernels.get(fix.get("kernel")) or {}).get("framework") for fix in fixes)
         return known
 
+    def needs_context(self, code: str) -> bool:
+        """Whether entry `code`'s text is another compiler's as likely, exact only where the text
+        around shows JAX's side (`needs_context`: issue 51)."""
+        known = self._needs_context.get(code)
+        if known is None:
+            known = self._needs_context[code] = bool((self.index.entries.get(code) or {}).get("needs_context"))
+        return known
+
     def depends(self, match: Match | None) -> bool:
         """Whether the answer of `match` depends on the text around it (so it is not remembered
         whole: errkit/explain/matching/memory.py): a tie, a wording of several kernels, values read
         after it, a context read."""
         return match is not None and bool(match.ties or len(match.wording.get("kernels") or ()) > 1
                                           or self.reads(match.code) or self.reads_context(match.code)
-                                          or bool((self.index.entries.get(match.code) or {}).get("needs_context")))
+                                          or self.needs_context(match.code))
 
     def read(self, match: Match, data: bytes, start: int, line: str, text: str, origin, record=None, ahead=None) -> Match:
         """`match` (of the line at `start` of `data`: `line` as read, `text` normalised by `origin`)
@@ -74,7 +83,7 @@ class Around:
         (`read_on`); `ahead`: an errkit/explain/ahead.py Ahead of `data` (a log's)."""
         kernels = match.wording.get("kernels") or ()
         if match.ties or len(kernels) > 1:
-            before = data[max(0, start - TIE_CONTEXT):start].decode("utf-8", "replace") + text
+            before = Before(data[max(0, start - TIE_CONTEXT):start], text)
             if match.ties:
                 match = break_tie(match, before, self.index.data.get("kernels") or {})
                 kernels = match.wording.get("kernels") or ()
@@ -83,7 +92,7 @@ class Around:
         decide_kernel(match, shown, named)
         if self.reads_context(match.code):
             self.read_context(match, data, start)
-        if (self.index.entries.get(match.code) or {}).get("needs_context") and not self.shows_context(data, start):
+        if self.needs_context(match.code) and not self.shows_context(data, start):
             match.exact = False  # another compiler's, as likely: approximate, saying why
             match.context = {**(match.context or {}), "unconfirmed": UNCONFIRMED}
         return match
@@ -256,19 +265,57 @@ _COMPARE = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, 
             "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
 
 
-def break_tie(match: Match, context: str, kernels: dict | None = None) -> Match:
+class Before:
+    """What break_tie and shown_kernel read: the bytes before a match's line (TIE_CONTEXT of them,
+    ending with a line's end) and the line's text, as one text whose backslashes are slashes (a
+    Windows traceback's paths). Looked in without decoding the bytes where that gives the same: an
+    ASCII needle without a line's end is in the text exactly where its bytes are in the bytes, or
+    in the line (no byte of another character, nor the U+FFFD a bad byte decodes to, is ASCII)."""
+
+    __slots__ = ("raw", "line", "_text", "_slashed", "_lowered")
+
+    def __init__(self, raw: bytes, line: str):
+        self.raw, self.line, self._text, self._slashed, self._lowered = raw, line.replace("\\", "/"), None, None, None
+
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self.raw.decode("utf-8", "replace").replace("\\", "/") + self.line
+        return self._text
+
+    def _slashed_raw(self) -> bytes:
+        if self._slashed is None:
+            self._slashed = self.raw.replace(b"\\", b"/")
+        return self._slashed
+
+    def shows(self, needle: str) -> bool:
+        """`needle in text()`."""
+        if not needle.isascii() or "\n" in needle:
+            return needle in self.text()
+        return needle.encode("ascii") in self._slashed_raw() or needle in self.line
+
+    def shows_lowered(self, needle: str) -> bool:
+        """`needle in text().lower()`, `needle` in lower case (bytes lowered as ASCII only: read so
+        only when they are ASCII, as a non-ASCII letter may lower to an ASCII one)."""
+        if not needle.isascii() or "\n" in needle or not self.raw.isascii():
+            return needle in self.text().lower()
+        if self._lowered is None:
+            self._lowered = (self._slashed_raw().lower(), self.line.lower())
+        return needle.encode("ascii") in self._lowered[0] or needle in self._lowered[1]
+
+
+def break_tie(match: Match, context: "str | Before", kernels: dict | None = None) -> Match:
     """Of wordings that match the same text (line.py's apart): the one whose raise site (a
     traceback frame's file) the context shows, else the only one whose kernel's source files it
     shows, else the one whose release range holds the release the context names (`jax==0.4.31`);
     else the first (then `undecided` holds the kernels any of them may be)."""
     candidates = [match, *match.ties]
-    context = context.replace("\\", "/")
-    chosen = next((c for c in candidates if raise_file(c.wording) and raise_file(c.wording) in context), None)
+    context = Before(b"", context) if isinstance(context, str) else context
+    chosen = next((c for c in candidates if raise_file(c.wording) and context.shows(raise_file(c.wording))), None)
     if chosen is None and kernels:
         shown = [c for c in candidates if any(_sources_shown(kernels.get(k) or {}, context) for k in c.wording.get("kernels") or ())]
         chosen = shown[0] if len(shown) == 1 else None
     if chosen is None and _names_a_dist(candidates, context):
-        seen = _releases_in(context)
+        seen = _releases_in(context.text())
         chosen = next((c for c in candidates if _in_range(c.wording.get("releases"), seen)), match) if seen else match
     undecided = chosen is None
     chosen = match if chosen is None else chosen
@@ -281,10 +328,10 @@ def break_tie(match: Match, context: str, kernels: dict | None = None) -> Match:
     return chosen
 
 
-def _sources_shown(kernel: dict, context: str) -> bool:
+def _sources_shown(kernel: dict, context: Before) -> bool:
     """Whether the context (a traceback's frames) shows one of a kernel's source files (its `source`,
     files comma-separated)."""
-    return any(part.strip() and part.strip() in context for part in (kernel.get("source") or "").split(","))
+    return any(part.strip() and context.shows(part.strip()) for part in (kernel.get("source") or "").split(","))
 
 
 def raise_file(wording: dict) -> str:
@@ -309,27 +356,24 @@ def _in_range(record: dict | None, seen: dict[str, tuple[int, ...]]) -> bool:
     return all(_COMPARE[op](pad(version), pad(bound)) for op, bound in record["bounds"])
 
 
-def _names_a_dist(candidates: list[Match], context: str) -> bool:
+def _names_a_dist(candidates: list[Match], context: Before) -> bool:
     """Whether the context holds the name of a distribution whose releases a candidate has: the
     release regex (a lookbehind, on `re`) reads the context only then."""
-    lowered = None
     for c in candidates:
         dist = (c.wording.get("releases") or {}).get("dist")
-        if dist:
-            lowered = context.lower() if lowered is None else lowered
-            if dist.lower() in lowered:
-                return True
+        if dist and context.shows_lowered(dist.lower()):
+            return True
     return False
 
 
 # -- the kernel that raised it -------------------------------------------------------------------
 
 
-def shown_kernel(candidates, kernels: dict, context: str) -> str | None:
+def shown_kernel(candidates, kernels: dict, context: "str | Before") -> str | None:
     """Of the kernels raising a shared wording, the one whose source file the context (a traceback's
     frames) shows, when exactly one is shown."""
-    context = context.replace("\\", "/")
-    shown = [k for k in candidates if (kernels.get(k) or {}).get("source") and kernels[k]["source"] in context]
+    context = Before(b"", context) if isinstance(context, str) else context
+    shown = [k for k in candidates if (kernels.get(k) or {}).get("source") and context.shows(kernels[k]["source"])]
     return shown[0] if len(shown) == 1 else None
 
 

@@ -15,6 +15,7 @@ from errkit.explain.matching.memory import Memory, key_of
 from errkit.explain.matching.text import clean, json_record
 
 FRAME_BYTES = FRAME_MARK.encode()  # (the matcher reads bytes)
+FRAME_FIRST = (b" ", b"\t", FRAME_BYTES[:1])  # what a frame line starts with (_is_frame)
 NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
 
 
@@ -49,6 +50,8 @@ def scan(index, data: bytes | str, first_line: int = 1, undecodable=None, paste:
     def search(*where):  # compiled only when used: a paste rarely needs it (start-up time)
         return keys.locator().search(data, *where)
 
+    # (the loop of a log's lines: what it calls per line bound once)
+    recalled, located, count = memory.recaller(), index.located, data.count
     first = None if paste else keys.prefilter().over(data)  # a log: its blocks scanned by the prefilter
     line_no, counted, pos, size = first_line, begin, begin, len(data)
     ahead = None if paste else _ahead(data)  # a log: the windows read after matches, searched once (around.py read_on)
@@ -69,7 +72,7 @@ def scan(index, data: bytes | str, first_line: int = 1, undecodable=None, paste:
             end = data.find(b"\n", where)
             end = size if end < 0 else end
         traceback = False
-        if index.located and _is_frame(data, start, end):
+        if located and data[start:start + 1] in FRAME_FIRST and _is_frame(data, start, end):
             exception_line = _traceback_end(data, end + 1, memo=searched)
             if exception_line is not None:
                 start, end = exception_line
@@ -79,9 +82,9 @@ def scan(index, data: bytes | str, first_line: int = 1, undecodable=None, paste:
             reached[0] = pos
         key = None if paste else key_of(data, start, end, traceback)
         if key is not None:
-            known = memory.recall(key)
+            known = recalled(key[0])
             if known is not None:  # a line read before, but for the digits of its stamp
-                line_no += data.count(b"\n", counted, start)
+                line_no += count(b"\n", counted, start)
                 counted = start
                 template, undecoded = known
                 if undecoded and undecodable is not None:
@@ -99,7 +102,7 @@ def scan(index, data: bytes | str, first_line: int = 1, undecodable=None, paste:
                 _read_line(data, start, end, where, undecodable)  # a line read further: say so
         else:
             line = _read_line(data, start, end, where, undecodable)
-        line_no += data.count(b"\n", counted, start)  # incrementally: lines come in order
+        line_no += count(b"\n", counted, start)  # incrementally: lines come in order
         counted = start
         match = examine(index, data, start, line, line_no, traceback, ahead, key)
         if match is None and paste and not traceback:

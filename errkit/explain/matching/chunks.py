@@ -184,7 +184,9 @@ def explain_chunks(index, chunks, warn=None, others: dict | None = None) -> tupl
     reading = Reading()
     previous = None  # (the match before, its key)
     for match, data in scan_chunks(index, chunks, warn, reading):
-        if previous is not None and same_block(previous[0], match, data):
+        if previous is None or previous[0].code != match.code:  # (most matches of a log: neither test below holds)
+            pass
+        elif same_block(previous[0], match, data):
             # one error printed over several lines (a status, then "Look at the errors above"):
             # one answer with every value, counted once
             match.params = {**previous[0].params, **match.params}
@@ -192,7 +194,7 @@ def explain_chunks(index, chunks, warn=None, others: dict | None = None) -> tupl
             item.count -= 1
             if not item.count:
                 del found[previous[1]]
-        elif previous is not None and previous[1] in found and same_raise(previous[0], match, data):
+        elif previous[1] in found and same_raise(previous[0], match, data):
             # the same raise printed again (its note line, its traceback's last line): counted once
             if not match.weak:
                 found.get(previous[1]).last_line = match.line
@@ -215,9 +217,11 @@ def explain_chunks(index, chunks, warn=None, others: dict | None = None) -> tupl
     latest: dict[str, int] = {}
     for f in kept:
         latest[f.match.code] = max(latest.get(f.match.code, 0), f.last_line)
-    first = {id(f): min(g.match.line for g in kept
-                        if g is f or (g.match.code == f.match.code and _agree(g.match.params, f.match.params)))
-             for f in kept}
+    by_code: dict[str, list[Found]] = {}
+    for f in kept:
+        by_code.setdefault(f.match.code, []).append(f)
+    first = {id(f): min(g.match.line for g in by_code[f.match.code] if g is f or _agree(g.match.params, f.match.params))
+             for f in kept}  # (within its code: tally.MAX_ANSWERS at most, however many codes a log holds)
     ordered = sorted(kept, key=lambda f: (-latest[f.match.code], first[id(f)], -len(f.match.params)))
     text = Tail(reading.tail.decode("utf-8", "replace"))
     text.first_line = reading.line - text.count("\n")

@@ -28,10 +28,11 @@ class Memory:
         self._answers: dict[bytes, tuple] = {}  # line_key -> (the answer or None, whether the line was undecodable)
         self._own: dict[bytes, Match] = {}  # line_key -> the line's own match, before its surroundings are read
 
-    def recall(self, key: tuple | None) -> tuple | None:
-        """(the remembered answer or None for no match, whether that line was undecodable), or None
-        when no line of `key` was remembered."""
-        return None if key is None else self._answers.get(key[0])
+    def recaller(self):
+        """The lookup of a line's remembered answer, for the loop over a log's lines: called with
+        its key's first part (key[0]), it gives (the answer or None for no match, whether that line
+        was undecodable), or None when no line of the key was remembered."""
+        return self._answers.get
 
     def own(self, key: tuple | None, line_no: int) -> Match | None:
         """The own match remembered for `key`, as the match of line `line_no` (its ties too)."""

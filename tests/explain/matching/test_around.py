@@ -4,12 +4,13 @@ answer: the kernel that raised it (decided once), ties, values read after it, th
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from errkit.explain.ahead import Ahead
 from errkit.explain.matching.index import Index
 from errkit.explain.matching.chunks import explain_chunks
 from errkit.explain.matching import around
-from errkit.explain.matching.around import Around, break_tie, decide_kernel, match_location
+from errkit.explain.matching.around import Around, Before, break_tie, decide_kernel, match_location
 from errkit.explain.matching.found import Match
 
 INDEX = Index.load()
@@ -108,3 +109,24 @@ def test_a_message_without_fixed_text_is_told_by_its_raise_site_and_exception():
 ])
 def test_a_kernel_name_counts_where_it_starts_an_identifier(text, name, found):
     assert around.starts_identifier_in(Ahead(text), 0, len(text), name) is found
+
+
+_BYTES = st.lists(st.sampled_from([b"a", b"J", b"AX", b"/", b"\\", b" ", b"\n", b"\xc3\xa9", b"\xe2\x84\xaa", b"\xff", b"\xc3",
+                                   b"jax==0.4.31", b'File "C:\\x\\pkg\\b.py"']), max_size=30).map(b"".join)
+_LINE = st.text(alphabet="aJx/\\ =.\u212a\u00e9\u03a3", max_size=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(raw=_BYTES, line=_LINE, data=st.data())
+def test_the_context_before_a_line_is_looked_in_as_its_decoded_text(raw, line, data):
+    """around.Before: what is found in the bytes before a line (ending with a line's end, as a line
+    starts after one) and the line is what the decoded text with slashes for backslashes holds,
+    lower-cased or not, for any needle: one of its own parts or another."""
+    raw = raw + b"\n" if raw else raw
+    before = Before(raw, line)
+    text = (raw.decode("utf-8", "replace") + line).replace("\\", "/")
+    assert before.text() == text
+    pieces = [text[a:b] for a in range(0, len(text), 3) for b in (a + 2, a + 5)] + ["jax", "pkg/b.py", "k", "\u212a", "\ufffd"]
+    needle = data.draw(st.sampled_from(pieces) | st.text(alphabet="ajkx/\\ .\u212a", min_size=1, max_size=4))
+    assert before.shows(needle) == (needle in text)
+    assert before.shows_lowered(needle.lower()) == (needle.lower() in text.lower())

@@ -179,8 +179,8 @@ def test_a_match_beginning_in_a_stamp_with_digits_is_not_remembered(index):
     assert memory.stamp_free(key, after_stamp, None, data, 0)
     kept = Memory()
     kept.remember(key, begins_in_stamp, None, line, data, 0)
-    assert kept.recall(key) is None
+    assert kept.recaller()(key[0]) is None
     kept.remember(key, after_stamp, None, line, data, 0)
-    answer, undecodable = kept.recall(key)
+    answer, undecodable = kept.recaller()(key[0])
     assert answer.code == "RA105" and answer is not after_stamp and not undecodable
     assert answer.params is after_stamp.params  # shared: replaced, never changed in place

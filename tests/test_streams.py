@@ -1,0 +1,53 @@
+"""errkit's own process and its streams (errkit/streams.py): a paste's answer ends the process at
+once (`end_now`), with everything written to a pipe or a file and the status it had."""
+
+import os
+import subprocess
+import sys
+
+from support import ROOT
+
+WRITE_AND_END = ("import sys; from errkit.streams import end_now; sys.stdout.write('a' * 200000 + 'END'); "
+                 "sys.stderr.write('said on stderr, no newline'); end_now(3)")
+
+
+def _run(code: str, **kw) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # (block-buffered, as a pipe is)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, env={**env, "PYTHONPATH": str(ROOT)},
+                          cwd=ROOT, **kw)
+
+
+def test_ending_now_writes_what_was_buffered_and_keeps_the_status():
+    done = _run(WRITE_AND_END)
+    assert done.returncode == 3
+    assert done.stdout == b"a" * 200000 + b"END"
+    assert done.stderr == b"said on stderr, no newline"
+
+
+def test_ending_now_skips_the_interpreter_teardown():
+    """What it is for: no exit handler runs (the interpreter's teardown is skipped)."""
+    done = _run("import atexit, sys; atexit.register(lambda: print('teardown')); " + WRITE_AND_END.split("; ", 1)[1])
+    assert done.returncode == 3 and b"teardown" not in done.stdout
+
+
+def test_a_reader_that_left_is_no_traceback():
+    """The reader closed its end before the answer was flushed: the status stays, and nothing is
+    printed of it."""
+    code = ("import sys; from errkit.streams import end_now; sys.stdout.write('x' * 1000); sys.stdin.read(); "
+            "end_now(4)")  # (the answer waits in the buffer until the reader has gone)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)})
+    proc.stdout.close()
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 4
+    assert proc.stderr.read() == b""
+
+
+def test_a_paste_answer_through_the_console_script_is_whole():
+    """errkit explain MSG, as its console script runs it, into a pipe: the whole answer."""
+    errkit = os.path.join(os.path.dirname(sys.executable), "errkit")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    done = subprocess.run([errkit, "explain", "--json", "num_q_heads=12 must be divisible by and num_kv_heads=8"],
+                          capture_output=True, env=env)
+    assert done.returncode == 0 and done.stdout.rstrip().endswith(b"}") and b'"code": "RA105"' in done.stdout
