@@ -534,7 +534,8 @@ def _main(argv: list[str], own_process: bool) -> int:
     # Explaining a paste is a short process whose objects live to its end: collecting cycles while
     # it imports and reads the index, and again when the interpreter exits, cost a twentieth of its
     # start (callgrind). The collector is restored on return to a caller that passed argv; errkit's
-    # own process (argv None: the console script, `python -m errkit`) ends with main.
+    # own process (argv None: the console script, `python -m errkit`) ends with main, or sooner
+    # (cmd_explain: an answer ends it once written, errkit/streams.py end_now).
     paused = argv[:1] == ["explain"] and "--all" not in argv and gc.isenabled()
     if paused:
         gc.disable()

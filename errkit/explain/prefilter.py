@@ -226,6 +226,7 @@ def scanned(alternatives: list[str], cache_dir: str | None = None):
             runs = PAIRS
         return fast + runs
 
+    # ("split" names it apart from the database of the alternatives themselves, `exact`)
     database = _hyperscan(["split", *alternatives], cache_dir, plain=len(fast), patterns=patterns)
     if database is None:
         return None
