@@ -6,7 +6,7 @@ from errkit.core.index_format import ANSI, HEADER, TAG_REACH
 
 EXC, MSG = HEADER.number("exc"), HEADER.number("msg")
 ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-_DOTTED_NAME = ID_CHARS | {"."}  # a dotted exception name's characters (header_begin)
+_DOTTED_NAME = "".join(sorted(ID_CHARS)) + "."  # a dotted exception name's characters (header_begin)
 
 
 def clean(line: str) -> str:
@@ -30,8 +30,7 @@ def header_begin(line: str) -> int | None:
     first = other if other >= 0 else first
     if first < 0:
         return None
-    while first > 0 and line[first - 1] in _DOTTED_NAME:
-        first -= 1
+    first = len(line[:first].rstrip(_DOTTED_NAME))  # back over the run of the name's characters
     return max(0, first - 1)
 
 
