@@ -19,7 +19,7 @@ of the reads and the wordings by raise site (`Around`)."""
 from errkit.core.index_format import (CONTEXT_MARKS, FRAME, FRAME_MARK, FRAME_REACH, HEADER, NEXT_TRACEBACK, READ_WINDOW, RELEASE_SEEN,
                                      TIE_CONTEXT, UNCONFIRMED)
 from errkit.core.normalise import original_span
-from errkit.core.regex import engine
+from errkit.core.regex import engine, escape
 from errkit.explain.matching.found import Match
 from errkit.explain.matching.index import captured
 from errkit.explain.matching.text import EXC, ID_CHARS, MSG, clean, header_of
@@ -38,6 +38,7 @@ class Around:
         self._reads: dict[str, list | None] = {}
         self._context_codes: dict[str, bool] = {}
         self._needs_context: dict[str, bool] = {}
+        self._marks = None  # shows_context's regex of the marks of JAX's side (a bool when there are none to search)
         self._read_regexes: dict[tuple, object] = {}
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
 
@@ -83,7 +84,7 @@ class Around:
         (`read_on`); `ahead`: an errkit/explain/ahead.py Ahead of `data` (a log's)."""
         kernels = match.wording.get("kernels") or ()
         if match.ties or len(kernels) > 1:
-            before = Before(data[max(0, start - TIE_CONTEXT):start], text)
+            before = Before(data, max(0, start - TIE_CONTEXT), start, text, ahead)
             if match.ties:
                 match = break_tie(match, before, self.index.data.get("kernels") or {})
                 kernels = match.wording.get("kernels") or ()
@@ -100,10 +101,15 @@ class Around:
     def shows_context(self, data: bytes, start: int) -> bool:
         """Whether the text around the line at `start` (FRAME_REACH bytes each side) shows JAX's side:
         CONTEXT_MARKS, or the name or source of a kernel of the catalogue."""
-        window = data[max(0, start - FRAME_REACH):start + FRAME_REACH]
-        kernels = self.index.data.get("kernels") or {}
-        marks = [*CONTEXT_MARKS, *(n for k in kernels.values() for n in (k.get("names") or ())), *(k["source"] for k in kernels.values() if k.get("source"))]
-        return any(mark.encode("utf-8") in window for mark in marks)
+        if self._marks is None:  # one search for all of them (a regex of the marks, made once)
+            kernels = self.index.data.get("kernels") or {}
+            marks = [*CONTEXT_MARKS, *(n for k in kernels.values() for n in (k.get("names") or ())),
+                     *(k["source"] for k in kernels.values() if k.get("source"))]
+            self._marks = ("" in marks) if "" in marks or not marks else engine().compile(
+                "|".join(escape(m) for m in marks).encode("utf-8"))
+        if isinstance(self._marks, bool):  # (no marks: none shown; an empty one: in every text)
+            return self._marks
+        return self._marks.search(data, max(0, start - FRAME_REACH), start + FRAME_REACH) is not None
 
     def read_on(self, match: Match, data: bytes, start: int, ahead=None, prefix_end=None, record=None) -> str | None:
         """What the lines after a match's message add (a compiler's dump under its header): the
@@ -266,40 +272,62 @@ _COMPARE = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, 
 
 
 class Before:
-    """What break_tie and shown_kernel read: the bytes before a match's line (TIE_CONTEXT of them,
-    ending with a line's end) and the line's text, as one text whose backslashes are slashes (a
-    Windows traceback's paths). Looked in without decoding the bytes where that gives the same: an
-    ASCII needle without a line's end is in the text exactly where its bytes are in the bytes, or
-    in the line (no byte of another character, nor the U+FFFD a bad byte decodes to, is ASCII)."""
+    """What break_tie and shown_kernel read: the bytes before a match's line (`data[low:high]`,
+    TIE_CONTEXT of them, ending with a line's end) and the line's text, as one text whose
+    backslashes are slashes (a Windows traceback's paths). Looked in without decoding the bytes
+    where that gives the same: an ASCII needle without a line's end is in the text exactly where its
+    bytes are in the bytes, or in the line (no byte of another character, nor the U+FFFD a bad byte
+    decodes to, is ASCII); with no backslash before the line, in `data` itself, through `ahead` (an
+    errkit/explain/ahead.py Ahead of it: a log's windows overlap, each byte is searched once)."""
 
-    __slots__ = ("raw", "line", "_text", "_slashed", "_lowered")
+    __slots__ = ("data", "low", "high", "ahead", "line", "_text", "_slashed", "_lowered", "_plain")
 
-    def __init__(self, raw: bytes, line: str):
-        self.raw, self.line, self._text, self._slashed, self._lowered = raw, line.replace("\\", "/"), None, None, None
+    def __init__(self, data: bytes, low: int, high: int, line: str, ahead=None):
+        self.data, self.low, self.high, self.ahead = data, low, high, ahead
+        self.line = line.replace("\\", "/")
+        self._text = self._slashed = self._lowered = self._plain = None
+
+    @classmethod
+    def of(cls, text: str) -> "Before":
+        """A text alone, no bytes before it."""
+        return cls(b"", 0, 0, text)
 
     def text(self) -> str:
         if self._text is None:
-            self._text = self.raw.decode("utf-8", "replace").replace("\\", "/") + self.line
+            self._text = self.data[self.low:self.high].decode("utf-8", "replace").replace("\\", "/") + self.line
         return self._text
 
     def _slashed_raw(self) -> bytes:
         if self._slashed is None:
-            self._slashed = self.raw.replace(b"\\", b"/")
+            self._slashed = self.data[self.low:self.high].replace(b"\\", b"/")
         return self._slashed
+
+    def _holds(self, needle: bytes) -> bool:
+        """Whether data[low:high] holds `needle` (ahead: from what earlier searches read)."""
+        if self.ahead is not None:
+            return self.ahead.find(needle, self.low, self.high) >= 0
+        return self.data.find(needle, self.low, self.high) >= 0
 
     def shows(self, needle: str) -> bool:
         """`needle in text()`."""
         if not needle.isascii() or "\n" in needle:
             return needle in self.text()
-        return needle.encode("ascii") in self._slashed_raw() or needle in self.line
+        if needle in self.line:
+            return True
+        if self._plain is None:
+            self._plain = not self._holds(b"\\")  # no backslash: the bytes are their slashed form
+        return self._holds(needle.encode("ascii")) if self._plain else needle.encode("ascii") in self._slashed_raw()
 
     def shows_lowered(self, needle: str) -> bool:
         """`needle in text().lower()`, `needle` in lower case (bytes lowered as ASCII only: read so
         only when they are ASCII, as a non-ASCII letter may lower to an ASCII one)."""
-        if not needle.isascii() or "\n" in needle or not self.raw.isascii():
+        if not needle.isascii() or "\n" in needle:
             return needle in self.text().lower()
         if self._lowered is None:
-            self._lowered = (self._slashed_raw().lower(), self.line.lower())
+            raw = self._slashed_raw()
+            self._lowered = (raw.lower() if raw.isascii() else None, self.line.lower())
+        if self._lowered[0] is None:
+            return needle in self.text().lower()
         return needle.encode("ascii") in self._lowered[0] or needle in self._lowered[1]
 
 
@@ -309,7 +337,7 @@ def break_tie(match: Match, context: "str | Before", kernels: dict | None = None
     shows, else the one whose release range holds the release the context names (`jax==0.4.31`);
     else the first (then `undecided` holds the kernels any of them may be)."""
     candidates = [match, *match.ties]
-    context = Before(b"", context) if isinstance(context, str) else context
+    context = Before.of(context) if isinstance(context, str) else context
     chosen = next((c for c in candidates if raise_file(c.wording) and context.shows(raise_file(c.wording))), None)
     if chosen is None and kernels:
         shown = [c for c in candidates if any(_sources_shown(kernels.get(k) or {}, context) for k in c.wording.get("kernels") or ())]
@@ -372,7 +400,7 @@ def _names_a_dist(candidates: list[Match], context: Before) -> bool:
 def shown_kernel(candidates, kernels: dict, context: "str | Before") -> str | None:
     """Of the kernels raising a shared wording, the one whose source file the context (a traceback's
     frames) shows, when exactly one is shown."""
-    context = Before(b"", context) if isinstance(context, str) else context
+    context = Before.of(context) if isinstance(context, str) else context
     shown = [k for k in candidates if (kernels.get(k) or {}).get("source") and context.shows(kernels[k]["source"])]
     return shown[0] if len(shown) == 1 else None
 

@@ -121,12 +121,48 @@ _LINE = st.text(alphabet="aJx/\\ =.\u212a\u00e9\u03a3", max_size=20)
 def test_the_context_before_a_line_is_looked_in_as_its_decoded_text(raw, line, data):
     """around.Before: what is found in the bytes before a line (ending with a line's end, as a line
     starts after one) and the line is what the decoded text with slashes for backslashes holds,
-    lower-cased or not, for any needle: one of its own parts or another."""
+    lower-cased or not, for any needle: one of its own parts or another; the bytes read in a larger
+    block, alone or through an Ahead of it that earlier windows of the block were searched with."""
     raw = raw + b"\n" if raw else raw
-    before = Before(raw, line)
     text = (raw.decode("utf-8", "replace") + line).replace("\\", "/")
-    assert before.text() == text
     pieces = [text[a:b] for a in range(0, len(text), 3) for b in (a + 2, a + 5)] + ["jax", "pkg/b.py", "k", "\u212a", "\ufffd"]
-    needle = data.draw(st.sampled_from(pieces) | st.text(alphabet="ajkx/\\ .\u212a", min_size=1, max_size=4))
-    assert before.shows(needle) == (needle in text)
-    assert before.shows_lowered(needle.lower()) == (needle.lower() in text.lower())
+    needles = data.draw(st.lists(st.sampled_from(pieces) | st.text(alphabet="ajkx/\\ .\u212a", min_size=1, max_size=4),
+                                 min_size=1, max_size=4))
+    head = data.draw(_BYTES) + b"\n"
+    block = head + raw + b"tail\n"
+    ahead = Ahead(block)
+    for needle in needles:  # (an earlier window of the block, searched first)
+        ahead.find(needle.encode("utf-8", "replace"), 0, len(head))
+        ahead.find(b"\\", 0, len(head))
+    for before in (Before(block, len(head), len(head) + len(raw), line), Before(block, len(head), len(head) + len(raw), line, ahead)):
+        assert before.text() == text
+        for needle in needles:
+            assert before.shows(needle) == (needle in text)
+            assert before.shows_lowered(needle.lower()) == (needle.lower() in text.lower())
+    alone = Before.of(line)
+    assert alone.shows(needles[0]) == (needles[0] in line.replace("\\", "/"))
+
+
+def _marks_of(index) -> list[str]:
+    from errkit.core.index_format import CONTEXT_MARKS
+
+    kernels = index.data.get("kernels") or {}
+    return [*CONTEXT_MARKS, *(n for k in kernels.values() for n in (k.get("names") or ())),
+            *(k["source"] for k in kernels.values() if k.get("source"))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_context_is_shown_where_any_mark_is_within_reach(data):
+    """Around.shows_context (one regex of every mark): JAX's side is shown exactly where one of the
+    marks (CONTEXT_MARKS, a kernel's names or sources) lies whole within FRAME_REACH bytes of the
+    line, as a search for each mark says; marks cut at the window's edge or before it do not count."""
+    from errkit.core.index_format import FRAME_REACH
+
+    marks = _marks_of(INDEX)
+    filler = st.sampled_from([b"x" * 700, b"y" * 3000, b"\n", b"prose line\n", b"\xc3\xa9", b"mosaic ", b"jax"])
+    parts = data.draw(st.lists(filler | st.sampled_from(marks).map(lambda m: m.encode("utf-8")), max_size=30))
+    text = b"".join(parts)
+    start = data.draw(st.integers(0, len(text)))
+    window = text[max(0, start - FRAME_REACH):start + FRAME_REACH]
+    assert Around(INDEX).shows_context(text, start) == any(m.encode("utf-8") in window for m in marks)
