@@ -1,5 +1,5 @@
 """errkit's own process and its standard streams: what they cannot encode printed as escapes, a
-reader that left (a closed pipe) never a traceback, and a paste's answer ending the process at
+reader that left (a closed pipe) never a traceback, and explain's answer ending the process at
 once when it is written."""
 
 import os

@@ -19,7 +19,6 @@ from typing import Iterable
 from errkit.core import expr
 from errkit.catalogue import refused_cases
 from errkit.catalogue.model import Kernel
-from errkit.catalogue.refused_cases import names as _names
 
 LOOP = "candidate_"
 
@@ -297,7 +296,7 @@ def _condition(atom, kernel: Kernel, targets: tuple, params, assume: dict, unkno
     not enter is taken alike with a case's `supposed` values as without them (said, not a filter):
     the value and its cases then agree."""
     tree = _derived(atom, kernel, targets, params, assume)
-    names = _names(tree)
+    names = refused_cases.names(tree)
     if not names & set(targets) and not names & set(params):
         return None  # neither the value nor what the message shows: nothing to check
     hidden = [n for n in names if n not in params and (n not in assume or n in supposed)]
@@ -343,7 +342,7 @@ def _holds_in_every_case(tree, kernel: Kernel) -> bool:
     condition to state."""
     import itertools
 
-    cased = sorted(n for n in _names(tree) if n in kernel.values and kernel.values[n].cases)
+    cased = sorted(n for n in refused_cases.names(tree) if n in kernel.values and kernel.values[n].cases)
     if not cased:
         return False
     for combo in itertools.islice(itertools.product(*(kernel.values[n].cases for n in cased)), 64):
@@ -359,12 +358,12 @@ def _derived(tree, kernel: Kernel, targets: tuple, params, assume: dict, done: f
     if len(done) > 8:
         return tree
     swap = {}
-    for name in _names(tree) - set(targets) - set(assume) - done:
+    for name in refused_cases.names(tree) - set(targets) - set(assume) - done:
         value = kernel.values.get(name)
         if value is None or not value.derived or name in params:  # (a value the message shows is read as shown)
             continue
         formula = ast.parse(value.derived.strip(), mode="eval").body
-        reads = _names(formula)
+        reads = refused_cases.names(formula)
         known = set(params) | set(targets) | set(assume) | {n for n, v in kernel.values.items() if v.cases}
         if reads <= known and not reads & (done | {name}):  # (a formula of what is known: no deriving in circles)
             swap[name] = formula

@@ -83,7 +83,7 @@ def wrapped(text: str, width: int, indent: str, limit: int | None = None) -> lis
         rest = rest[cut + 1:]
     if limit is None or len(lines) < limit:
         lines.append(rest)
-    return [lines[0]] + [indent + rest for rest in lines[1:]]
+    return [lines[0]] + [indent + line for line in lines[1:]]
 
 
 def means(explanation: str, style) -> list[str]:

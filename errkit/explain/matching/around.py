@@ -38,7 +38,7 @@ class Around:
         self._reads: dict[str, list | None] = {}
         self._context_codes: dict[str, bool] = {}
         self._needs_context: dict[str, bool] = {}
-        self._marks = None  # shows_context's regex of the marks of JAX's side (a bool when there are none to search)
+        self._marks = None  # shows_context's (regex of the marks of JAX's side or None, the marks)
         self._read_regexes: dict[tuple, object] = {}
         self._sites: dict[str, list[tuple[int, str, str]]] | None = None
 
@@ -101,15 +101,22 @@ class Around:
     def shows_context(self, data: bytes, start: int) -> bool:
         """Whether the text around the line at `start` (FRAME_REACH bytes each side) shows JAX's side:
         CONTEXT_MARKS, or the name or source of a kernel of the catalogue."""
-        if self._marks is None:  # one search for all of them (a regex of the marks, made once)
+        if self._marks is None:  # one search for all of them: a regex of the marks, made once
             kernels = self.index.data.get("kernels") or {}
             marks = [*CONTEXT_MARKS, *(n for k in kernels.values() for n in (k.get("names") or ())),
                      *(k["source"] for k in kernels.values() if k.get("source"))]
-            self._marks = ("" in marks) if "" in marks or not marks else engine().compile(
-                "|".join(escape(m) for m in marks).encode("utf-8"))
-        if isinstance(self._marks, bool):  # (no marks: none shown; an empty one: in every text)
-            return self._marks
-        return self._marks.search(data, max(0, start - FRAME_REACH), start + FRAME_REACH) is not None
+            regex = None
+            if marks and "" not in marks:
+                try:
+                    regex = engine().compile("|".join(escape(m) for m in marks).encode("utf-8"))
+                except Exception:  # noqa: BLE001 - an installed catalogue's marks too many for one regex
+                    regex = None
+            self._marks = (regex, [m.encode("utf-8") for m in marks])
+        regex, marks = self._marks
+        if regex is not None:
+            return regex.search(data, max(0, start - FRAME_REACH), start + FRAME_REACH) is not None
+        window = data[max(0, start - FRAME_REACH):start + FRAME_REACH]  # (searched for each mark)
+        return any(mark in window for mark in marks)
 
     def read_on(self, match: Match, data: bytes, start: int, ahead=None, prefix_end=None, record=None) -> str | None:
         """What the lines after a match's message add (a compiler's dump under its header): the

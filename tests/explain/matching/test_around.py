@@ -166,3 +166,17 @@ def test_the_context_is_shown_where_any_mark_is_within_reach(data):
     start = data.draw(st.integers(0, len(text)))
     window = text[max(0, start - FRAME_REACH):start + FRAME_REACH]
     assert Around(INDEX).shows_context(text, start) == any(m.encode("utf-8") in window for m in marks)
+
+
+def test_marks_too_many_for_one_regex_are_searched_one_by_one(monkeypatch):
+    """An installed catalogue whose marks RE2 refuses as one regex: shows_context searches each
+    mark, with the same answers, never an error."""
+    class Refusing:
+        def compile(self, *_):
+            raise ValueError("pattern too large - compile failed")
+
+    monkeypatch.setattr(around, "engine", Refusing)
+    room = Around(INDEX)
+    mark = _marks_of(INDEX)[0].encode("utf-8")
+    assert room.shows_context(b"x" * 5000 + mark + b"\n" + b"y" * 5000, 5000)
+    assert not room.shows_context(mark + b"\n" + b"y" * 9000, 9000)
