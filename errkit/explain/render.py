@@ -86,11 +86,27 @@ def wrapped(text: str, width: int, indent: str, limit: int | None = None) -> lis
     return [lines[0]] + [indent + line for line in lines[1:]]
 
 
+_MEANS: dict[tuple, list[str]] = {}  # (explanation, colour, width, verbose) -> its lines: a log's answers of one entry share them
+MAX_MEANS = 512
+
+
 def means(explanation: str, style) -> list[str]:
     """The explanation as the terminal shows it, behind its label's indent and wrapped to the
     terminal: its first paragraph in MEANS_LINES lines at most (cut at a sentence's end when one
     fits, else at a word, with `...`) and where to read the rest; every paragraph with
     --verbose."""
+    if type(style) is not Style:
+        return _means(explanation, style)
+    key = (explanation, style.on, style.width, style.verbose)
+    lines = _MEANS.get(key)
+    if lines is None:
+        if len(_MEANS) >= MAX_MEANS:
+            _MEANS.clear()
+        lines = _MEANS[key] = _means(explanation, style)
+    return list(lines)
+
+
+def _means(explanation: str, style) -> list[str]:
     indent = " " * 11
     paragraphs = [" ".join(p.split()) for p in explanation.strip().split("\n\n") if p.strip()]
     if not paragraphs:

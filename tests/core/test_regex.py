@@ -78,6 +78,16 @@ def test_lazy_with_only_re2_loaded_compiles_with_re2_then_moves_to_re(monkeypatc
     assert lazy._by_re and isinstance(lazy._compiled, re.Pattern)
 
 
+def test_a_small_pattern_runs_on_re_once_it_is_loaded_else_on_the_engine(monkeypatch):
+    pytest.importorskip("re2")
+    monkeypatch.setattr(regex, "_ENGINE", None)
+    monkeypatch.delenv(regex.ENGINE_ENV, raising=False)
+    assert isinstance(regex.small(rb"\n[0-9]+ "), re.Pattern)  # a log: re is loaded
+    monkeypatch.delitem(sys.modules, "re")  # a paste: only the engine
+    compiled = regex.small(rb"\n[0-9]+ ")
+    assert not isinstance(compiled, re.Pattern) and compiled.search(b"x\n12 y").start() == 1
+
+
 def test_lazy_python_always_uses_re(monkeypatch):
     lazy = regex.Lazy(r"a(?=b)", python=True)  # a lookahead: RE2 has none
     monkeypatch.delitem(sys.modules, "re")

@@ -2,6 +2,8 @@
 at most, broken at spaces, and the first lines of a long paragraph the same whether or not the
 rest is wrapped (`limit`: the explanation's first MEANS_LINES lines are all the answer shows)."""
 
+import io
+
 from hypothesis import given, settings, strategies as st
 
 from errkit.explain.render import MEANS_LINES, means, wrapped
@@ -47,3 +49,23 @@ def test_a_long_explanation_shows_its_first_lines_and_where_the_rest_is():
     shown = means(sentence * 12 + "\n\nSecond paragraph.", _Style())
     assert len(shown) == MEANS_LINES + 1 and shown[-1].strip() == "(--verbose: the whole explanation)"
     assert shown[0].startswith("A block shape") and all(len(line) <= 72 for line in shown)
+
+
+@settings(max_examples=60, deadline=None)
+@given(width=st.integers(20, 160), verbose=st.booleans(), on=st.booleans(), paragraphs=st.integers(1, 3))
+def test_the_explanation_is_wrapped_for_the_terminal_it_is_shown_on_each_time(width, verbose, on, paragraphs):
+    """means() keeps the lines of an explanation for the answers of one entry (a log's answers share
+    it): each terminal's width, colour and verbosity get their own lines, the lines of the first
+    computation; a caller changing the list it got changes nothing kept."""
+    from errkit.explain import render
+
+    sentence = "A block shape must be divisible by the operand's tiling in its last two dims. "
+    explanation = "\n\n".join([sentence * 6] * paragraphs)
+    style = render.Style(io.StringIO(), "never", verbose=verbose)
+    style.on, style.width = on, width
+    first = means(explanation, style)
+    assert first == render._means(explanation, style)
+    first.append("changed by a caller")
+    assert means(explanation, style) == render._means(explanation, style)
+    style.width = width + 13
+    assert means(explanation, style) == render._means(explanation, style)

@@ -11,6 +11,7 @@ import io
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from errkit.explain import command
 from errkit.explain.matching.index import Index
@@ -133,3 +134,39 @@ def test_a_line_that_starts_no_record_stops_nothing(first):
     data = (first + PROSE).encode()
     at = data.index(b"Mosaic")
     assert record_end(data, 0, data.index(b"\n"), at, len(data)) == len(data)
+
+
+_STAMPS = ["2026-11-29 10:00:05,{n:03d} ", "2024-07-19 15:49:01.{n:06d}: ", "E1126 13:04:33.{n:06d} 1713450 ",
+           "[2026-11-29 10:00:{n:02d}] ", "2026-11-29T10:00:05.{n:09d}Z ", "I1126 13:04:{n:02d}.1 7 "]
+_PLACES = ["ERROR trainer: ", "INFO trainer: ", "E cuda_dnn.cc:439] ", "W cuda_dnn.cc:443] ", "[Thread-1] x: ", ""]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_where_a_record_ends_is_the_same_on_either_regex_engine(data):
+    """record_end's finder (a regex of the line's stamp: errkit/core/regex.py `small`) runs on
+    Python's `re` where it is loaded (a log) and on RE2 otherwise (a paste): the same ends for
+    lines of any stamp, place and message after a record of any of them."""
+    import re as python_re
+
+    import re2
+
+    from errkit.explain import records
+
+    stamp_of = st.sampled_from(_STAMPS)
+    line = st.builds(lambda s, n, p, m: s.format(n=n) + p + m, stamp_of, st.integers(0, 999), st.sampled_from(_PLACES),
+                     st.sampled_from(["Mosaic failed\n", "Memory usage: 12 bytes\n", "  %5 = dump\n", "\n", "x\n"]))
+    first = data.draw(line)
+    rest = "".join(data.draw(st.lists(line | st.sampled_from(["  dump line\n", "E\n", "2026 x\n"]), max_size=8)))
+    block = (first + rest).encode()
+    prefix_end = len(first) - len(first.rstrip("\n").split(" ")[-1]) - 1 if " " in first else 0
+    ends = []
+    for compile_ in (python_re.compile, re2.compile):
+        old, records.small = records.small, compile_
+        records._FINDERS.clear()
+        try:
+            ends.append(record_end(block, 0, block.index(b"\n"), prefix_end, len(block)))
+        finally:
+            records.small = old
+            records._FINDERS.clear()
+    assert ends[0] == ends[1]

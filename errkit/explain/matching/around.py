@@ -21,12 +21,13 @@ from errkit.core.index_format import (CONTEXT_MARKS, FRAME, FRAME_MARK, FRAME_RE
 from errkit.core.normalise import original_span
 from errkit.core.regex import engine, escape
 from errkit.explain.matching.found import Match
-from errkit.explain.matching.index import captured
+from errkit.explain.matching.index import captured, group_numbers
 from errkit.explain.matching.text import EXC, ID_CHARS, MSG, clean, header_of
 
 FRAME_BYTES = FRAME_MARK.encode()  # (the matcher reads bytes)
 NEXT_TRACEBACK_BYTES = NEXT_TRACEBACK.encode()
 _ID_BYTES = frozenset(c.encode()[0] for c in ID_CHARS)
+SHORT_WINDOW = 2048  # bytes after a match read_on looks in directly, not through the scan's Ahead
 
 
 class Around:
@@ -156,20 +157,27 @@ class Around:
                 from errkit.explain.records import record_end  # (not for a message without `reads`: start-up time)
 
                 end = record_end(data, start, first_line_end, prefix, end)
-        window = data[start:end].decode("utf-8", "replace") if reads else ""  # (kernel names are found in the bytes)
+        window = data[start:end] if reads else b""  # (kernel names are found in the bytes)
+        as_bytes = window.isascii()  # searched as they are: the same matches as in their text, none of
+        # the RE2 wrapper's mapping of a text's offsets (a bad byte decodes to U+FFFD: read as text then)
+        window = window if as_bytes else window.decode("utf-8", "replace")
         extra = {}
         for k, read in enumerate(reads or ()):
-            pattern = self._read_regexes.get((match.code, k))
-            if pattern is None:
-                pattern = self._read_regexes[(match.code, k)] = engine().compile(read["regex"])
+            compiled = self._read_regexes.get((match.code, k, as_bytes))
+            if compiled is None:
+                compiled = self._read_regexes[(match.code, k, as_bytes)] = _read_regex(read, as_bytes)
+            pattern, numbers = compiled
             m = pattern.search(window)
-            found = captured(read["captures"], m) if m else None
+            found = captured(read["captures"], m, numbers) if m else None
             for param, value in (found or {}).items():
                 if param not in match.params and param not in extra:
                     extra[param] = value
         if extra:  # a new dict: the message's own values may be shared with a remembered match
             match.params = {**match.params, **extra}
-        named = [k for k in candidates if any(starts_identifier_in(ahead, start, end, name) for name in kernels[k]["names"])]
+        # a short window (one record's lines) is looked in at once: a name not in it starts no identifier there
+        shown = data[start:end] if candidates and end - start <= SHORT_WINDOW else None
+        named = [k for k in candidates if any((shown is None or name.encode("utf-8") in shown)
+                                              and starts_identifier_in(ahead, start, end, name) for name in kernels[k]["names"])]
         return named[0] if len(named) == 1 else None
 
     def read_context(self, match: Match, data: bytes, start: int) -> None:
@@ -246,6 +254,15 @@ class Around:
 def match_location(index, frame_path: str, func: str, line_no: int, exception: str = "", message: str = "") -> Match | None:
     """Around.match_location of `index`."""
     return index.room(Around).match_location(frame_path, func, line_no, exception, message)
+
+
+def _read_regex(read: dict, as_bytes: bool) -> tuple:
+    """(a read's compiled regex, over bytes or text; the numbers of its captures' groups over
+    bytes, else None: a bytes pattern's group names are bytes)."""
+    if not as_bytes:
+        return engine().compile(read["regex"]), None
+    pattern = engine().compile(read["regex"].encode("utf-8"))
+    return pattern, group_numbers(pattern, read["captures"])
 
 
 def decide_kernel(match: Match, shown: str | None, named: str | None) -> None:

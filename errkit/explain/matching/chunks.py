@@ -86,7 +86,7 @@ def scan_chunks(index, chunks, warn=None, reading: Reading | None = None, contex
                     undecodable()
         if not reading.seen_text and not chunk.isspace() and chunk:
             reading.seen_text = True
-        reading.tail = (reading.tail + chunk[-TAIL:])[-TAIL:]
+        reading.tail = chunk[-TAIL:] if len(chunk) >= TAIL else (reading.tail + chunk)[-TAIL:]
         if upcoming is not None and held + len(chunk) < GATHER:
             gathered.append(chunk)
             held += len(chunk)

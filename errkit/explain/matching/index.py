@@ -209,8 +209,7 @@ class Index:
             if numbered:
                 self._groups[i] = numbered[1]
             else:
-                numbers = {(k.decode() if isinstance(k, bytes) else k): n for k, n in pattern.groupindex.items()}
-                self._groups[i] = [numbers[group] for group, _, _ in wording["captures"]]
+                self._groups[i] = group_numbers(pattern, wording["captures"])
         return pattern
 
     def lookup(self, key: str):
@@ -247,6 +246,13 @@ class Index:
 def class_name(slug: str) -> str:
     """The exception class generated for an entry (model.Entry.class_name, without importing it)."""
     return "".join(part.capitalize() for part in slug.split("-")) + "Error"
+
+
+def group_numbers(pattern, captures: list) -> list[int]:
+    """The number of each capture's group in a compiled bytes pattern (whose group names are bytes
+    on RE2, text on `re`): what `captured` reads its match by."""
+    numbers = {(k.decode() if isinstance(k, bytes) else k): n for k, n in pattern.groupindex.items()}
+    return [numbers[group] for group, _, _ in captures]
 
 
 def captured(captures: list, m, numbers: list[int] | None = None) -> dict | None:

@@ -180,3 +180,62 @@ def test_marks_too_many_for_one_regex_are_searched_one_by_one(monkeypatch):
     mark = _marks_of(INDEX)[0].encode("utf-8")
     assert room.shows_context(b"x" * 5000 + mark + b"\n" + b"y" * 5000, 5000)
     assert not room.shows_context(mark + b"\n" + b"y" * 9000, 9000)
+
+
+_READ_CODES = sorted({w["code"] for w in INDEX.wordings if (INDEX.entries.get(w["code"]) or {}).get("reads")})
+
+
+def _read_as_text(room: Around, match: Match, window: str) -> dict:
+    """What read_on reads, as it read it first: each read's regex searched in the decoded window."""
+    from errkit.core.regex import engine
+    from errkit.explain.matching.index import captured
+
+    extra = {}
+    for read in room.reads(match.code):
+        m = engine().compile(read["regex"]).search(window)
+        for param, value in ((captured(read["captures"], m) if m else None) or {}).items():
+            extra.setdefault(param, value)
+    return extra
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_values_read_after_a_match_are_those_of_its_decoded_text(data):
+    """Around.read_on searches an ASCII window's bytes as they are (RE2's wrapper then maps no
+    offsets), others decoded: the values read are those each read's regex finds in the decoded
+    window, for every entry that reads, on texts its reads match (generated from their regexes),
+    among ASCII or other prose and bad bytes."""
+    room = Around(INDEX)
+    code = data.draw(st.sampled_from(_READ_CODES))
+    read = data.draw(st.sampled_from(room.reads(code)))
+    found = data.draw(st.from_regex(read["regex"], fullmatch=True).filter(lambda s: "\n" not in s))
+    noise = st.sampled_from([b"", b"prose ", b"\xc3\xa9t\xc3\xa9 ", b"\xff", b"Required: 1, ", b"x = 2\n"])
+    window = data.draw(noise) + found.encode("utf-8") + data.draw(noise) + b"\n"
+    wording = next(w for w in INDEX.wordings if w["code"] == code)
+    match = Match(code, wording, {}, 1)
+    room.read_on(match, b"line\n" + window, 5)
+    assert match.params == _read_as_text(room, Match(code, wording, {}, 1), window.decode("utf-8", "replace"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_kernel_named_after_a_match_is_found_alike_in_short_and_long_windows(data):
+    """read_on looks for the kernels' names in a short window (SHORT_WINDOW bytes) at once, then
+    where one is in it: the kernel named is the one found through the scan's Ahead alone, for
+    names starting identifiers, inside others, after digits, cut short, in windows either side
+    of the limit."""
+    kernels = INDEX.data["kernels"]
+    wording = next(w for w in INDEX.wordings if w["code"] == "RA810" and len(w.get("kernels") or ()) > 1)
+    names = [n for k in wording["kernels"] for n in kernels[k].get("names") or ()]
+    piece = st.sampled_from(names).flatmap(lambda n: st.sampled_from([f"%{n} = ", f"my_{n} ", f"12{n}.3 ", n[:-1] + " ", f" {n}"]))
+    filler = st.sampled_from(["x" * 500, "prose\n", " ", "\xe9"])
+    after = "".join(data.draw(st.lists(piece | filler, max_size=12)))
+    block = ("head\n" + VMEM + after + "\n").encode("utf-8")
+    results = []
+    for short in (around.SHORT_WINDOW, -1):
+        old, around.SHORT_WINDOW = around.SHORT_WINDOW, short
+        try:
+            results.append(INDEX.room(Around).read_on(Match("RA810", wording, {}, 1), block, 5, Ahead(block)))
+        finally:
+            around.SHORT_WINDOW = old
+    assert results[0] == results[1]

@@ -7,6 +7,8 @@ import json
 import random
 import re
 
+from hypothesis import given, settings, strategies as st
+
 from errkit.catalogue.load import load
 from errkit.core.index_format import TIE_CONTEXT
 from errkit.explain import reading
@@ -151,3 +153,19 @@ def test_a_prefix_repeated_on_a_pasted_tracebacks_lines_is_taken_off():
     assert unprefixed(data) == b'Traceback (most recent call last):\n  File "x.py", line 1, in f\nValueError: boom\nother line\n'
     group = b"  + Exception Group Traceback (most recent call last):\n  |   File \"x.py\"\n"
     assert unprefixed(group) == group  # an exception group's own layout is kept
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(st.text("ab \n", max_size=300).map(str.encode), min_size=1, max_size=12))
+def test_the_tail_is_the_inputs_last_bytes_whatever_its_chunks(pieces):
+    """Reading.tail (what the approximate pass reads) is the input's last TAIL bytes, for any
+    chunks: one longer than TAIL alone, or several shorter ones together."""
+    old = chunks.TAIL
+    chunks.TAIL = 100  # (small: chunks longer and shorter than it)
+    try:
+        reading = chunks.Reading()
+        for _ in chunks.scan_chunks(Index.load(), list(pieces), reading=reading):
+            pass
+    finally:
+        chunks.TAIL = old
+    assert reading.tail == b"".join(pieces)[-100:]
