@@ -170,3 +170,29 @@ def test_a_worker_started_by_a_fork_server_outlives_its_watch():
     got, lost = [], []
     pool.run([(0, 4 * workers.WATCH)], lambda i, answer: got.append(i), lambda i, why: lost.append(why))
     assert got == [0] and not lost, lost
+
+
+def test_forked_workers_start_with_the_log_paths_modules_and_prefilter(small_parts, tmp_path, monkeypatch):
+    """Before forking the workers of a large file, errkit loads what each would load on its own
+    (the prefilter's database, the modules a log's lines need): each starts with it."""
+    import multiprocessing
+    import sys
+
+    from errkit.explain.matching.keys import Keys
+
+    path = tmp_path / "host-1.log"
+    _real_world_log(path, 8)
+    matcher = _matcher()
+    forked = []
+    monkeypatch.setattr(workers, "Pool", lambda *a, **k: forked.append((matcher.index.room(Keys)._prefilter,
+                                                                          "errkit.explain.records" in sys.modules)) or _NoPool())
+    monkeypatch.delitem(sys.modules, "errkit.explain.records", raising=False)
+    monkeypatch.setattr(workers, "_context", lambda: multiprocessing.get_context("fork"))
+    workers.summaries(matcher, [str(path)], workers=2)
+    assert forked and forked[0][0] is not None and forked[0][1]
+
+
+class _NoPool:
+    def run(self, tasks, answered, lost):
+        for task, _ in tasks:
+            lost(task, "not run")

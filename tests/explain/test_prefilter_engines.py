@@ -144,3 +144,21 @@ def test_run_end_goes_over_short_pieces_between_runs():
     assert prefilter._run_end(b"ab  cde  f", 2) == 4  # `cde` is not short
     assert prefilter._run_end(b"a" + b" " * 1000 + b"b", 1) == 1001  # longer than REST
     assert prefilter._run_end(b"a  ", 1) == 3
+
+
+def test_the_locator_regex_is_made_only_for_the_engine_that_searches_with_it(monkeypatch):
+    """chosen() takes the locator regex or a function making it: the hyperscan engine never calls
+    it (RE2 compiling every key as one regex: 7 ms of each log's start), re2 calls it once."""
+    pytest.importorskip("hyperscan")
+    index = Index.load()
+    made = []
+
+    def locator():
+        made.append(1)
+        return index.room(Keys).locator()
+
+    monkeypatch.delenv(prefilter.ENV, raising=False)
+    assert prefilter.chosen(index.room(Keys).alternatives(), locator).name == "hyperscan" and made == []
+    monkeypatch.setenv(prefilter.ENV, "re2")
+    found = prefilter.chosen(index.room(Keys).alternatives(), locator)
+    assert found.name == "re2" and made == [1] and found.over(b'x\n  File "a.py", line 1\n')(0) == 4

@@ -109,7 +109,7 @@ class Keys:
         if self._prefilter is None:
             from errkit.explain import prefilter
 
-            self._prefilter = prefilter.chosen(self.alternatives(), self.locator())
+            self._prefilter = prefilter.chosen(self.alternatives(), self.locator)
         return self._prefilter
 
 
