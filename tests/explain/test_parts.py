@@ -186,7 +186,10 @@ def test_forked_workers_start_with_the_log_paths_modules_and_prefilter(small_par
     forked = []
     monkeypatch.setattr(workers, "Pool", lambda *a, **k: forked.append((matcher.index.room(Keys)._prefilter,
                                                                           "errkit.explain.records" in sys.modules)) or _NoPool())
-    monkeypatch.delitem(sys.modules, "errkit.explain.records", raising=False)
+    import errkit.explain
+
+    monkeypatch.delitem(sys.modules, "errkit.explain.records", raising=False)  # (as in a process that read no log yet)
+    monkeypatch.delattr(errkit.explain, "records", raising=False)
     monkeypatch.setattr(workers, "_context", lambda: multiprocessing.get_context("fork"))
     workers.summaries(matcher, [str(path)], workers=2)
     assert forked and forked[0][0] is not None and forked[0][1]
