@@ -71,7 +71,7 @@ class Lazy:
         return getattr(self._compiled, name)
 
 
-def small(pattern: str | bytes):
+def compile_small(pattern: str | bytes):
     """A small pattern the matcher builds from a text it read (escaped literals, ASCII classes,
     no nested repeat: linear on either engine), compiled now: by Python's `re` when it is loaded,
     as Lazy's are (a log: a tenth of RE2's wrapper's cost per search), else by the engine."""

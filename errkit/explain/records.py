@@ -20,7 +20,7 @@ is match.js recordEnd.
 """
 
 from errkit.core.index_format import RECORD_SLACK, RECORD_STAMP
-from errkit.core.regex import engine, escape, small
+from errkit.core.regex import engine, escape, compile_small
 
 _DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
 _FINDERS: dict[bytes, object] = {}
@@ -69,7 +69,7 @@ def record_end(data: bytes, start: int, line_end: int, prefix_end: int, high: in
         return high
     finder = _FINDERS.get(stamped)
     if finder is None:
-        finder = _FINDERS[stamped] = small(_finder_source(stamped.decode("ascii")).encode("ascii"))
+        finder = _FINDERS[stamped] = compile_small(_finder_source(stamped.decode("ascii")).encode("ascii"))
     pos, reach = line_end, prefix_end - start + RECORD_SLACK
     while pos < high:
         found = finder.search(data, pos, high)

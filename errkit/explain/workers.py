@@ -176,7 +176,9 @@ def _warm(matcher) -> None:
     from errkit.explain import ahead, context, records  # noqa: F401
     from errkit.explain.matching.keys import Keys
 
-    matcher.index.room(Keys).prefilter()
+    index = matcher.index
+    if index.keys or index.always or index.located:  # (else a log is not scanned: blocks.scan)
+        index.room(Keys).prefilter()
 
 
 _WORKER: dict = {}

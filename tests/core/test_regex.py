@@ -82,9 +82,9 @@ def test_a_small_pattern_runs_on_re_once_it_is_loaded_else_on_the_engine(monkeyp
     pytest.importorskip("re2")
     monkeypatch.setattr(regex, "_ENGINE", None)
     monkeypatch.delenv(regex.ENGINE_ENV, raising=False)
-    assert isinstance(regex.small(rb"\n[0-9]+ "), re.Pattern)  # a log: re is loaded
+    assert isinstance(regex.compile_small(rb"\n[0-9]+ "), re.Pattern)  # a log: re is loaded
     monkeypatch.delitem(sys.modules, "re")  # a paste: only the engine
-    compiled = regex.small(rb"\n[0-9]+ ")
+    compiled = regex.compile_small(rb"\n[0-9]+ ")
     assert not isinstance(compiled, re.Pattern) and compiled.search(b"x\n12 y").start() == 1
 
 

@@ -144,7 +144,7 @@ _PLACES = ["ERROR trainer: ", "INFO trainer: ", "E cuda_dnn.cc:439] ", "W cuda_d
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
 def test_where_a_record_ends_is_the_same_on_either_regex_engine(data):
-    """record_end's finder (a regex of the line's stamp: errkit/core/regex.py `small`) runs on
+    """record_end's finder (a regex of the line's stamp: errkit/core/regex.py `compile_small`) runs on
     Python's `re` where it is loaded (a log) and on RE2 otherwise (a paste): the same ends for
     lines of any stamp, place and message after a record of any of them."""
     import re as python_re
@@ -162,11 +162,11 @@ def test_where_a_record_ends_is_the_same_on_either_regex_engine(data):
     prefix_end = len(first) - len(first.rstrip("\n").split(" ")[-1]) - 1 if " " in first else 0
     ends = []
     for compile_ in (python_re.compile, re2.compile):
-        old, records.small = records.small, compile_
+        old, records.compile_small = records.compile_small, compile_
         records._FINDERS.clear()
         try:
             ends.append(record_end(block, 0, block.index(b"\n"), prefix_end, len(block)))
         finally:
-            records.small = old
+            records.compile_small = old
             records._FINDERS.clear()
     assert ends[0] == ends[1]
