@@ -49,6 +49,27 @@ _PLACEHOLDER_TEXT = Lazy(_PLACEHOLDER)
 
 _SCALAR_TEXT = Lazy(r"(?:np|numpy)\.[a-z0-9]+\((?P<a>[^()]*)\)|Array\((?P<b>[^(),]*),[^()]*\)")
 
+# The forms a number is printed in besides its digits (a NumPy or JAX scalar, a tracer, a
+# placeholder) as they follow the digits in PATTERNS: each holds one of NUMBER_FORM_MARKS, so on a
+# text holding none a wording's regex matches exactly as it does without them (no path through them
+# can succeed), and RE2 compiles that in a fifth of the time (without_number_forms).
+NUMBER_FORMS = tuple(f"|{_scalar(number)}|{_TRACER}|{_PLACEHOLDER}" for number in (_INT, _FLOAT))
+NUMBER_FORM_MARKS = (b"np.", b"numpy.", b"Array(", b"Tracer", b"Traced", b"<", b"...")
+
+
+def without_number_forms(regex: str) -> str:
+    """A wording's regex without the number forms (NUMBER_FORMS): the same matches on a text holding
+    none of NUMBER_FORM_MARKS."""
+    for form in NUMBER_FORMS:
+        regex = regex.replace(form, "")
+    return regex
+
+
+def shows_number_forms(data: bytes) -> bool:
+    """Whether a text (UTF-8 bytes) holds one of NUMBER_FORM_MARKS."""
+    return any(mark in data for mark in NUMBER_FORM_MARKS)
+
+
 # Every pattern is built from character classes and bounded alternations, so matching stays linear.
 PATTERNS = {
     "int": rf"{_INT}|{_scalar(_INT)}|{_TRACER}|{_PLACEHOLDER}",

@@ -5,7 +5,7 @@ import math
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from errkit.core import values
@@ -335,3 +335,57 @@ def test_a_str_value_reads_an_escaped_surrogate_pair_as_its_character():
     assert values.parse("str", "'\\ud800\\udc00'") == "\U00010000"
     assert values.parse("str", "'a\\ud83d' '\\ude00'") == "a\U0001f600"  # joined across pieces
     assert values.parse("str", "'\\ud83d\\ude00', '\\ud800'") == ("\U0001f600", "\ud800")  # a lone one stays
+
+
+_FORMS = [values._scalar(values._INT), values._scalar(values._FLOAT), values._TRACER, values._PLACEHOLDER]
+
+
+@pytest.mark.parametrize("form", _FORMS)
+@given(data=st.data())
+def test_every_number_form_shows_a_mark(form, data):
+    """Each way a number is printed besides its digits (a scalar's repr, a tracer, a placeholder)
+    holds one of NUMBER_FORM_MARKS, whatever it reads: a text holding none is matched exactly by
+    the regexes without them (values.without_number_forms)."""
+    text = data.draw(st.from_regex(form, fullmatch=True))
+    assert values.shows_number_forms(text.encode("utf-8"))
+
+
+def _wordings_with_forms():
+    from errkit.explain.matching.index import Index
+
+    index = Index.load()
+    return [w for w in index.wordings if values.without_number_forms(w["regex"]) != w["regex"]]
+
+
+_WITH_FORMS = _wordings_with_forms()
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_a_wordings_regex_without_number_forms_matches_alike_where_none_is_shown(data):
+    """On a text that holds no NUMBER_FORM_MARKS, every wording's regex (over bytes, as the matcher
+    runs it) and the same without the number forms find the same match, groups and span, whole, at
+    the start and anywhere: texts generated from the regex itself, then cut, extended or joined to
+    another wording's."""
+    from errkit.core.regex import engine
+
+    wording = data.draw(st.sampled_from(_WITH_FORMS))
+    source = wording["regex"]
+    text = data.draw(st.from_regex(values.without_number_forms(source), fullmatch=True)).replace("\n", " ")  # (a line)
+    edit = data.draw(st.sampled_from(["as is", "cut", "longer", "prefixed"]))
+    if edit == "cut":
+        text = text[:data.draw(st.integers(0, len(text)))]
+    elif edit == "longer":
+        text += data.draw(st.sampled_from([" 12", "x", " and 3", ", got 4."]))
+    elif edit == "prefixed":
+        text = data.draw(st.sampled_from(["ValueError: ", "E1126 13:04:33 x.py:9] ", "  "])) + text
+    raw = text.encode("utf-8")
+    if values.shows_number_forms(raw):
+        return  # (those are read with the forms)
+    full, plain = engine().compile(source.encode()), engine().compile(values.without_number_forms(source).encode())
+    for how in ("fullmatch", "match", "search"):
+        a, b = getattr(full, how)(raw), getattr(plain, how)(raw)
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert a.span() == b.span() and a.groups() == b.groups()

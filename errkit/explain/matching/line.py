@@ -88,8 +88,8 @@ class LineReader:
         if raise_statement(stripped):  # a traceback's source line: its message comes on the exception line
             return None
         data = stripped.encode("utf-8", "replace")
-        index = self.index
-        ids = [i for i in ids if index.bytes_regex(i).search(data) is not None]
+        index, plain = self.index, not values.shows_number_forms(data)
+        ids = [i for i in ids if index.bytes_regex(i, plain=plain).search(data) is not None]
         at = len(line) - len(line.lstrip())
         for how in ("full", "end", "any") if ids else ():
             best = self._full(ids, stripped, "", line_no) if how == "full" else self._best(ids, stripped, how, line_no)
@@ -158,13 +158,14 @@ class LineReader:
         index = self.index
         best: Match | None = None
         data = text.encode("utf-8", "replace")
+        plain = not values.shows_number_forms(data)
         for i in ids:
             if how == "full":
-                m = index.bytes_regex(i).fullmatch(data)
+                m = index.bytes_regex(i, plain=plain).fullmatch(data)
             elif how == "start":
-                m = index.bytes_regex(i).match(data)
+                m = index.bytes_regex(i, plain=plain).match(data)
             else:
-                m = index.bytes_regex(i, to_line_end=how == "end").search(data)
+                m = index.bytes_regex(i, to_line_end=how == "end", plain=plain).search(data)
             if m is None:
                 continue
             params = index.captured(i, m)
