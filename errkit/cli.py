@@ -166,8 +166,11 @@ def cmd_explain(args) -> int:
         workers = getattr(args, "workers", None)
         if workers is not None and workers < 1:
             raise UsageError(f"--workers {workers}: give 1 or more")
-        return run_report(sources, fmt="json" if args.json else args.format, matcher=Matcher(index=_index(args)),
-                          include=include, exclude=exclude, workers=workers, quiet=getattr(args, "quiet", False))
+        status = run_report(sources, fmt="json" if args.json else args.format, matcher=Matcher(index=_index(args)),
+                            include=include, exclude=exclude, workers=workers, quiet=getattr(args, "quiet", False))
+        if getattr(args, "own_process", False):
+            end_now(status)  # the report written, its workers joined (workers.Pool.close): nothing left to do
+        return status
     status = run(sources, as_json=args.json, show_all=args.all, index=_index(args), fmt=args.format, open_page=args.open,
                  colour=args.color, verbose=args.verbose)
     if getattr(args, "own_process", False):

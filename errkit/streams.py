@@ -32,7 +32,8 @@ def end_now(status: int) -> None:
     answer's objects (the index, the modules, a log's compiled regexes and remembered lines) live
     to its end, and freeing them one by one cost 7 ms of a paste's 40 ms and 40-50 ms of a 1M-line
     log's (measured: main with and without this). Called where nothing is left to do: one input
-    answered in errkit's own process, with no worker, thread or exit handler, and the cache file
+    answered, or a report written, in errkit's own process, with no worker left (a report's are
+    joined: errkit/explain/workers.py Pool.close), thread or exit handler, and the cache file
     written whole (renamed in place) while it ran."""
     for stream in (sys.stdout, sys.stderr):
         try:

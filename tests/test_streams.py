@@ -51,3 +51,25 @@ def test_a_paste_answer_through_the_console_script_is_whole():
     done = subprocess.run([errkit, "explain", "--json", "num_q_heads=12 must be divisible by and num_kv_heads=8"],
                           capture_output=True, env=env)
     assert done.returncode == 0 and done.stdout.rstrip().endswith(b"}") and b'"code": "RA105"' in done.stdout
+
+
+def test_a_report_through_the_console_script_is_whole_with_its_status(tmp_path):
+    """errkit explain --all --report, as its console script runs it (its process ended once the
+    report is written, its workers joined), into a pipe: the whole report and the status it has:
+    0 with errors found, 1 with none, on one worker and on two."""
+    import json
+
+    errkit = os.path.join(os.path.dirname(sys.executable), "errkit")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    found = tmp_path / "found.log"
+    found.write_text("INFO start\nValueError: num_q_heads=12 must be divisible by and num_kv_heads=8\n" * 3000)
+    clean = tmp_path / "clean.log"
+    clean.write_text("INFO all is well\n" * 100)
+    for workers in ("1", "2"):
+        done = subprocess.run([errkit, "explain", "--all", "--report", "--json", "--quiet", "--workers", workers, str(found), str(clean)],
+                              capture_output=True, env=env)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["totals"]["matches"] == 3000
+        done = subprocess.run([errkit, "explain", "--all", "--report", "--quiet", "--workers", workers, str(clean)],
+                              capture_output=True, env=env)
+        assert done.returncode == 1 and b"no catalogued error found in 1 file(s)" in done.stderr
