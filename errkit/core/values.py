@@ -227,7 +227,10 @@ def parse(type_: str, text: str) -> object:
         return float(_number(text)) != 0  # written with a spec: 1, +1, 1.00, 100%
     if type_ == "str":
         if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-            import ast  # only for quoted strings, to undo escapes exactly
+            inner = text[1:-1]
+            if _plain_literal(inner, text[0]):
+                return inner  # what literal_eval gives, without importing ast (a paste's start)
+            import ast  # only for quoted strings with escapes, to undo them exactly
             import warnings
 
             try:
@@ -250,6 +253,19 @@ def parse(type_: str, text: str) -> object:
         scale = _BYTE_UNITS.get(unit) or _BYTE_UNITS[unit[:1]]
         return int(float(number) * scale + 0.5)  # JavaScript's port rounds the same way
     raise ValueTypeError(f"unknown param type {type_!r}")
+
+
+def _plain_literal(inner: str, quote: str) -> bool:
+    """Whether `quote + inner + quote` is a string literal that stands for `inner` itself: no
+    escape, no quote of its kind, no line end or null byte, no surrogate (each of those is read,
+    or refused, by ast.literal_eval)."""
+    if "\\" in inner or quote in inner or "\n" in inner or "\r" in inner or "\0" in inner:
+        return False
+    try:
+        inner.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _paired(text):
