@@ -326,8 +326,8 @@ def summaries(matcher, names: list[str], workers: int | None = None, stdin=None,
             # a worker's collector would walk every object it inherits, and each page it walks is
             # copied (copy on write): 40 ms of a split 1M-line log's 480 on 2 workers
             gc.freeze()
-        pool = Pool(context, min(count, len(tasks)), _in_worker, partial(_start_worker, matcher, queue))
         try:
+            pool = Pool(context, min(count, len(tasks)), _in_worker, partial(_start_worker, matcher, queue))
             pool.run(tasks, answered, lost)
         finally:
             if forked:
