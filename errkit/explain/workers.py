@@ -8,7 +8,6 @@ files left. A worker ends when the process that started it dies (it looks every 
 Before issue 48 the workers were a ProcessPoolExecutor: one killed worker broke the pool and lost
 the whole report (BrokenProcessPool, exit 70), and `kill -9` of errkit left its workers running."""
 
-import gc
 import os
 import signal
 import threading
@@ -320,18 +319,12 @@ def summaries(matcher, names: list[str], workers: int | None = None, stdin=None,
             reason = f"{names[i]}: the worker reading it died ({why}); its errors are not in the report"
             finished(i, ({**skipped(names[i], reason), "lost": True}, [f"errkit: lost {reason}"]))
 
-        forked = context.get_start_method() == "fork"
-        if forked:
+        if context.get_start_method() == "fork":
             _warm(matcher)
-            # a worker's collector would walk every object it inherits, and each page it walks is
-            # copied (copy on write): 40 ms of a split 1M-line log's 480 on 2 workers
-            gc.freeze()
+        pool = Pool(context, min(count, len(tasks)), _in_worker, partial(_start_worker, matcher, queue))
         try:
-            pool = Pool(context, min(count, len(tasks)), _in_worker, partial(_start_worker, matcher, queue))
             pool.run(tasks, answered, lost)
         finally:
-            if forked:
-                gc.unfreeze()
             if queue is not None:
                 _drain(queue, reading)
                 queue.close()

@@ -199,22 +199,3 @@ class _NoPool:
     def run(self, tasks, answered, lost):
         for task, _ in tasks:
             lost(task, "not run")
-
-
-def test_forked_workers_start_with_the_collector_frozen_and_this_process_gets_it_back(small_parts, tmp_path, monkeypatch):
-    """The workers are forked with this process's objects frozen (gc.freeze: their collector never
-    walks the objects they inherit, which would copy the pages holding them: 8 % of a split log's
-    time on 2 workers); once they are done, this process's collector has them back (a caller's
-    garbage made before is still collected)."""
-    import gc
-    import multiprocessing
-
-    path = tmp_path / "host-1.log"
-    _real_world_log(path, 8)
-    before = gc.get_freeze_count()
-    frozen = []
-    monkeypatch.setattr(workers, "Pool", lambda *a, **k: frozen.append(gc.get_freeze_count()) or _NoPool())
-    monkeypatch.setattr(workers, "_context", lambda: multiprocessing.get_context("fork"))
-    workers.summaries(_matcher(), [str(path)], workers=2)
-    assert frozen and frozen[0] > before
-    assert gc.get_freeze_count() == before
