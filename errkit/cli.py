@@ -168,13 +168,11 @@ def cmd_explain(args) -> int:
             raise UsageError(f"--workers {workers}: give 1 or more")
         status = run_report(sources, fmt="json" if args.json else args.format, matcher=Matcher(index=_index(args)),
                             include=include, exclude=exclude, workers=workers, quiet=getattr(args, "quiet", False))
-        if getattr(args, "own_process", False):
-            end_now(status)  # the report written, its workers joined (workers.Pool.close): nothing left to do
-        return status
-    status = run(sources, as_json=args.json, show_all=args.all, index=_index(args), fmt=args.format, open_page=args.open,
-                 colour=args.color, verbose=args.verbose)
+    else:
+        status = run(sources, as_json=args.json, show_all=args.all, index=_index(args), fmt=args.format, open_page=args.open,
+                     colour=args.color, verbose=args.verbose)
     if getattr(args, "own_process", False):
-        end_now(status)  # one input answered in this process (no worker, no thread): nothing left to do
+        end_now(status)  # answered, or the report written with its workers joined: nothing left to do
     return status
 
 

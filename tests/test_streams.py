@@ -11,9 +11,9 @@ WRITE_AND_END = ("import sys; from errkit.streams import end_now; sys.stdout.wri
                  "sys.stderr.write('said on stderr, no newline'); end_now(3)")
 
 
-def _run(code: str, **kw) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # (block-buffered, as a pipe is)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, env={**env, "PYTHONPATH": str(ROOT)},
+def _run(code: str, *args: str, **kw) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONUNBUFFERED", "NO_COLOR")}  # (block-buffered, as a pipe is; a bar not turned off)
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, env={**env, "PYTHONPATH": str(ROOT)},
                           cwd=ROOT, **kw)
 
 
@@ -96,10 +96,7 @@ def test_a_report_ended_at_once_leaves_no_semaphore_of_its_workers_behind(tmp_pa
     found.write_text("INFO start\nValueError: num_q_heads=12 must be divisible by and num_kv_heads=8\n")
     other = tmp_path / "other.log"
     other.write_text(found.read_text())
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONUNBUFFERED", "NO_COLOR")}
-    done = subprocess.run([sys.executable, "-c", FORKSERVER_REPORT, "explain", "--all", "--report", "--workers", "2",
-                           str(found), str(other)], capture_output=True, env={**env, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
-                          timeout=120)
+    done = _run(FORKSERVER_REPORT, "explain", "--all", "--report", "--workers", "2", str(found), str(other), timeout=120)
     assert done.returncode == 0, done.stderr
     assert b"RA105" in done.stdout
     assert b"leaked" not in done.stderr and b"Traceback" not in done.stderr, done.stderr
